@@ -1,0 +1,15 @@
+/* The `onepath` command-line tool: one file per subcommand, dispatched from main.c. */
+#ifndef OP_CLI_H
+#define OP_CLI_H
+
+/* Each subcommand gets argv after its name; returns the process exit code
+ * (0 ok, 1 failure of the work, 2 bad usage). Errors go to stderr, results to stdout. */
+typedef int (*op_cli_fn)(int argc, char **argv);
+
+typedef struct op_cli_command {
+    const char *name;
+    op_cli_fn fn;
+    const char *summary;
+} op_cli_command;
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * onepath: bake navigation meshes from level geometry. Subcommands live one per
+ * file (cmd_<name>.c); this file only dispatches.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define OP_VERSION_STRING "0.1.0"
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("onepath %s\n", OP_VERSION_STRING);
+    return 0;
+}
+
+static const op_cli_command commands[] = {
+    {"version", cmd_version, "print the version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: onepath COMMAND [ARGS...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'onepath COMMAND --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 2, argv + 2);
+    fprintf(stderr, "onepath: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,64 @@
+/*
+ * Contours (../shared/spec/build3d-regions.md §6): trace each region's boundary
+ * loops, simplify them, join holes to outlines. Integer arithmetic, exact
+ * orientation; the error threshold compare is IEEE double.
+ */
+#ifndef ONEPATH_CONTOURS_H
+#define ONEPATH_CONTOURS_H
+
+#include <stdint.h>
+#include "onepath/regions.h"
+
+/* Neighbour value of an edge that leaves the grid (Contours.TileBorder). */
+#define OP_TILE_BORDER (-1)
+
+typedef struct op_contour_settings {
+    double max_error;           /* cells; default 1.3 */
+    int max_edge_length;        /* cells; 0 = no length split; default 12 */
+    int straight_region_borders; /* default 1 */
+    int border_region;          /* region id of the tile border band; 0 = none */
+    int keep_raw;               /* keep raw outlines and holes in the output */
+} op_contour_settings;
+
+void op_contour_settings_default(op_contour_settings *cs);
+op_status op_contour_settings_validate(const op_contour_settings *cs, op_err *err);
+
+/* A contour vertex: corner (x, z) in cells, y = floor row, neighbour = value of the
+ * edge from this vertex to the next (region id, 0 wall, OP_TILE_BORDER). */
+typedef struct op_contour_vert {
+    int32_t x, y, z, neighbour;
+} op_contour_vert;
+
+typedef struct op_raw_loop {
+    op_contour_vert *verts;
+    int nverts;
+} op_raw_loop;
+
+typedef struct op_contour {
+    op_contour_vert *verts; /* simplified, counter-clockwise, >= 3, holes joined */
+    int nverts;
+    int region;
+    int area;
+    int nholes;             /* holes joined into this outline */
+    op_raw_loop raw;        /* raw outline (keep_raw only) */
+    op_raw_loop *raw_holes; /* raw holes assigned to this outline (keep_raw only) */
+    int nraw_holes;
+} op_contour;
+
+typedef struct op_contour_set {
+    op_contour *contours; /* ordered by region id, then discovery order */
+    int count;
+    int raw_fallbacks; /* RawFallbacks */
+    int dropped_holes; /* DroppedHoles */
+    int width, depth, border;
+    double origin[3];
+    double cs, ch;
+} op_contour_set;
+
+op_status op_contours_build(const op_chf *chf, const op_regions *regs,
+                            const op_contour_settings *cs, op_arena *out, op_arena *scratch,
+                            op_contour_set *res, op_err *err);
+
+int op_contours_dump(const op_contour_set *cset, op_write_fn write, void *ctx);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * Every limit of the onepath core, in one place (as SQLite's sqliteLimit.h).
+ * Each entry: meaning, unit, hard bound and why, and what the code returns when
+ * the limit is met. Tests exercise N and N+1 where that is cheap.
+ */
+#ifndef ONEPATH_LIMITS_H
+#define ONEPATH_LIMITS_H
+
+/* Largest absolute input coordinate (world units). Beyond it: OP_ERANGE naming the
+ * vertex and value. Bound: keeps cell coordinates below 2^21/cs well inside int32 and
+ * long cross products exact. */
+#define OP_MAX_COORD 2097152.0 /* 2^21 */
+
+/* Rows of a heightfield (cells of height ch). Span bottoms/tops are uint16, so the
+ * hard bound is 65535. Beyond: OP_ERANGE naming the row count. */
+#define OP_MAX_ROWS 65535
+
+/* Cells along one side of a heightfield grid. Cell indices are int32 and the
+ * distance field is uint32; 2^15 keeps width*height below 2^30. Beyond: OP_ERANGE. */
+#define OP_MAX_GRID_SIDE 32768
+
+/* Spans in one column. Spans of a column are disjoint and separated by at least one
+ * empty row (touching spans merge), so a column holds at most (rows + 1) / 2 spans;
+ * no further limit is needed. */
+#define OP_MAX_SPANS_PER_COLUMN ((OP_MAX_ROWS + 1) / 2)
+
+/* Spans of one heightfield. Span indices and links are uint32 with 0xffffffff
+ * reserved as "no link"; the cap stays below that. Beyond: OP_ELIMIT naming the count. */
+#define OP_MAX_SPANS 0x7ffffffe
+
+/* Cells along one side of a tile (tile_size / cell_size). Beyond: OP_ERANGE from
+ * op_settings_validate. Bound: a tile's build grid must stay far below OP_MAX_GRID_SIDE. */
+#define OP_MAX_TILE_CELLS 4096
+
+/* Tiles of a soup's tile range (build3d-polys.md §1). Beyond: OP_ERANGE naming the count. */
+#define OP_MAX_TILES (1 << 20)
+
+/* Region ids are uint16; 0 = none, 0xffff reserved. Beyond: OP_ELIMIT. */
+#define OP_MAX_REGIONS 0xfffe
+
+/* Layers of one tile (build3d-polys.md §5). Beyond: OP_ELIMIT naming the tile. */
+#define OP_MAX_LAYERS 1024
+
+/* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT. */
+#define OP_MAX_LAYER_VERTS 65536
+
+/* Vertices of one polygon (MaxVertsPerPoly upper bound, as Detour). Setting beyond: OP_ERANGE. */
+#define OP_MAX_VERTS_PER_POLY 6
+#define OP_MIN_VERTS_PER_POLY 3
+
+/* Vertices of one polygon's detail mesh (build3d-polys.md §4, uint8 indices). */
+#define OP_MAX_DETAIL_VERTS 255
+
+/* Area ids are 6 bits; 0 = not walkable, 63 = walkable (the default). */
+#define OP_NULL_AREA 0
+#define OP_WALKABLE_AREA 63
+#define OP_MAX_AREA 63
+
+/* OBJ reader: longest accepted line (bytes). Beyond: OP_EINVAL naming the line. */
+#define OP_OBJ_MAX_LINE 65536
+
+_Static_assert(OP_MAX_ROWS <= 65535, "span rows are stored as uint16");
+_Static_assert(OP_MAX_REGIONS < 0xffff, "region ids are uint16 with 0xffff reserved");
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * onepath status codes and the error record every public function fills.
+ *
+ * The numeric values travel over msgpack (daemon replies), so they are fixed
+ * forever: add new codes at the end, never renumber.
+ */
+#ifndef ONEPATH_STATUS_H
+#define ONEPATH_STATUS_H
+
+#include <stddef.h>
+
+/* X(NAME, value, short text) */
+#define OP_STATUS_MAP(X)                                                                       \
+    X(OK, 0, "ok")                                                                             \
+    X(EINVAL, 1, "bad argument")                                                               \
+    X(ERANGE, 2, "value out of range")                                                         \
+    X(ELIMIT, 3, "limit met while building")                                                   \
+    X(ENOMEM, 4, "out of memory")                                                              \
+    X(EIO, 5, "input/output error")                                                            \
+    X(EPROTO, 6, "malformed message")                                                          \
+    X(EINCOMPLETE, 7, "incomplete message")                                                    \
+    X(ENOTFOUND, 8, "not found")                                                               \
+    X(ETIMEDOUT, 9, "timed out")                                                               \
+    X(EBUSY, 10, "busy")                                                                       \
+    X(EINTERNAL, 11, "internal error")
+
+typedef enum op_status {
+#define OP__STATUS_ENUM(name, value, text) OP_##name = value,
+    OP_STATUS_MAP(OP__STATUS_ENUM)
+#undef OP__STATUS_ENUM
+} op_status;
+
+/* "OP_EINVAL" etc.; "OP_UNKNOWN" for a value outside the map. Never NULL. */
+const char *op_status_name(int status);
+/* The short text of a status ("bad argument"); "unknown status" outside the map. */
+const char *op_strerror(int status);
+
+#define OP_ERR_MSG_MAX 256
+
+/*
+ * The error record: a status and a message that names the offending value,
+ * e.g. "soup: vertex 17 y = inf is not finite". Caller-owned, no allocation.
+ */
+typedef struct op_err {
+    op_status status;
+    char msg[OP_ERR_MSG_MAX];
+} op_err;
+
+/* Clears err (status OP_OK, empty message). err may be NULL. */
+void op_err_clear(op_err *err);
+
+/*
+ * Sets err->status and formats err->msg (truncated to fit, always terminated).
+ * Returns status so that callers can write `return op_err_set(err, OP_EINVAL, ...)`.
+ * err may be NULL: the status is still returned.
+ */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+op_status
+op_err_set(op_err *err, op_status status, const char *fmt, ...);
+
+#endif

@@ -48,25 +48,71 @@ static int header(unsigned char t, const unsigned char *p, size_t avail, size_t 
     }
     int n = 0;
     switch (t) {
-    case 0xc4: case 0xd9: n = 1; break; /* bin8, str8 */
-    case 0xc5: case 0xda: n = 2; break;
-    case 0xc6: case 0xdb: n = 4; break;
-    case 0xc7: n = 1; break; /* ext8: length + type byte */
-    case 0xc8: n = 2; break;
-    case 0xc9: n = 4; break;
-    case 0xca: *payload = 4; return 1;
-    case 0xcb: *payload = 8; return 1;
-    case 0xcc: case 0xd0: *payload = 1; return 1;
-    case 0xcd: case 0xd1: *payload = 2; return 1;
-    case 0xce: case 0xd2: *payload = 4; return 1;
-    case 0xcf: case 0xd3: *payload = 8; return 1;
-    case 0xd4: *payload = 2; return 1; /* fixext: type + data */
-    case 0xd5: *payload = 3; return 1;
-    case 0xd6: *payload = 5; return 1;
-    case 0xd7: *payload = 9; return 1;
-    case 0xd8: *payload = 17; return 1;
-    case 0xdc: case 0xdd: case 0xde: case 0xdf: break;
-    default: return 0; /* 0xc1 is never used */
+    case 0xc4:
+    case 0xd9:
+        n = 1;
+        break; /* bin8, str8 */
+    case 0xc5:
+    case 0xda:
+        n = 2;
+        break;
+    case 0xc6:
+    case 0xdb:
+        n = 4;
+        break;
+    case 0xc7:
+        n = 1;
+        break; /* ext8: length + type byte */
+    case 0xc8:
+        n = 2;
+        break;
+    case 0xc9:
+        n = 4;
+        break;
+    case 0xca:
+        *payload = 4;
+        return 1;
+    case 0xcb:
+        *payload = 8;
+        return 1;
+    case 0xcc:
+    case 0xd0:
+        *payload = 1;
+        return 1;
+    case 0xcd:
+    case 0xd1:
+        *payload = 2;
+        return 1;
+    case 0xce:
+    case 0xd2:
+        *payload = 4;
+        return 1;
+    case 0xcf:
+    case 0xd3:
+        *payload = 8;
+        return 1;
+    case 0xd4:
+        *payload = 2;
+        return 1; /* fixext: type + data */
+    case 0xd5:
+        *payload = 3;
+        return 1;
+    case 0xd6:
+        *payload = 5;
+        return 1;
+    case 0xd7:
+        *payload = 9;
+        return 1;
+    case 0xd8:
+        *payload = 17;
+        return 1;
+    case 0xdc:
+    case 0xdd:
+    case 0xde:
+    case 0xdf:
+        break;
+    default:
+        return 0; /* 0xc1 is never used */
     }
     if (t >= 0xdc) {
         int cn = (t == 0xdc || t == 0xde) ? 2 : 4;
@@ -109,8 +155,8 @@ op_status op_mp_scan(const void *buf, size_t len, const op_mp_limits *lim, op_er
             continue;
         }
         if (off >= len)
-            return op_err_set(err, OP_EINCOMPLETE, "msgpack: message ends at byte %zu inside a value",
-                              off);
+            return op_err_set(err, OP_EINCOMPLETE,
+                              "msgpack: message ends at byte %zu inside a value", off);
         pending[depth]--;
         if (++items > lim->max_items)
             return op_err_set(err, OP_ELIMIT, "msgpack: more than %zu values", lim->max_items);
@@ -130,9 +176,10 @@ op_status op_mp_scan(const void *buf, size_t len, const op_mp_limits *lim, op_er
         if (children) {
             /* Every child takes at least one byte: a count beyond the bytes left is a lie. */
             if (children > len - off)
-                return op_err_set(err, OP_EPROTO,
-                                  "msgpack: byte %zu: declared %llu elements exceed the %zu bytes left",
-                                  off - hdr, (unsigned long long)children, len - off);
+                return op_err_set(
+                    err, OP_EPROTO,
+                    "msgpack: byte %zu: declared %llu elements exceed the %zu bytes left",
+                    off - hdr, (unsigned long long)children, len - off);
             if (depth + 1 >= max_depth)
                 return op_err_set(err, OP_ELIMIT, "msgpack: byte %zu: nesting deeper than %d",
                                   off - hdr, max_depth);

@@ -25,8 +25,8 @@ struct op_arena {
     size_t limit;         /* 0 = none */
     size_t used_released; /* bytes in full blocks behind head */
     size_t peak;
-    void *last;        /* most recent allocation (for grow in place) */
-    long fail_after;   /* test hook */
+    void *last;      /* most recent allocation (for grow in place) */
+    long fail_after; /* test hook */
 };
 
 #define OP__HDR ((sizeof(op__block) + OP__ALIGN - 1) & ~(size_t)(OP__ALIGN - 1))

@@ -91,8 +91,8 @@ op_status op_hf_input_validate(const op_hf_input *hf, op_err *err)
     const double o[3] = {hf->origin_x, hf->origin_y, hf->origin_z};
     for (int a = 0; a < 3; a++) {
         if (!isfinite(o[a]))
-            return op_err_set(err, OP_EINVAL, "heightfield: origin %c = %g is not finite",
-                              "xyz"[a], o[a]);
+            return op_err_set(err, OP_EINVAL, "heightfield: origin %c = %g is not finite", "xyz"[a],
+                              o[a]);
         if (fabs(o[a]) > OP_MAX_COORD)
             return op_err_set(err, OP_ERANGE, "heightfield: origin %c = %.9g is beyond +-2^21",
                               "xyz"[a], o[a]);
@@ -111,11 +111,12 @@ op_status op_hf_input_validate(const op_hf_input *hf, op_err *err)
         for (uint32_t i = a; i < b; i++) {
             const op_span_in *s = &hf->spans[i];
             if (s->smin >= s->smax || s->smax > hf->rows)
-                return op_err_set(err, OP_ERANGE,
-                                  "heightfield: column (%zu, %zu) span %u rows [%u, %u) is empty or "
-                                  "beyond %d rows",
-                                  c % (size_t)hf->width, c / (size_t)hf->width, i - a,
-                                  (unsigned)s->smin, (unsigned)s->smax, hf->rows);
+                return op_err_set(
+                    err, OP_ERANGE,
+                    "heightfield: column (%zu, %zu) span %u rows [%u, %u) is empty or "
+                    "beyond %d rows",
+                    c % (size_t)hf->width, c / (size_t)hf->width, i - a, (unsigned)s->smin,
+                    (unsigned)s->smax, hf->rows);
             if ((int)s->smin <= prev_top)
                 return op_err_set(err, OP_EINVAL,
                                   "heightfield: column (%zu, %zu) span %u starts at row %u, not "
@@ -156,9 +157,9 @@ op_status op_voxel_chunk_validate(const op_voxel_chunk *vc, op_err *err)
     for (size_t i = 0; i < n; i++)
         if (vc->areas[i] > OP_MAX_AREA) {
             size_t j = i % (size_t)vc->sy, col = i / (size_t)vc->sy;
-            return op_err_set(err, OP_ERANGE, "voxel chunk: voxel (%zu, %zu, %zu) area %u is above %d",
-                              col % (size_t)vc->sx, j, col / (size_t)vc->sx, (unsigned)vc->areas[i],
-                              OP_MAX_AREA);
+            return op_err_set(
+                err, OP_ERANGE, "voxel chunk: voxel (%zu, %zu, %zu) area %u is above %d",
+                col % (size_t)vc->sx, j, col / (size_t)vc->sx, (unsigned)vc->areas[i], OP_MAX_AREA);
         }
     op_err_clear(err);
     return OP_OK;

@@ -42,13 +42,19 @@ typedef struct field {
     const char *name;
     field_type type;
     size_t offset;
-    double lo, hi;   /* inclusive bounds */
-    int lo_open;     /* lo is exclusive */
-    int hi_open;     /* hi is exclusive */
+    double lo, hi; /* inclusive bounds */
+    int lo_open;   /* lo is exclusive */
+    int hi_open;   /* hi is exclusive */
 } field;
 
-#define FD(n, lo, hi, lo_open, hi_open) {#n, F_DOUBLE, offsetof(op_settings, n), lo, hi, lo_open, hi_open}
-#define FI(n, lo, hi) {#n, F_INT, offsetof(op_settings, n), lo, hi, 0, 0}
+#define FD(n, lo, hi, lo_open, hi_open)                                                            \
+    {                                                                                              \
+#n, F_DOUBLE, offsetof(op_settings, n), lo, hi, lo_open, hi_open                           \
+    }
+#define FI(n, lo, hi)                                                                              \
+    {                                                                                              \
+#n, F_INT, offsetof(op_settings, n), lo, hi, 0, 0                                          \
+    }
 
 static const field fields[] = {
     FD(cell_size, 0.001, 1000.0, 0, 0),
@@ -163,8 +169,7 @@ op_status op_settings_set(op_settings *s, const char *key, const char *value, op
                 *(int *)base = 0;
                 return OP_OK;
             }
-            return op_err_set(err, OP_EINVAL, "settings: %s: '%.64s' is not a boolean", key,
-                              value);
+            return op_err_set(err, OP_EINVAL, "settings: %s: '%.64s' is not a boolean", key, value);
         }
         double v = 0.0;
         op_status st = parse_double(key, value, &v, err);
@@ -175,7 +180,8 @@ op_status op_settings_set(op_settings *s, const char *key, const char *value, op
             return OP_OK;
         }
         if (v != floor(v) || v < -2147483648.0 || v > 2147483647.0)
-            return op_err_set(err, OP_EINVAL, "settings: %s: '%.64s' is not an integer", key, value);
+            return op_err_set(err, OP_EINVAL, "settings: %s: '%.64s' is not an integer", key,
+                              value);
         *(int *)base = (int)v;
         return OP_OK;
     }

@@ -8,8 +8,8 @@
 const char *op_status_name(int status)
 {
     switch (status) {
-#define OP__STATUS_NAME(name, value, text)                                                     \
-    case value:                                                                                \
+#define OP__STATUS_NAME(name, value, text)                                                         \
+    case value:                                                                                    \
         return "OP_" #name;
         OP_STATUS_MAP(OP__STATUS_NAME)
 #undef OP__STATUS_NAME
@@ -20,8 +20,8 @@ const char *op_status_name(int status)
 const char *op_strerror(int status)
 {
     switch (status) {
-#define OP__STATUS_TEXT(name, value, text)                                                     \
-    case value:                                                                                \
+#define OP__STATUS_TEXT(name, value, text)                                                         \
+    case value:                                                                                    \
         return text;
         OP_STATUS_MAP(OP__STATUS_TEXT)
 #undef OP__STATUS_TEXT

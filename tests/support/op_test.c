@@ -40,8 +40,9 @@ void op_test_golden(const char *scenario, uint64_t hash)
         return;
     }
     FILE *f = fopen(path, "r");
-    cr_assert(f, "scenario %s has no pinned hash (%s); got %016" PRIx64
-                 ": run with OP_UPDATE_GOLDEN=1 to pin it",
+    cr_assert(f,
+              "scenario %s has no pinned hash (%s); got %016" PRIx64
+              ": run with OP_UPDATE_GOLDEN=1 to pin it",
               scenario, path, hash);
     char line[64] = {0};
     char *got = fgets(line, sizeof line, f);

@@ -13,11 +13,11 @@
 #define OP_TILE_BORDER (-1)
 
 typedef struct op_contour_settings {
-    double max_error;           /* cells; default 1.3 */
-    int max_edge_length;        /* cells; 0 = no length split; default 12 */
+    double max_error;            /* cells; default 1.3 */
+    int max_edge_length;         /* cells; 0 = no length split; default 12 */
     int straight_region_borders; /* default 1 */
-    int border_region;          /* region id of the tile border band; 0 = none */
-    int keep_raw;               /* keep raw outlines and holes in the output */
+    int border_region;           /* region id of the tile border band; 0 = none */
+    int keep_raw;                /* keep raw outlines and holes in the output */
 } op_contour_settings;
 
 void op_contour_settings_default(op_contour_settings *cs);

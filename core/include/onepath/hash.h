@@ -29,7 +29,8 @@ static inline uint64_t op_hash_bytes(const void *data, size_t len)
 /* Text sink used by canonical dumps: write len bytes; nonzero return aborts. */
 typedef int (*op_write_fn)(void *ctx, const char *data, size_t len);
 
-/* A sink that hashes what is written: pass op_hash_sink_write and a uint64_t* set to OP_HASH_INIT. */
+/* A sink that hashes what is written: pass op_hash_sink_write and a uint64_t* set to OP_HASH_INIT.
+ */
 int op_hash_sink_write(void *ctx, const char *data, size_t len);
 
 #endif

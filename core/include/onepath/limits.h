@@ -52,9 +52,9 @@
 #define OP_MAX_DETAIL_VERTS 255
 
 /* Area ids are 6 bits; 0 = not walkable, 63 = walkable (the default). */
-#define OP_NULL_AREA 0
+#define OP_NULL_AREA     0
 #define OP_WALKABLE_AREA 63
-#define OP_MAX_AREA 63
+#define OP_MAX_AREA      63
 
 /* OBJ reader: longest accepted line (bytes). Beyond: OP_EINVAL naming the line. */
 #define OP_OBJ_MAX_LINE 65536

@@ -20,9 +20,9 @@ void op_region_settings_default(op_region_settings *rs);
 op_status op_region_settings_validate(const op_region_settings *rs, op_err *err);
 
 typedef struct op_regions {
-    uint32_t span_count; /* = chf->span_count */
-    uint16_t *reg;       /* region id per span; 0 = no region */
-    int region_count;    /* ids are 1..region_count */
+    uint32_t span_count;  /* = chf->span_count */
+    uint16_t *reg;        /* region id per span; 0 = no region */
+    int region_count;     /* ids are 1..region_count */
     uint8_t *region_area; /* region_count + 1 entries: area id of each region (index 0 unused) */
 } op_regions;
 

@@ -31,9 +31,9 @@ typedef struct op_settings {
     int max_verts_per_poly;        /* [3, 6]; default 6 */
     double detail_sample_distance; /* wu, 0 or >= 0.9 cells; default 1.8 */
     double detail_max_error;       /* wu, >= 0; default 0.2 */
-    int area;                      /* area id written for walkable (63) polygons, [0, 63]; default 63 */
-    int flags;                     /* polygon flags, [0, 65535]; default 1 */
-    double max_local_extent;       /* wu, > 0: a tile's vertical reach limit; default 4096 */
+    int area;                /* area id written for walkable (63) polygons, [0, 63]; default 63 */
+    int flags;               /* polygon flags, [0, 65535]; default 1 */
+    double max_local_extent; /* wu, > 0: a tile's vertical reach limit; default 4096 */
 } op_settings;
 
 /* "watershed", "monotone", "layers" ("unknown" otherwise). */
@@ -55,13 +55,13 @@ op_status op_settings_set(op_settings *s, const char *key, const char *value, op
 
 /* Span-stage values derived per build3d-polys.md §1 (nominal float32 sizes). */
 typedef struct op_span_settings {
-    float cs;             /* (float)cell_size */
-    float ch;             /* (float)cell_height */
-    int walkable_height;  /* rows: max(1, ceil(agent_height / ch)) */
-    int walkable_climb;   /* rows: floor(agent_max_climb / ch) */
-    int walkable_radius;  /* cells: ceil(agent_radius / cs) */
-    float slope_cos;      /* op_cos_degrees(agent_max_slope) */
-    int merge_threshold;  /* rows: span merge threshold = walkable_climb */
+    float cs;            /* (float)cell_size */
+    float ch;            /* (float)cell_height */
+    int walkable_height; /* rows: max(1, ceil(agent_height / ch)) */
+    int walkable_climb;  /* rows: floor(agent_max_climb / ch) */
+    int walkable_radius; /* cells: ceil(agent_radius / cs) */
+    float slope_cos;     /* op_cos_degrees(agent_max_slope) */
+    int merge_threshold; /* rows: span merge threshold = walkable_climb */
 } op_span_settings;
 
 /* Tile grid values (build3d-polys.md §1). */

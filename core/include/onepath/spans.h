@@ -64,13 +64,14 @@ op_status op_heightfield_add_span(op_heightfield *hf, int x, int z, int smin, in
  * the walkable slope test, else 0. areas_out has tris_len / 3 entries. */
 void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_out);
 
-/* MayBeWalkable (build3d-polys.md §1): len > 0 && ny >= (cos - 1e-3) * len, double cross product. */
+/* MayBeWalkable (build3d-polys.md §1): len > 0 && ny >= (cos - 1e-3) * len, double cross product.
+ */
 int op_triangle_may_be_walkable(const float *v0, const float *v1, const float *v2, float slope_cos);
 
 /* Rasterizes the triangles tris[0..ntris) (indices into verts) with per-triangle
  * areas into hf, in input order (§3). */
-op_status op_rasterize(op_heightfield *hf, const float *verts, const int *tris, const uint8_t *areas,
-                       size_t ntris, int merge_threshold, op_err *err);
+op_status op_rasterize(op_heightfield *hf, const float *verts, const int *tris,
+                       const uint8_t *areas, size_t ntris, int merge_threshold, op_err *err);
 
 /* ---- filters (§4), in the order a build runs them ---- */
 void op_filter_low_hanging(op_heightfield *hf, int walkable_climb);

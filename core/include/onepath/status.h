@@ -10,18 +10,18 @@
 #include <stddef.h>
 
 /* X(NAME, value, short text) */
-#define OP_STATUS_MAP(X)                                                                       \
-    X(OK, 0, "ok")                                                                             \
-    X(EINVAL, 1, "bad argument")                                                               \
-    X(ERANGE, 2, "value out of range")                                                         \
-    X(ELIMIT, 3, "limit met while building")                                                   \
-    X(ENOMEM, 4, "out of memory")                                                              \
-    X(EIO, 5, "input/output error")                                                            \
-    X(EPROTO, 6, "malformed message")                                                          \
-    X(EINCOMPLETE, 7, "incomplete message")                                                    \
-    X(ENOTFOUND, 8, "not found")                                                               \
-    X(ETIMEDOUT, 9, "timed out")                                                               \
-    X(EBUSY, 10, "busy")                                                                       \
+#define OP_STATUS_MAP(X)                                                                           \
+    X(OK, 0, "ok")                                                                                 \
+    X(EINVAL, 1, "bad argument")                                                                   \
+    X(ERANGE, 2, "value out of range")                                                             \
+    X(ELIMIT, 3, "limit met while building")                                                       \
+    X(ENOMEM, 4, "out of memory")                                                                  \
+    X(EIO, 5, "input/output error")                                                                \
+    X(EPROTO, 6, "malformed message")                                                              \
+    X(EINCOMPLETE, 7, "incomplete message")                                                        \
+    X(ENOTFOUND, 8, "not found")                                                                   \
+    X(ETIMEDOUT, 9, "timed out")                                                                   \
+    X(EBUSY, 10, "busy")                                                                           \
     X(EINTERNAL, 11, "internal error")
 
 typedef enum op_status {

@@ -1,0 +1,87 @@
+/* The tile worker pool: every index runs once, results by index, lowest error wins. */
+#include <criterion/criterion.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "onepath/parallel.h"
+
+typedef struct job_state {
+    int n;
+    atomic_int *runs;
+    long *slot;
+    int fail_from; /* indices >= fail_from that are multiples of 7 fail */
+} job_state;
+
+static op_status job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    job_state *s = user;
+    atomic_fetch_add(&s->runs[i], 1);
+    /* Use both arenas so that reset-between-jobs is exercised. */
+    long *a = op_arena_alloc(out, 64 * sizeof(long));
+    long *b = op_arena_alloc(scratch, 1000);
+    cr_assert(a && b);
+    a[0] = (long)i * i;
+    s->slot[i] = a[0];
+    if (i >= s->fail_from && i % 7 == 0)
+        return op_err_set(err, OP_ELIMIT, "job %d: pretend limit", i);
+    return OP_OK;
+}
+
+static void progress(void *ctx, int done, int total)
+{
+    int *last = ctx;
+    cr_assert(done == *last + 1 && done <= total);
+    *last = done;
+}
+
+static void run(int n, int threads, int fail_from, op_status want, const char *want_msg)
+{
+    atomic_int runs[200];
+    long slot[200];
+    for (int i = 0; i < n; i++)
+        atomic_init(&runs[i], 0);
+    memset(slot, 0, sizeof slot);
+    job_state s = {n, runs, slot, fail_from};
+    int last = 0;
+    op_parallel_opts o = {threads, progress, &last};
+    op_err e;
+    op_status st = op_parallel_for(n, &o, job, &s, &e);
+    cr_assert_eq(st, want, "threads %d: %s", threads, e.msg);
+    if (want == OP_OK) {
+        cr_assert_eq(last, n);
+        for (int i = 0; i < n; i++) {
+            cr_assert_eq(atomic_load(&runs[i]), 1, "index %d ran %d times", i,
+                         atomic_load(&runs[i]));
+            cr_assert_eq(slot[i], (long)i * i);
+        }
+    } else {
+        cr_assert_str_eq(e.msg, want_msg);
+        /* Every index below the failing one ran. */
+        for (int i = 0; i < fail_from; i++)
+            cr_assert_eq(atomic_load(&runs[i]), 1);
+    }
+}
+
+Test(parallel, every_index_once_at_any_thread_count)
+{
+    for (int t = 1; t <= 8; t++)
+        run(200, t, 1 << 30, OP_OK, NULL);
+    run(0, 4, 1 << 30, OP_OK, NULL);
+    run(1, 8, 1 << 30, OP_OK, NULL);
+}
+
+Test(parallel, lowest_failing_index_is_reported_whatever_the_threads)
+{
+    /* Indices 70, 77, 84, ... fail; the report must always name 70. */
+    for (int t = 1; t <= 8; t++)
+        run(200, t, 70, OP_ELIMIT, "job 70: pretend limit");
+}
+
+Test(parallel, bad_arguments)
+{
+    op_err e;
+    op_parallel_opts o = {OP_MAX_THREADS + 1, NULL, NULL};
+    cr_assert_eq(op_parallel_for(10, &o, job, NULL, &e), OP_ERANGE);
+    cr_assert_eq(op_parallel_for(-1, NULL, job, NULL, &e), OP_EINVAL);
+    cr_assert_eq(op_parallel_for(1, NULL, NULL, NULL, &e), OP_EINVAL);
+}

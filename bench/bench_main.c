@@ -382,6 +382,17 @@ static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int 
         snprintf(buf, n, "%.2f", st[s].med_ms[k]);
 }
 
+/* Our side's total or wall cell. */
+static void fmt_sum(char *buf, size_t n, const side_stats *st, double v, int active)
+{
+    if (!active)
+        snprintf(buf, n, "pending");
+    else if (!st[SIDE_OURS].ok)
+        snprintf(buf, n, "failed");
+    else
+        snprintf(buf, n, "%.2f", v);
+}
+
 static void fmt_ratio(char *buf, size_t n, double a, double b, int ok)
 {
     if (ok && b > 0.0)
@@ -408,19 +419,18 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
         printf("%-22s %12s %12s %8s\n", bench_stage_name((bench_stage)k), a, b, r);
     }
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok;
-    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_total, st[SIDE_RECAST].med_total, both);
     char stages[96] = "";
     for (int k = BENCH_SPANS; k < BENCH_NSTAGES; k++)
         if (common & (1u << k))
             snprintf(stages + strlen(stages), sizeof stages - strlen(stages), "%s%s",
                      stages[0] ? "+" : "", bench_stage_name((bench_stage)k));
-    printf("%-22s %12s %12.2f %8s   (%s)\n", "total", ours_active ? "" : "pending",
-           st[SIDE_RECAST].med_total, r, stages);
-    if (both)
-        printf("%-22s %12.2f %12s\n", "", st[SIDE_OURS].med_total, "");
-    printf("%-22s %12s %12.2f\n", "wall", ours_active ? "" : "pending", st[SIDE_RECAST].med_wall);
-    if (both)
-        printf("%-22s %12.2f\n", "", st[SIDE_OURS].med_wall);
+    fmt_sum(a, sizeof a, st, st[SIDE_OURS].med_total, ours_active);
+    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_total, st[SIDE_RECAST].med_total, both);
+    printf("%-22s %12s %12.2f %8s   (%s)\n", "total", a, st[SIDE_RECAST].med_total, r, stages);
+    fmt_sum(a, sizeof a, st, st[SIDE_OURS].med_wall, ours_active);
+    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_wall, st[SIDE_RECAST].med_wall, both);
+    printf("%-22s %12s %12.2f %8s   (whole run, all stages each side builds)\n", "wall", a,
+           st[SIDE_RECAST].med_wall, r);
     for (int s = 0; s < NSIDES; s++) {
         if (!st[s].ok)
             continue;

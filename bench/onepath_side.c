@@ -134,6 +134,22 @@ static int cut_border(side_worker *w, side_tile *t)
     return inside ? 0 : 1;
 }
 
+/* Distinct regions the tile's spans carry, the border region excluded (not timed). */
+static long count_regions(side_worker *w, const side_tile *t)
+{
+    uint8_t *seen = op_arena_calloc(w->scratch, (size_t)t->regs.region_count + 1, 1);
+    long n = 0;
+    for (uint32_t i = 0; seen && i < t->chf.span_count; i++) {
+        int r = t->regs.reg[i];
+        if (r != 0 && r != t->border_region && r <= t->regs.region_count && !seen[r]) {
+            seen[r] = 1;
+            n++;
+        }
+    }
+    op_arena_reset(w->scratch);
+    return n;
+}
+
 /* 1 = empty tile. */
 static int stage_regions(side_worker *w, side_tile *t)
 {
@@ -152,7 +168,7 @@ static int stage_regions(side_worker *w, side_tile *t)
     if (st != OP_OK)
         return fail(w, t, "regions", &e);
     if (rc >= 0)
-        w->r.regions += t->regs.region_count - 1; /* the border region is not counted */
+        w->r.regions += count_regions(w, t);
     return rc;
 }
 

@@ -187,6 +187,18 @@ int fail(Worker &w, const char *what, int tx, int ty)
 
 /* ===== the stage groups of one tile ===== */
 
+inline float min3(float a, float b, float c)
+{
+    float m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+inline float max3(float a, float b, float c)
+{
+    float m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
 /* Appends to w.ttris every triangle whose XZ box touches the widened tile box. */
 int select_tris(const Level &L, Worker &w, const rcConfig &c)
 {
@@ -195,10 +207,8 @@ int select_tris(const Level &L, Worker &w, const rcConfig &c)
     int n = 0;
     for (int i = 0; i < L.lv->ntris; i++) {
         const float *a = &v[t[3 * i] * 3], *b = &v[t[3 * i + 1] * 3], *d = &v[t[3 * i + 2] * 3];
-        float minx = std::fmin(a[0], std::fmin(b[0], d[0]));
-        float maxx = std::fmax(a[0], std::fmax(b[0], d[0]));
-        float minz = std::fmin(a[2], std::fmin(b[2], d[2]));
-        float maxz = std::fmax(a[2], std::fmax(b[2], d[2]));
+        float minx = min3(a[0], b[0], d[0]), maxx = max3(a[0], b[0], d[0]);
+        float minz = min3(a[2], b[2], d[2]), maxz = max3(a[2], b[2], d[2]);
         if (maxx < c.bmin[0] || minx > c.bmax[0] || maxz < c.bmin[2] || minz > c.bmax[2])
             continue;
         w.ttris[3 * n] = t[3 * i];
@@ -251,6 +261,21 @@ int build_spans(const Level &L, Worker &w, rcConfig &c, TileData &td, int tx, in
     return 0;
 }
 
+/* Distinct regions the tile's spans carry, border regions excluded (not timed). */
+long count_regions(const rcCompactHeightfield &chf)
+{
+    std::vector<char> seen((size_t)chf.maxRegions + 1, 0);
+    long n = 0;
+    for (int i = 0; i < chf.spanCount; i++) {
+        unsigned short r = chf.spans[i].reg;
+        if (r == 0 || (r & RC_BORDER_REG) || r > chf.maxRegions || seen[r])
+            continue;
+        seen[r] = 1;
+        n++;
+    }
+    return n;
+}
+
 int build_regions(const Level &L, Worker &w, const rcConfig &c, TileData &td, int tx, int ty)
 {
     double t0 = bench_now_ms();
@@ -265,7 +290,7 @@ int build_regions(const Level &L, Worker &w, const rcConfig &c, TileData &td, in
     w.r.ms[BENCH_REGIONS] += bench_now_ms() - t0;
     if (!ok)
         return fail(w, "regions", tx, ty);
-    w.r.regions += td.chf->maxRegions;
+    w.r.regions += count_regions(*td.chf);
     return 0;
 }
 

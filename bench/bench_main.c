@@ -48,6 +48,7 @@ typedef struct options {
     int reps, threads, json, recast_only, mem;
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
+    char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
 } options;
 
 /* What one side measured on one level. */
@@ -96,6 +97,23 @@ static int parse_stage(const char *s, bench_upto *u)
     return -1;
 }
 
+/* --set key=value: one op_settings field. */
+static int parse_set(const char *v, op_settings *s)
+{
+    char key[64];
+    const char *eq = strchr(v, '=');
+    if (!eq || (size_t)(eq - v) >= sizeof key)
+        return -1;
+    memcpy(key, v, (size_t)(eq - v));
+    key[eq - v] = '\0';
+    op_err e;
+    op_err_clear(&e);
+    if (op_settings_set(s, key, eq + 1, &e) == OP_OK)
+        return 0;
+    fprintf(stderr, "onepath-bench: %s\n", e.msg);
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -105,7 +123,6 @@ static int parse_args(int argc, char **argv, options *o)
     o->upto = BENCH_UPTO_ALL;
     o->stage_arg = "all";
     op_settings_default(&o->settings);
-    static char gen_specs[MAX_LEVELS][300];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         int bad = 0;
@@ -126,8 +143,8 @@ static int parse_args(int argc, char **argv, options *o)
         i++;
         if ((!strcmp(a, "--level") || !strcmp(a, "--gen")) && o->nlevels < MAX_LEVELS) {
             if (!strcmp(a, "--gen")) {
-                snprintf(gen_specs[o->nlevels], sizeof gen_specs[0], "gen:%s", v);
-                v = gen_specs[o->nlevels];
+                snprintf(o->gen_specs[o->nlevels], sizeof o->gen_specs[0], "gen:%s", v);
+                v = o->gen_specs[o->nlevels];
             }
             o->levels[o->nlevels++] = v;
         } else if (!strcmp(a, "--stage")) {
@@ -140,18 +157,7 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--mem-child")) {
             o->mem_child = v;
         } else if (!strcmp(a, "--set") && o->nsets < MAX_SETS) {
-            char key[64];
-            const char *eq = strchr(v, '=');
-            op_err e;
-            op_err_clear(&e);
-            bad = !eq || (size_t)(eq - v) >= sizeof key;
-            if (!bad) {
-                memcpy(key, v, (size_t)(eq - v));
-                key[eq - v] = '\0';
-                bad = op_settings_set(&o->settings, key, eq + 1, &e) != OP_OK;
-            }
-            if (bad && e.msg[0])
-                fprintf(stderr, "onepath-bench: %s\n", e.msg);
+            bad = parse_set(v, &o->settings);
             o->sets[o->nsets++] = v;
         } else {
             bad = 1;
@@ -312,55 +318,69 @@ static void measure_child(const options *o, const char *level, int side, side_st
 
 /* ===== one level ===== */
 
-static int run_level(const options *o, const bench_level *lv, side_stats st[NSIDES])
+/* Per-rep samples of one side. */
+typedef struct side_samples {
+    double ms[BENCH_NSTAGES][MAX_REPS];
+    double total[MAX_REPS], wall[MAX_REPS];
+} side_samples;
+
+/* One build of side s; on failure st->ok drops to 0 and the message is printed. */
+static int build_once(const options *o, const bench_level *lv, int s, side_stats *st)
 {
-    static double ms[NSIDES][BENCH_NSTAGES][MAX_REPS], tot[NSIDES][MAX_REPS],
-        wall[NSIDES][MAX_REPS];
-    int active[NSIDES] = {!o->recast_only && side_fn(SIDE_OURS) != NULL, 1};
+    bench_result r;
+    if (side_fn(s)(lv, &o->settings, o->upto, o->threads, &r, st->err, sizeof st->err) != 0) {
+        if (st->ok)
+            fprintf(stderr, "onepath-bench: %s: %s\n", side_names[s], st->err);
+        st->ok = 0;
+        return -1;
+    }
+    st->last = r;
+    return 0;
+}
+
+static void take_medians(const options *o, side_samples *x, side_stats *st)
+{
+    for (int k = 0; k < BENCH_NSTAGES; k++)
+        st->med_ms[k] = median(x->ms[k], o->reps);
+    st->med_total = median(x->total, o->reps);
+    st->med_wall = median(x->wall, o->reps);
+}
+
+/* Warm-up, then reps alternating the sides (A B A B ...), then the memory children.
+ * Returns the stage groups summed in the totals. */
+static unsigned run_level(const options *o, const bench_level *lv, side_stats st[NSIDES])
+{
+    const int active[NSIDES] = {!o->recast_only && side_fn(SIDE_OURS) != NULL, 1};
+    side_samples *x = calloc(NSIDES, sizeof *x);
     memset(st, 0, NSIDES * sizeof *st);
-    /* Warm-up (untimed): page in code and data, and learn which stages each side times. */
-    for (int s = 0; s < NSIDES; s++) {
-        if (!active[s])
-            continue;
-        bench_result r;
-        st[s].ok =
-            side_fn(s)(lv, &o->settings, o->upto, o->threads, &r, st[s].err, sizeof st[s].err) == 0;
-        st[s].last = r;
-        if (!st[s].ok)
-            fprintf(stderr, "onepath-bench: %s: %s\n", side_names[s], st[s].err);
+    for (int s = 0; s < NSIDES; s++) { /* untimed: pages in code and data */
+        st[s].ok = active[s] && x != NULL;
+        if (st[s].ok)
+            build_once(o, lv, s, &st[s]);
+        else if (active[s])
+            fprintf(stderr, "onepath-bench: out of memory for samples\n");
     }
     unsigned common = common_stages(st, !active[SIDE_OURS], o->upto);
     for (int rep = 0; rep < o->reps; rep++) {
-        for (int s = 0; s < NSIDES; s++) { /* A B A B ... */
-            if (!active[s] || !st[s].ok)
+        for (int s = 0; s < NSIDES; s++) {
+            if (!st[s].ok || build_once(o, lv, s, &st[s]) != 0)
                 continue;
-            bench_result r;
-            if (side_fn(s)(lv, &o->settings, o->upto, o->threads, &r, st[s].err,
-                           sizeof st[s].err) != 0) {
-                st[s].ok = 0;
-                continue;
-            }
-            st[s].last = r;
             for (int k = 0; k < BENCH_NSTAGES; k++)
-                ms[s][k][rep] = r.ms[k];
-            tot[s][rep] = total_of(&r, common);
-            wall[s][rep] = r.wall_ms;
+                x[s].ms[k][rep] = st[s].last.ms[k];
+            x[s].total[rep] = total_of(&st[s].last, common);
+            x[s].wall[rep] = st[s].last.wall_ms;
         }
     }
     for (int s = 0; s < NSIDES; s++) {
+        st[s].maxrss_kb = st[s].base_rss_kb = -1;
         if (!st[s].ok)
             continue;
-        for (int k = 0; k < BENCH_NSTAGES; k++)
-            st[s].med_ms[k] = median(ms[s][k], o->reps);
-        st[s].med_total = median(tot[s], o->reps);
-        st[s].med_wall = median(wall[s], o->reps);
-    }
-    for (int s = 0; s < NSIDES; s++) {
-        st[s].maxrss_kb = st[s].base_rss_kb = -1;
-        if (o->mem && st[s].ok)
+        take_medians(o, &x[s], &st[s]);
+        if (o->mem)
             measure_child(o, lv->name, s, &st[s]);
     }
-    return (int)common;
+    free(x);
+    return common;
 }
 
 /* ===== output ===== */
@@ -518,7 +538,7 @@ int main(int argc, char **argv)
             continue;
         }
         side_stats st[NSIDES];
-        unsigned common = (unsigned)run_level(&o, &lv, st);
+        unsigned common = run_level(&o, &lv, st);
         failed |= !st[SIDE_RECAST].ok || (ours_active && !st[SIDE_OURS].ok);
         if (o.json)
             print_json(&o, &lv, st, common, ours_active, printed++ == 0);

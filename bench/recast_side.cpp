@@ -19,11 +19,10 @@
  *    op_tile_spans_build selects its triangles itself;
  *  - freeing is not timed (onepath's arena resets are not timed either);
  *  - tile data is freed after it is measured instead of being added to a dtNavMesh.
- * Typical size: dungeon.obj, 88 tiles, about 35-40 ms single-threaded.
+ * Typical size: dungeon.obj, 88 grid tiles (41 with a mesh), about 24 ms single-threaded.
  */
 #include <atomic>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

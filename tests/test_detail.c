@@ -33,17 +33,22 @@ typedef struct scene {
 
 /* One walkable span per cell at rows(x, z); every span in region 1 unless regfn says
  * otherwise. */
-static void scene_field(scene *s, int w, int d, row_fn rows, void *ctx)
+/* upper (may be NULL) gives a second floor above the first (0 = none). */
+static void scene_field2(scene *s, int w, int d, row_fn rows, row_fn upper, void *ctx)
 {
     s->a = op_arena_create(0);
     s->rows = rows;
     s->ctx = ctx;
     int *counts = malloc(sizeof(int) * (size_t)(w * d));
-    op_test_span *sp = malloc(sizeof *sp * (size_t)(w * d));
+    op_test_span *sp = malloc(sizeof *sp * (size_t)(w * d) * 2);
+    int k = 0;
     for (int z = 0; z < d; z++)
         for (int x = 0; x < w; x++) {
-            counts[x + z * w] = 1;
-            sp[x + z * w] = (op_test_span){rows(x, z, ctx), 100, 63};
+            int y = rows(x, z, ctx), u = upper ? upper(x, z, ctx) : 0;
+            counts[x + z * w] = u > y ? 2 : 1;
+            sp[k++] = (op_test_span){y, u > y ? u - y - 1 : 100, 63};
+            if (u > y)
+                sp[k++] = (op_test_span){u, 100, 63};
         }
     s->chf = op_test_field(s->a, w, d, counts, sp, 10, 4);
     free(counts);
@@ -56,6 +61,11 @@ static void scene_field(scene *s, int w, int d, row_fn rows, void *ctx)
     s->ds.sample_distance = 0.6;
     s->ds.max_error = 0.2;
     s->ds.walkable_climb = 4;
+}
+
+static void scene_field(scene *s, int w, int d, row_fn rows, void *ctx)
+{
+    scene_field2(s, w, d, rows, NULL, ctx);
 }
 
 static int vert_row(const scene *s, int x, int z)
@@ -411,7 +421,14 @@ static int bump_rows(int x, int z, void *ctx)
 typedef struct noise {
     int w, d;
     uint8_t h[160 * 160];
+    uint8_t up[160 * 160]; /* rows of a second floor above h, 0 = none */
 } noise;
+
+static int noise_upper(int x, int z, void *ctx)
+{
+    const noise *n = ctx;
+    return n->up[x + z * n->w] ? 10 + n->h[x + z * n->w] + n->up[x + z * n->w] : 0;
+}
 
 static int noise_rows(int x, int z, void *ctx)
 {
@@ -431,6 +448,9 @@ static void noise_init(noise *n, op_test_rng *r, int w, int d)
             double v = 4.0 + ax * (x - w / 2) + az * (z - d / 2) + 2.0 * sin(fx * x) * cos(fz * z);
             v += op_test_rand_int(r, 0, 1);
             n->h[x + z * w] = (uint8_t)(v < 0 ? 0 : v > 8 ? 8 : (int)v);
+            /* a bridge-like floor 4..9 rows above in some cells: within reach at times */
+            n->up[x + z * w] =
+                (uint8_t)(op_test_rand_int(r, 0, 5) == 0 ? op_test_rand_int(r, 4, 9) : 0);
         }
 }
 
@@ -611,6 +631,77 @@ Test(detail, bad_settings_are_refused)
     op_arena_destroy(s.a);
 }
 
+static void random_scene(scene *s, op_test_rng *r, noise *nz, int npolys);
+
+Test(detail, lawson_flip_fixes_a_long_diagonal)
+{
+    /* A tall diamond: ear clipping from the head cuts (3, 0, 1), leaving the long
+     * diagonal 1 - 3, whose opposite angles (127 degrees each) make it illegal; the flip
+     * of edge 1->3 (t0 = (a, d, c), t1 = (b, c, d)) gives (1, 2, 0) and (3, 0, 2). */
+    scene s;
+    scene_field(&s, 16, 16, flat_rows, NULL);
+    static const int sizes[] = {4};
+    static const int pts[][2] = {{6, 8}, {8, 4}, {10, 8}, {8, 12}};
+    scene_polys(&s, 1, sizes, pts);
+    op_detail_mesh dm;
+    op_err e;
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(dm.nverts, 0);
+    cr_assert_eq(dm.ntris, 2);
+    const uint8_t want[8] = {1, 2, 0, 0x5, 3, 0, 2, 0x5};
+    cr_assert_arr_eq(dm.tris, want, 8);
+    check_all(&s, &dm);
+    op_arena_destroy(s.a);
+}
+
+Test(detail, bad_polygons_are_refused)
+{
+    scene s;
+    scene_field(&s, 16, 16, flat_rows, NULL);
+    static const int sizes[] = {3};
+    static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}};
+    scene_polys(&s, 1, sizes, pts);
+    op_detail_mesh dm;
+    op_err e;
+    s.mesh.polys[1] = 3; /* only 3 vertices */
+    cr_assert_eq(run(&s, &dm, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "vertex 3"), "%s", e.msg);
+    s.mesh.polys[1] = 1;
+    s.mesh.nvp = 7;
+    cr_assert_eq(run(&s, &dm, &e), OP_ERANGE);
+    op_arena_destroy(s.a);
+}
+
+Test(detail, out_of_memory_is_reported_at_every_allocation)
+{
+    op_test_rng r = {99};
+    static noise nz;
+    scene s;
+    random_scene(&s, &r, &nz, 5);
+    s.ds.sample_distance = 1.5 * CS;
+    s.ds.max_error = 0.05;
+    op_detail_mesh dm;
+    op_err e;
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    int failures = 0;
+    for (int which = 0; which < 2; which++)
+        for (long n = 0;; n++) {
+            op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+            op_arena_fail_after(which ? scratch : out, n);
+            op_status st =
+                op_detail_build(&s.mesh, s.chf, &s.regs, &s.ds, s.min_row, out, scratch, &dm, &e);
+            op_arena_destroy(out);
+            op_arena_destroy(scratch);
+            if (st == OP_OK)
+                break;
+            cr_assert_eq(st, OP_ENOMEM, "n %ld: %s", n, e.msg);
+            cr_assert(strstr(e.msg, "detail: out of memory"), "%s", e.msg);
+            failures++;
+        }
+    cr_assert_gt(failures, 5);
+    op_arena_destroy(s.a);
+}
+
 /* ---- shared edges ---- */
 
 static long cross3(const int *o, const int *a, const int *b)
@@ -724,7 +815,7 @@ static int hull(int (*p)[2], int n, int (*out)[2])
 static void random_scene(scene *s, op_test_rng *r, noise *nz, int npolys)
 {
     noise_init(nz, r, 48, 48);
-    scene_field(s, 48, 48, noise_rows, nz);
+    scene_field2(s, 48, 48, noise_rows, noise_upper, nz);
     int sizes[8], pts[48][2], k = 0;
     for (int p = 0; p < npolys; p++) {
         int h;

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "onepath/limits.h"
+
 #include "detail_internal.h"
 
 #define STACK_CAP (1 << 19) /* Lawson stack entries; far above any real need */
@@ -59,7 +61,14 @@ static op_status check_args(const op_poly_mesh *mesh, const op_chf *chf, const o
     if (!(mesh->frame.cs > 0.0 && mesh->frame.ch > 0.0))
         return op_err_set(err, OP_EINVAL, "detail: frame cs %g ch %g not positive", mesh->frame.cs,
                           mesh->frame.ch);
-    if (regs->span_count != chf->span_count)
+    if (mesh->nvp < OP_MIN_VERTS_PER_POLY || mesh->nvp > OP_MAX_VERTS_PER_POLY)
+        return op_err_set(err, OP_ERANGE, "detail: %d vertices per polygon out of [%d, %d]",
+                          mesh->nvp, OP_MIN_VERTS_PER_POLY, OP_MAX_VERTS_PER_POLY);
+    for (size_t i = 0; i < (size_t)mesh->npolys * (size_t)mesh->nvp; i++)
+        if (mesh->polys[i] != OP_POLY_NULL && mesh->polys[i] >= mesh->nverts)
+            return op_err_set(err, OP_EINVAL, "detail: polygon %zu vertex %u >= %d vertices",
+                              i / (size_t)mesh->nvp, mesh->polys[i], mesh->nverts);
+    if (!regs->reg || regs->span_count != chf->span_count)
         return op_err_set(err, OP_EINVAL, "detail: %u region ids for %u spans", regs->span_count,
                           chf->span_count);
     return OP_OK;
@@ -145,10 +154,13 @@ static op_status emit_poly(work *w, int p, op_arena *scratch, op_detail_mesh *dm
     if (dt->nt > OP_MAX_DETAIL_TRIS)
         return op_err_set(err, OP_ELIMIT, "detail: polygon %d has %d triangles > %d", p, dt->nt,
                           OP_MAX_DETAIL_TRIS);
-    if (!grow(scratch, (void **)&o->verts, &o->vcap, (o->nverts + extras) * 3, sizeof(float)))
+    void *vp = o->verts, *tp = o->tris;
+    if (!grow(scratch, &vp, &o->vcap, (o->nverts + extras) * 3, sizeof(float)))
         return nomem(err, (size_t)(o->nverts + extras) * 24);
-    if (!grow(scratch, (void **)&o->tris, &o->tcap, (o->ntris + dt->nt) * 4, 1))
+    o->verts = vp;
+    if (!grow(scratch, &tp, &o->tcap, (o->ntris + dt->nt) * 4, 1))
         return nomem(err, (size_t)(o->ntris + dt->nt) * 8);
+    o->tris = tp;
     uint32_t *m = &dm->meshes[(size_t)p * 4];
     m[0] = (uint32_t)o->nverts;
     m[1] = (uint32_t)extras;

@@ -38,11 +38,6 @@ typedef struct op__samples {
     int16_t *tri; /* containing triangle, or -1 when dead (inserted, dropped, not located) */
 } op__samples;
 
-/* Tile-local float32 of a (possibly fractional) cell coordinate / row; equal to
- * TileCoordinates.Local / LocalY at integers. */
-float op__detail_local(const op_tile_frame *f, double c);
-float op__detail_local_y(const op_tile_frame *f, double row, int min_row);
-
 /* NearestRow(x, z, expected, region) in cells; region < 0 = any. Returns 1 and the row
  * when found. */
 int op__detail_nearest_row(const op_chf *chf, const uint16_t *reg, double x, double z,

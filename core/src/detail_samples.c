@@ -6,7 +6,7 @@
  * heightfield and its region ids. Output: vertices and samples as float32 tile-local
  * positions widened to double (op__dt, op__samples).
  * Geometry of the walk is in cells (double); each point is converted to tile-local
- * float32 once (op__detail_local), so two polygons sharing an edge compute bitwise equal
+ * float32 once (detail_local), so two polygons sharing an edge compute bitwise equal
  * edge points: both walk from the lexicographically smaller end and sample every region.
  * Typical sizes: a few edge points per edge; tens to hundreds of interior samples.
  */
@@ -14,7 +14,8 @@
 
 #include "detail_internal.h"
 
-float op__detail_local(const op_tile_frame *f, double c)
+/* TileCoordinates.Local extended to fractional cells (edge points, samples). */
+static float detail_local(const op_tile_frame *f, double c)
 {
     if (c == (double)f->border)
         return 0.0f;
@@ -23,7 +24,8 @@ float op__detail_local(const op_tile_frame *f, double c)
     return (float)((c - (double)f->border) * f->cs);
 }
 
-float op__detail_local_y(const op_tile_frame *f, double row, int min_row)
+/* TileCoordinates.LocalY extended to fractional rows (interpolated edge points). */
+static float detail_local_y(const op_tile_frame *f, double row, int min_row)
 {
     return (float)((row - (double)min_row) * f->ch);
 }
@@ -142,9 +144,9 @@ static int walk_edge(const op_poly_mesh *mesh, int p, int k, int nverts, const o
 static void add_vertex(op__dt *dt, const op_tile_frame *f, double x, double row, double z,
                        int min_row)
 {
-    dt->x[dt->nv] = (double)op__detail_local(f, x);
-    dt->y[dt->nv] = (double)op__detail_local_y(f, row, min_row);
-    dt->z[dt->nv] = (double)op__detail_local(f, z);
+    dt->x[dt->nv] = (double)detail_local(f, x);
+    dt->y[dt->nv] = (double)detail_local_y(f, row, min_row);
+    dt->z[dt->nv] = (double)detail_local(f, z);
     dt->nv++;
 }
 
@@ -264,9 +266,9 @@ void op__detail_samples(const op_poly_mesh *mesh, int p, int nverts, const op_ch
                 continue;
             if (!op__detail_nearest_row(chf, reg, x, z, mean, region, ds->walkable_climb, &row))
                 continue;
-            s->x[s->n] = (double)op__detail_local(&mesh->frame, x);
-            s->y[s->n] = (double)op__detail_local_y(&mesh->frame, (double)row, min_row);
-            s->z[s->n] = (double)op__detail_local(&mesh->frame, z);
+            s->x[s->n] = (double)detail_local(&mesh->frame, x);
+            s->y[s->n] = (double)detail_local_y(&mesh->frame, (double)row, min_row);
+            s->z[s->n] = (double)detail_local(&mesh->frame, z);
             s->tri[s->n] = -1;
             s->err[s->n] = 0.0;
             s->n++;

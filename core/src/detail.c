@@ -11,6 +11,21 @@
  * sd = sample_distance / cs <= 0.9.
  * Invariants: at most 255 vertices per polygon (OP_MAX_DETAIL_VERTS); more than
  * OP_MAX_DETAIL_TRIS triangles in one polygon is OP_ELIMIT.
+ * Choices where §4 is silent (all deterministic, tested by hand-made cases):
+ * - Fractional cells/rows (edge points, samples, interpolated rows) map to float32 by the
+ *   Local/LocalY formulas extended to doubles (exact 0 / TileSize at the tile edges).
+ * - Douglas–Peucker deviation: |row_k - chord row at step k|, in rows.
+ * - Ear clipping keeps its head until the head itself is clipped (then its successor);
+ *   an ear is emitted as (prev, ear, next), the last three as (prev(head), head, next).
+ * - Lawson: the initial stack holds each interior edge once, at its first occurrence in
+ *   triangle/edge order; a flip of a->b (apexes c, d) rewrites the triangles as
+ *   (a, d, c) and (b, c, d) and pushes a->d, d->b, b->c, c->a.
+ * - Insertion: inside t = (a, b, c) gives t = (a, b, p), new (b, c, p), (c, a, p), pushing
+ *   a->b, b->c, c->a; on interior edge a->b of t (apex c) and its neighbour (apex d):
+ *   t = (a, p, c), new (p, b, c), neighbour = (b, p, d), new (p, a, d), pushing b->c, c->a,
+ *   a->d, d->b.
+ * - Point location skips triangles of zero area (a forced/relaxed ear can make one).
+ * - Detail off still runs the hull triangulation with its Lawson flips.
  * Memory: one workspace (op__dt, a 128 KiB edge map, the flip stack, edge-walk buffers)
  * and per-polygon samples in scratch; results accumulate in scratch and are copied to
  * out at the end. Typical sizes: hundreds of polygons, a few triangles each.

@@ -551,6 +551,63 @@ Test(detail, detail_off_below_0_9_cells)
     op_arena_destroy(s.a);
 }
 
+Test(detail, detail_off_boundary_is_sd_0_9_inclusive)
+{
+    scene s;
+    scene_field(&s, 16, 16, bump_rows, NULL);
+    static const int sizes[] = {4};
+    static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}, {4, 12}};
+    scene_polys(&s, 1, sizes, pts);
+    s.mesh.frame.cs = 0.5;
+    s.mesh.frame.tile_size = s.mesh.frame.tile_cells * 0.5;
+    op_detail_mesh dm;
+    op_err e;
+    s.ds.sample_distance = 0.45; /* 0.45 / 0.5 == 0.9 exactly in double: off */
+    cr_assert_eq(s.ds.sample_distance / s.mesh.frame.cs, 0.9);
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(dm.nverts, 0);
+    cr_assert_eq(dm.ntris, 2);
+    s.ds.sample_distance = nextafter(0.45, 1.0); /* just above: on, the bump is sampled */
+    cr_assert_gt(s.ds.sample_distance / s.mesh.frame.cs, 0.9);
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    cr_assert_gt(dm.nverts, 0);
+    op_arena_destroy(s.a);
+}
+
+static int far_bump_rows(int x, int z, void *ctx)
+{
+    (void)z, (void)ctx;
+    return x == 2000 || x == 2001 ? 13 : 10;
+}
+
+/* Extras on the bottom edge z = 3 of a thin triangle of length len (sd = 1 cell). */
+static int bottom_edge_points(int len)
+{
+    scene s;
+    scene_field(&s, len + 8, 8, far_bump_rows, NULL);
+    int sizes[] = {3};
+    int pts[3][2] = {{3, 3}, {3 + len, 3}, {3, 6}};
+    scene_polys(&s, 1, sizes, (const int(*)[2])pts);
+    s.ds.sample_distance = CS; /* sd = 1 */
+    s.ds.max_error = 0.2;
+    op_detail_mesh dm;
+    op_err e;
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    int n = 0;
+    for (int i = 0; i < dm.nverts; i++)
+        n += dm.verts[i * 3 + 2] == (float)((3 - B) * CS);
+    op_arena_destroy(s.a);
+    return n;
+}
+
+Test(detail, edges_over_4096_steps_get_no_points)
+{
+    /* A bump at x = 2000 makes Douglas-Peucker keep points there when the edge is walked:
+     * 4096 steps are walked, 4097 are not. */
+    cr_assert_gt(bottom_edge_points(4096), 0);
+    cr_assert_eq(bottom_edge_points(4097), 0);
+}
+
 /* Alternating 2x2 blocks along both axes: rows 10 / 13, so every edge point (sd = 2 on
  * odd corners) differs from its neighbours and Douglas–Peucker keeps them all. */
 static int block_rows(int x, int z, void *ctx)

@@ -9,11 +9,13 @@
 #include <stdint.h>
 #include "onepath/polys.h"
 
-/* Triangles of one polygon's detail mesh (the tile format counts them in a byte).
- * Beyond: OP_ELIMIT naming the polygon and the count (build3d-polys.md §6, "a polygon's
- * detail triangles"). Vertices per polygon are capped at OP_MAX_DETAIL_VERTS (limits.h)
- * by construction: refinement stops there. */
-#define OP_MAX_DETAIL_TRIS 255
+/* Triangles of one polygon's detail mesh. Beyond: OP_ELIMIT naming the polygon and the
+ * count (build3d-polys.md §6, "a polygon's detail triangles"). Vertices per polygon are
+ * capped at OP_MAX_DETAIL_VERTS (limits.h) by refinement, and a triangulation of n
+ * vertices has at most 2n - 5 triangles, so this limit is never met by a build: it
+ * guards the format (counts are uint32, triangle vertex indices are bytes). */
+#define OP_MAX_DETAIL_TRIS 512
+_Static_assert(2 * 255 - 5 < OP_MAX_DETAIL_TRIS, "a full detail mesh always fits");
 
 typedef struct op_detail_settings {
     double sample_distance; /* wu; detail is off when sample_distance / cs <= 0.9 */

@@ -9,22 +9,27 @@
  * adjacent same-area pair merges, so the regions are the connected components (the
  * shortcut), unless a component is below MinRegionArea (then the general code runs).
  *
- * Each region keeps two sorted id sets, restricted to live regions of its own area
- * (merges never join different areas, so other areas never matter): the regions it is
- * linked to and the regions it shares a column with. A merge unions the absorbed
- * region's sets into the survivor's and renames it in the sets that held it. Typical
- * size: a few hundred monotone regions per tile, degrees below ten.
+ * Each region keeps two lists of region ids, restricted to its own area (merges never
+ * join different areas, so other areas never matter): the regions it is linked to and
+ * the regions it shares a column with. The lists hold ids as they were when recorded; a
+ * merge only appends the smaller list to the larger one and records the absorbed id's
+ * new owner (union-find). When a region's turn comes, its lists are resolved through the
+ * union-find, sorted and deduplicated in place. So a merge costs the smaller list, not
+ * the big region's (a ground floor can share columns with thousands of upper regions),
+ * and a pass costs O(E log E) over the list sizes. Typical size: a few hundred monotone
+ * regions per tile, a few passes.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "onepath/limits.h"
 #include "regions_internal.h"
 
-/* ---- sorted id sets ---- */
+/* ---- id lists ---- */
 
 typedef struct idset {
     uint32_t *v;
-    uint32_t n;
+    uint32_t n, cap;
 } idset;
 
 static int set_has(const idset *s, uint32_t x)
@@ -42,48 +47,62 @@ static int set_has(const idset *s, uint32_t x)
     return 0;
 }
 
-/* Replaces old by new in place (old present): removing old leaves room for new. */
-static void set_rename(idset *s, uint32_t old, uint32_t nw)
+static int cmp_u32(const void *a, const void *b)
 {
-    uint32_t i = 0, j = 0;
-    for (; i < s->n; i++)
-        if (s->v[i] != old)
-            s->v[j++] = s->v[i];
-    s->n = j;
-    if (set_has(s, nw))
-        return;
-    i = s->n;
-    while (i > 0 && s->v[i - 1] > nw) {
-        s->v[i] = s->v[i - 1];
-        i--;
-    }
-    s->v[i] = nw;
-    s->n++;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
-/* a = a ∪ b without x1 and x2, into a fresh array from scratch. */
-static op_status set_union(idset *a, const idset *b, uint32_t x1, uint32_t x2, op_arena *scratch,
-                           op_err *err)
+static uint32_t find_root(uint32_t *parent, uint32_t r)
 {
-    uint32_t *v = op_arena_alloc(scratch, ((size_t)a->n + b->n + 1) * sizeof *v);
-    if (!v)
-        return op__regions_nomem(err, "layer sets", ((size_t)a->n + b->n) * 4);
-    uint32_t i = 0, j = 0, n = 0;
-    while (i < a->n || j < b->n) {
-        uint32_t x;
-        if (j >= b->n || (i < a->n && a->v[i] < b->v[j]))
-            x = a->v[i++];
-        else if (i >= a->n || b->v[j] < a->v[i])
-            x = b->v[j++];
-        else {
-            x = a->v[i++];
-            j++;
-        }
-        if (x != x1 && x != x2)
-            v[n++] = x;
+    uint32_t root = r;
+    while (parent[root] != root)
+        root = parent[root];
+    while (parent[r] != root) {
+        uint32_t next = parent[r];
+        parent[r] = root;
+        r = next;
     }
-    a->v = v;
-    a->n = n;
+    return root;
+}
+
+/* Maps every id to its current region, drops self, sorts, deduplicates. */
+static void set_resolve(idset *s, uint32_t *parent, uint32_t self)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t r = find_root(parent, s->v[i]);
+        if (r != self)
+            s->v[n++] = r;
+    }
+    qsort(s->v, n, sizeof *s->v, cmp_u32);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (u == 0 || s->v[u - 1] != s->v[i])
+            s->v[u++] = s->v[i];
+    s->n = u;
+}
+
+/* Moves b's ids into a (b is emptied); the longer list's storage is kept. */
+static op_status set_absorb(idset *a, idset *b, op_arena *scratch, op_err *err)
+{
+    if (b->n > a->n) {
+        idset t = *a;
+        *a = *b;
+        *b = t;
+    }
+    if (a->n + b->n > a->cap) {
+        uint32_t cap = 2 * (a->n + b->n);
+        uint32_t *v = op_arena_alloc(scratch, (size_t)cap * sizeof *v);
+        if (!v)
+            return op__regions_nomem(err, "layer lists", (size_t)cap * 4);
+        memcpy(v, a->v, (size_t)a->n * sizeof *v);
+        a->v = v;
+        a->cap = cap;
+    }
+    memcpy(a->v + a->n, b->v, (size_t)b->n * sizeof *b->v);
+    a->n += b->n;
+    b->n = 0;
     return OP_OK;
 }
 
@@ -145,7 +164,7 @@ static op_status graph_sets(uint64_t *pairs, size_t n, uint32_t count, op_arena 
         return st;
     for (uint32_t r = 0; r <= count; r++) {
         sets[r].v = g.nb + g.start[r];
-        sets[r].n = g.start[r + 1] - g.start[r];
+        sets[r].n = sets[r].cap = g.start[r + 1] - g.start[r];
     }
     return OP_OK;
 }
@@ -153,15 +172,9 @@ static op_status graph_sets(uint64_t *pairs, size_t n, uint32_t count, op_arena 
 /* Merges d into k (k < d): same area, linked, no shared column. */
 static op_status merge_layer(layer_state *ls, uint32_t k, uint32_t d, op_err *err)
 {
-    for (uint32_t i = 0; i < ls->adj[d].n; i++)
-        if (ls->adj[d].v[i] != k)
-            set_rename(&ls->adj[ls->adj[d].v[i]], d, k);
-    for (uint32_t i = 0; i < ls->ovl[d].n; i++)
-        set_rename(&ls->ovl[ls->ovl[d].v[i]], d, k);
-    op_status st = set_union(&ls->adj[k], &ls->adj[d], k, d, ls->scratch, err);
+    op_status st = set_absorb(&ls->adj[k], &ls->adj[d], ls->scratch, err);
     if (st == OP_OK)
-        st = set_union(&ls->ovl[k], &ls->ovl[d], k, d, ls->scratch, err);
-    ls->adj[d].n = ls->ovl[d].n = 0;
+        st = set_absorb(&ls->ovl[k], &ls->ovl[d], ls->scratch, err);
     ls->alive[d] = 0;
     ls->parent[d] = k;
     return st;
@@ -178,6 +191,10 @@ static op_status merge_loop(layer_state *ls, op_err *err)
         for (uint32_t a = 1; a <= count; a++) {
             if (!ls->alive[a])
                 continue;
+            set_resolve(&ls->adj[a], ls->parent, a);
+            if (ls->adj[a].n == 0)
+                continue;
+            set_resolve(&ls->ovl[a], ls->parent, a);
             for (uint32_t i = 0; i < ls->adj[a].n; i++) {
                 uint32_t b = ls->adj[a].v[i];
                 if (set_has(&ls->ovl[a], b))
@@ -216,12 +233,8 @@ static op_status layers_general(const op_chf *chf, op_arena *scratch, op__labels
         (st = graph_sets(pa, na, lab->count, scratch, ls.adj, err)) ||
         (st = graph_sets(po, no, lab->count, scratch, ls.ovl, err)) || (st = merge_loop(&ls, err)))
         return st;
-    for (uint32_t s = 0; s < chf->span_count; s++) {
-        uint32_t r = lab->reg[s];
-        while (r != 0 && ls.parent[r] != r)
-            r = ls.parent[r];
-        lab->reg[s] = r;
-    }
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        lab->reg[s] = find_root(ls.parent, lab->reg[s]);
     return OP_OK;
 }
 

@@ -96,6 +96,39 @@ Test(regions, out_of_memory_names_the_stage)
     }
 }
 
+Test(regions, out_arena_failure_is_enomem)
+{
+    op_chf *chf = random_field(A, 8, 12, 12, 1, 1);
+    op_region_settings rs;
+    op_regions r;
+    op_err e;
+    op_region_settings_default(&rs);
+    rs.min_region_area = 0;
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_arena_fail_after(out, 0);
+    cr_assert_eq(op_regions_build(chf, &rs, out, scratch, &r, &e), OP_ENOMEM);
+    cr_assert(strstr(e.msg, "regions: result"), "%s", e.msg);
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+}
+
+static int text_sink(void *ctx, const char *data, size_t len)
+{
+    strncat((char *)ctx, data, len);
+    return 0;
+}
+
+Test(regions, dump_format)
+{
+    static const char *const pic[] = {"#0"};
+    op_chf *chf = op_test_field_from_text(A, pic, 1);
+    op_regions r;
+    build_regions(chf, OP_PARTITION_MONOTONE, 0, 0, A, &r);
+    char buf[256] = "";
+    cr_assert_eq(op_regions_dump(chf, &r, text_sink, buf), 0);
+    cr_assert_str_eq(buf, "regions 1 spans 2\nregion 1 area 63\n0 0 0 0 63 1\n1 1 0 0 0 0\n");
+}
+
 /* ---- hand-made fields ---- */
 
 static void expect_picture(const op_chf *chf, const op_regions *r, const char *const *want)

@@ -151,7 +151,26 @@ Test(layers, shortcut_equals_general_on_single_floor_fields, .timeout = 120)
         check_partition(chf, &r, min_area, 0, OP_PARTITION_LAYERS);
         check_layers(chf, &r);
         /* On one floor the layer regions are the same-area components minus islands:
-         * a single-area component below MinRegionArea is removed, others kept whole. */
+         * a walkable component of one area below MinRegionArea is removed; every other
+         * walkable span keeps a region. */
+        uint32_t ncomp;
+        uint32_t *comp = walkable_components(chf, &ncomp);
+        uint32_t *csize = calloc(ncomp + 1, 4);
+        int *carea = calloc(ncomp + 1, sizeof *carea);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (comp[s]) {
+                csize[comp[s]]++;
+                int ar = chf->areas[s];
+                carea[comp[s]] = carea[comp[s]] == 0 || carea[comp[s]] == ar ? ar : -1;
+            }
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (comp[s]) {
+                int island = csize[comp[s]] < (uint32_t)min_area && carea[comp[s]] > 0;
+                cr_assert_eq(r.reg[s] == 0, island, "seed %u span %u", (unsigned)seed, s);
+            }
+        free(comp);
+        free(csize);
+        free(carea);
         op_arena_destroy(a);
     }
 }
@@ -384,6 +403,31 @@ Test(layers, layer_first_refuses_mismatched_fields)
     op_err e;
     cr_assert_eq(op_regions_build_layer_first(g, h, &rs, A, A, &r, &rl, &e), OP_EINVAL);
     cr_assert(strstr(e.msg, "differs"), "%s", e.msg);
+}
+
+Test(layers, layer_first_out_of_memory)
+{
+    op_chf *g = storey_field(A, 77, 30, 30, 3, 2);
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    rs.min_region_area = 8;
+    op_regions r;
+    uint16_t *rl;
+    op_err e;
+    for (int which = 0; which < 2; which++)
+        for (long n = 0;; n++) {
+            op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+            op_arena_fail_after(which ? out : scratch, n);
+            op_status st = op_regions_build_layer_first(g, g, &rs, out, scratch, &r, &rl, &e);
+            op_arena_destroy(out);
+            op_arena_destroy(scratch);
+            if (st == OP_OK)
+                break;
+            cr_assert_eq(st, OP_ENOMEM, "n %ld: %s", n, e.msg);
+            cr_assert(strstr(e.msg, "regions:"), "%s", e.msg);
+            cr_assert(n < 5000);
+        }
 }
 
 /* ---- hash-matrix scenario ---- */

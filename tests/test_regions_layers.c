@@ -207,6 +207,25 @@ Test(layers, random_fields_invariants_and_naive, .timeout = 120)
     }
 }
 
+Test(layers, general_merge_scratch_stays_linear)
+{
+    /* A ground floor shares columns with thousands of upper fragments; merging into it
+     * must not copy its lists per merge (that took 447 MB here, and 7 GB at 512 x 512). */
+    op_test_rng rng = {5};
+    op_chf *chf = op_test_field_random(A, &rng, 256, 256, 3, 1);
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    op_arena *scratch = op_arena_create(0);
+    op_arena_set_limit(scratch, (size_t)64 << 20);
+    op_regions r;
+    op_err e;
+    cr_assert_eq(op__regions_build_layers_general(chf, &rs, A, scratch, &r, &e), OP_OK, "%s",
+                 e.msg);
+    check_layers(chf, &r);
+    op_arena_destroy(scratch);
+}
+
 /* ---- layer assignment (build3d-polys.md §5) ---- */
 
 /* The rule read literally with dense matrices. */

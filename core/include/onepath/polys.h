@@ -11,6 +11,9 @@
 #include "onepath/contours.h"
 
 #define OP_POLY_NULL 0xffffu
+/* Vertices of one poly mesh: indices are uint16 with OP_POLY_NULL reserved. Beyond:
+ * OP_ELIMIT naming the count. */
+#define OP_POLY_MAX_VERTS 0xffff
 /* edge_neighbour value of an edge shared by two polygons of one contour. */
 #define OP_EDGE_INTERNAL (-2)
 

@@ -104,15 +104,15 @@ static int same_pos(const ring *r, int a, int b)
     return r->x[a] == r->x[b] && r->z[a] == r->z[b];
 }
 
-/* c lies on the closed segment a b. */
+/* c lies on the closed segment a b (both coordinate ranges, so that a zero-length
+ * segment holds only its own point). */
 static int between(const ring *r, int a, int b, int c)
 {
     if (cross_r(r, a, b, c) != 0)
         return 0;
-    if (r->x[a] != r->x[b])
-        return (r->x[a] <= r->x[c] && r->x[c] <= r->x[b]) ||
-               (r->x[a] >= r->x[c] && r->x[c] >= r->x[b]);
-    return (r->z[a] <= r->z[c] && r->z[c] <= r->z[b]) || (r->z[a] >= r->z[c] && r->z[c] >= r->z[b]);
+    int32_t x0 = r->x[a] < r->x[b] ? r->x[a] : r->x[b], x1 = r->x[a] ^ r->x[b] ^ x0;
+    int32_t z0 = r->z[a] < r->z[b] ? r->z[a] : r->z[b], z1 = r->z[a] ^ r->z[b] ^ z0;
+    return x0 <= r->x[c] && r->x[c] <= x1 && z0 <= r->z[c] && r->z[c] <= z1;
 }
 
 /* Segments a b and c d cross properly or an endpoint of one lies on the other. */
@@ -135,10 +135,14 @@ static int in_cone(const ring *r, int a, int b)
 }
 
 /* EAR_VALID if (a, b) is a diagonal of the current ring, EAR_CONE, or the start of
- * the first ring edge (from a) that touches it. */
+ * the first ring edge (from a) that touches it. A zero-length (a, b) (a spike of the
+ * ring: the two neighbours of a vertex at one position, left over where a contour
+ * touches itself) has no direction to test against a cone; it is a diagonal unless an
+ * edge passes through the point. Only the degenerate fallback can meet it, since a
+ * spike has cross 0 (see the test pinch_corner_is_one_vertex). */
 static int diagonal(const ring *r, int a, int b)
 {
-    if (!in_cone(r, a, b) || !in_cone(r, b, a))
+    if (!same_pos(r, a, b) && (!in_cone(r, a, b) || !in_cone(r, b, a)))
         return EAR_CONE;
     int c = a;
     do {

@@ -817,10 +817,27 @@ Test(polys, u_shape)
         run_polys(&r, &t->cs, &frame_round, nvp);
         check_invariants(&t->cs, &r.m, nvp, 1);
         check_reference(&t->cs, &r.m, nvp);
-        if (nvp == 3)
+        if (nvp == 3) {
+            /* Ears 3 and 6 (diagonal 8), 2 and 7 (20); 0 and 1 cross the inner edges.
+             * Clip 3; 2 becomes an 8-ear (lower index than 6): clip 2; clip 6; 7 (8);
+             * then 0, 1, 4, 5 all 20: clip 0; last from head 1. */
             cr_assert_eq(r.m.npolys, 6);
-        if (nvp == 6)
+            EXPECT(&r.m, 0, 3, {{2, 3, 4}, {0, 0, I}});
+            EXPECT(&r.m, 1, 3, {{1, 2, 4}, {0, I, I}});
+            EXPECT(&r.m, 2, 3, {{5, 6, 7}, {0, 0, I}});
+            EXPECT(&r.m, 3, 3, {{5, 7, 0}, {I, 0, I}});
+            EXPECT(&r.m, 4, 3, {{5, 0, 1}, {I, 0, I}});
+            EXPECT(&r.m, 5, 3, {{1, 4, 5}, {I, 0, I}});
+        }
+        if (nvp == 6) {
+            /* Longest shared edge 1 -> 5 (20) first: (5,0,1,4); then the 8s in order:
+             * (2,3,4)+(1,2,4); (2,3,4,1)+(5,0,1,4) turns right at 4; (5,6,7)+(5,7,0);
+             * (5,6,7,0)+(5,0,1,4) turns right at 5. */
             cr_assert_eq(r.m.npolys, 3);
+            EXPECT(&r.m, 0, 4, {{2, 3, 4, 1}, {0, 0, I, 0}});
+            EXPECT(&r.m, 1, 4, {{5, 6, 7, 0}, {0, 0, 0, I}});
+            EXPECT(&r.m, 2, 4, {{5, 0, 1, 4}, {I, 0, I, 0}});
+        }
         run_free(&r);
     }
     free(t);
@@ -1402,6 +1419,43 @@ Test(polys, long_comb_is_not_cubic, .timeout = 20)
     check_invariants(&t->cs, &r.m, 6, 1);
     run_free(&r);
     free(t);
+}
+
+Test(polys, vertex_limit)
+{
+    /* 16384 unit squares far apart: 65536 vertices > OP_POLY_MAX_VERTS; one square
+     * fewer plus a triangle: exactly 65535 vertices, accepted. */
+    int nsq = 16384;
+    op_contour *c = calloc((size_t)nsq, sizeof *c);
+    op_contour_vert *v = calloc((size_t)nsq * 4, sizeof *v);
+    cr_assert(c && v);
+    for (int i = 0; i < nsq; i++) {
+        int x = 2 * (i % 128), z = 2 * (i / 128);
+        const int q[4][2] = {{x, z}, {x + 1, z}, {x + 1, z + 1}, {x, z + 1}};
+        for (int k = 0; k < 4; k++)
+            v[4 * i + k] = (op_contour_vert){q[k][0], 0, q[k][1], 0};
+        c[i].verts = &v[4 * i];
+        c[i].nverts = 4;
+        c[i].region = 1;
+        c[i].area = 63;
+    }
+    op_contour_set cs = {0};
+    cs.contours = c;
+    cs.count = nsq;
+    op_arena *out = op_arena_create(0), *scr = op_arena_create(0);
+    op_poly_mesh m;
+    op_err e;
+    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_ELIMIT);
+    cr_assert(strstr(e.msg, "65535"), "%s", e.msg);
+    c[nsq - 1].nverts = 3;
+    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(m.nverts, OP_POLY_MAX_VERTS);
+    cr_assert_eq(m.npolys, nsq);
+    cr_assert_eq(m.polys[(nsq - 1) * 6 + 2], OP_POLY_MAX_VERTS - 1);
+    op_arena_destroy(out);
+    op_arena_destroy(scr);
+    free(c);
+    free(v);
 }
 
 /* ====== exact orientation ====== */

@@ -303,8 +303,10 @@ op_status op_polys_build(const op_contour_set *cset, const op_tile_frame *frame,
     if (st == OP_OK)
         st = copy_out(&b, out, mesh, err);
     op_arena_release(scratch, mark);
-    if (st != OP_OK)
+    if (st != OP_OK) {
+        memset(mesh, 0, sizeof *mesh);
         return st;
+    }
     op_err_clear(err);
     return OP_OK;
 }

@@ -207,12 +207,6 @@ typedef struct loop_state {
     int drained;
 } loop_state;
 
-void opd_daemon_wake(opd_daemon *d)
-{
-    if (d->wake)
-        uv_async_send(d->wake);
-}
-
 static void on_deadline(uv_timer_t *t);
 
 static void arm_deadline(loop_state *ls)

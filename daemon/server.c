@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <uv.h>
+
 #include "daemon.h"
 #include <nng/protocol/reqrep0/rep.h>
 
@@ -23,6 +25,12 @@ uint64_t opd_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void opd_daemon_wake(opd_daemon *d)
+{
+    if (d->wake)
+        uv_async_send(d->wake);
 }
 
 void opd_log(opd_daemon *d, const char *fmt, ...)

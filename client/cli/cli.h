@@ -12,4 +12,13 @@ typedef struct op_cli_command {
     const char *summary;
 } op_cli_command;
 
+/* The subcommands (cmd_<name>.c). */
+int cmd_bake(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_remote(int argc, char **argv);
+int cmd_put(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+
 #endif

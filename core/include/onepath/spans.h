@@ -134,6 +134,10 @@ op_status op_erode(op_chf *chf, int radius, op_arena *scratch, op_err *err);
  * step 3, no cap. Fills chf->dist from out. */
 op_status op_distance_build(op_chf *chf, op_arena *out, op_arena *scratch, op_err *err);
 
+/* The same distance field written to dist (span_count entries, caller's memory); chf is
+ * not changed. Scratch: 4 bytes a span, released before returning. Used by erosion. */
+op_status op_distance_compute(const op_chf *chf, uint32_t *dist, op_arena *scratch, op_err *err);
+
 /* ---- the whole stage for one tile ---- */
 
 /* The span stage of tile (tx, tz) of a soup: triangle selection, heightfield of the

@@ -1,0 +1,193 @@
+/*
+ * Distance field (build3d-spans.md §8): equals the brute-force Dijkstra of
+ * tests/support/op_fields.c on many seeded random fields, and hand-computed values on
+ * hand-made ones (rings of a block, a diagonal-only step, area-0 spans).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onepath/spans.h"
+#include "op_fields.h"
+#include "op_test.h"
+
+static void build_dist(op_chf *chf, op_arena *a)
+{
+    op_err e;
+    cr_assert_eq(op_distance_build(chf, a, a, &e), OP_OK, "%s", e.msg);
+    cr_assert_not_null(chf->dist);
+}
+
+static void assert_equals_brute(const op_chf *chf, const char *what)
+{
+    uint32_t *want = malloc((chf->span_count + 1) * sizeof *want);
+    op_test_brute_distance(chf, want);
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        cr_assert_eq(chf->dist[s], want[s], "%s: span %u: %u != brute %u", what, s, chf->dist[s],
+                     want[s]);
+    free(want);
+}
+
+Test(distance, equals_brute_force_on_random_fields)
+{
+    int nonzero = 0;
+    for (uint64_t seed = 1; seed <= 600; seed++) {
+        op_test_rng rng = {seed * 1000003};
+        int w = op_test_rand_int(&rng, 1, 22), d = op_test_rand_int(&rng, 1, 22);
+        int floors = op_test_rand_int(&rng, 1, 4), nareas = op_test_rand_int(&rng, 1, 3);
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = op_test_field_random(a, &rng, w, d, floors, nareas);
+        build_dist(chf, a);
+        char what[64];
+        snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
+        assert_equals_brute(chf, what);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            nonzero += chf->dist[s] > 2;
+        op_arena_destroy(a);
+    }
+    cr_assert_gt(nonzero, 1000, "random fields have deep interiors (%d spans beyond 2)", nonzero);
+}
+
+Test(distance, equals_brute_force_on_open_random_fields)
+{
+    /* Few holes and one area: large interiors and long diagonal paths. */
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        op_test_rng rng = {seed * 31337};
+        int w = op_test_rand_int(&rng, 10, 40), d = op_test_rand_int(&rng, 10, 40);
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = op_test_field_random(a, &rng, w, d, 1, 1);
+        build_dist(chf, a);
+        assert_equals_brute(chf, "open");
+        op_arena_destroy(a);
+    }
+}
+
+static op_chf *block(op_arena *a, int w, int d, const char *holes)
+{
+    char **lines = calloc((size_t)d, sizeof *lines);
+    for (int z = 0; z < d; z++) {
+        lines[z] = malloc((size_t)w + 1);
+        memset(lines[z], '#', (size_t)w);
+        lines[z][w] = 0;
+    }
+    /* holes: "x,z x,z ..." cells without a span */
+    for (const char *p = holes; p && *p;) {
+        int x, z, n;
+        if (sscanf(p, "%d,%d%n", &x, &z, &n) != 2)
+            break;
+        lines[z][x] = '.';
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    op_chf *chf = op_test_field_from_text(a, (const char *const *)lines, d);
+    for (int z = 0; z < d; z++)
+        free(lines[z]);
+    free(lines);
+    return chf;
+}
+
+/* Span of cell (x, z) in a single-floor field. */
+static uint32_t span_at(const op_chf *chf, int x, int z)
+{
+    int c = x + z * chf->width;
+    cr_assert_eq(chf->cells[c + 1] - chf->cells[c], 1, "cell (%d, %d) has one span", x, z);
+    return chf->cells[c];
+}
+
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+Test(distance, block_rings_cost_two_per_step)
+{
+    /* In a full w x d block only the outer ring is boundary, and the straight path to it
+     * is shortest: distance = 2 * (ring index). */
+    int sizes[][2] = {{1, 1}, {2, 7}, {5, 5}, {9, 9}, {12, 7}, {300, 300}};
+    for (int i = 0; i < 6; i++) {
+        int w = sizes[i][0], d = sizes[i][1];
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = block(a, w, d, NULL);
+        build_dist(chf, a);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                uint32_t want = 2u * (uint32_t)imin(imin(x, z), imin(w - 1 - x, d - 1 - z));
+                cr_assert_eq(chf->dist[span_at(chf, x, z)], want, "%dx%d (%d, %d)", w, d, x, z);
+            }
+        op_arena_destroy(a);
+    }
+}
+
+Test(distance, a_diagonal_step_costs_three)
+{
+    /* 5x5 block without (1,0) and (0,1): (1,1) loses two links and is boundary. (2,2)'s
+     * orthogonal neighbours are all interior at distance 2, so (2,2) = 0 + 3 by the
+     * diagonal, less than 2 + 2. */
+    op_arena *a = op_arena_create(0);
+    op_chf *chf = block(a, 5, 5, "1,0 0,1");
+    build_dist(chf, a);
+    cr_assert_eq(chf->dist[span_at(chf, 1, 1)], 0);
+    cr_assert_eq(chf->dist[span_at(chf, 1, 2)], 2);
+    cr_assert_eq(chf->dist[span_at(chf, 2, 1)], 2);
+    cr_assert_eq(chf->dist[span_at(chf, 2, 2)], 3);
+    cr_assert_eq(chf->dist[span_at(chf, 3, 3)], 2);
+    op_arena_destroy(a);
+}
+
+Test(distance, area_zero_spans_and_their_neighbours_are_boundary)
+{
+    const char *pic[] = {
+        "#######", "#######", "#######", "###0###", "#######", "#######", "#######",
+    };
+    op_arena *a = op_arena_create(0);
+    op_chf *chf = op_test_field_from_text(a, pic, 7);
+    build_dist(chf, a);
+    cr_assert_eq(chf->dist[span_at(chf, 3, 3)], 0);
+    cr_assert_eq(chf->dist[span_at(chf, 2, 3)], 0); /* links to an area-0 span */
+    cr_assert_eq(chf->dist[span_at(chf, 3, 4)], 0);
+    cr_assert_eq(chf->dist[span_at(chf, 2, 2)], 2); /* next to (2,3) or (1,2) ... */
+    cr_assert_eq(chf->dist[span_at(chf, 1, 1)], 2);
+    /* Different walkable areas do not make a boundary. */
+    const char *pic2[] = {"#####", "#1#2#", "#####", "#####", "#####"};
+    op_chf *f2 = op_test_field_from_text(a, pic2, 5);
+    build_dist(f2, a);
+    cr_assert_eq(f2->dist[span_at(f2, 2, 2)], 4);
+    op_arena_destroy(a);
+}
+
+Test(distance, allocation_failure_returns_enomem)
+{
+    op_test_rng rng = {3};
+    op_arena *fa = op_arena_create(0);
+    op_chf *chf = op_test_field_random(fa, &rng, 20, 20, 2, 2);
+    for (int which = 0; which < 2; which++) {
+        op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+        op_arena_fail_after(which ? scratch : out, 0);
+        op_err e;
+        cr_assert_eq(op_distance_build(chf, out, scratch, &e), OP_ENOMEM);
+        cr_assert(strstr(e.msg, "distance") && strstr(e.msg, "bytes"), "%s", e.msg);
+        cr_assert_null(chf->dist);
+        cr_assert_eq(op_arena_used(out), 0, "a failed build releases what it took");
+        op_arena_destroy(out);
+        op_arena_destroy(scratch);
+    }
+    op_arena_destroy(fa);
+}
+
+Test(distance, rebuild_is_identical_and_scratch_is_released)
+{
+    op_test_rng rng = {17};
+    op_arena *a = op_arena_create(0), *scratch = op_arena_create(0);
+    op_chf *chf = op_test_field_random(a, &rng, 30, 30, 3, 2);
+    op_err e;
+    cr_assert_eq(op_distance_build(chf, a, scratch, &e), OP_OK);
+    uint32_t *first = chf->dist;
+    cr_assert_eq(op_arena_used(scratch), 0);
+    cr_assert_eq(op_distance_build(chf, a, scratch, &e), OP_OK);
+    cr_assert_neq(first, chf->dist);
+    cr_assert_eq(memcmp(first, chf->dist, chf->span_count * sizeof *first), 0);
+    op_arena_destroy(a);
+    op_arena_destroy(scratch);
+}

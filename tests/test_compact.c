@@ -121,7 +121,8 @@ static op_chf *fixture_of(op_arena *a, const op_heightfield *hf, int wh, int wc)
                 continue;
             uint32_t n = hf->spans[s].next;
             int top = n == OP_NO_SPAN ? 65535 : hf->spans[n].smin;
-            sp[k++] = (op_test_span){hf->spans[s].smax, top - hf->spans[s].smax, hf->spans[s].area};
+            int h = top - hf->spans[s].smax;
+            sp[k++] = (op_test_span){hf->spans[s].smax, h < 0 ? 0 : h, hf->spans[s].area};
             counts[c]++;
         }
     op_chf *f = op_test_field(a, hf->width, hf->depth, counts, sp, wh, wc);
@@ -215,6 +216,28 @@ Test(compact, links_equal_the_fixture_on_random_heightfields)
     }
     cr_assert_gt(one_way_seen, 50, "random fields exercise dropped one-way links (%d)",
                  one_way_seen);
+}
+
+Test(compact, overlapping_hand_made_columns_follow_the_rule)
+{
+    /* Columns whose spans overlap or go down (not made by §3): clearance clamps to 0 and the
+     * link is the first qualifying span in column order, as the fixture does. */
+    static test_hf t;
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        op_test_rng rng = {seed * 104729};
+        hf_random(&t, &rng, 8, 8, 4);
+        for (uint32_t s = 0; s < t.hf.span_count; s++) {
+            op_hf_span *sp = &t.spans[s];
+            if (sp->smin >= 20 && sp->smin < 65000 && op_test_rand_int(&rng, 0, 2) == 0) {
+                sp->smin = (uint16_t)(sp->smin - 20);
+                sp->smax = (uint16_t)(sp->smin + op_test_rand_int(&rng, 1, 4));
+            }
+        }
+        op_arena *a = op_arena_create(0);
+        op_chf chf = build(&t, a, 2, 6);
+        assert_same_field(&chf, fixture_of(a, &t.hf, 2, 6));
+        op_arena_destroy(a);
+    }
 }
 
 /* ---- hand-made cases from the rules ---- */

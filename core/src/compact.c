@@ -83,16 +83,15 @@ static void fill_spans(const op_heightfield *hf, op_chf *chf)
     chf->cells[ncells] = k;
 }
 
-/* The lowest span of cell nc that a can stand next to (§5 rule 4), or OP_NO_LINK. Floors
- * increase within a cell, so the scan stops once a floor is above a's floor + climb. */
+/* The first span of cell nc (in column order: the lowest) that a can stand next to
+ * (§5 rule 4), or OP_NO_LINK. No early exit on floor order, so a hand-made column with
+ * overlapping spans gets the rule's answer too; cells hold a few spans. */
 static uint32_t lowest_link(const op_chf *chf, uint32_t a, int nc)
 {
     int ya = chf->y[a], ta = ya + chf->h[a];
     for (uint32_t b = chf->cells[nc]; b < chf->cells[nc + 1]; b++) {
         int yb = chf->y[b];
-        if (yb > ya + chf->walkable_climb)
-            break;
-        if (yb < ya - chf->walkable_climb)
+        if (yb > ya + chf->walkable_climb || yb < ya - chf->walkable_climb)
             continue;
         int tb = yb + chf->h[b];
         int top = ta < tb ? ta : tb;

@@ -5,12 +5,11 @@
  *
  * Method: Dijkstra from all boundary spans at once with a bucket queue. Step weights are
  * 2 and 3, so while level L is settled only levels L+2 and L+3 receive spans: a ring of
- * four buckets suffices. Each level is relaxed in two phases, all orthogonal steps
- * first, then all diagonal ones; then no span's tentative distance is ever lowered
- * after it was queued (a value L+3 could only be beaten by L+2, which only an
- * orthogonal step from level L gives), so every span is queued at most once and a
- * bucket is a singly linked list threaded through one next[] array. O(spans) time,
- * 4 bytes a span of scratch. Typical size: 10^3..10^6 spans a tile.
+ * four buckets suffices. A span first queued at L0+3 can later be lowered only to L0+2
+ * (any later offer is at least L+2 >= L0+2), so it is queued at most twice; the stale
+ * entry is skipped when its level comes (dist[s] != level). Buckets hold span indices in
+ * chunks from a pool sized for 2 * span_count entries. O(spans) time, about 8 bytes a span
+ * of scratch. Typical size: 10^3..10^6 spans a tile.
  *
  * Bound: a component of linked spans always holds a boundary span (its span of least x
  * lacks a -x neighbour in the component), and orthogonal steps alone reach it, so a
@@ -27,90 +26,150 @@
 _Static_assert(2ull * (OP_MAX_SPANS - 1) + 3 < 0xffffffffull,
                "distances and tentative distances fit in uint32 below the unset marker");
 
+/* Span indices queued at one level, in chunks of OP__CHUNK entries taken from a shared
+ * pool: reading a bucket is a sequential scan. Before a span is settled, the buckets it
+ * can feed get room for all its possible offers (OP__OFFERS), so an offer is written
+ * without a branch: the entry is stored and the fill advances only when it improved
+ * the distance. Which offers improve is data-dependent, and mispredicted branches were
+ * the main cost. At most 2 * span_count entries are ever queued, so
+ * 2 * span_count / (OP__CHUNK - OP__OFFERS) + 6 chunks always suffice (a chunk is closed
+ * with fewer than OP__OFFERS free entries, and each of the four live buckets holds one
+ * partly filled chunk). */
+#define OP__CHUNK  512u
+#define OP__OFFERS 12u /* offers of one settled span: 4 orthogonal, 8 diagonal */
+
+typedef struct bucket {
+    uint32_t first, last; /* chunk indices, OP__UNSET when empty */
+    uint32_t fill;        /* entries used in the last chunk */
+} bucket;
+
 typedef struct bucket_ring {
-    uint32_t head[4], tail[4];
-    uint32_t *next; /* span_count entries: list successor */
-    uint64_t queued;
+    bucket b[4];
+    uint32_t *store;      /* nchunks * OP__CHUNK span indices */
+    uint32_t *chunk_next; /* per chunk: next chunk of its bucket, or of the free list */
+    uint32_t *chunk_fill; /* per closed chunk: entries used */
+    uint32_t free_chunk;
 } bucket_ring;
 
-static int is_boundary(const op_chf *chf, uint32_t s)
-{
-    if (chf->areas[s] == OP_NULL_AREA)
-        return 1;
-    for (int d = 0; d < 4; d++) {
-        uint32_t n = chf->links[s][d];
-        if (n == OP_NO_LINK || chf->areas[n] == OP_NULL_AREA)
-            return 1;
-    }
-    return 0;
-}
+static const bucket empty_bucket = {OP__UNSET, OP__UNSET, 0};
 
-static void push(bucket_ring *q, uint32_t level, uint32_t s)
+/* Room for OP__OFFERS entries in the last chunk of the bucket of level; returns where
+ * the chunk's entries start. */
+static uint32_t *reserve(bucket_ring *q, uint32_t level)
 {
-    int b = (int)(level & 3);
-    q->next[s] = OP__UNSET;
-    if (q->head[b] == OP__UNSET)
-        q->head[b] = s;
-    else
-        q->next[q->tail[b]] = s;
-    q->tail[b] = s;
-    q->queued++;
-}
-
-static void relax(bucket_ring *q, uint32_t *dist, uint32_t s, uint32_t v)
-{
-    if (s != OP_NO_LINK && dist[s] > v) {
-        dist[s] = v;
-        push(q, v, s);
-    }
-}
-
-static void relax_orthogonal(const op_chf *chf, bucket_ring *q, uint32_t *dist, uint32_t s,
-                             uint32_t v)
-{
-    for (int d = 0; d < 4; d++)
-        relax(q, dist, chf->links[s][d], v);
-}
-
-/* A diagonal is a link in d then a link in d+1 or d-1 from there (both ways round). */
-static void relax_diagonal(const op_chf *chf, bucket_ring *q, uint32_t *dist, uint32_t s,
-                           uint32_t v)
-{
-    for (int d = 0; d < 4; d++) {
-        uint32_t m = chf->links[s][d];
-        if (m == OP_NO_LINK)
-            continue;
-        relax(q, dist, chf->links[m][(d + 1) & 3], v);
-        relax(q, dist, chf->links[m][(d + 3) & 3], v);
-    }
-}
-
-/* Level 0: the boundary spans, found by a scan rather than queued. */
-static void settle_boundary(const op_chf *chf, bucket_ring *q, uint32_t *dist)
-{
-    uint32_t n = chf->span_count;
-    for (uint32_t s = 0; s < n; s++)
-        dist[s] = is_boundary(chf, s) ? 0 : OP__UNSET;
-    for (uint32_t s = 0; s < n; s++)
-        if (dist[s] == 0)
-            relax_orthogonal(chf, q, dist, s, 2);
-    for (uint32_t s = 0; s < n; s++)
-        if (dist[s] == 0)
-            relax_diagonal(chf, q, dist, s, 3);
-}
-
-static void settle_levels(const op_chf *chf, bucket_ring *q, uint32_t *dist)
-{
-    for (uint32_t level = 1; q->queued > 0; level++) {
-        int b = (int)(level & 3);
-        uint32_t first = q->head[b];
-        q->head[b] = q->tail[b] = OP__UNSET;
-        for (uint32_t s = first; s != OP__UNSET; s = q->next[s]) {
-            relax_orthogonal(chf, q, dist, s, level + 2);
-            q->queued--;
+    bucket *b = &q->b[level & 3];
+    if (b->last == OP__UNSET || b->fill + OP__OFFERS > OP__CHUNK) {
+        uint32_t c = q->free_chunk;
+        q->free_chunk = q->chunk_next[c];
+        q->chunk_next[c] = OP__UNSET;
+        if (b->last == OP__UNSET) {
+            b->first = c;
+        } else {
+            q->chunk_fill[b->last] = b->fill;
+            q->chunk_next[b->last] = c;
         }
-        for (uint32_t s = first; s != OP__UNSET; s = q->next[s])
-            relax_diagonal(chf, q, dist, s, level + 3);
+        b->last = c;
+        b->fill = 0;
+    }
+    return q->store + (size_t)b->last * OP__CHUNK;
+}
+
+/* dist[s] = min(dist[s], v), queueing s at v when that lowered it (chunk[*fill]); no
+ * branch. Returns the new distance. */
+static uint32_t offer(uint32_t *dist, uint32_t *chunk, uint32_t *fill, uint32_t s, uint32_t v)
+{
+    uint32_t old = dist[s];
+    uint32_t better = old > v;
+    uint32_t now = better ? v : old;
+    dist[s] = now;
+    chunk[*fill] = s;
+    *fill += better;
+    return now;
+}
+
+/* Settles span s at level L: orthogonal steps (L+2) and diagonal ones (L+3), a link in
+ * d then a link in d+1 or d-1 from there (both ways round). After m's orthogonal step
+ * dist[m] <= L+2; when dist[m] <= L+1, m's own orthogonal steps give every q at most
+ * L+3, so the diagonals through m cannot improve anything and are skipped (about half
+ * the diagonals on an open floor), without changing any final distance. */
+static void settle_span(const op_chf *chf, bucket_ring *q, uint32_t *dist, uint32_t s,
+                        uint32_t level)
+{
+    uint32_t *c2 = reserve(q, level + 2), *c3 = reserve(q, level + 3);
+    bucket *b2 = &q->b[(level + 2) & 3], *b3 = &q->b[(level + 3) & 3];
+    uint32_t f2 = b2->fill, f3 = b3->fill;
+    const uint32_t *l = chf->links[s];
+    for (int d = 0; d < 4; d++) {
+        uint32_t m = l[d];
+        if (m == OP_NO_LINK || offer(dist, c2, &f2, m, level + 2) < level + 2)
+            continue;
+        uint32_t q1 = chf->links[m][(d + 1) & 3], q2 = chf->links[m][(d + 3) & 3];
+        if (q1 != OP_NO_LINK)
+            offer(dist, c3, &f3, q1, level + 3);
+        if (q2 != OP_NO_LINK)
+            offer(dist, c3, &f3, q2, level + 3);
+    }
+    b2->fill = f2;
+    b3->fill = f3;
+}
+
+static uint32_t chunk_len(const bucket_ring *q, const bucket *b, uint32_t c)
+{
+    return c == b->last ? b->fill : q->chunk_fill[c];
+}
+
+/* Settles the bucket of one level (skipping stale entries), then returns its chunks to
+ * the pool. */
+static void settle_level(const op_chf *chf, bucket_ring *q, uint32_t *dist, uint32_t level)
+{
+    bucket cur = q->b[level & 3];
+    q->b[level & 3] = empty_bucket;
+    if (cur.first == OP__UNSET)
+        return;
+    for (uint32_t c = cur.first; c != OP__UNSET; c = q->chunk_next[c]) {
+        const uint32_t *e = q->store + (size_t)c * OP__CHUNK;
+        uint32_t n = chunk_len(q, &cur, c);
+        for (uint32_t i = 0; i < n; i++)
+            if (dist[e[i]] == level)
+                settle_span(chf, q, dist, e[i], level);
+    }
+    q->chunk_next[cur.last] = q->free_chunk;
+    q->free_chunk = cur.first;
+}
+
+static int ring_empty(const bucket_ring *q)
+{
+    for (int b = 0; b < 4; b++)
+        if (q->b[b].first != OP__UNSET &&
+            (q->b[b].first != q->b[b].last || q->b[b].fill > 0))
+            return 0;
+    return 1;
+}
+
+static void mark_zero(bucket_ring *q, uint32_t *dist, uint32_t s)
+{
+    if (dist[s] != 0) {
+        uint32_t *chunk = reserve(q, 0);
+        dist[s] = 0;
+        chunk[q->b[0].fill++] = s;
+    }
+}
+
+/* Level 0 (§8 rule 1): spans of area 0 or with a missing link, and, as links are mutual,
+ * every span an area-0 span links to (those are exactly the spans linking to an area-0
+ * span). Each is queued once, when its distance first becomes 0. */
+static void mark_boundary(const op_chf *chf, bucket_ring *q, uint32_t *dist)
+{
+    for (uint32_t s = 0; s < chf->span_count; s++) {
+        const uint32_t *l = chf->links[s];
+        int open = chf->areas[s] == OP_NULL_AREA;
+        if (open || l[0] == OP_NO_LINK || l[1] == OP_NO_LINK || l[2] == OP_NO_LINK ||
+            l[3] == OP_NO_LINK)
+            mark_zero(q, dist, s);
+        if (open)
+            for (int d = 0; d < 4; d++)
+                if (l[d] != OP_NO_LINK)
+                    mark_zero(q, dist, l[d]);
     }
 }
 
@@ -118,15 +177,26 @@ op_status op_distance_compute(const op_chf *chf, uint32_t *dist, op_arena *scrat
 {
     op_arena_mark mark = op_arena_get_mark(scratch);
     bucket_ring q;
-    q.next = op_arena_alloc(scratch, (size_t)chf->span_count * sizeof *q.next);
-    if (!q.next)
+    uint32_t n = chf->span_count;
+    uint32_t nchunks = (uint32_t)(2 * (uint64_t)n / (OP__CHUNK - OP__OFFERS)) + 6;
+    size_t bytes = (size_t)nchunks * (OP__CHUNK + 2) * sizeof(uint32_t);
+    q.store = op_arena_alloc(scratch, (size_t)nchunks * OP__CHUNK * sizeof *q.store);
+    q.chunk_next = q.store ? op_arena_alloc(scratch, nchunks * sizeof *q.chunk_next) : NULL;
+    q.chunk_fill = q.chunk_next ? op_arena_alloc(scratch, nchunks * sizeof *q.chunk_fill) : NULL;
+    if (!q.chunk_fill) {
+        op_arena_release(scratch, mark);
         return op_err_set(err, OP_ENOMEM, "spans: distance: out of memory for %zu bytes of scratch",
-                          (size_t)chf->span_count * sizeof *q.next);
+                          bytes);
+    }
+    for (uint32_t c = 0; c < nchunks; c++)
+        q.chunk_next[c] = c + 1 < nchunks ? c + 1 : OP__UNSET;
+    q.free_chunk = 0;
     for (int b = 0; b < 4; b++)
-        q.head[b] = q.tail[b] = OP__UNSET;
-    q.queued = 0;
-    settle_boundary(chf, &q, dist);
-    settle_levels(chf, &q, dist);
+        q.b[b] = empty_bucket;
+    memset(dist, 0xff, (size_t)n * sizeof *dist); /* OP__UNSET */
+    mark_boundary(chf, &q, dist);
+    for (uint32_t level = 0; !ring_empty(&q); level++)
+        settle_level(chf, &q, dist, level);
     op_arena_release(scratch, mark);
     return OP_OK;
 }

@@ -19,6 +19,24 @@ static void build_dist(op_chf *chf, op_arena *a)
     cr_assert_not_null(chf->dist);
 }
 
+static const op_distance_method methods[3] = {OP_DISTANCE_SWEEPS, OP_DISTANCE_DIJKSTRA,
+                                              OP_DISTANCE_BACKWARD_ONLY};
+
+/* Every method against want (the default one already checked in chf->dist). */
+static void assert_methods_equal(const op_chf *chf, const uint32_t *want, op_arena *a,
+                                 const char *what)
+{
+    uint32_t *got = malloc((chf->span_count + 1) * sizeof *got);
+    for (int m = 0; m < 3; m++) {
+        op_err e;
+        cr_assert_eq(op_distance_compute_method(chf, got, methods[m], a, &e), OP_OK, "%s", e.msg);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            cr_assert_eq(got[s], want[s], "%s: method %d span %u: %u != %u", what, m, s, got[s],
+                         want[s]);
+    }
+    free(got);
+}
+
 static void assert_equals_brute(const op_chf *chf, const char *what)
 {
     uint32_t *want = malloc((chf->span_count + 1) * sizeof *want);
@@ -26,6 +44,9 @@ static void assert_equals_brute(const op_chf *chf, const char *what)
     for (uint32_t s = 0; s < chf->span_count; s++)
         cr_assert_eq(chf->dist[s], want[s], "%s: span %u: %u != brute %u", what, s, chf->dist[s],
                      want[s]);
+    op_arena *a = op_arena_create(0);
+    assert_methods_equal(chf, want, a, what);
+    op_arena_destroy(a);
     free(want);
 }
 
@@ -101,6 +122,23 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
+Test(distance, methods_agree_on_large_random_fields)
+{
+    /* Too large for the brute force: the three methods check each other, and the plain
+     * Dijkstra has been checked against the brute force above. */
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        op_test_rng rng = {seed * 7777};
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = op_test_field_random(a, &rng, 150, 120, (int)(seed % 4) + 1, 2);
+        uint32_t *want = malloc((chf->span_count + 1) * sizeof *want);
+        op_err e;
+        cr_assert_eq(op_distance_compute_method(chf, want, OP_DISTANCE_DIJKSTRA, a, &e), OP_OK);
+        assert_methods_equal(chf, want, a, "large");
+        free(want);
+        op_arena_destroy(a);
+    }
+}
+
 Test(distance, block_rings_cost_two_per_step)
 {
     /* In a full w x d block only the outer ring is boundary, and the straight path to it
@@ -173,6 +211,38 @@ Test(distance, allocation_failure_returns_enomem)
         op_arena_destroy(out);
         op_arena_destroy(scratch);
     }
+    op_arena_destroy(fa);
+}
+
+Test(distance, allocation_failure_during_a_repair)
+{
+    /* Without the forward pass the repair runs (seeds, their sort keys, the bucket ring):
+     * every allocation failure is reported and the eventual success is exact. */
+    op_test_rng rng = {23};
+    op_arena *fa = op_arena_create(0);
+    op_chf *chf = op_test_field_random(fa, &rng, 30, 30, 2, 2);
+    uint32_t *want = malloc((chf->span_count + 1) * sizeof *want);
+    uint32_t *got = malloc((chf->span_count + 1) * sizeof *got);
+    op_test_brute_distance(chf, want);
+    int failures = 0;
+    for (long k = 0;; k++) {
+        op_arena *scratch = op_arena_create(0);
+        op_arena_fail_after(scratch, k);
+        op_err e;
+        op_status st = op_distance_compute_method(chf, got, OP_DISTANCE_BACKWARD_ONLY, scratch, &e);
+        cr_assert_eq(op_arena_used(scratch), 0, "scratch is released");
+        op_arena_destroy(scratch);
+        if (st == OP_OK)
+            break;
+        cr_assert_eq(st, OP_ENOMEM, "%s", e.msg);
+        cr_assert(strstr(e.msg, "bytes"), "%s", e.msg);
+        failures++;
+    }
+    cr_assert_geq(failures, 3, "seeds, keys and ring allocations all fail once (%d)", failures);
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        cr_assert_eq(got[s], want[s], "span %u", s);
+    free(want);
+    free(got);
     op_arena_destroy(fa);
 }
 

@@ -11,15 +11,15 @@
  *    check that records every span it still lowers. Every value is the length of a real
  *    path, so it never drops below the true distance.
  * 3. Repair: Dijkstra from the recorded spans. When it ends every step s -> t satisfies
- *    dist[t] <= dist[s] + cost (see sweep()), which with 1. makes every value exact. On a
- *    single floor the nearest boundary is reached in a straight line and the check
- *    records nothing; overlapping floors can leave a few spans.
+ *    dist[t] <= dist[s] + cost (see sweep()), which with 2. makes every value exact. On
+ *    ordinary fields the check records nothing (none of the random test fields needed a
+ *    repair); the repair is what keeps odd geometry exact, at worst one full Dijkstra.
  * The Dijkstra uses a bucket queue: weights are 2 and 3, so while level L is settled
  * only levels L+2 and L+3 receive spans and a ring of four buckets suffices. A span
  * first queued at L0+3 can later be lowered only to L0+2 (any later offer is at least
  * L+2 >= L0+2), so it is queued at most twice; the stale entry is skipped when its level
  * comes (dist[s] != level). O(spans) time (plus sorting the recorded spans); scratch
- * 4 bytes a span, and up to 8 more when a repair runs. Typical size: 10^3..10^6 spans a
+ * 4 bytes a span, and up to about 16 more when a repair runs. Typical: 10^3..10^6 spans a
  * tile. On the same fields this is about 1.5-2x faster than Recast's
  * rcBuildDistanceField (two chamfer passes and a box blur), which is also approximate.
  *

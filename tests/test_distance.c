@@ -174,6 +174,58 @@ Test(distance, a_diagonal_step_costs_three)
     op_arena_destroy(a);
 }
 
+/* A 9 x 9 floor at row 10 where the diagonal from S = (4,4) to the cell (5,5) reaches a
+ * different span each way round, as the cells between hold different floors:
+ *   M  = (4,5): floor 11;      S -> M (+z) -> (5,5) (+x) reaches the floor 12 (interior)
+ *   M' = (5,4): floors 9, 13;  S -> M' (+x) -> (5,5) (+z) reaches the floor 8 (boundary:
+ *                                 its -x and +x neighbours are out of climb or room)
+ * So S is 3 only through the second way round (its orthogonal neighbours are interior).
+ * transpose swaps x and z, which swaps which way round is the critical one. */
+static op_chf *two_ways_field(op_arena *a, int transpose, uint32_t *s_span)
+{
+    int counts[81];
+    op_test_span sp[90];
+    int k = 0;
+    for (int z = 0; z < 9; z++)
+        for (int x = 0; x < 9; x++) {
+            int cx = transpose ? z : x, cz = transpose ? x : z;
+            int c = x + z * 9;
+            counts[c] = 1;
+            if (cx == 4 && cz == 4)
+                *s_span = (uint32_t)k;
+            if (cx == 4 && cz == 5) {
+                sp[k++] = (op_test_span){11, 1000, 63};
+            } else if (cx == 5 && cz == 4) {
+                sp[k++] = (op_test_span){9, 3, 63};
+                sp[k++] = (op_test_span){13, 1000, 63};
+                counts[c] = 2;
+            } else if (cx == 5 && cz == 5) {
+                sp[k++] = (op_test_span){8, 3, 63};
+                sp[k++] = (op_test_span){12, 1000, 63};
+                counts[c] = 2;
+            } else {
+                sp[k++] = (op_test_span){10, 1000, 63};
+            }
+        }
+    return op_test_field(a, 9, 9, counts, sp, 2, 2);
+}
+
+Test(distance, a_diagonal_counts_either_way_round)
+{
+    for (int t = 0; t < 2; t++) {
+        op_arena *a = op_arena_create(0);
+        uint32_t s;
+        op_chf *chf = two_ways_field(a, t, &s);
+        build_dist(chf, a);
+        uint32_t *want = malloc((chf->span_count + 1) * sizeof *want);
+        op_test_brute_distance(chf, want);
+        cr_assert_eq(want[s], 3, "the field is built as intended (brute %u)", want[s]);
+        free(want);
+        assert_equals_brute(chf, t ? "two ways, transposed" : "two ways");
+        op_arena_destroy(a);
+    }
+}
+
 Test(distance, area_zero_spans_and_their_neighbours_are_boundary)
 {
     const char *pic[] = {

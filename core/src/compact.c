@@ -102,30 +102,58 @@ static uint32_t lowest_link(const op_chf *chf, uint32_t a, int nc)
     return OP_NO_LINK;
 }
 
-static void link_one_way(op_chf *chf)
+/* §5 rules 4–5 for one pair of adjacent cells c → nc in direction d (1 or 2): candidate
+ * links both ways, then the one-way ones dropped. Dropping in place is order-independent:
+ * a dropped a → b (b's candidate is some a' ≠ a) is read only by the check of a span whose
+ * candidate is a, and that span is not b, so the check fails with or without it. Pairs
+ * are disjoint in the links they write, so visiting cells in order visits each pair once,
+ * close in memory, with no separate pass over all links. */
+static void link_pair(op_chf *chf, int c, int nc, int d)
 {
-    for (int z = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++) {
-            int c = x + z * chf->width;
-            for (uint32_t a = chf->cells[c]; a < chf->cells[c + 1]; a++)
-                for (int d = 0; d < 4; d++) {
-                    int nx = x + op_dir_dx(d), nz = z + op_dir_dz(d);
-                    int inside = nx >= 0 && nz >= 0 && nx < chf->width && nz < chf->depth;
-                    chf->links[a][d] =
-                        inside ? lowest_link(chf, a, nx + nz * chf->width) : OP_NO_LINK;
-                }
-        }
+    int o = (d + 2) & 3;
+    uint32_t a0 = chf->cells[c], a1 = chf->cells[c + 1];
+    uint32_t b0 = chf->cells[nc], b1 = chf->cells[nc + 1];
+    for (uint32_t a = a0; a < a1; a++)
+        chf->links[a][d] = lowest_link(chf, a, nc);
+    for (uint32_t b = b0; b < b1; b++)
+        chf->links[b][o] = lowest_link(chf, b, c);
+    for (uint32_t a = a0; a < a1; a++) {
+        uint32_t b = chf->links[a][d];
+        if (b != OP_NO_LINK && chf->links[b][o] != a)
+            chf->links[a][d] = OP_NO_LINK;
+    }
+    for (uint32_t b = b0; b < b1; b++) {
+        uint32_t a = chf->links[b][o];
+        if (a != OP_NO_LINK && chf->links[a][d] != b)
+            chf->links[b][o] = OP_NO_LINK;
+    }
 }
 
-/* §5 rule 5. Clearing in place is order-independent: a cleared link a→b (b links
- * elsewhere) is only ever read by a check from some c ≠ b, which fails either way. */
-static void drop_one_way(op_chf *chf)
+/* Links toward outside the grid are none (rule 4). */
+static void unlink_side(op_chf *chf, int c, int d)
 {
-    for (uint32_t a = 0; a < chf->span_count; a++)
-        for (int d = 0; d < 4; d++) {
-            uint32_t b = chf->links[a][d];
-            if (b != OP_NO_LINK && chf->links[b][(d + 2) & 3] != a)
-                chf->links[a][d] = OP_NO_LINK;
+    for (uint32_t a = chf->cells[c]; a < chf->cells[c + 1]; a++)
+        chf->links[a][d] = OP_NO_LINK;
+}
+
+static void link_cells(op_chf *chf)
+{
+    int w = chf->width, dep = chf->depth;
+    for (int z = 0; z < dep; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            if (x == 0)
+                unlink_side(chf, c, 0);
+            if (z == 0)
+                unlink_side(chf, c, 3);
+            if (x + 1 < w)
+                link_pair(chf, c, c + 1, 2);
+            else
+                unlink_side(chf, c, 2);
+            if (z + 1 < dep)
+                link_pair(chf, c, c + w, 1);
+            else
+                unlink_side(chf, c, 1);
         }
 }
 
@@ -172,8 +200,7 @@ op_status op_chf_build(const op_heightfield *hf, int walkable_height, int walkab
         return st;
     }
     fill_spans(hf, &r);
-    link_one_way(&r);
-    drop_one_way(&r);
+    link_cells(&r);
     *chf = r;
     return OP_OK;
 }

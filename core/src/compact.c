@@ -4,8 +4,10 @@
  * z-major, spans bottom up, with mutual links to the four neighbour cells).
  *
  * Invariants of the result: cells[] is non-decreasing with cells[w*d] = span_count;
- * within a cell floors strictly increase; every stored link is mutual (b = links[a][d]
- * implies links[b][(d+2)&3] = a); dist is NULL (built later by op_distance_build).
+ * within a cell floors strictly increase (for heightfields built by §3); every stored
+ * link is mutual (b = links[a][d] implies links[b][(d+2)&3] = a) and b lies in the
+ * neighbour cell; dist is NULL (built later by op_distance_build). A refused or failed
+ * build leaves *chf zeroed and the output arena as it was.
  * Typical sizes: a tile of 40x40..300x300 cells, 1..4 floors a cell, so 10^3..10^6 spans.
  */
 #include <stdlib.h>

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onepath/limits.h"
 #include "onepath/spans.h"
 #include "op_fields.h"
 #include "op_test.h"
@@ -420,6 +421,24 @@ Test(volumes, bad_volumes_are_refused_naming_the_field)
     expect_refusal(&v, OP_EINVAL, "pts[3] = nan");
     v = prism(tri, 3, 1, 0, 3);
     expect_refusal(&v, OP_ERANGE, "bmin[1] = 1");
+}
+
+Test(volumes, limits_are_accepted_at_n)
+{
+    op_err e;
+    double pts[2 * OP_MAX_PRISM_VERTS];
+    for (int i = 0; i < OP_MAX_PRISM_VERTS; i++) {
+        double t = i * (6.283185307179586 / OP_MAX_PRISM_VERTS);
+        pts[2 * i] = 10.0 * cos(t), pts[2 * i + 1] = 10.0 * sin(t);
+    }
+    op_volume v = prism(pts, OP_MAX_PRISM_VERTS, 0, 1, 63);
+    cr_assert_eq(op_volume_validate(&v, &e), OP_OK, "%s", e.msg);
+    v = prism(pts, 3, 0, 0, 0); /* npts 3, area 0, ymin = ymax */
+    cr_assert_eq(op_volume_validate(&v, &e), OP_OK, "%s", e.msg);
+    v = cylinder(0, 0, 4.9e-324, 0, 0, 1); /* the least positive radius */
+    cr_assert_eq(op_volume_validate(&v, &e), OP_OK, "%s", e.msg);
+    v = box(1, 1, 1, 1, 1, 1, 1); /* a point */
+    cr_assert_eq(op_volume_validate(&v, &e), OP_OK, "%s", e.msg);
 }
 
 Test(volumes, bad_arrays_are_refused)

@@ -418,8 +418,6 @@ Test(contours, max_error_zero_keeps_both_sides_of_shared_boundaries_alike)
     op_contour_settings cs = settings(0.0, 12, 1, 0);
     int checked = 0;
     for (int k = 0; k < NCASES; k++) {
-        if (random_cases[k].floors != 1)
-            continue;
         op_regions *r;
         op_chf *chf = case_field(&random_cases[k], &r);
         op_contour_set set = build(chf, r, &cs);
@@ -429,7 +427,7 @@ Test(contours, max_error_zero_keeps_both_sides_of_shared_boundaries_alike)
         checked++;
         op_arena_reset(OUT);
     }
-    cr_assert_gt(checked, 3);
+    cr_assert_eq(checked, NCASES);
 }
 
 /* ------------------------------------------------------------- hand-made */
@@ -758,4 +756,23 @@ Test(contours, hash_matrix_build3d_contours)
     uint64_t b = scenario_hash();
     cr_assert_eq(a, b, "two builds differ");
     op_test_golden("build3d/contours", a);
+}
+
+Test(contours, vertex_height_is_the_highest_floor_around_the_corner)
+{
+    /* Cell (0,0) y 0 is region 1; (1,0) y 10 is not linked to it (climb 4), (0,1) y 3
+     * and (1,1) y 7 are. Corner (1,1) sees (1,1) only diagonally, through (0,1). */
+    int counts[4] = {1, 1, 1, 1};
+    op_test_span spans[4] = {{0, 100, 63}, {10, 100, 63}, {3, 100, 63}, {7, 100, 63}};
+    op_chf *chf = op_test_field(A, 2, 2, counts, spans, 10, 4);
+    cr_assert_eq(chf->links[0][2], OP_NO_LINK);
+    int ids[4] = {1, 0, 0, 0};
+    op_regions *r = regions_from_ids(A, chf, ids);
+    op_contour_settings cs = settings(1.3, 12, 1, 1);
+    op_contour_set set = build(chf, r, &cs);
+    cr_assert_eq(set.count, 1);
+    /* Raw (0,1) (0,0) (1,0) (1,1): every vertex is 0.7 from its chord, so the MaxError 0
+     * pass keeps all four. */
+    static const int want[][4] = {{0, 3, 1, -1}, {0, 0, 0, -1}, {1, 0, 0, 0}, {1, 7, 1, 0}};
+    expect_loop(&set.contours[0], want, 4);
 }

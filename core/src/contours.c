@@ -179,11 +179,31 @@ typedef struct hole_key {
     int i;
 } hole_key;
 
-static int cmp_hole_key(const void *pa, const void *pb)
+static int key_before(const hole_key *a, const hole_key *b)
 {
-    const hole_key *a = pa, *b = pb;
     int c = op__cmp_xz(&a->p, &b->p);
-    return c ? c : (a->i > b->i) - (a->i < b->i);
+    return c ? c < 0 : a->i < b->i;
+}
+
+/* Bottom-up merge sort (qsort may call malloc); the result is in a or tmp. */
+static hole_key *sort_keys(hole_key *a, hole_key *tmp, int n)
+{
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = key_before(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                tmp[k++] = a[i++];
+            while (j < hi)
+                tmp[k++] = a[j++];
+        }
+        hole_key *t = a;
+        a = tmp;
+        tmp = t;
+    }
+    return a;
 }
 
 static op__ring ring_of(const build *b, int i, int raw)
@@ -202,9 +222,9 @@ static op_status join_version(build *b, int o, const int *holes, int nh, int raw
         op__ring h = ring_of(b, holes[k], raw);
         keys[k] = (hole_key){h.v[op__leftmost(h.v, h.n)], holes[k]};
     }
-    qsort(keys, (size_t)nh, sizeof *keys, cmp_hole_key);
+    const hole_key *sorted = sort_keys(keys, keys + nh, nh);
     for (int k = 0; k < nh; k++)
-        rings[k] = ring_of(b, keys[k].i, raw);
+        rings[k] = ring_of(b, sorted[k].i, raw);
     return op__join_holes(ring_of(b, o, raw), rings, nh, b->loops.region[o], dst, m, joined,
                           b->scratch, b->err);
 }
@@ -217,7 +237,7 @@ static op_status build_outline(build *b, int o, const int *holes, int nh, op_con
         cap += b->loops.start[holes[k] + 1] - b->loops.start[holes[k]];
     op_arena_mark mark = op_arena_get_mark(b->scratch);
     op_contour_vert *dst = op_arena_alloc(b->scratch, cap * sizeof *dst);
-    hole_key *keys = op_arena_alloc(b->scratch, (size_t)nh * sizeof *keys + 1);
+    hole_key *keys = op_arena_alloc(b->scratch, 2 * (size_t)nh * sizeof *keys + 1);
     op__ring *rings = op_arena_alloc(b->scratch, (size_t)nh * sizeof *rings + 1);
     if (!dst || !keys || !rings)
         return nomem(b, "joined loop", cap * sizeof *dst);

@@ -13,7 +13,6 @@
  * All tests are exact 64-bit orientations. Cost per hole: O(m log m + E) when the
  * nearest candidate is accepted (m outline vertices, E edges), as Recast's merge.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "contours_internal.h"
@@ -104,36 +103,55 @@ typedef struct candidate {
     int i;
 } candidate;
 
-static int cmp_candidate(const void *pa, const void *pb)
+static int cand_before(const candidate *a, const candidate *b)
 {
-    const candidate *a = pa, *b = pb;
-    if (a->d2 != b->d2)
-        return a->d2 < b->d2 ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
+    return a->d2 < b->d2 || (a->d2 == b->d2 && a->i < b->i);
 }
 
-/* The outline vertex to bridge hole h's vertex pi to, or -1. */
+/* Binary min-heap on (d2, index): candidates come out in the order they are tried, and
+ * the usual case (the nearest is accepted) costs O(m) instead of a full sort. */
+static void sift_down(candidate *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cand_before(&h[l], &h[m]))
+            m = l;
+        if (r < n && cand_before(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        candidate t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* The outline vertex to bridge hole h's vertex pi to, or -1. Candidates come off the
+ * heap by distance; the cone tests run only on those popped. */
 static int find_bridge(const op_contour_vert *dst, int m, const op__ring *holes, int h, int nh,
                        int pi, candidate *cand)
 {
     const op__ring hole = holes[h];
     const op_contour_vert *p = &hole.v[pi];
-    int nc = 0;
     for (int i = 0; i < m; i++) {
-        const op_contour_vert *q = &dst[i];
-        if (!in_cone(hole.v, hole.n, pi, q) || !in_cone(dst, m, i, p))
-            continue;
-        int64_t dx = (int64_t)q->x - p->x, dz = (int64_t)q->z - p->z;
-        cand[nc++] = (candidate){dx * dx + dz * dz, i};
+        int64_t dx = (int64_t)dst[i].x - p->x, dz = (int64_t)dst[i].z - p->z;
+        cand[i] = (candidate){dx * dx + dz * dz, i};
     }
-    qsort(cand, (size_t)nc, sizeof *cand, cmp_candidate);
-    for (int c = 0; c < nc; c++) {
-        const op_contour_vert *q = &dst[cand[c].i];
-        int ok = ring_clear(dst, m, p, q);
+    int nc = m;
+    for (int i = nc / 2 - 1; i >= 0; i--)
+        sift_down(cand, nc, i);
+    while (nc > 0) {
+        int qi = cand[0].i;
+        const op_contour_vert *q = &dst[qi];
+        int ok =
+            in_cone(hole.v, hole.n, pi, q) && in_cone(dst, m, qi, p) && ring_clear(dst, m, p, q);
         for (int k = h; ok && k < nh; k++)
             ok = ring_clear(holes[k].v, holes[k].n, p, q);
         if (ok)
-            return cand[c].i;
+            return qi;
+        cand[0] = cand[--nc];
+        sift_down(cand, nc, 0);
     }
     return -1;
 }

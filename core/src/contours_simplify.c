@@ -13,7 +13,6 @@
  * Cost: O(n * kept) per loop like Recast's simplifyContour; the crossing test is a
  * sort-and-sweep, near O(m log m) on real loops.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "contours_internal.h"
@@ -46,22 +45,53 @@ typedef struct edge_box {
     int i;
 } edge_box;
 
-static int cmp_box(const void *pa, const void *pb)
+static int box_before(const edge_box *a, const edge_box *b)
 {
-    const edge_box *a = pa, *b = pb;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
+    return a->lo < b->lo || (a->lo == b->lo && a->i < b->i);
+}
+
+/* Bottom-up merge sort by (lo, i) with a buffer of n (qsort may call malloc). */
+static edge_box *sort_boxes(edge_box *a, edge_box *tmp, int n)
+{
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = box_before(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                tmp[k++] = a[i++];
+            while (j < hi)
+                tmp[k++] = a[j++];
+        }
+        edge_box *t = a;
+        a = tmp;
+        tmp = t;
+    }
+    return a;
 }
 
 #define SMALL_LOOP 24 /* below this, test every pair */
 
+static int boxes_apart(const op_contour_vert *a, const op_contour_vert *b, const op_contour_vert *c,
+                       const op_contour_vert *d)
+{
+    return (a->x < c->x && a->x < d->x && b->x < c->x && b->x < d->x) ||
+           (a->x > c->x && a->x > d->x && b->x > c->x && b->x > d->x) ||
+           (a->z < c->z && a->z < d->z && b->z < c->z && b->z < d->z) ||
+           (a->z > c->z && a->z > d->z && b->z > c->z && b->z > d->z);
+}
+
 static int crosses_small(const op_contour_vert *v, int n)
 {
-    for (int i = 0; i < n; i++)
-        for (int j = i + 2; j < n; j++)
-            if (cross_properly(&v[i], &v[(i + 1) % n], &v[j], &v[(j + 1) % n]))
+    for (int i = 0; i < n; i++) {
+        const op_contour_vert *a = &v[i], *b = &v[(i + 1) % n];
+        for (int j = i + 2; j < n; j++) {
+            const op_contour_vert *c = &v[j], *d = &v[(j + 1) % n];
+            if (!boxes_apart(a, b, c, d) && cross_properly(a, b, c, d))
                 return 1;
+        }
+    }
     return 0;
 }
 
@@ -82,9 +112,10 @@ op_status op__loop_crosses(const op_contour_vert *v, int n, op_arena *scratch, i
     int along_x = (x1 - x0) >= (z1 - z0); /* sweep the longer axis: fewer overlaps */
     op_arena_mark mark = op_arena_get_mark(scratch);
     edge_box *e = op_arena_alloc(scratch, (size_t)n * sizeof *e);
-    if (!e)
+    edge_box *tmp = op_arena_alloc(scratch, (size_t)n * sizeof *tmp);
+    if (!e || !tmp)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes, crossing test)",
-                          (size_t)n * sizeof *e);
+                          2 * (size_t)n * sizeof *e);
     for (int i = 0; i < n; i++) {
         const op_contour_vert *a = &v[i], *b = &v[(i + 1) % n];
         int32_t ax = along_x ? a->x : a->z, bx = along_x ? b->x : b->z;
@@ -92,7 +123,7 @@ op_status op__loop_crosses(const op_contour_vert *v, int n, op_arena *scratch, i
         e[i] = (edge_box){ax < bx ? ax : bx, ax < bx ? bx : ax, az < bz ? az : bz,
                           az < bz ? bz : az, i};
     }
-    qsort(e, (size_t)n, sizeof *e, cmp_box);
+    e = sort_boxes(e, tmp, n);
     int found = 0;
     for (int i = 0; i < n && !found; i++)
         for (int j = i + 1; j < n && e[j].lo <= e[i].hi; j++) {

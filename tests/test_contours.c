@@ -776,3 +776,172 @@ Test(contours, vertex_height_is_the_highest_floor_around_the_corner)
     static const int want[][4] = {{0, 3, 1, -1}, {0, 0, 0, -1}, {1, 0, 0, 0}, {1, 7, 1, 0}};
     expect_loop(&set.contours[0], want, 4);
 }
+
+static int loop_crosses_itself(const op_contour_vert *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const op_contour_vert *a = &v[i], *b = &v[(i + 1) % n];
+            const op_contour_vert *c = &v[j], *d = &v[(j + 1) % n];
+            int64_t o1 =
+                (int64_t)(b->x - a->x) * (c->z - a->z) - (int64_t)(b->z - a->z) * (c->x - a->x);
+            int64_t o2 =
+                (int64_t)(b->x - a->x) * (d->z - a->z) - (int64_t)(b->z - a->z) * (d->x - a->x);
+            int64_t o3 =
+                (int64_t)(d->x - c->x) * (a->z - c->z) - (int64_t)(d->z - c->z) * (a->x - c->x);
+            int64_t o4 =
+                (int64_t)(d->x - c->x) * (b->z - c->z) - (int64_t)(d->z - c->z) * (b->x - c->x);
+            if (((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0)) &&
+                ((o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0)))
+                return 1;
+        }
+    return 0;
+}
+
+Test(contours, straight_borders_never_leave_crossing_contours_on_one_floor)
+{
+    /* On one floor the raw loops never cross, so with straight borders in effect (and
+     * after any hole join) every contour is free of proper crossings. */
+    int fallbacks = 0;
+    const double errors[] = {1.3, 2.5, 6.0};
+    for (int k = 0; k < NCASES; k++) {
+        if (random_cases[k].floors != 1)
+            continue;
+        op_regions *r;
+        op_chf *chf = case_field(&random_cases[k], &r);
+        for (int e = 0; e < 3; e++) {
+            op_contour_settings cs = settings(errors[e], 12, 1, 0);
+            op_contour_set set = build(chf, r, &cs);
+            fallbacks += set.raw_fallbacks;
+            for (int i = 0; i < set.count; i++)
+                cr_assert(!loop_crosses_itself(set.contours[i].verts, set.contours[i].nverts),
+                          "case %d error %g: contour %d (region %d) crosses itself", k, errors[e],
+                          i, set.contours[i].region);
+            op_arena_reset(OUT);
+        }
+    }
+    cr_log_info("raw fallbacks: %d", fallbacks);
+}
+
+Test(contours, one_way_links_are_refused_without_overrun)
+{
+    /* Links must be mutual; a broken field must not hang or write out of bounds. */
+    for (int k = 0; k < 40; k++) {
+        op_test_rng rng = {100 + (uint64_t)k};
+        op_chf *chf = op_test_field_random(A, &rng, 12, 12, 2, 2);
+        op_regions *r = label_regions(A, chf, 0, 0);
+        for (int j = 0; j < 6; j++) {
+            uint32_t s = (uint32_t)op_test_rand_int(&rng, 0, (int)chf->span_count - 1);
+            chf->links[s][op_test_rand_int(&rng, 0, 3)] = OP_NO_LINK;
+        }
+        op_contour_settings cs;
+        op_contour_settings_default(&cs);
+        op_contour_set set;
+        op_err e;
+        op_status st = op_contours_build(chf, r, &cs, OUT, SCR, &set, &e);
+        cr_assert(st == OP_OK || st == OP_EINVAL, "%s", e.msg);
+        op_arena_reset(OUT);
+        op_arena_reset(SCR);
+    }
+}
+
+Test(contours, a_chord_that_crosses_a_wall_is_refined_again)
+{
+    /* Region 2 is the 3x3 block x, z >= 7 with a notch at (8,8), (8,9) open to the grid
+     * edge; region 1 (same area) is the rest. Region 2's border with 1 is an L from
+     * (7,10) to (10,7); its chord crosses the simplified notch wall (9,10) -> (8,8), so
+     * the loop is simplified again with every stretch refined and keeps (7,7). */
+    static const char *const rows[] = {
+        "##########", "##########", "##########", "##########", "##########",
+        "##########", "##########", "##########", "########.#", "########.#",
+    };
+    op_chf *chf = op_test_field_from_text(A, rows, 10);
+    int *ids = malloc(chf->span_count * sizeof *ids);
+    for (int z = 0; z < 10; z++)
+        for (int x = 0; x < 10; x++) {
+            int c = x + z * 10;
+            if (chf->cells[c + 1] > chf->cells[c])
+                ids[chf->cells[c]] = (x >= 7 && z >= 7) ? 2 : 1;
+        }
+    op_regions *r = regions_from_ids(A, chf, ids);
+    free(ids);
+    op_contour_settings cs = settings(1.3, 12, 1, 0);
+    op_contour_set set = build(chf, r, &cs);
+    cr_assert_eq(set.count, 2);
+    static const int want[][4] = {{7, 0, 7, 1}, {10, 0, 7, -1}, {9, 0, 10, 0},
+                                  {8, 0, 8, 0}, {8, 0, 10, -1}, {7, 0, 10, 1}};
+    expect_loop(&set.contours[1], want, 6);
+    cr_assert_eq(set.raw_fallbacks, 0);
+    /* Region 1 keeps the chord (its own loop does not cross). */
+    cr_assert_eq(edges_towards(&set.contours[0], 2), 1);
+}
+
+Test(contours, raw_fallbacks_leave_valid_contours)
+{
+    /* Seeds found to need fallbacks at large MaxError (the join or the refined pass
+     * still crossing). The results must stay valid and free of crossings. */
+    static const struct {
+        uint64_t seed;
+        double err;
+    } cases[] = {{3, 3}, {3, 9}, {34, 2}, {251, 3}, {251, 9}};
+    int fallbacks = 0;
+    for (int k = 0; k < 5; k++) {
+        uint64_t seed = cases[k].seed;
+        op_test_rng rng = {seed};
+        int w = 10 + (int)(seed % 7) * 3;
+        op_chf *chf = op_test_field_random(A, &rng, w, w, 1, 1 + (int)(seed % 3));
+        op_regions *r = label_regions(A, chf, (int)(seed % 5) + 2, (int)(seed % 4) + 2);
+        op_contour_settings cs = settings(cases[k].err, 0, 1, 1);
+        op_contour_set set = build(chf, r, &cs);
+        fallbacks += set.raw_fallbacks;
+        int holes = 0;
+        check_contour_set(chf, r, &set, &cs, &holes);
+        for (int i = 0; i < set.count; i++)
+            cr_assert(!loop_crosses_itself(set.contours[i].verts, set.contours[i].nverts),
+                      "seed %d: contour %d crosses itself", (int)seed, i);
+        op_arena_reset(OUT);
+    }
+    cr_assert_geq(fallbacks, 5);
+}
+
+/* The crossing test's sweep (used from 24 edges up) against every pair. */
+#include "../core/src/contours_internal.h"
+
+Test(contours, crossing_sweep_agrees_with_all_pairs)
+{
+    op_test_rng rng = {99};
+    int seen[2] = {0, 0};
+    for (int k = 0; k < 3000; k++) {
+        int n = op_test_rand_int(&rng, 3, 90);
+        int span = op_test_rand_int(&rng, 2, 60);
+        op_contour_vert v[90];
+        for (int i = 0; i < n; i++)
+            v[i] = (op_contour_vert){op_test_rand_int(&rng, 0, span), 0,
+                                     op_test_rand_int(&rng, 0, span / 3 + 1), 0};
+        if (k % 2 == 0) {
+            /* An x-monotone polygon (simple), sometimes with two vertices swapped. */
+            int half = n / 2;
+            for (int i = 0; i < n; i++) {
+                int lower = i < half;
+                int x = lower ? 2 * i : 2 * (n - 1 - i) + 1;
+                v[i] = (op_contour_vert){x, 0,
+                                         lower ? op_test_rand_int(&rng, 0, span)
+                                               : op_test_rand_int(&rng, span + 1, 2 * span + 1),
+                                         0};
+            }
+            if (op_test_rand_int(&rng, 0, 1)) {
+                int a = op_test_rand_int(&rng, 0, n - 1), b = op_test_rand_int(&rng, 0, n - 1);
+                op_contour_vert t = v[a];
+                v[a] = v[b];
+                v[b] = t;
+            }
+        }
+        int got = -1;
+        op_err e;
+        cr_assert_eq(op__loop_crosses(v, n, SCR, &got, &e), OP_OK);
+        cr_assert_eq(got, loop_crosses_itself(v, n), "loop %d (n %d)", k, n);
+        seen[got]++;
+        op_arena_reset(SCR);
+    }
+    cr_assert(seen[0] > 100 && seen[1] > 100, "%d %d", seen[0], seen[1]);
+}

@@ -904,7 +904,7 @@ Test(contours, raw_fallbacks_leave_valid_contours)
     cr_assert_geq(fallbacks, 5);
 }
 
-/* The crossing test's sweep (used from 24 edges up) against every pair. */
+/* The crossing test's sweep (used from 12 edges up) against every pair. */
 #include "../core/src/contours_internal.h"
 
 Test(contours, crossing_sweep_agrees_with_all_pairs)

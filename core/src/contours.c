@@ -85,7 +85,7 @@ typedef struct build {
     int64_t *simp_area2;
     op_contour_vert *simp; /* simplified loops, loop i at loops.start[i] */
     int *nsimp;
-    int *owner;  /* hole -> outline loop index, -1 = dropped; outline -> contour slot */
+    int *owner;  /* hole -> slot of its outline among its region's outlines, -1 = dropped */
     int *order;  /* loops by region, then discovery */
     int *rstart; /* region_count + 2: region r's loops are order[rstart[r] .. rstart[r + 1]) */
     op_contour_set *res;
@@ -149,28 +149,20 @@ static const op_contour_vert *simp_of(const build *b, int i)
     return &b->simp[b->loops.start[i]];
 }
 
-/* Holes of region r go to the smallest outline containing their leftmost vertex. */
-static void assign_holes(build *b, int r)
+/* The smallest outline (of outl[0..nout), by simplified area, lowest index on ties)
+ * containing hole h's leftmost vertex: its slot, or -1. */
+static int owner_of(const build *b, const int *outl, int nout, int h)
 {
-    for (int k = b->rstart[r]; k < b->rstart[r + 1]; k++) {
-        int h = b->order[k];
-        if (b->raw_area2[h] > 0)
+    const op_contour_vert *p = &simp_of(b, h)[op__leftmost(simp_of(b, h), b->nsimp[h])];
+    int best = -1;
+    for (int i = 0; i < nout; i++) {
+        int o = outl[i];
+        if (best >= 0 && b->simp_area2[o] >= b->simp_area2[outl[best]])
             continue;
-        const op_contour_vert *p = &simp_of(b, h)[op__leftmost(simp_of(b, h), b->nsimp[h])];
-        int best = -1;
-        for (int j = b->rstart[r]; j < b->rstart[r + 1]; j++) {
-            int o = b->order[j];
-            if (b->raw_area2[o] <= 0)
-                continue;
-            if (best >= 0 && b->simp_area2[o] >= b->simp_area2[best])
-                continue;
-            if (op__point_in_loop(simp_of(b, o), b->nsimp[o], p))
-                best = o;
-        }
-        b->owner[h] = best;
-        if (best < 0)
-            b->res->dropped_holes++;
+        if (op__point_in_loop(simp_of(b, o), b->nsimp[o], p))
+            best = i;
     }
+    return best;
 }
 
 /* Join order: leftmost vertex (x, z) of the version being joined, then discovery. */
@@ -285,27 +277,51 @@ static op_status keep_raw_loops(build *b, int o, const int *holes, int nh, op_co
     return OP_OK;
 }
 
-/* The contours of region r, appended at res->contours[res->count]. */
-static op_status build_region(build *b, int r, int *holes)
+/* Splits region r's loops into outlines (outl) and holes grouped by owner slot, in
+ * discovery order: the holes of outline i are grouped[first[i] .. first[i + 1]). */
+static int group_holes(build *b, int r, int *outl, int *grouped, int *first)
 {
-    assign_holes(b, r);
+    int nout = 0;
+    for (int k = b->rstart[r]; k < b->rstart[r + 1]; k++)
+        if (b->raw_area2[b->order[k]] > 0)
+            outl[nout++] = b->order[k];
+    memset(first, 0, ((size_t)nout + 2) * sizeof *first);
     for (int k = b->rstart[r]; k < b->rstart[r + 1]; k++) {
-        int o = b->order[k];
-        if (b->raw_area2[o] <= 0)
+        int h = b->order[k];
+        if (b->raw_area2[h] > 0)
             continue;
-        int nh = 0;
-        for (int j = b->rstart[r]; j < b->rstart[r + 1]; j++) {
-            int h = b->order[j];
-            if (b->raw_area2[h] <= 0 && b->owner[h] == o)
-                holes[nh++] = h;
-        }
+        b->owner[h] = owner_of(b, outl, nout, h);
+        if (b->owner[h] < 0)
+            b->res->dropped_holes++; /* no outline of its region contains it */
+        else
+            first[b->owner[h] + 2]++;
+    }
+    for (int i = 0; i < nout; i++)
+        first[i + 2] += first[i + 1];
+    for (int k = b->rstart[r]; k < b->rstart[r + 1]; k++) {
+        int h = b->order[k];
+        if (b->raw_area2[h] <= 0 && b->owner[h] >= 0)
+            grouped[first[b->owner[h] + 1]++] = h;
+    }
+    return nout;
+}
+
+/* The contours of region r, appended at res->contours[res->count]. */
+static op_status build_region(build *b, int r, int *buf)
+{
+    int n = b->rstart[r + 1] - b->rstart[r];
+    int *outl = buf, *grouped = buf + n, *first = buf + 2 * n;
+    int nout = group_holes(b, r, outl, grouped, first);
+    for (int i = 0; i < nout; i++) {
+        const int *holes = grouped + first[i];
+        int nh = first[i + 1] - first[i];
         op_contour *c = &b->res->contours[b->res->count++];
         memset(c, 0, sizeof *c);
         c->region = r;
         c->area = b->regs->region_area[r];
-        op_status st = build_outline(b, o, holes, nh, c);
+        op_status st = build_outline(b, outl[i], holes, nh, c);
         if (st == OP_OK && b->cs->keep_raw)
-            st = keep_raw_loops(b, o, holes, nh, c);
+            st = keep_raw_loops(b, outl[i], holes, nh, c);
         if (st != OP_OK)
             return st;
     }
@@ -320,7 +336,7 @@ static op_status assemble(build *b)
     for (int r = 1; r <= b->regs->region_count; r++)
         most = b->rstart[r + 1] - b->rstart[r] > most ? b->rstart[r + 1] - b->rstart[r] : most;
     b->res->contours = op_arena_calloc(b->out, (size_t)outlines + 1, sizeof *b->res->contours);
-    int *holes = op_arena_alloc(b->scratch, (size_t)most * sizeof *holes + 1);
+    int *holes = op_arena_alloc(b->scratch, (3 * (size_t)most + 2) * sizeof *holes);
     if (!b->res->contours || !holes)
         return nomem(b, "contours", ((size_t)outlines + 1) * sizeof *b->res->contours);
     for (int r = 1; r <= b->regs->region_count; r++) {

@@ -127,28 +127,67 @@ static void sift_down(candidate *h, int n, int i)
     }
 }
 
-/* The outline vertex to bridge hole h's vertex pi to, or -1. Candidates come off the
- * heap by distance; the cone tests run only on those popped. */
-static int find_bridge(const op_contour_vert *dst, int m, const op__ring *holes, int h, int nh,
-                       int pi, candidate *cand)
+/* Bounding box of a loop: x0, z0, x1, z1. */
+typedef struct box {
+    int32_t x0, z0, x1, z1;
+} box;
+
+static box box_of(op__ring r)
 {
-    const op__ring hole = holes[h];
-    const op_contour_vert *p = &hole.v[pi];
+    box b = {r.v[0].x, r.v[0].z, r.v[0].x, r.v[0].z};
+    for (int i = 1; i < r.n; i++) {
+        b.x0 = r.v[i].x < b.x0 ? r.v[i].x : b.x0;
+        b.z0 = r.v[i].z < b.z0 ? r.v[i].z : b.z0;
+        b.x1 = r.v[i].x > b.x1 ? r.v[i].x : b.x1;
+        b.z1 = r.v[i].z > b.z1 ? r.v[i].z : b.z1;
+    }
+    return b;
+}
+
+/* Holes whose box misses the bridge's box cannot touch it. */
+static int box_misses(const box *b, const op_contour_vert *p, const op_contour_vert *q)
+{
+    return (p->x < b->x0 && q->x < b->x0) || (p->x > b->x1 && q->x > b->x1) ||
+           (p->z < b->z0 && q->z < b->z0) || (p->z > b->z1 && q->z > b->z1);
+}
+
+/* Whether the bridge from hole h's vertex pi to dst[qi] is accepted. */
+static int bridge_ok(const op_contour_vert *dst, int m, const op__ring *holes, const box *boxes,
+                     int h, int nh, int pi, int qi)
+{
+    const op_contour_vert *p = &holes[h].v[pi], *q = &dst[qi];
+    if (!in_cone(holes[h].v, holes[h].n, pi, q) || !in_cone(dst, m, qi, p) ||
+        !ring_clear(dst, m, p, q))
+        return 0;
+    for (int k = h; k < nh; k++)
+        if (!box_misses(&boxes[k], p, q) && !ring_clear(holes[k].v, holes[k].n, p, q))
+            return 0;
+    return 1;
+}
+
+/* The outline vertex to bridge hole h's vertex pi to, or -1. Candidates are tried by
+ * (squared distance, index): the nearest alone first (usually accepted), then the rest
+ * off a heap. */
+static int find_bridge(const op_contour_vert *dst, int m, const op__ring *holes, const box *boxes,
+                       int h, int nh, int pi, candidate *cand)
+{
+    const op_contour_vert *p = &holes[h].v[pi];
+    int nearest = -1;
     for (int i = 0; i < m; i++) {
         int64_t dx = (int64_t)dst[i].x - p->x, dz = (int64_t)dst[i].z - p->z;
         cand[i] = (candidate){dx * dx + dz * dz, i};
+        if (nearest < 0 || cand[i].d2 < cand[nearest].d2)
+            nearest = i;
     }
+    if (nearest < 0 || bridge_ok(dst, m, holes, boxes, h, nh, pi, nearest))
+        return nearest;
     int nc = m;
+    cand[nearest] = cand[--nc];
     for (int i = nc / 2 - 1; i >= 0; i--)
         sift_down(cand, nc, i);
     while (nc > 0) {
         int qi = cand[0].i;
-        const op_contour_vert *q = &dst[qi];
-        int ok =
-            in_cone(hole.v, hole.n, pi, q) && in_cone(dst, m, qi, p) && ring_clear(dst, m, p, q);
-        for (int k = h; ok && k < nh; k++)
-            ok = ring_clear(holes[k].v, holes[k].n, p, q);
-        if (ok)
+        if (bridge_ok(dst, m, holes, boxes, h, nh, pi, qi))
             return qi;
         cand[0] = cand[--nc];
         sift_down(cand, nc, 0);
@@ -179,14 +218,17 @@ op_status op__join_holes(op__ring outline, const op__ring *holes, int nh, int re
         cap += (size_t)holes[h].n;
     op_arena_mark mark = op_arena_get_mark(scratch);
     candidate *cand = op_arena_alloc(scratch, cap * sizeof *cand);
-    if (!cand)
+    box *boxes = op_arena_alloc(scratch, (size_t)nh * sizeof *boxes + 1);
+    if (!cand || !boxes)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bridge candidates)", cap);
+    for (int h = 0; h < nh; h++)
+        boxes[h] = box_of(holes[h]);
     memcpy(dst, outline.v, (size_t)outline.n * sizeof *dst);
     int m = outline.n;
     *joined = 0;
     for (int h = 0; h < nh; h++) {
         int pi = op__leftmost(holes[h].v, holes[h].n);
-        int qi = find_bridge(dst, m, holes, h, nh, pi, cand);
+        int qi = find_bridge(dst, m, holes, boxes, h, nh, pi, cand);
         if (qi < 0)
             continue;
         m = splice(dst, m, qi, holes[h], pi, region);

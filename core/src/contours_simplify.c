@@ -71,7 +71,7 @@ static edge_box *sort_boxes(edge_box *a, edge_box *tmp, int n)
     return a;
 }
 
-#define SMALL_LOOP 24 /* below this, test every pair */
+#define SMALL_LOOP 12 /* below this, test every pair */
 
 static int boxes_apart(const op_contour_vert *a, const op_contour_vert *b, const op_contour_vert *c,
                        const op_contour_vert *d)

@@ -10,7 +10,7 @@
  * increasing squared distance (lowest index on ties); the first one inside both
  * interior cones that touches no edge (other than edges ending at p's or q's
  * position) of the outline, the hole or the holes still to join is taken.
- * All tests are exact 64-bit orientations. Cost per hole: O(m log m + E) when the
+ * All tests are exact 64-bit orientations. Cost per hole: O(m + E) when the
  * nearest candidate is accepted (m outline vertices, E edges), as Recast's merge.
  */
 #include <string.h>

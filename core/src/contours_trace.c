@@ -130,8 +130,9 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena
     size_t total = mark_boundaries(chf, reg, mask);
     if (total > INT_MAX)
         return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", total, INT_MAX);
-    /* Every loop has at least four edges. */
-    size_t max_loops = total / 4 + 1;
+    /* A loop has at least two edges: on one floor four, but spans of several floors
+     * around two corners can close a loop along one edge and back. */
+    size_t max_loops = total / 2 + 1;
     tracer t = {chf, reg, mask, NULL, 0, total};
     t.verts = op_arena_alloc(verts_arena, (total + 1) * sizeof *t.verts);
     res->start = op_arena_alloc(scratch, (max_loops + 1) * sizeof *res->start);

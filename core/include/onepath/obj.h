@@ -32,6 +32,7 @@
 #include "onepath/arena.h"
 #include "onepath/hash.h"
 #include "onepath/input.h"
+#include "onepath/limits.h"
 #include "onepath/status.h"
 
 /* Parses len bytes of OBJ text (need not be NUL-terminated). The soup's arrays are

@@ -158,7 +158,7 @@ op_status op__lg_rooms(op__lg_builder *b, int size, uint64_t seed, op_arena *scr
 /* ===== multifloor: decks over a ground floor, a bridge, a ramp and stairs ===== */
 
 /* One 16 m cell at (ox, oz): decks A (x 1..7) and B (x 9..15) over z 7..15, 3.5..5 m
- * up, 0.25 m thick; a bridge between them; a ramp up to one deck and 16 steps up to
+ * up, 0.25 m thick; a 2 m bridge between them; a ramp up to one deck and 16 steps up to
  * the other, both from z = 0.5 m to the deck edge at z = 7 m. */
 static void multifloor_cell(op__lg_builder *b, op__lg_rng *r, int32_t ox, int32_t oz)
 {
@@ -166,7 +166,8 @@ static void multifloor_cell(op__lg_builder *b, op__lg_rng *r, int32_t ox, int32_
     int ramp_left = (int)(op__lg_next(r) & 1);
     op__lg_box(b, ox + 1 * Q, oz + 7 * Q, ox + 7 * Q, oz + 15 * Q, h - t, h);
     op__lg_box(b, ox + 9 * Q, oz + 7 * Q, ox + 15 * Q, oz + 15 * Q, h - t, h);
-    op__lg_box(b, ox + 7 * Q, oz + 10 * Q, ox + 9 * Q, oz + 12 * Q, h - t, h);
+    int32_t bz = op__lg_range(r, 8, 13) * Q; /* the bridge, somewhere along the decks */
+    op__lg_box(b, ox + 7 * Q, oz + bz, ox + 9 * Q, oz + bz + 2 * Q, h - t, h);
     int32_t rx0 = ox + (ramp_left ? 2 : 10) * Q, rx1 = rx0 + 4 * Q;
     int32_t sx0 = ox + (ramp_left ? 10 : 2) * Q, sx1 = sx0 + 4 * Q;
     int32_t z0 = oz + Q / 2, z1 = oz + 7 * Q;

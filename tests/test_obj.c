@@ -459,9 +459,9 @@ static void expect_round_trip(const op_soup *s)
     cr_assert_eq(op_obj_parse(m.buf, m.len, arena, &back, &err), OP_OK, "%s", err.msg);
     cr_assert_eq(back.verts_len, s->verts_len);
     cr_assert_eq(back.tris_len, s->tris_len);
-    cr_assert(memcmp(back.verts, s->verts, s->verts_len * sizeof(float)) == 0 || s->verts_len == 0,
+    cr_assert(s->verts_len == 0 || memcmp(back.verts, s->verts, s->verts_len * sizeof(float)) == 0,
               "vertices differ");
-    cr_assert(memcmp(back.tris, s->tris, s->tris_len * sizeof(int)) == 0 || s->tris_len == 0,
+    cr_assert(s->tris_len == 0 || memcmp(back.tris, s->tris, s->tris_len * sizeof(int)) == 0,
               "triangles differ");
     free(m.buf);
 }

@@ -174,7 +174,11 @@ static void multifloor_cell(op__lg_builder *b, op__lg_rng *r, int32_t ox, int32_
     op__lg_quad_up(b, rx0, z0, rx1, z1, 0, h, h, 0); /* at most 5 m over 6.5 m: 38 deg */
     for (int side = 0; side < 2; side++) {
         int32_t x = side ? rx1 : rx0;
-        op__lg_tri(b, op__lg_vert(b, x, 0, z0), op__lg_vert(b, x, 0, z1), op__lg_vert(b, x, h, z1));
+        /* One call per statement: argument evaluation order differs between compilers. */
+        int v0 = op__lg_vert(b, x, 0, z0);
+        int v1 = op__lg_vert(b, x, 0, z1);
+        int v2 = op__lg_vert(b, x, h, z1);
+        op__lg_tri(b, v0, v1, v2);
     }
     const int32_t steps = 16, tread = (z1 - z0) / steps; /* 6.5 m / 16 = 26 units */
     for (int32_t s = 0; s < steps; s++)

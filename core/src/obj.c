@@ -365,6 +365,96 @@ int op_obj_parse_float(const char *s, size_t len, float *v)
 
 /* ===== float -> decimal, exact, 9 significant digits ===== */
 
+/* The exact decimal digits of a positive finite float: value = dg * 10^e10. */
+static int exact_digits(uint32_t u, char dg[160], int *e10)
+{
+    uint32_t ef = u >> 23, frac = u & 0x7fffff;
+    uint32_t mb = ef ? frac | 0x800000 : frac;
+    int eb = ef ? (int)ef - 150 : -149;
+    bn N; /* mb 2^eb = N 10^e10: N = mb 2^eb, or mb 5^-eb with e10 = eb */
+    bn_set(&N, mb);
+    *e10 = 0;
+    if (eb >= 0) {
+        bn_shl(&N, eb);
+    } else {
+        bn_mul_pow5(&N, -eb);
+        *e10 = eb;
+    }
+    char rev[160]; /* at most 112 digits (mb 5^149), in chunks of 9 */
+    int nd = 0;
+    while (N.n) {
+        uint32_t r = bn_divmod(&N, 1000000000u);
+        for (int k = 0; k < 9; k++) {
+            rev[nd++] = (char)('0' + r % 10);
+            r /= 10;
+        }
+    }
+    while (nd > 1 && rev[nd - 1] == '0')
+        nd--;
+    for (int i = 0; i < nd; i++)
+        dg[i] = rev[nd - 1 - i];
+    return nd;
+}
+
+/* Rounds dg to 9 significant digits (ties to even), drops trailing zeros. */
+static int round9(char *dg, int nd, int *e10)
+{
+    if (nd > 9) {
+        int up = dg[9] > '5';
+        if (dg[9] == '5') {
+            int rest = 0;
+            for (int i = 10; i < nd; i++)
+                rest |= dg[i] != '0';
+            up = rest || ((dg[8] - '0') & 1);
+        }
+        *e10 += nd - 9;
+        nd = 9;
+        if (up) {
+            int i = 8;
+            while (i >= 0 && dg[i] == '9')
+                dg[i--] = '0';
+            if (i >= 0) {
+                dg[i]++;
+            } else {
+                dg[0] = '1'; /* 999999999 + 1: one more power of ten */
+                (*e10)++;
+            }
+        }
+    }
+    while (nd > 1 && dg[nd - 1] == '0') {
+        nd--;
+        (*e10)++;
+    }
+    return nd;
+}
+
+/* dg * 10^e10 in fixed notation (no exponent). */
+static size_t print_fixed(const char *dg, int nd, int e10, char *out)
+{
+    size_t n = 0;
+    if (e10 >= 0) {
+        memcpy(out, dg, (size_t)nd);
+        n = (size_t)nd;
+        for (int i = 0; i < e10; i++)
+            out[n++] = '0';
+    } else if (nd > -e10) {
+        int ip = nd + e10;
+        memcpy(out, dg, (size_t)ip);
+        n = (size_t)ip;
+        out[n++] = '.';
+        memcpy(out + n, dg + ip, (size_t)(nd - ip));
+        n += (size_t)(nd - ip);
+    } else {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (int i = 0; i < -e10 - nd; i++)
+            out[n++] = '0';
+        memcpy(out + n, dg, (size_t)nd);
+        n += (size_t)nd;
+    }
+    return n;
+}
+
 size_t op_obj_format_float(float v, char *out)
 {
     uint32_t u = float_bits(v);
@@ -378,84 +468,12 @@ size_t op_obj_format_float(float v, char *out)
     u &= 0x7fffffff;
     if (u == 0) {
         out[n++] = '0';
-        out[n] = '\0';
-        return n;
-    }
-    uint32_t ef = u >> 23, frac = u & 0x7fffff;
-    uint32_t mb = ef ? frac | 0x800000 : frac;
-    int eb = ef ? (int)ef - 150 : -149;
-    /* The exact value is N * 10^e10 with N an integer. */
-    bn N;
-    bn_set(&N, mb);
-    int e10 = 0;
-    if (eb >= 0) {
-        bn_shl(&N, eb);
     } else {
-        bn_mul_pow5(&N, -eb);
-        e10 = eb;
-    }
-    /* Decimal digits of N, most significant first (at most ~115). */
-    char dg[160];
-    int nd = 0;
-    char rev[160];
-    while (N.n) {
-        uint32_t r = bn_divmod(&N, 1000000000u);
-        for (int k = 0; k < 9; k++) {
-            rev[nd++] = (char)('0' + r % 10);
-            r /= 10;
-        }
-    }
-    while (nd > 1 && rev[nd - 1] == '0')
-        nd--;
-    for (int i = 0; i < nd; i++)
-        dg[i] = rev[nd - 1 - i];
-    /* Round to 9 significant digits, ties to even. */
-    if (nd > 9) {
-        int up = dg[9] > '5';
-        if (dg[9] == '5') {
-            int rest = 0;
-            for (int i = 10; i < nd; i++)
-                rest |= dg[i] != '0';
-            up = rest || ((dg[8] - '0') & 1);
-        }
-        e10 += nd - 9;
-        nd = 9;
-        if (up) {
-            int i = 8;
-            while (i >= 0 && dg[i] == '9')
-                dg[i--] = '0';
-            if (i >= 0) {
-                dg[i]++;
-            } else {
-                dg[0] = '1'; /* 999999999 + 1: one more power of ten */
-                e10++;
-            }
-        }
-    }
-    while (nd > 1 && dg[nd - 1] == '0') {
-        nd--;
-        e10++;
-    }
-    /* Fixed notation. */
-    if (e10 >= 0) {
-        memcpy(out + n, dg, (size_t)nd);
-        n += (size_t)nd;
-        for (int i = 0; i < e10; i++)
-            out[n++] = '0';
-    } else if (nd > -e10) {
-        int ip = nd + e10;
-        memcpy(out + n, dg, (size_t)ip);
-        n += (size_t)ip;
-        out[n++] = '.';
-        memcpy(out + n, dg + ip, (size_t)(nd - ip));
-        n += (size_t)(nd - ip);
-    } else {
-        out[n++] = '0';
-        out[n++] = '.';
-        for (int i = 0; i < -e10 - nd; i++)
-            out[n++] = '0';
-        memcpy(out + n, dg, (size_t)nd);
-        n += (size_t)nd;
+        char dg[160];
+        int e10;
+        int nd = exact_digits(u, dg, &e10);
+        nd = round9(dg, nd, &e10);
+        n += print_fixed(dg, nd, e10, out + n);
     }
     out[n] = '\0';
     return n;
@@ -758,7 +776,15 @@ op_status op_obj_read_file(const char *path, op_arena *out, op_soup *soup, op_er
         return op_err_set(err, OP_EIO, "obj: cannot open %s: %s", path, strerror(errno));
     op_arena *tmp = op_arena_create(0);
     op_status st = OP_OK;
+    /* Sized from the file's length when it has one (one allocation, not doublings
+     * that would leave copies behind in the arena); pipes grow from 64 KiB. */
     size_t cap = 1 << 16, len = 0;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long end = ftell(f);
+        if (end > 0 && (unsigned long)end < SIZE_MAX - 1)
+            cap = (size_t)end + 1; /* + 1: reaching EOF needs no second block */
+        rewind(f);
+    }
     char *buf = tmp ? op_arena_alloc(tmp, cap) : NULL;
     while (buf) {
         len += fread(buf + len, 1, cap - len, f);

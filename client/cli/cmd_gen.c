@@ -98,7 +98,12 @@ int op_cmd_gen(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc == 1 ? 0 : 2;
-    int size = a.size > (uint64_t)OP_LEVELGEN_MAX_SIZE ? OP_LEVELGEN_MAX_SIZE + 1 : (int)a.size;
+    if (a.size < OP_LEVELGEN_MIN_SIZE || a.size > OP_LEVELGEN_MAX_SIZE) {
+        fprintf(stderr, "onepath gen: --size %llu is outside %d..%d\n", (unsigned long long)a.size,
+                OP_LEVELGEN_MIN_SIZE, OP_LEVELGEN_MAX_SIZE);
+        return 2;
+    }
+    int size = (int)a.size;
     op_arena *arena = op_arena_create(0);
     if (!arena) {
         fprintf(stderr, "onepath gen: out of memory\n");

@@ -4,7 +4,7 @@
  * Input: size N (metres), seed; output: triangles emitted into the two-pass builder
  * (levelgen_internal.h), all inside [0, N] in x and z, coordinates in 1/64 m. Each
  * kind draws from its own splitmix64 stream, so kinds do not share random sequences.
- * Typical sizes at 1024 m: stairs ~400k, rooms ~150k, multifloor ~600k, ramp ~100k
+ * Typical sizes at 1024 m: stairs ~3.1M, rooms ~170k, multifloor ~800k, ramp ~60k
  * triangles.
  */
 #include "levelgen_internal.h"
@@ -130,7 +130,9 @@ op_status op__lg_rooms(op__lg_builder *b, int size, uint64_t seed, op_arena *scr
     uint8_t *map = op_arena_calloc(scratch, (size_t)t * (size_t)t, 1);
     room *rooms = op_arena_alloc(scratch, (size_t)nc * (size_t)nc * sizeof(room));
     if (!map || !rooms)
-        return op_err_set(err, OP_ENOMEM, "levelgen: out of memory for a %d x %d tile map", t, t);
+        return op_err_set(err, OP_ENOMEM,
+                          "levelgen: out of memory for a %d x %d tile map (%zu bytes)", t, t,
+                          (size_t)t * (size_t)t + (size_t)nc * (size_t)nc * sizeof(room));
     /* One room of 6..12 m a side inside each 16 m cell, 1 m from the cell's edges. */
     for (int32_t cz = 0; cz < nc; cz++)
         for (int32_t cx = 0; cx < nc; cx++) {

@@ -21,4 +21,6 @@ int cmd_put(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 
+int op_cmd_gen(int argc, char **argv); /* cmd_gen.c */
+
 #endif

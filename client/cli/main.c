@@ -26,6 +26,7 @@ static const op_cli_command commands[] = {
     {"put", cmd_put, "upload a level (OBJ) to onepathd"},
     {"fetch", cmd_fetch, "download every tile of a level from onepathd"},
     {"watch", cmd_watch, "keep a directory in step with a level's tiles on onepathd"},
+    {"gen", op_cmd_gen, "write a generated test level as OBJ"},
 };
 
 static void usage(FILE *f)

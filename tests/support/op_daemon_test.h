@@ -32,14 +32,14 @@ typedef struct opt_daemon {
     char log[320];
 } opt_daemon;
 
-static void opt_sleep_ms(int ms)
+static inline void opt_sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
 /* A fresh temporary directory for one daemon (its socket, data and log). */
-static void opt_daemon_init(opt_daemon *d)
+static inline void opt_daemon_init(opt_daemon *d)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->dir, sizeof d->dir, "/tmp/opd-test-XXXXXX");
@@ -50,7 +50,7 @@ static void opt_daemon_init(opt_daemon *d)
 }
 
 /* Waits until the daemon answers ping (or fails the test after 10 s). */
-static void opt_daemon_wait_ready(opt_daemon *d)
+static inline void opt_daemon_wait_ready(opt_daemon *d)
 {
     op_client *c;
     op_err e;
@@ -68,7 +68,7 @@ static void opt_daemon_wait_ready(opt_daemon *d)
 }
 
 /* Starts onepathd with --listen, --data-dir, --log, --threads 2 and extra (NULL-ended). */
-static void opt_daemon_start(opt_daemon *d, const char *const *extra)
+static inline void opt_daemon_start(opt_daemon *d, const char *const *extra)
 {
     const char *argv[40];
     char bin[512];
@@ -101,7 +101,7 @@ static void opt_daemon_start(opt_daemon *d, const char *const *extra)
 }
 
 /* SIGTERM and wait: returns the exit status (-1: killed by a signal). */
-static int opt_daemon_stop(opt_daemon *d)
+static inline int opt_daemon_stop(opt_daemon *d)
 {
     int status = 0;
     if (d->pid <= 0)
@@ -112,7 +112,7 @@ static int opt_daemon_stop(opt_daemon *d)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static void opt_daemon_kill9(opt_daemon *d)
+static inline void opt_daemon_kill9(opt_daemon *d)
 {
     if (d->pid <= 0)
         return;
@@ -121,7 +121,7 @@ static void opt_daemon_kill9(opt_daemon *d)
     d->pid = 0;
 }
 
-static void opt_daemon_cleanup(opt_daemon *d)
+static inline void opt_daemon_cleanup(opt_daemon *d)
 {
     opt_daemon_kill9(d);
     char cmd[400];
@@ -157,7 +157,7 @@ typedef struct opt_ref {
 } opt_ref;
 
 /* Bakes every tile of soup with s, serially, exactly as `onepath bake` does per tile. */
-static void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_ref *r)
+static inline void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_ref *r)
 {
     memset(r, 0, sizeof *r);
     if (soup->tris_len == 0)
@@ -193,7 +193,7 @@ static void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_ref *r)
     op_level_destroy(lvl);
 }
 
-static void opt_ref_free(opt_ref *r)
+static inline void opt_ref_free(opt_ref *r)
 {
     for (int i = 0; i < r->n; i++)
         for (int k = 0; k < r->t[i].nl; k++)
@@ -213,7 +213,7 @@ static const opt_ref_tile *opt_ref_find(const opt_ref *r, int tx, int tz)
 }
 
 /* Whether two bakes differ at (tx, tz) (a missing tile has no layers). */
-static int opt_ref_differs(const opt_ref *a, const opt_ref *b, int tx, int tz)
+static inline int opt_ref_differs(const opt_ref *a, const opt_ref *b, int tx, int tz)
 {
     const opt_ref_tile *x = opt_ref_find(a, tx, tz), *y = opt_ref_find(b, tx, tz);
     int nx = x ? x->nl : 0, ny = y ? y->nl : 0;
@@ -228,7 +228,7 @@ static int opt_ref_differs(const opt_ref *a, const opt_ref *b, int tx, int tz)
 
 /* Fetches every tile of the level (tile.range pages) and checks it equals ref byte for
  * byte; returns the number of layers compared. */
-static int opt_check_level(op_client *c, const char *level, const opt_ref *ref)
+static inline int opt_check_level(op_client *c, const char *level, const opt_ref *ref)
 {
     op_err e;
     op_client_level_info li;
@@ -282,7 +282,7 @@ typedef struct opt_soup {
     size_t nv, nt, capv, capt;
 } opt_soup;
 
-static void opt_soup_vert(opt_soup *s, float x, float y, float z)
+static inline void opt_soup_vert(opt_soup *s, float x, float y, float z)
 {
     if (s->nv == s->capv) {
         s->capv = s->capv ? 2 * s->capv : 256;
@@ -294,7 +294,7 @@ static void opt_soup_vert(opt_soup *s, float x, float y, float z)
     s->nv++;
 }
 
-static void opt_soup_tri(opt_soup *s, int a, int b, int c)
+static inline void opt_soup_tri(opt_soup *s, int a, int b, int c)
 {
     if (s->nt == s->capt) {
         s->capt = s->capt ? 2 * s->capt : 256;
@@ -307,7 +307,7 @@ static void opt_soup_tri(opt_soup *s, int a, int b, int c)
 }
 
 /* An axis-aligned quad at height y (two up-facing triangles). */
-static void opt_soup_quad(opt_soup *s, float x0, float z0, float x1, float z1, float y)
+static inline void opt_soup_quad(opt_soup *s, float x0, float z0, float x1, float z1, float y)
 {
     int b = (int)s->nv;
     opt_soup_vert(s, x0, y, z0);
@@ -319,7 +319,8 @@ static void opt_soup_quad(opt_soup *s, float x0, float z0, float x1, float z1, f
 }
 
 /* A closed box (its top is walkable, its sides block). */
-static void opt_soup_box(opt_soup *s, float x0, float z0, float x1, float z1, float y0, float y1)
+static inline void opt_soup_box(opt_soup *s, float x0, float z0, float x1, float z1, float y0,
+                                float y1)
 {
     int b = (int)s->nv;
     float xs[2] = {x0, x1}, zs[2] = {z0, z1}, ys[2] = {y0, y1};
@@ -331,14 +332,14 @@ static void opt_soup_box(opt_soup *s, float x0, float z0, float x1, float z1, fl
         opt_soup_tri(s, b + f[i][0], b + f[i][1], b + f[i][2]);
 }
 
-static void opt_soup_free(opt_soup *s)
+static inline void opt_soup_free(opt_soup *s)
 {
     free(s->v);
     free(s->t);
     memset(s, 0, sizeof *s);
 }
 
-static op_client_mesh opt_mesh(const char *name, const opt_soup *s)
+static inline op_client_mesh opt_mesh(const char *name, const opt_soup *s)
 {
     return (op_client_mesh){name, s->v, s->nv, (const int32_t *)s->t, s->nt, NULL};
 }

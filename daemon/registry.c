@@ -805,10 +805,11 @@ static op_status commit(opd_registry *r, opd_level *lv, edit *e, uint64_t *versi
     if (lv->pending == 0)
         wake_list(&lv->pollers);
     pthread_mutex_unlock(&lv->mu);
-    free(old);
-    snap_unref(old_sn);
+    /* For level.put e->gone is the old list itself: free its meshes before the array. */
     for (int i = 0; i < e->ngone; i++)
         opd_mesh_free(e->gone[i]);
+    free(old);
+    snap_unref(old_sn);
     *version = w;
     return OP_OK;
 }

@@ -91,9 +91,11 @@ static inline void opt_daemon_start(opt_daemon *d, const char *const *extra)
     if (d->pid == 0) {
         /* Dies with the test (even a failed one), and holds none of its pipes. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null = open("/dev/null", O_RDWR);
-        dup2(null, 1);
-        dup2(null, 2);
+        if (!getenv("OPT_DAEMON_STDERR")) { /* set it to see sanitizer reports */
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
         execv(bin, (char *const *)argv);
         _exit(127);
     }

@@ -1,0 +1,345 @@
+/*
+ * Span stage, classification and rasterization (build3d-spans.md §2, §3).
+ *
+ * Input: triangles (float32 vertices) with one area id each and a heightfield
+ * frame. Output: fragments (column, rows [smin, smax), area) appended to the
+ * heightfield, whose columns are then rebuilt (heightfield.c).
+ *
+ * Rule (§3.2): a triangle leaves a fragment in cell (x, z) iff its XZ projection
+ * meets the open cell square, decided by Sutherland-Hodgman clipping in double
+ * against the cell's closed square (z >= bottom, z <= top, x >= left, x <= right,
+ * in that order) followed by the degeneracy test. The clip depends only on the
+ * triangle and the four boundary lines, never on the grid or the row/cell loop, so
+ * two tiles that share a cell compute bitwise identical fragments there.
+ * Typical sizes: a tile grid of 46 x 46 cells, 1-20k triangles, 1-3 cells each.
+ */
+#include <math.h>
+
+#include "heightfield_internal.h"
+#include "onepath/limits.h"
+
+/* ---- classification (§2) ---- */
+
+int op_triangle_walkable(const float *v0, const float *v1, const float *v2, float slope_cos)
+{
+    /* float32 throughout, as rcMarkWalkableTriangles: e0 = v1 - v0, e1 = v2 - v0, n = e0 x e1. */
+    float e0x = v1[0] - v0[0], e0y = v1[1] - v0[1], e0z = v1[2] - v0[2];
+    float e1x = v2[0] - v0[0], e1y = v2[1] - v0[1], e1z = v2[2] - v0[2];
+    float nx = e0y * e1z - e0z * e1y;
+    float ny = e0z * e1x - e0x * e1z;
+    float nz = e0x * e1y - e0y * e1x;
+    float len2 = nx * nx + ny * ny + nz * nz;
+    if (!(len2 > 0.0f))
+        return 0; /* degenerate: Recast's 0 * inf = NaN fails the test as well */
+    float d = 1.0f / sqrtf(len2);
+    return ny * d > slope_cos;
+}
+
+int op_triangle_may_be_walkable(const float *v0, const float *v1, const float *v2, float slope_cos)
+{
+    double e0x = (double)v1[0] - v0[0], e0y = (double)v1[1] - v0[1], e0z = (double)v1[2] - v0[2];
+    double e1x = (double)v2[0] - v0[0], e1y = (double)v2[1] - v0[1], e1z = (double)v2[2] - v0[2];
+    double nx = e0y * e1z - e0z * e1y;
+    double ny = e0z * e1x - e0x * e1z;
+    double nz = e0x * e1y - e0y * e1x;
+    double len = sqrt(nx * nx + ny * ny + nz * nz);
+    return len > 0.0 && ny >= ((double)slope_cos - 1e-3) * len;
+}
+
+void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_out)
+{
+    size_t ntris = soup->tris_len / 3;
+    for (size_t t = 0; t < ntris; t++) {
+        const int *ix = &soup->tris[3 * t];
+        const float *v0 = &soup->verts[3 * (size_t)ix[0]];
+        const float *v1 = &soup->verts[3 * (size_t)ix[1]];
+        const float *v2 = &soup->verts[3 * (size_t)ix[2]];
+        int area = soup->areas ? soup->areas[t] : OP_WALKABLE_AREA;
+        areas_out[t] = (uint8_t)(op_triangle_walkable(v0, v1, v2, slope_cos) ? area : 0);
+    }
+}
+
+/* ---- clipping (§3.2) ---- */
+
+typedef struct vtx {
+    double p[3];
+} vtx;
+
+/* Largest polygon: a triangle gains at most one vertex per clip line. */
+#define MAX_POLY 8
+
+static inline double clampd(double v, double a, double b)
+{
+    double lo = a < b ? a : b, hi = a < b ? b : a;
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* One Sutherland-Hodgman step against the line p[ax] = L, keeping p[ax] >= L (ge)
+ * or p[ax] <= L. The crossing point of edge a -> b is a + (b - a) * t with
+ * t = (L - a) / (b - a) on the other two axes, clamped to the edge's range, and
+ * exactly L on ax. */
+static inline int clip(const vtx *in, int n, vtx *out, int ax, double L, int ge)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const vtx *a = &in[i], *b = &in[i + 1 == n ? 0 : i + 1];
+        int ina = ge ? a->p[ax] >= L : a->p[ax] <= L;
+        int inb = ge ? b->p[ax] >= L : b->p[ax] <= L;
+        if (ina)
+            out[m++] = *a;
+        if (ina != inb) {
+            double t = (L - a->p[ax]) / (b->p[ax] - a->p[ax]);
+            vtx *q = &out[m++];
+            for (int o = 0; o < 3; o++)
+                q->p[o] =
+                    (o == ax) ? L : clampd(a->p[o] + (b->p[o] - a->p[o]) * t, a->p[o], b->p[o]);
+        }
+    }
+    return m;
+}
+
+/* Bounds of one axis over a polygon. */
+static inline void bounds(const vtx *v, int n, int ax, double *lo, double *hi)
+{
+    double a = v[0].p[ax], b = a;
+    for (int i = 1; i < n; i++) {
+        if (v[i].p[ax] < a)
+            a = v[i].p[ax];
+        if (v[i].p[ax] > b)
+            b = v[i].p[ax];
+    }
+    *lo = a;
+    *hi = b;
+}
+
+typedef void (*emit_fn)(void *ctx, int x, int z, double ymin, double ymax);
+
+/* The cells of hf's grid where the triangle leaves a fragment, in row-major order
+ * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
+ * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
+static inline void raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
+                              const float *v2, emit_fn emit, void *ctx)
+{
+    const double cs = hf->cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
+    const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
+    vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
+    double zlo, zhi;
+    bounds(tri, 3, 2, &zlo, &zhi);
+    int64_t kz0 = op_cell_of(zlo, oz, cs) - gz0, kz1 = op_cell_of(zhi, oz, cs) - gz0;
+    if (kz1 < 0 || kz0 >= hf->depth)
+        return;
+    if (kz0 < 0)
+        kz0 = 0;
+    if (kz1 >= hf->depth)
+        kz1 = hf->depth - 1;
+    vtx a[MAX_POLY], row[MAX_POLY], b[MAX_POLY], cell[MAX_POLY];
+    for (int64_t z = kz0; z <= kz1; z++) {
+        double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
+        int n = clip(tri, 3, a, 2, zb, 1);
+        if (n == 0)
+            continue;
+        n = clip(a, n, row, 2, zt, 0);
+        if (n == 0)
+            continue;
+        double rzlo, rzhi, xlo, xhi;
+        bounds(row, n, 2, &rzlo, &rzhi);
+        if (rzhi == zb || rzlo == zt)
+            continue; /* the row's polygon lies on one boundary line */
+        bounds(row, n, 0, &xlo, &xhi);
+        int64_t kx0 = op_cell_of(xlo, ox, cs) - gx0, kx1 = op_cell_of(xhi, ox, cs) - gx0;
+        if (kx1 < 0 || kx0 >= hf->width)
+            continue;
+        if (kx0 < 0)
+            kx0 = 0;
+        if (kx1 >= hf->width)
+            kx1 = hf->width - 1;
+        for (int64_t x = kx0; x <= kx1; x++) {
+            double xl = ox + (double)(gx0 + x) * cs, xr = ox + (double)(gx0 + x + 1) * cs;
+            const vtx *p = row;
+            int m = n;
+            if (xlo < xl) { /* otherwise the clip keeps every vertex as it is */
+                m = clip(p, m, b, 0, xl, 1);
+                p = b;
+            }
+            if (m && xhi > xr) {
+                m = clip(p, m, cell, 0, xr, 0);
+                p = cell;
+            }
+            if (m == 0)
+                continue;
+            double cxlo, cxhi, czlo, czhi, ylo, yhi;
+            bounds(p, m, 0, &cxlo, &cxhi);
+            bounds(p, m, 2, &czlo, &czhi);
+            if (cxhi == xl || cxlo == xr || czhi == zb || czlo == zt)
+                continue; /* contained in one edge line of the square */
+            bounds(p, m, 1, &ylo, &yhi);
+            emit(ctx, (int)x, (int)z, ylo, yhi);
+        }
+    }
+}
+
+void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
+                           const float *v2, op_fragment_fn fn, void *ctx)
+{
+    raster_tri(hf, v0, v1, v2, fn, ctx);
+}
+
+/* ---- fragments into the heightfield (§3.4) ---- */
+
+typedef struct raster_ctx {
+    op_heightfield *hf;
+    int area;
+} raster_ctx;
+
+static void emit_fragment(void *vctx, int x, int z, double ymin, double ymax)
+{
+    raster_ctx *rc = vctx;
+    op_heightfield *hf = rc->hf;
+    double oy = hf->origin[1], ch = hf->ch;
+    double fmin = floor((ymin - oy) / ch), fmax = ceil((ymax - oy) / ch);
+    if (fmax < fmin + 1.0)
+        fmax = fmin + 1.0;
+    if (fmax <= 0.0 || fmin >= (double)hf->rows)
+        return;
+    int smin = fmin < 0.0 ? 0 : (int)fmin;
+    int smax = fmax > (double)hf->rows ? hf->rows : (int)fmax;
+    op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
+}
+
+/* Upper bound of the fragments of one triangle: the cells its box touches. */
+static size_t cell_bound(const op_heightfield *hf, const float *v0, const float *v1,
+                         const float *v2)
+{
+    int64_t n[2];
+    for (int i = 0; i < 2; i++) {
+        int ax = i ? 2 : 0;
+        double lo = v0[ax], hi = v0[ax];
+        lo = v1[ax] < lo ? v1[ax] : lo;
+        lo = v2[ax] < lo ? v2[ax] : lo;
+        hi = v1[ax] > hi ? v1[ax] : hi;
+        hi = v2[ax] > hi ? v2[ax] : hi;
+        int64_t side = i ? hf->depth : hf->width;
+        int64_t k0 = op_cell_of(lo, hf->line_origin[i], hf->cs) - hf->cell0[i];
+        int64_t k1 = op_cell_of(hi, hf->line_origin[i], hf->cs) - hf->cell0[i];
+        k0 = k0 < 0 ? 0 : k0;
+        k1 = k1 >= side ? side - 1 : k1;
+        n[i] = k1 >= k0 ? k1 - k0 + 1 : 0;
+    }
+    return (size_t)(n[0] * n[1]);
+}
+
+static op_status raster_one(op_heightfield *hf, const float *v0, const float *v1, const float *v2,
+                            int area, op_err *err)
+{
+    op_status st = op__hf_reserve(hf, cell_bound(hf, v0, v1, v2), err);
+    if (st != OP_OK)
+        return st;
+    raster_ctx rc = {hf, area};
+    raster_tri(hf, v0, v1, v2, emit_fragment, &rc);
+    return OP_OK;
+}
+
+static op_status check_vertex(const float *verts, size_t vi, op_err *err)
+{
+    for (int a = 0; a < 3; a++) {
+        float v = verts[3 * vi + (size_t)a];
+        if (!isfinite(v))
+            return op_err_set(err, OP_EINVAL, "rasterize: vertex %zu %c = %g is not finite", vi,
+                              "xyz"[a], (double)v);
+        if (fabs((double)v) > OP_MAX_COORD)
+            return op_err_set(err, OP_ERANGE, "rasterize: vertex %zu %c = %.9g is beyond +-2^21",
+                              vi, "xyz"[a], (double)v);
+    }
+    return OP_OK;
+}
+
+/* Validate first, then act: nothing is added unless every triangle is valid. */
+static op_status validate_tris(const float *verts, size_t nverts, const int *tris,
+                               const uint8_t *areas, size_t ntris, op_err *err)
+{
+    if (ntris && (!verts || !tris || !areas))
+        return op_err_set(err, OP_EINVAL, "rasterize: NULL array with %zu triangles", ntris);
+    for (size_t t = 0; t < ntris; t++) {
+        if (areas[t] > OP_MAX_AREA)
+            return op_err_set(err, OP_ERANGE, "rasterize: triangle %zu area %u is above %d", t,
+                              (unsigned)areas[t], OP_MAX_AREA);
+        for (int k = 0; k < 3; k++) {
+            int ix = tris[3 * t + (size_t)k];
+            if (ix < 0 || (size_t)ix >= nverts)
+                return op_err_set(err, OP_ERANGE,
+                                  "rasterize: triangle %zu index %d is outside [0, %zu)", t, ix,
+                                  nverts);
+            op_status st = check_vertex(verts, (size_t)ix, err);
+            if (st != OP_OK)
+                return st;
+        }
+    }
+    return OP_OK;
+}
+
+op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, const int *tris,
+                       const uint8_t *areas, size_t ntris, int merge_threshold, op_err *err)
+{
+    if (!hf || !hf->heads)
+        return op_err_set(err, OP_EINVAL, "rasterize: NULL or uninitialised heightfield");
+    op_status st = validate_tris(verts, nverts, tris, areas, ntris, err);
+    if (st == OP_OK)
+        st = op__hf_threshold(hf, merge_threshold, err);
+    if (st != OP_OK)
+        return st;
+    uint32_t first = hf->frag_count;
+    int old_threshold = hf->merge_threshold;
+    hf->merge_threshold = merge_threshold;
+    for (size_t t = 0; t < ntris && st == OP_OK; t++) {
+        const int *ix = &tris[3 * t];
+        st = raster_one(hf, &verts[3 * (size_t)ix[0]], &verts[3 * (size_t)ix[1]],
+                        &verts[3 * (size_t)ix[2]], areas[t], err);
+    }
+    if (st == OP_OK)
+        st = op__hf_commit(hf, first, err);
+    else
+        op__hf_rollback(hf, first);
+    if (st != OP_OK) {
+        hf->merge_threshold = old_threshold;
+        return st;
+    }
+    op_err_clear(err);
+    return OP_OK;
+}
+
+op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32_t *ids, size_t n,
+                           const uint8_t *areas, int merge_threshold, op_err *err)
+{
+    if (!hf || !hf->heads || !soup || (n && (!ids || !areas)))
+        return op_err_set(err, OP_EINVAL, "rasterize: NULL argument");
+    size_t ntris = soup->tris_len / 3;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= ntris)
+            return op_err_set(err, OP_ERANGE, "rasterize: triangle id %u is outside [0, %zu)",
+                              (unsigned)ids[i], ntris);
+        if (areas[i] > OP_MAX_AREA)
+            return op_err_set(err, OP_ERANGE, "rasterize: triangle %u area %u is above %d",
+                              (unsigned)ids[i], (unsigned)areas[i], OP_MAX_AREA);
+    }
+    op_status st = op__hf_threshold(hf, merge_threshold, err);
+    if (st != OP_OK)
+        return st;
+    uint32_t first = hf->frag_count;
+    int old_threshold = hf->merge_threshold;
+    hf->merge_threshold = merge_threshold;
+    for (size_t i = 0; i < n && st == OP_OK; i++) {
+        const int *ix = &soup->tris[3 * (size_t)ids[i]];
+        st = raster_one(hf, &soup->verts[3 * (size_t)ix[0]], &soup->verts[3 * (size_t)ix[1]],
+                        &soup->verts[3 * (size_t)ix[2]], areas[i], err);
+    }
+    if (st == OP_OK)
+        st = op__hf_commit(hf, first, err);
+    else
+        op__hf_rollback(hf, first);
+    if (st != OP_OK) {
+        hf->merge_threshold = old_threshold;
+        return st;
+    }
+    op_err_clear(err);
+    return OP_OK;
+}

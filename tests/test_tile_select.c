@@ -470,7 +470,7 @@ static int check_pair(const op_soup *so, const op_settings *st, const op_tile_ra
         cr_assert_leq(fabs(ta - tb), ch * (1 + 1e-9));
     }
     /* 3. Equal y0: the unfiltered spans of every shared cell are identical. */
-    int same = ya == yb && fa.rows == fb.rows;
+    int same = ya == yb;
     if (same) {
         unfiltered(so, st, r, &fa, ax, az, &ha);
         unfiltered(so, st, r, &fb, bx, bz, &hb);

@@ -11,7 +11,7 @@
 #include "onepath/spans.h"
 
 /* The ceiling of a column's highest span: the open sky, Recast's 0xffff (§4). */
-#define SKY OP_MAX_ROWS
+#define SKY OP_SPAN_SKY
 
 static inline int ceiling_of(const op_heightfield *hf, const op_hf_span *s)
 {

@@ -230,6 +230,48 @@ Test(tiles, selection_matches_grid_box_overlap)
     sb_free(&s);
 }
 
+Test(tiles, buckets_equal_per_tile_selection_and_builds)
+{
+    op_settings st;
+    op_settings_default(&st);
+    st.tile_size = 4.5;
+    op_test_rng rng = {77};
+    soup_buf s;
+    sb_init(&s);
+    terrain(&s, &rng, -7.7, 12, 1.3, 2.0, 10, 0);
+    op_soup so = sb_soup(&s);
+    op_tile_range r;
+    op_err e;
+    cr_assert_eq(op_soup_tile_range(&so, &st, &r, &e), OP_OK);
+    uint32_t *off, *ids;
+    cr_assert_eq(op_tile_buckets(&so, &st, &r, out, &off, &ids, &e), OP_OK, "%s", e.msg);
+    int ntx = r.tx1 - r.tx0 + 1, tiles = 0;
+    for (int tz = r.tz0; tz <= r.tz1; tz++)
+        for (int tx = r.tx0; tx <= r.tx1; tx++) {
+            size_t i = (size_t)(tz - r.tz0) * (size_t)ntx + (size_t)(tx - r.tx0);
+            uint32_t *sel;
+            size_t n;
+            cr_assert_eq(op_tile_select(&so, &st, &r, tx, tz, scratch, &sel, &n, &e), OP_OK);
+            cr_assert_eq(off[i + 1] - off[i], n, "tile (%d, %d)", tx, tz);
+            cr_assert_arr_eq(ids + off[i], sel, n * sizeof *sel);
+            /* The _ids entry gives the same heightfield as the full one. */
+            op_heightfield a, b;
+            int ska, skb;
+            cr_assert_eq(
+                op_tile_heightfield_build(&so, &st, tx, tz, scratch, scratch, &a, &ska, &e), OP_OK);
+            cr_assert_eq(op_tile_heightfield_build_ids(&so, &st, tx, tz, ids + off[i], n, scratch,
+                                                       scratch, &b, &skb, &e),
+                         OP_OK);
+            cr_assert_eq(ska, skb);
+            cr_assert_eq(a.span_count, b.span_count);
+            cr_assert_eq(a.origin[1], b.origin[1]);
+            tiles += !ska;
+            op_arena_reset(scratch);
+        }
+    cr_assert_gt(tiles, 10);
+    sb_free(&s);
+}
+
 /* ---- skip rule, y0 and rows ---- */
 
 Test(tiles, tile_without_walkable_triangles_is_skipped)

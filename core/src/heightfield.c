@@ -35,10 +35,18 @@ op_status op_heightfield_init(op_heightfield *hf, op_arena *arena, int width, in
     if (!isfinite(cs) || !isfinite(ch) || !(cs > 0.0) || !(ch > 0.0))
         return op_err_set(err, OP_EINVAL, "heightfield: cell size %g / height %g is not > 0", cs,
                           ch);
-    for (int a = 0; a < 3; a++)
+    if (cs < OP_MIN_CELL_SIZE || ch < OP_MIN_CELL_SIZE || cs > OP_MAX_COORD || ch > OP_MAX_COORD)
+        return op_err_set(err, OP_ERANGE,
+                          "heightfield: cell size %g / height %g is outside [%g, 2^21]", cs, ch,
+                          OP_MIN_CELL_SIZE);
+    for (int a = 0; a < 3; a++) {
         if (!isfinite(origin[a]))
             return op_err_set(err, OP_EINVAL, "heightfield: origin %c = %g is not finite", "xyz"[a],
                               origin[a]);
+        if (fabs(origin[a]) > OP_MAX_ORIGIN)
+            return op_err_set(err, OP_ERANGE, "heightfield: origin %c = %g is beyond +-2^40",
+                              "xyz"[a], origin[a]);
+    }
     size_t ncols = (size_t)width * (size_t)depth;
     uint32_t *heads = op_arena_alloc(arena, 2 * ncols * sizeof *heads);
     if (!heads)
@@ -72,14 +80,7 @@ void op_heightfield_use_global_lines(op_heightfield *hf, int64_t gx0, int64_t gz
 
 int64_t op_cell_of(double v, double origin, double cs)
 {
-    /* The quotient can be one off either way after rounding: correct it against the
-     * lines themselves, which are what the rules compare with. */
-    int64_t k = (int64_t)floor((v - origin) / cs);
-    while (origin + (double)k * cs > v)
-        k--;
-    while (origin + (double)(k + 1) * cs <= v)
-        k++;
-    return k;
+    return op__cell_of(v, origin, cs, 1.0 / cs);
 }
 
 op_status op__hf_threshold(op_heightfield *hf, int merge_threshold, op_err *err)
@@ -170,6 +171,31 @@ static uint32_t sort_frags(op_hf_frag *f, uint32_t head)
     }
 }
 
+/* Short lists (nearly all) are sorted by insertion in a local array, then relinked. */
+#define SHORT_COLUMN 64
+
+static uint32_t sort_column(op_hf_frag *f, uint32_t head)
+{
+    uint32_t idx[SHORT_COLUMN];
+    int n = 0;
+    for (uint32_t i = head; i != OP_NO_SPAN; i = f[i].next) {
+        if (n == SHORT_COLUMN)
+            return sort_frags(f, head);
+        uint16_t key = f[i].smin;
+        int k = n++;
+        while (k > 0 && f[idx[k - 1]].smin > key) {
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = i;
+    }
+    for (int k = 0; k + 1 < n; k++)
+        f[idx[k]].next = idx[k + 1];
+    if (n)
+        f[idx[n - 1]].next = OP_NO_SPAN;
+    return n ? idx[0] : OP_NO_SPAN;
+}
+
 static uint32_t take_slot(op_heightfield *hf)
 {
     uint32_t s = hf->free_list;
@@ -193,7 +219,7 @@ static void rebuild_column(op_heightfield *hf, size_t c)
         hf->span_count--;
         s = nx;
     }
-    uint32_t head = sort_frags(f, hf->frag_heads[c]);
+    uint32_t head = sort_column(f, hf->frag_heads[c]);
     hf->frag_heads[c] = head;
     int thr = hf->merge_threshold;
     uint32_t prev = OP_NO_SPAN;
@@ -280,7 +306,7 @@ op_status op_heightfield_add_span(op_heightfield *hf, int x, int z, int smin, in
         st = op__hf_reserve(hf, 1, err);
     if (st != OP_OK)
         return st;
-    uint32_t first = hf->frag_count;
+    uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
     op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, area);

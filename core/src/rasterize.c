@@ -6,11 +6,11 @@
  * heightfield, whose columns are then rebuilt (heightfield.c).
  *
  * Rule (§3.2): a triangle leaves a fragment in cell (x, z) iff its XZ projection
- * meets the open cell square, decided by Sutherland-Hodgman clipping in double
- * against the cell's closed square (z >= bottom, z <= top, x >= left, x <= right,
- * in that order) followed by the degeneracy test. The clip depends only on the
- * triangle and the four boundary lines, never on the grid or the row/cell loop, so
- * two tiles that share a cell compute bitwise identical fragments there.
+ * meets the open cell square, decided by clipping in double to the cell's closed
+ * z slab then x slab (one pass each, every crossing computed from its edge's two
+ * ends) followed by the degeneracy test. The clip depends only on the triangle and
+ * the four boundary lines, never on the grid or the row/cell loop, so two tiles
+ * that share a cell compute bitwise identical fragments there.
  * Typical sizes: a tile grid of 46 x 46 cells, 1-20k triangles, 1-3 cells each.
  */
 #include <math.h>
@@ -65,7 +65,8 @@ typedef struct vtx {
     double p[3];
 } vtx;
 
-/* Largest polygon: a triangle gains at most one vertex per clip line. */
+/* Largest polygon: a triangle gains at most two vertices per slab (each axis's
+ * cyclic sequence of values stays unimodal, the clamp included). */
 #define MAX_POLY 8
 
 static inline double clampd(double v, double a, double b)
@@ -74,28 +75,71 @@ static inline double clampd(double v, double a, double b)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* One Sutherland-Hodgman step against the line p[ax] = L, keeping p[ax] >= L (ge)
- * or p[ax] <= L. The crossing point of edge a -> b is a + (b - a) * t with
+/* The crossing of edge a -> b with the line p[ax] = L: a + (b - a) * t with
  * t = (L - a) / (b - a) on the other two axes, clamped to the edge's range, and
- * exactly L on ax. */
-static inline int clip(const vtx *in, int n, vtx *out, int ax, double L, int ge)
+ * exactly L on ax (§3.2). */
+static inline void crossing(const vtx *a, const vtx *b, int ax, double L, vtx *q)
+{
+    double t = (L - a->p[ax]) / (b->p[ax] - a->p[ax]);
+    for (int o = 0; o < 3; o++)
+        q->p[o] = (o == ax) ? L : clampd(a->p[o] + (b->p[o] - a->p[o]) * t, a->p[o], b->p[o]);
+}
+
+/* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each
+ * vertex a, the crossings of edge (a, b) with the lines zb, zt that lie strictly
+ * between a.z and b.z, in their order along the edge. */
+static inline int clip_row(const vtx *in, vtx *out, double zb, double zt)
 {
     int m = 0;
-    for (int i = 0; i < n; i++) {
-        const vtx *a = &in[i], *b = &in[i + 1 == n ? 0 : i + 1];
-        int ina = ge ? a->p[ax] >= L : a->p[ax] <= L;
-        int inb = ge ? b->p[ax] >= L : b->p[ax] <= L;
-        if (ina)
+    for (int i = 0; i < 3; i++) {
+        const vtx *a = &in[i], *b = &in[i == 2 ? 0 : i + 1];
+        double va = a->p[2], vb = b->p[2];
+        if (va >= zb && va <= zt)
             out[m++] = *a;
-        if (ina != inb) {
-            double t = (L - a->p[ax]) / (b->p[ax] - a->p[ax]);
-            vtx *q = &out[m++];
-            for (int o = 0; o < 3; o++)
-                q->p[o] =
-                    (o == ax) ? L : clampd(a->p[o] + (b->p[o] - a->p[o]) * t, a->p[o], b->p[o]);
+        if (va < vb) {
+            if (va < zb && zb < vb)
+                crossing(a, b, 2, zb, &out[m++]);
+            if (va < zt && zt < vb)
+                crossing(a, b, 2, zt, &out[m++]);
+        } else if (vb < va) {
+            if (vb < zt && zt < va)
+                crossing(a, b, 2, zt, &out[m++]);
+            if (vb < zb && zb < va)
+                crossing(a, b, 2, zb, &out[m++]);
         }
     }
     return m;
+}
+
+/* What the crossings of a row polygon's edges with one line x = L contribute to a
+ * cell's point set (§3.2): their count and y / z ranges (their x is L). A crossing
+ * is computed once per line and shared by the cells on both sides. */
+typedef struct line_sum {
+    int n;
+    double ylo, yhi, zlo, zhi;
+} line_sum;
+
+static inline void line_crossings(const vtx *r, int n, double L, line_sum *s)
+{
+    s->n = 0;
+    s->ylo = s->yhi = s->zlo = s->zhi = 0.0;
+    for (int i = 0; i < n; i++) {
+        const vtx *a = &r[i], *b = &r[i + 1 == n ? 0 : i + 1];
+        double va = a->p[0], vb = b->p[0];
+        if (!((va < L && L < vb) || (vb < L && L < va)))
+            continue;
+        vtx q;
+        crossing(a, b, 0, L, &q);
+        if (s->n++ == 0) {
+            s->ylo = s->yhi = q.p[1];
+            s->zlo = s->zhi = q.p[2];
+            continue;
+        }
+        s->ylo = q.p[1] < s->ylo ? q.p[1] : s->ylo;
+        s->yhi = q.p[1] > s->yhi ? q.p[1] : s->yhi;
+        s->zlo = q.p[2] < s->zlo ? q.p[2] : s->zlo;
+        s->zhi = q.p[2] > s->zhi ? q.p[2] : s->zhi;
+    }
 }
 
 /* Bounds of one axis over a polygon. */
@@ -112,91 +156,34 @@ static inline void bounds(const vtx *v, int n, int ax, double *lo, double *hi)
     *hi = b;
 }
 
-typedef void (*emit_fn)(void *ctx, int x, int z, double ymin, double ymax);
-
-/* The cells of hf's grid where the triangle leaves a fragment, in row-major order
- * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
- * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
-static inline void raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
-                              const float *v2, emit_fn emit, void *ctx)
-{
-    const double cs = hf->cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
-    const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
-    vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
-    double zlo, zhi;
-    bounds(tri, 3, 2, &zlo, &zhi);
-    int64_t kz0 = op_cell_of(zlo, oz, cs) - gz0, kz1 = op_cell_of(zhi, oz, cs) - gz0;
-    if (kz1 < 0 || kz0 >= hf->depth)
-        return;
-    if (kz0 < 0)
-        kz0 = 0;
-    if (kz1 >= hf->depth)
-        kz1 = hf->depth - 1;
-    vtx a[MAX_POLY], row[MAX_POLY], b[MAX_POLY], cell[MAX_POLY];
-    for (int64_t z = kz0; z <= kz1; z++) {
-        double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
-        int n = clip(tri, 3, a, 2, zb, 1);
-        if (n == 0)
-            continue;
-        n = clip(a, n, row, 2, zt, 0);
-        if (n == 0)
-            continue;
-        double rzlo, rzhi, xlo, xhi;
-        bounds(row, n, 2, &rzlo, &rzhi);
-        if (rzhi == zb || rzlo == zt)
-            continue; /* the row's polygon lies on one boundary line */
-        bounds(row, n, 0, &xlo, &xhi);
-        int64_t kx0 = op_cell_of(xlo, ox, cs) - gx0, kx1 = op_cell_of(xhi, ox, cs) - gx0;
-        if (kx1 < 0 || kx0 >= hf->width)
-            continue;
-        if (kx0 < 0)
-            kx0 = 0;
-        if (kx1 >= hf->width)
-            kx1 = hf->width - 1;
-        for (int64_t x = kx0; x <= kx1; x++) {
-            double xl = ox + (double)(gx0 + x) * cs, xr = ox + (double)(gx0 + x + 1) * cs;
-            const vtx *p = row;
-            int m = n;
-            if (xlo < xl) { /* otherwise the clip keeps every vertex as it is */
-                m = clip(p, m, b, 0, xl, 1);
-                p = b;
-            }
-            if (m && xhi > xr) {
-                m = clip(p, m, cell, 0, xr, 0);
-                p = cell;
-            }
-            if (m == 0)
-                continue;
-            double cxlo, cxhi, czlo, czhi, ylo, yhi;
-            bounds(p, m, 0, &cxlo, &cxhi);
-            bounds(p, m, 2, &czlo, &czhi);
-            if (cxhi == xl || cxlo == xr || czhi == zb || czlo == zt)
-                continue; /* contained in one edge line of the square */
-            bounds(p, m, 1, &ylo, &yhi);
-            emit(ctx, (int)x, (int)z, ylo, yhi);
-        }
-    }
-}
-
-void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
-                           const float *v2, op_fragment_fn fn, void *ctx)
-{
-    raster_tri(hf, v0, v1, v2, fn, ctx);
-}
-
-/* ---- fragments into the heightfield (§3.4) ---- */
-
+/* Where fragments go: a callback (op_triangle_fragments) or the heightfield. */
 typedef struct raster_ctx {
     op_heightfield *hf;
     int area;
+    op_fragment_fn fn;
+    void *fn_ctx;
+    /* The last y -> row conversions: a flat triangle has one y in every cell. */
+    double ylo, fmin, yhi, fmax;
 } raster_ctx;
 
-static void emit_fragment(void *vctx, int x, int z, double ymin, double ymax)
+/* Rows of a fragment (§3.4) and its push into the column. */
+static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
 {
-    raster_ctx *rc = vctx;
+    if (rc->fn) {
+        rc->fn(rc->fn_ctx, x, z, ymin, ymax);
+        return;
+    }
     op_heightfield *hf = rc->hf;
     double oy = hf->origin[1], ch = hf->ch;
-    double fmin = floor((ymin - oy) / ch), fmax = ceil((ymax - oy) / ch);
+    if (ymin != rc->ylo) {
+        rc->ylo = ymin;
+        rc->fmin = op__floor((ymin - oy) / ch);
+    }
+    if (ymax != rc->yhi) {
+        rc->yhi = ymax;
+        rc->fmax = op__ceil((ymax - oy) / ch);
+    }
+    double fmin = rc->fmin, fmax = rc->fmax;
     if (fmax < fmin + 1.0)
         fmax = fmin + 1.0;
     if (fmax <= 0.0 || fmin >= (double)hf->rows)
@@ -204,6 +191,102 @@ static void emit_fragment(void *vctx, int x, int z, double ymin, double ymax)
     int smin = fmin < 0.0 ? 0 : (int)fmin;
     int smax = fmax > (double)hf->rows ? hf->rows : (int)fmax;
     op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
+}
+
+/* The cells of hf's grid where the triangle leaves a fragment, in row-major order
+ * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
+ * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
+static void raster_tri(const op_heightfield *hf, const float *v0, const float *v1, const float *v2,
+                       raster_ctx *rc)
+{
+    const double cs = hf->cs, inv = 1.0 / cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
+    const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
+    vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
+    double zlo, zhi;
+    bounds(tri, 3, 2, &zlo, &zhi);
+    int64_t kz0 = op__cell_of(zlo, oz, cs, inv) - gz0, kz1 = op__cell_of(zhi, oz, cs, inv) - gz0;
+    if (kz1 < 0 || kz0 >= hf->depth)
+        return;
+    if (kz0 < 0)
+        kz0 = 0;
+    if (kz1 >= hf->depth)
+        kz1 = hf->depth - 1;
+    vtx row[MAX_POLY];
+    for (int64_t z = kz0; z <= kz1; z++) {
+        double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
+        const vtx *rp = tri;
+        int n = 3;
+        if (zlo < zb || zhi > zt) { /* otherwise the row polygon is the triangle */
+            n = clip_row(tri, row, zb, zt);
+            rp = row;
+        }
+        if (n == 0)
+            continue;
+        double rzlo, rzhi, xlo, xhi;
+        bounds(rp, n, 2, &rzlo, &rzhi);
+        if (rzhi == zb || rzlo == zt)
+            continue; /* the row's polygon lies on one boundary line */
+        bounds(rp, n, 0, &xlo, &xhi);
+        int64_t kx0 = op__cell_of(xlo, ox, cs, inv) - gx0;
+        int64_t kx1 = op__cell_of(xhi, ox, cs, inv) - gx0;
+        if (kx1 < 0 || kx0 >= hf->width)
+            continue;
+        if (kx0 < 0)
+            kx0 = 0;
+        if (kx1 >= hf->width)
+            kx1 = hf->width - 1;
+        line_sum left, right;
+        double xl = ox + (double)(gx0 + kx0) * cs;
+        line_crossings(rp, n, xl, &left);
+        for (int64_t x = kx0; x <= kx1; x++, left = right) {
+            double xr = ox + (double)(gx0 + x + 1) * cs;
+            line_crossings(rp, n, xr, &right);
+            /* The cell's points: row vertices in [xl, xr], crossings at xl and xr. */
+            int np = left.n + right.n;
+            /* Without a crossing on a side, start from the far line: vertices move it. */
+            double cxlo = left.n ? xl : xr, cxhi = right.n ? xr : xl;
+            double ylo = 0, yhi = 0, czlo = 0, czhi = 0;
+            if (left.n) {
+                ylo = left.ylo, yhi = left.yhi, czlo = left.zlo, czhi = left.zhi;
+            }
+            if (right.n) {
+                if (!left.n) {
+                    ylo = right.ylo, yhi = right.yhi, czlo = right.zlo, czhi = right.zhi;
+                } else {
+                    ylo = right.ylo < ylo ? right.ylo : ylo;
+                    yhi = right.yhi > yhi ? right.yhi : yhi;
+                    czlo = right.zlo < czlo ? right.zlo : czlo;
+                    czhi = right.zhi > czhi ? right.zhi : czhi;
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                const double *v = rp[i].p;
+                if (v[0] < xl || v[0] > xr)
+                    continue;
+                if (np++ == 0) {
+                    ylo = yhi = v[1];
+                    czlo = czhi = v[2];
+                } else {
+                    ylo = v[1] < ylo ? v[1] : ylo;
+                    yhi = v[1] > yhi ? v[1] : yhi;
+                    czlo = v[2] < czlo ? v[2] : czlo;
+                    czhi = v[2] > czhi ? v[2] : czhi;
+                }
+                cxlo = v[0] < cxlo ? v[0] : cxlo;
+                cxhi = v[0] > cxhi ? v[0] : cxhi;
+            }
+            if (np && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
+                emit(rc, (int)x, (int)z, ylo, yhi); /* not empty, not on one edge line */
+            xl = xr;
+        }
+    }
+}
+
+void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
+                           const float *v2, op_fragment_fn fn, void *ctx)
+{
+    raster_ctx rc = {NULL, 0, fn, ctx, NAN, 0, NAN, 0};
+    raster_tri(hf, v0, v1, v2, &rc);
 }
 
 /* Upper bound of the fragments of one triangle: the cells its box touches. */
@@ -219,8 +302,9 @@ static size_t cell_bound(const op_heightfield *hf, const float *v0, const float 
         hi = v1[ax] > hi ? v1[ax] : hi;
         hi = v2[ax] > hi ? v2[ax] : hi;
         int64_t side = i ? hf->depth : hf->width;
-        int64_t k0 = op_cell_of(lo, hf->line_origin[i], hf->cs) - hf->cell0[i];
-        int64_t k1 = op_cell_of(hi, hf->line_origin[i], hf->cs) - hf->cell0[i];
+        double inv = 1.0 / hf->cs;
+        int64_t k0 = op__cell_of(lo, hf->line_origin[i], hf->cs, inv) - hf->cell0[i];
+        int64_t k1 = op__cell_of(hi, hf->line_origin[i], hf->cs, inv) - hf->cell0[i];
         k0 = k0 < 0 ? 0 : k0;
         k1 = k1 >= side ? side - 1 : k1;
         n[i] = k1 >= k0 ? k1 - k0 + 1 : 0;
@@ -234,8 +318,8 @@ static op_status raster_one(op_heightfield *hf, const float *v0, const float *v1
     op_status st = op__hf_reserve(hf, cell_bound(hf, v0, v1, v2), err);
     if (st != OP_OK)
         return st;
-    raster_ctx rc = {hf, area};
-    raster_tri(hf, v0, v1, v2, emit_fragment, &rc);
+    raster_ctx rc = {hf, area, NULL, NULL, NAN, 0, NAN, 0};
+    raster_tri(hf, v0, v1, v2, &rc);
     return OP_OK;
 }
 
@@ -287,7 +371,7 @@ op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, co
         st = op__hf_threshold(hf, merge_threshold, err);
     if (st != OP_OK)
         return st;
-    uint32_t first = hf->frag_count;
+    uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
     for (size_t t = 0; t < ntris && st == OP_OK; t++) {
@@ -324,7 +408,7 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
     op_status st = op__hf_threshold(hf, merge_threshold, err);
     if (st != OP_OK)
         return st;
-    uint32_t first = hf->frag_count;
+    uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
     for (size_t i = 0; i < n && st == OP_OK; i++) {

@@ -96,6 +96,15 @@ op_status op_tile_heightfield_build(const op_soup *soup, const op_settings *s, i
         st = op_tile_select(soup, s, &r, tx, tz, scratch, &ids, &n, err);
     if (st != OP_OK)
         return st;
+    return op_tile_heightfield_build_ids(soup, s, tx, tz, ids, n, out, scratch, hf, skipped, err);
+}
+
+op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                        const uint32_t *ids, size_t n, op_arena *out,
+                                        op_arena *scratch, op_heightfield *hf, int *skipped,
+                                        op_err *err)
+{
+    *skipped = 0;
     op_tile_grid g;
     op_span_settings ss;
     op_tile_grid_derive(s, &g);
@@ -106,7 +115,7 @@ op_status op_tile_heightfield_build(const op_soup *soup, const op_settings *s, i
     }
     double y0 = 0.0;
     int rows = 1;
-    st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
+    op_status st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
     if (st == OP_OK)
         st = tile_init(hf, out, s, &g, 0.0, 0.0, tx, tz, y0, rows, err);
     if (st != OP_OK)
@@ -176,6 +185,7 @@ op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings 
     if (st != OP_OK)
         return st;
     size_t total = 0;
+    op__hf_begin(hf);
     for (int pass = 0; pass < 2; pass++) {
         for (int z = 0; z < g.grid_cells; z++) {
             int k = input_col(&g, tz, z, in->depth);
@@ -245,6 +255,7 @@ op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_set
         st = tile_init(hf, out, s, &g, in->origin_x, in->origin_z, tx, tz, 0.0, rows, err);
     if (st != OP_OK)
         return st;
+    op__hf_begin(hf);
     for (int pass = 0; pass < 2; pass++) {
         size_t total = 0;
         for (int z = 0; z < g.grid_cells; z++) {

@@ -7,8 +7,8 @@
  * the rasterizer clips against, so a triangle that can leave a fragment in a tile's
  * grid is always selected for it. Typical: 10^5 triangles, each in 1-4 tiles.
  */
+#include "heightfield_internal.h"
 #include "onepath/limits.h"
-#include "onepath/spans.h"
 
 /* floor(a / b) for b > 0. */
 static int64_t floor_div(int64_t a, int64_t b)
@@ -22,6 +22,10 @@ op_status op_soup_tile_range(const op_soup *soup, const op_settings *s, op_tile_
 {
     op_tile_grid g;
     op_tile_grid_derive(s, &g);
+    if (!(g.cs >= OP_MIN_CELL_SIZE))
+        return op_err_set(err, OP_ERANGE,
+                          "tiles: cell size tile_size / tile_cells = %g is below %g", g.cs,
+                          OP_MIN_CELL_SIZE);
     float bmin[3], bmax[3];
     op_soup_bounds(soup, bmin, bmax);
     int64_t t[4] = {
@@ -57,8 +61,9 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
         }
         /* Cells c0..c1 of the box meet tile t's grid cells t*TC - B .. t*TC + TC + B - 1
          * iff floor((c0 - B) / TC) <= t <= floor((c1 + B) / TC). */
-        lo[i] = floor_div(op_cell_of(a, 0.0, g->cs) - g->border, g->tile_cells);
-        hi[i] = floor_div(op_cell_of(b, 0.0, g->cs) + g->border, g->tile_cells);
+        double inv = 1.0 / g->cs;
+        lo[i] = floor_div(op__cell_of(a, 0.0, g->cs, inv) - g->border, g->tile_cells);
+        hi[i] = floor_div(op__cell_of(b, 0.0, g->cs, inv) + g->border, g->tile_cells);
     }
     out->tx0 = (int)(lo[0] < r->tx0 ? r->tx0 : lo[0]);
     out->tz0 = (int)(lo[1] < r->tz0 ? r->tz0 : lo[1]);
@@ -99,6 +104,50 @@ op_status op_tile_select(const op_soup *soup, const op_settings *s, const op_til
             list[k++] = (uint32_t)t;
     *ids = list;
     *n = count;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+op_status op_tile_buckets(const op_soup *soup, const op_settings *s, const op_tile_range *r,
+                          op_arena *out, uint32_t **offsets, uint32_t **ids, op_err *err)
+{
+    op_tile_grid g;
+    op_tile_grid_derive(s, &g);
+    size_t ntx = (size_t)(r->tx1 - r->tx0 + 1), ntiles = ntx * (size_t)(r->tz1 - r->tz0 + 1);
+    size_t ntris = soup->tris_len / 3;
+    uint32_t *off = op_arena_calloc(out, ntiles + 1, sizeof *off);
+    if (!off)
+        return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of offsets)",
+                          (ntiles + 1) * sizeof *off);
+    /* Counting sort by tile: count, prefix sums, fill in input order. */
+    uint64_t total = 0;
+    op_tile_range tr;
+    for (size_t t = 0; t < ntris; t++)
+        if (op_triangle_tiles(soup, t, &g, r, &tr))
+            for (int tz = tr.tz0; tz <= tr.tz1; tz++)
+                for (int tx = tr.tx0; tx <= tr.tx1; tx++) {
+                    off[(size_t)(tz - r->tz0) * ntx + (size_t)(tx - r->tx0) + 1]++;
+                    total++;
+                }
+    if (total > 0xffffffffu)
+        return op_err_set(err, OP_ELIMIT, "tiles: %llu triangle-tile pairs exceed 2^32",
+                          (unsigned long long)total);
+    for (size_t i = 0; i < ntiles; i++)
+        off[i + 1] += off[i];
+    uint32_t *list = op_arena_alloc(out, (size_t)total * sizeof *list);
+    uint32_t *fill = op_arena_alloc(out, ntiles * sizeof *fill);
+    if (!list || !fill)
+        return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of triangle ids)",
+                          (size_t)total * sizeof *list + ntiles * sizeof *fill);
+    for (size_t i = 0; i < ntiles; i++)
+        fill[i] = off[i];
+    for (size_t t = 0; t < ntris; t++)
+        if (op_triangle_tiles(soup, t, &g, r, &tr))
+            for (int tz = tr.tz0; tz <= tr.tz1; tz++)
+                for (int tx = tr.tx0; tx <= tr.tx1; tx++)
+                    list[fill[(size_t)(tz - r->tz0) * ntx + (size_t)(tx - r->tx0)]++] = (uint32_t)t;
+    *offsets = off;
+    *ids = list;
     op_err_clear(err);
     return OP_OK;
 }

@@ -11,6 +11,16 @@
  * (the rasterizer keeps them in int64 regardless) and long cross products exact. */
 #define OP_MAX_COORD 2097152.0 /* 2^21 */
 
+/* Smallest cell size and row height of a heightfield (world units), the settings' own
+ * lower bound; a tile's cs = tile_size / tile_cells must not be smaller either. Below:
+ * OP_ERANGE. Bound: with OP_MAX_ORIGIN it keeps (v - origin) / cs far below 2^53, so
+ * cell indices (int64) are exact. */
+#define OP_MIN_CELL_SIZE 0.001
+
+/* Largest absolute heightfield origin coordinate (2^40 wu; tile frames of heightfield
+ * input can lie far beyond OP_MAX_COORD). Beyond: OP_ERANGE. */
+#define OP_MAX_ORIGIN 1099511627776.0
+
 /* Rows of a heightfield (cells of height ch). Span bottoms/tops are uint16, so the
  * hard bound is 65535. Beyond: OP_ERANGE naming the row count. */
 #define OP_MAX_ROWS 65535

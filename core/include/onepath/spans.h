@@ -56,7 +56,7 @@ typedef struct op_heightfield {
     uint32_t span_cap;   /* slots allocated in spans */
     uint32_t free_list;  /* recycled span slots (column rebuilds), OP_NO_SPAN if none */
     op_arena *arena;     /* where spans and fragments grow */
-    /* Cell boundary lines (§1.3): line k along x is line_origin[0] + (cell0[0] + k) * cs,
+    /* Cell boundary lines (§1.1-§1.2): line k along x is line_origin[0] + (cell0[0] + k) * cs,
      * along z likewise with index 1. A plain heightfield has line_origin = origin's
      * x/z and cell0 = 0; a tile grid has line_origin 0 and cell0 = its global cell. */
     double line_origin[2];
@@ -66,6 +66,7 @@ typedef struct op_heightfield {
     uint32_t frag_count, frag_cap;
     uint32_t *frag_heads; /* width * depth: first fragment of each column */
     uint32_t span_slots;  /* slots of spans ever used (live + free list) */
+    uint32_t frag_first;  /* first fragment of the call in progress */
     int merge_threshold;  /* rows; -1 until the first fragment fixes it */
 } op_heightfield;
 
@@ -75,7 +76,7 @@ op_status op_heightfield_init(op_heightfield *hf, op_arena *arena, int width, in
                               const double origin[3], double cs, double ch, op_err *err);
 
 /* Makes hf's cell boundaries the world lines (gx0 + x) * cs and (gz0 + z) * cs
- * (tile grids, §1.3), so that neighbouring tiles clip against the same lines. Call
+ * (tile grids, §1.1), so that neighbouring tiles clip against the same lines. Call
  * before any fragment is added. */
 void op_heightfield_use_global_lines(op_heightfield *hf, int64_t gx0, int64_t gz0);
 
@@ -87,7 +88,7 @@ op_status op_heightfield_add_span(op_heightfield *hf, int x, int z, int smin, in
                                   int merge_threshold, op_err *err);
 
 /* Global index of the cell that holds coordinate v when line k is origin + k * cs:
- * the k with origin + k*cs <= v < origin + (k+1)*cs (double products, §1.3). */
+ * the k with origin + k*cs <= v < origin + (k+1)*cs (double products, §1.2). */
 int64_t op_cell_of(double v, double origin, double cs);
 
 /* ---- classification and rasterization (§2, §3) ---- */
@@ -132,7 +133,7 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
 
 /* ---- tiles (§1) ---- */
 
-/* A soup's tile range (§1.2): tiles tx0..tx1 x tz0..tz1, inclusive. */
+/* A soup's tile range (§1.4): tiles tx0..tx1 x tz0..tz1, inclusive. */
 typedef struct op_tile_range {
     int tx0, tz0, tx1, tz1;
 } op_tile_range;
@@ -141,24 +142,38 @@ typedef struct op_tile_range {
 op_status op_soup_tile_range(const op_soup *soup, const op_settings *s, op_tile_range *r,
                              op_err *err);
 
-/* The tiles triangle t of a valid soup belongs to (§1.4), clamped to r; returns 0 when
+/* The tiles triangle t of a valid soup belongs to (§1.5), clamped to r; returns 0 when
  * the clamped rectangle is empty. */
 int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, const op_tile_range *r,
                       op_tile_range *out);
 
-/* The triangles of tile (tx, tz), in input order (§1.4): *ids allocated in out. */
+/* The triangles of tile (tx, tz), in input order (§1.5): *ids allocated in out. */
 op_status op_tile_select(const op_soup *soup, const op_settings *s, const op_tile_range *r, int tx,
                          int tz, op_arena *out, uint32_t **ids, size_t *n, op_err *err);
 
+/* The triangles of every tile of r in one pass: tile (tx, tz) has
+ * ids[offsets[i] .. offsets[i+1]) with i = (tz - r->tz0) * (r->tx1 - r->tx0 + 1) + (tx - r->tx0),
+ * in input order; the same lists as op_tile_select. Both arrays from out. */
+op_status op_tile_buckets(const op_soup *soup, const op_settings *s, const op_tile_range *r,
+                          op_arena *out, uint32_t **offsets, uint32_t **ids, op_err *err);
+
 /* The heightfield of tile (tx, tz) of a soup, filtered (§1, §2, §3, §4): selection,
  * skip rule, y0 and rows, classification, rasterization, filters. When the tile is
- * skipped (§1.5) *skipped is 1 and hf is an empty heightfield of the tile's grid
+ * skipped (§1.6) *skipped is 1 and hf is an empty heightfield of the tile's grid
  * (no spans, rows 1, y0 0). hf's memory comes from out, temporaries from scratch. */
 op_status op_tile_heightfield_build(const op_soup *soup, const op_settings *s, int tx, int tz,
                                     op_arena *out, op_arena *scratch, op_heightfield *hf,
                                     int *skipped, op_err *err);
 
-/* The same for heightfield input (§1.6) and voxel-chunk input (§1.7). Never skipped. */
+/* op_tile_heightfield_build for a soup already validated (and settings too) whose
+ * tile selection ids[0..n) was already made (op_tile_select / op_tile_buckets): what
+ * a full build calls per tile. */
+op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                        const uint32_t *ids, size_t n, op_arena *out,
+                                        op_arena *scratch, op_heightfield *hf, int *skipped,
+                                        op_err *err);
+
+/* The same for heightfield input (§1.8) and voxel-chunk input (§1.9). Never skipped. */
 op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings *s, int tx, int tz,
                                        op_arena *out, op_heightfield *hf, op_err *err);
 op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
@@ -224,7 +239,7 @@ op_status op_distance_build(op_chf *chf, op_arena *out, op_arena *scratch, op_er
 
 /* The span stage of tile (tx, tz) of a soup: op_tile_heightfield_build, then
  * compaction, erosion, volumes (array order) and distance. chf->border is the tile
- * grid's border. A skipped tile (§1.5) gives a chf with span_count 0. */
+ * grid's border. A skipped tile (§1.6) gives a chf with span_count 0. */
 op_status op_tile_spans_build(const op_soup *soup, const op_settings *s, int tx, int tz,
                               const op_volume *vols, int nvols, op_arena *out, op_arena *scratch,
                               op_chf *chf, op_err *err);

@@ -81,8 +81,10 @@ static inline double clampd(double v, double a, double b)
 static inline void crossing(const vtx *a, const vtx *b, int ax, double L, vtx *q)
 {
     double t = (L - a->p[ax]) / (b->p[ax] - a->p[ax]);
-    for (int o = 0; o < 3; o++)
-        q->p[o] = (o == ax) ? L : clampd(a->p[o] + (b->p[o] - a->p[o]) * t, a->p[o], b->p[o]);
+    int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the other two axes */
+    q->p[ax] = L;
+    q->p[o1] = clampd(a->p[o1] + (b->p[o1] - a->p[o1]) * t, a->p[o1], b->p[o1]);
+    q->p[o2] = clampd(a->p[o2] + (b->p[o2] - a->p[o2]) * t, a->p[o2], b->p[o2]);
 }
 
 /* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each
@@ -119,6 +121,19 @@ typedef struct line_sum {
     double ylo, yhi, zlo, zhi;
 } line_sum;
 
+static inline void sum_add(line_sum *s, const vtx *q)
+{
+    if (s->n++ == 0) {
+        s->ylo = s->yhi = q->p[1];
+        s->zlo = s->zhi = q->p[2];
+        return;
+    }
+    s->ylo = q->p[1] < s->ylo ? q->p[1] : s->ylo;
+    s->yhi = q->p[1] > s->yhi ? q->p[1] : s->yhi;
+    s->zlo = q->p[2] < s->zlo ? q->p[2] : s->zlo;
+    s->zhi = q->p[2] > s->zhi ? q->p[2] : s->zhi;
+}
+
 static inline void line_crossings(const vtx *r, int n, double L, line_sum *s)
 {
     s->n = 0;
@@ -130,15 +145,7 @@ static inline void line_crossings(const vtx *r, int n, double L, line_sum *s)
             continue;
         vtx q;
         crossing(a, b, 0, L, &q);
-        if (s->n++ == 0) {
-            s->ylo = s->yhi = q.p[1];
-            s->zlo = s->zhi = q.p[2];
-            continue;
-        }
-        s->ylo = q.p[1] < s->ylo ? q.p[1] : s->ylo;
-        s->yhi = q.p[1] > s->yhi ? q.p[1] : s->yhi;
-        s->zlo = q.p[2] < s->zlo ? q.p[2] : s->zlo;
-        s->zhi = q.p[2] > s->zhi ? q.p[2] : s->zhi;
+        sum_add(s, &q);
     }
 }
 
@@ -162,8 +169,6 @@ typedef struct raster_ctx {
     int area;
     op_fragment_fn fn;
     void *fn_ctx;
-    /* The last y -> row conversions: a flat triangle has one y in every cell. */
-    double ylo, fmin, yhi, fmax;
 } raster_ctx;
 
 /* Rows of a fragment (§3.4) and its push into the column. */
@@ -175,15 +180,7 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     }
     op_heightfield *hf = rc->hf;
     double oy = hf->origin[1], ch = hf->ch;
-    if (ymin != rc->ylo) {
-        rc->ylo = ymin;
-        rc->fmin = op__floor((ymin - oy) / ch);
-    }
-    if (ymax != rc->yhi) {
-        rc->yhi = ymax;
-        rc->fmax = op__ceil((ymax - oy) / ch);
-    }
-    double fmin = rc->fmin, fmax = rc->fmax;
+    double fmin = op__floor((ymin - oy) / ch), fmax = op__ceil((ymax - oy) / ch);
     if (fmax < fmin + 1.0)
         fmax = fmin + 1.0;
     if (fmax <= 0.0 || fmin >= (double)hf->rows)
@@ -235,6 +232,17 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
             kx0 = 0;
         if (kx1 >= hf->width)
             kx1 = hf->width - 1;
+        /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
+        const vtx *vs[MAX_POLY];
+        for (int i = 0; i < n; i++) {
+            int k = i;
+            while (k > 0 && vs[k - 1]->p[0] > rp[i].p[0]) {
+                vs[k] = vs[k - 1];
+                k--;
+            }
+            vs[k] = &rp[i];
+        }
+        int i0 = 0, i1 = 0;
         line_sum left, right;
         double xl = ox + (double)(gx0 + kx0) * cs;
         line_crossings(rp, n, xl, &left);
@@ -259,10 +267,14 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
                     czhi = right.zhi > czhi ? right.zhi : czhi;
                 }
             }
-            for (int i = 0; i < n; i++) {
-                const double *v = rp[i].p;
-                if (v[0] < xl || v[0] > xr)
-                    continue;
+            while (i0 < n && vs[i0]->p[0] < xl)
+                i0++;
+            if (i1 < i0)
+                i1 = i0;
+            while (i1 < n && vs[i1]->p[0] <= xr)
+                i1++;
+            for (int i = i0; i < i1; i++) {
+                const double *v = vs[i]->p;
                 if (np++ == 0) {
                     ylo = yhi = v[1];
                     czlo = czhi = v[2];
@@ -285,7 +297,7 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
 void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
                            const float *v2, op_fragment_fn fn, void *ctx)
 {
-    raster_ctx rc = {NULL, 0, fn, ctx, NAN, 0, NAN, 0};
+    raster_ctx rc = {NULL, 0, fn, ctx};
     raster_tri(hf, v0, v1, v2, &rc);
 }
 
@@ -318,7 +330,7 @@ static op_status raster_one(op_heightfield *hf, const float *v0, const float *v1
     op_status st = op__hf_reserve(hf, cell_bound(hf, v0, v1, v2), err);
     if (st != OP_OK)
         return st;
-    raster_ctx rc = {hf, area, NULL, NULL, NAN, 0, NAN, 0};
+    raster_ctx rc = {hf, area, NULL, NULL};
     raster_tri(hf, v0, v1, v2, &rc);
     return OP_OK;
 }

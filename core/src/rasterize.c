@@ -121,13 +121,10 @@ typedef struct line_sum {
     double ylo, yhi, zlo, zhi;
 } line_sum;
 
+/* Empty sums hold infinities, so that merging is plain min / max. */
 static inline void sum_add(line_sum *s, const vtx *q)
 {
-    if (s->n++ == 0) {
-        s->ylo = s->yhi = q->p[1];
-        s->zlo = s->zhi = q->p[2];
-        return;
-    }
+    s->n++;
     s->ylo = q->p[1] < s->ylo ? q->p[1] : s->ylo;
     s->yhi = q->p[1] > s->yhi ? q->p[1] : s->yhi;
     s->zlo = q->p[2] < s->zlo ? q->p[2] : s->zlo;
@@ -137,7 +134,8 @@ static inline void sum_add(line_sum *s, const vtx *q)
 static inline void line_crossings(const vtx *r, int n, double L, line_sum *s)
 {
     s->n = 0;
-    s->ylo = s->yhi = s->zlo = s->zhi = 0.0;
+    s->ylo = s->zlo = INFINITY;
+    s->yhi = s->zhi = -INFINITY;
     for (int i = 0; i < n; i++) {
         const vtx *a = &r[i], *b = &r[i + 1 == n ? 0 : i + 1];
         double va = a->p[0], vb = b->p[0];
@@ -250,42 +248,27 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
             double xr = ox + (double)(gx0 + x + 1) * cs;
             line_crossings(rp, n, xr, &right);
             /* The cell's points: row vertices in [xl, xr], crossings at xl and xr. */
-            int np = left.n + right.n;
-            /* Without a crossing on a side, start from the far line: vertices move it. */
-            double cxlo = left.n ? xl : xr, cxhi = right.n ? xr : xl;
-            double ylo = 0, yhi = 0, czlo = 0, czhi = 0;
-            if (left.n) {
-                ylo = left.ylo, yhi = left.yhi, czlo = left.zlo, czhi = left.zhi;
-            }
-            if (right.n) {
-                if (!left.n) {
-                    ylo = right.ylo, yhi = right.yhi, czlo = right.zlo, czhi = right.zhi;
-                } else {
-                    ylo = right.ylo < ylo ? right.ylo : ylo;
-                    yhi = right.yhi > yhi ? right.yhi : yhi;
-                    czlo = right.zlo < czlo ? right.zlo : czlo;
-                    czhi = right.zhi > czhi ? right.zhi : czhi;
-                }
-            }
             while (i0 < n && vs[i0]->p[0] < xl)
                 i0++;
             if (i1 < i0)
                 i1 = i0;
             while (i1 < n && vs[i1]->p[0] <= xr)
                 i1++;
+            int np = left.n + right.n + (i1 - i0);
+            double ylo = left.ylo < right.ylo ? left.ylo : right.ylo;
+            double yhi = left.yhi > right.yhi ? left.yhi : right.yhi;
+            double czlo = left.zlo < right.zlo ? left.zlo : right.zlo;
+            double czhi = left.zhi > right.zhi ? left.zhi : right.zhi;
+            double cxlo = left.n ? xl : (right.n ? xr : INFINITY);
+            double cxhi = right.n ? xr : (left.n ? xl : -INFINITY);
             for (int i = i0; i < i1; i++) {
                 const double *v = vs[i]->p;
-                if (np++ == 0) {
-                    ylo = yhi = v[1];
-                    czlo = czhi = v[2];
-                } else {
-                    ylo = v[1] < ylo ? v[1] : ylo;
-                    yhi = v[1] > yhi ? v[1] : yhi;
-                    czlo = v[2] < czlo ? v[2] : czlo;
-                    czhi = v[2] > czhi ? v[2] : czhi;
-                }
                 cxlo = v[0] < cxlo ? v[0] : cxlo;
                 cxhi = v[0] > cxhi ? v[0] : cxhi;
+                ylo = v[1] < ylo ? v[1] : ylo;
+                yhi = v[1] > yhi ? v[1] : yhi;
+                czlo = v[2] < czlo ? v[2] : czlo;
+                czhi = v[2] > czhi ? v[2] : czhi;
             }
             if (np && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
                 emit(rc, (int)x, (int)z, ylo, yhi); /* not empty, not on one edge line */

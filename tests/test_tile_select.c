@@ -272,6 +272,28 @@ Test(tiles, buckets_equal_per_tile_selection_and_builds)
     sb_free(&s);
 }
 
+Test(tiles, tile_spans_are_stored_column_by_column)
+{
+    op_settings st;
+    op_settings_default(&st);
+    op_test_rng rng = {8};
+    soup_buf s;
+    sb_init(&s);
+    terrain(&s, &rng, 0.0, 10, 0.9, 2.0, 8, 0);
+    op_soup so = sb_soup(&s);
+    op_heightfield hf;
+    int skipped;
+    op_err e;
+    cr_assert_eq(op_tile_heightfield_build(&so, &st, 0, 0, out, scratch, &hf, &skipped, &e), OP_OK);
+    cr_assert_gt(hf.span_count, 100);
+    uint32_t next = 0;
+    for (int c = 0; c < hf.width * hf.depth; c++)
+        for (uint32_t i = hf.heads[c]; i != OP_NO_SPAN; i = hf.spans[i].next)
+            cr_assert_eq(i, next++);
+    cr_assert_eq(next, hf.span_count);
+    sb_free(&s);
+}
+
 /* ---- skip rule, y0 and rows ---- */
 
 Test(tiles, tile_without_walkable_triangles_is_skipped)

@@ -50,7 +50,10 @@ typedef struct op_heightfield {
     int rows;         /* rows available: span tops are <= rows */
     double origin[3]; /* world position of cell (0, 0)'s minimum corner, row 0 */
     double cs, ch;    /* cell size and row height actually used */
-    uint32_t *heads;  /* width * depth: lowest span of each column or OP_NO_SPAN */
+    /* Walk columns through heads/next. A heightfield filled by one call (every tile
+     * build) stores its spans column by column, bottom up, in spans[0, span_count);
+     * later additions reuse freed slots, so then spans[] may hold free slots. */
+    uint32_t *heads; /* width * depth: lowest span of each column or OP_NO_SPAN */
     op_hf_span *spans;
     uint32_t span_count; /* live spans (in columns) */
     uint32_t span_cap;   /* slots allocated in spans */

@@ -217,19 +217,10 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
         }
         if (n == 0)
             continue;
-        double rzlo, rzhi, xlo, xhi;
+        double rzlo, rzhi;
         bounds(rp, n, 2, &rzlo, &rzhi);
         if (rzhi == zb || rzlo == zt)
             continue; /* the row's polygon lies on one boundary line */
-        bounds(rp, n, 0, &xlo, &xhi);
-        int64_t kx0 = op__cell_of(xlo, ox, cs, inv) - gx0;
-        int64_t kx1 = op__cell_of(xhi, ox, cs, inv) - gx0;
-        if (kx1 < 0 || kx0 >= hf->width)
-            continue;
-        if (kx0 < 0)
-            kx0 = 0;
-        if (kx1 >= hf->width)
-            kx1 = hf->width - 1;
         /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
         const vtx *vs[MAX_POLY];
         for (int i = 0; i < n; i++) {
@@ -240,6 +231,14 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
             }
             vs[k] = &rp[i];
         }
+        int64_t kx0 = op__cell_of(vs[0]->p[0], ox, cs, inv) - gx0;
+        int64_t kx1 = op__cell_of(vs[n - 1]->p[0], ox, cs, inv) - gx0;
+        if (kx1 < 0 || kx0 >= hf->width)
+            continue;
+        if (kx0 < 0)
+            kx0 = 0;
+        if (kx1 >= hf->width)
+            kx1 = hf->width - 1;
         int i0 = 0, i1 = 0;
         line_sum left, right;
         double xl = ox + (double)(gx0 + kx0) * cs;

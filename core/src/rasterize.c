@@ -6,11 +6,12 @@
  * heightfield, whose columns are then rebuilt (heightfield.c).
  *
  * Rule (§3.2): a triangle leaves a fragment in cell (x, z) iff its XZ projection
- * meets the open cell square, decided by clipping in double to the cell's closed
- * z slab then x slab (one pass each, every crossing computed from its edge's two
- * ends) followed by the degeneracy test. The clip depends only on the triangle and
- * the four boundary lines, never on the grid or the row/cell loop, so two tiles
- * that share a cell compute bitwise identical fragments there.
+ * meets the open cell square, decided in double on the row polygon R (the triangle
+ * clipped to the row's closed z slab) and the cell's point set P (R's vertices in
+ * the x slab plus R's strict crossings with the two x lines), followed by the
+ * degeneracy test. Every crossing depends only on its edge and its line, never on
+ * the grid or the loops, so two tiles that share a cell compute bitwise identical
+ * fragments there, and the cells beside a line share its crossings.
  * Typical sizes: a tile grid of 46 x 46 cells, 1-20k triangles, 1-3 cells each.
  */
 #include <math.h>
@@ -163,10 +164,12 @@ static inline void bounds(const vtx *v, int n, int ax, double *lo, double *hi)
 
 /* Where fragments go: a callback (op_triangle_fragments) or the heightfield. */
 typedef struct raster_ctx {
-    op_heightfield *hf;
+    op_heightfield *hf; /* NULL with a callback */
     int area;
     op_fragment_fn fn;
     void *fn_ctx;
+    double inv_cs; /* 1 / cs, for CellOf's estimate */
+    op_err *err;
 } raster_ctx;
 
 /* Rows of a fragment (§3.4) and its push into the column. */
@@ -191,17 +194,17 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
  * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
-static void raster_tri(const op_heightfield *hf, const float *v0, const float *v1, const float *v2,
-                       raster_ctx *rc)
+static op_status raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
+                            const float *v2, raster_ctx *rc)
 {
-    const double cs = hf->cs, inv = 1.0 / cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
+    const double cs = hf->cs, inv = rc->inv_cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
     const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
     vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
     double zlo, zhi;
     bounds(tri, 3, 2, &zlo, &zhi);
     int64_t kz0 = op__cell_of(zlo, oz, cs, inv) - gz0, kz1 = op__cell_of(zhi, oz, cs, inv) - gz0;
     if (kz1 < 0 || kz0 >= hf->depth)
-        return;
+        return OP_OK;
     if (kz0 < 0)
         kz0 = 0;
     if (kz1 >= hf->depth)
@@ -239,6 +242,12 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
             kx0 = 0;
         if (kx1 >= hf->width)
             kx1 = hf->width - 1;
+        /* Room for a fragment in every cell of the row (rarely grows). */
+        if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
+            op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
+            if (st != OP_OK)
+                return st;
+        }
         int i0 = 0, i1 = 0;
         line_sum left, right;
         double xl = ox + (double)(gx0 + kx0) * cs;
@@ -274,47 +283,14 @@ static void raster_tri(const op_heightfield *hf, const float *v0, const float *v
             xl = xr;
         }
     }
+    return OP_OK;
 }
 
 void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
                            const float *v2, op_fragment_fn fn, void *ctx)
 {
-    raster_ctx rc = {NULL, 0, fn, ctx};
-    raster_tri(hf, v0, v1, v2, &rc);
-}
-
-/* Upper bound of the fragments of one triangle: the cells its box touches. */
-static size_t cell_bound(const op_heightfield *hf, const float *v0, const float *v1,
-                         const float *v2)
-{
-    int64_t n[2];
-    for (int i = 0; i < 2; i++) {
-        int ax = i ? 2 : 0;
-        double lo = v0[ax], hi = v0[ax];
-        lo = v1[ax] < lo ? v1[ax] : lo;
-        lo = v2[ax] < lo ? v2[ax] : lo;
-        hi = v1[ax] > hi ? v1[ax] : hi;
-        hi = v2[ax] > hi ? v2[ax] : hi;
-        int64_t side = i ? hf->depth : hf->width;
-        double inv = 1.0 / hf->cs;
-        int64_t k0 = op__cell_of(lo, hf->line_origin[i], hf->cs, inv) - hf->cell0[i];
-        int64_t k1 = op__cell_of(hi, hf->line_origin[i], hf->cs, inv) - hf->cell0[i];
-        k0 = k0 < 0 ? 0 : k0;
-        k1 = k1 >= side ? side - 1 : k1;
-        n[i] = k1 >= k0 ? k1 - k0 + 1 : 0;
-    }
-    return (size_t)(n[0] * n[1]);
-}
-
-static op_status raster_one(op_heightfield *hf, const float *v0, const float *v1, const float *v2,
-                            int area, op_err *err)
-{
-    op_status st = op__hf_reserve(hf, cell_bound(hf, v0, v1, v2), err);
-    if (st != OP_OK)
-        return st;
-    raster_ctx rc = {hf, area, NULL, NULL};
-    raster_tri(hf, v0, v1, v2, &rc);
-    return OP_OK;
+    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL};
+    (void)raster_tri(hf, v0, v1, v2, &rc);
 }
 
 static op_status check_vertex(const float *verts, size_t vi, op_err *err)
@@ -368,10 +344,12 @@ op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, co
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err};
     for (size_t t = 0; t < ntris && st == OP_OK; t++) {
         const int *ix = &tris[3 * t];
-        st = raster_one(hf, &verts[3 * (size_t)ix[0]], &verts[3 * (size_t)ix[1]],
-                        &verts[3 * (size_t)ix[2]], areas[t], err);
+        rc.area = areas[t];
+        st = raster_tri(hf, &verts[3 * (size_t)ix[0]], &verts[3 * (size_t)ix[1]],
+                        &verts[3 * (size_t)ix[2]], &rc);
     }
     if (st == OP_OK)
         st = op__hf_commit(hf, first, err);
@@ -405,10 +383,12 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err};
     for (size_t i = 0; i < n && st == OP_OK; i++) {
         const int *ix = &soup->tris[3 * (size_t)ids[i]];
-        st = raster_one(hf, &soup->verts[3 * (size_t)ix[0]], &soup->verts[3 * (size_t)ix[1]],
-                        &soup->verts[3 * (size_t)ix[2]], areas[i], err);
+        rc.area = areas[i];
+        st = raster_tri(hf, &soup->verts[3 * (size_t)ix[0]], &soup->verts[3 * (size_t)ix[1]],
+                        &soup->verts[3 * (size_t)ix[2]], &rc);
     }
     if (st == OP_OK)
         st = op__hf_commit(hf, first, err);

@@ -641,6 +641,14 @@ Test(rasterize, heightfield_init_and_add_span_limits)
                  OP_ERANGE);
     cr_assert_eq(op_heightfield_init(&hf, arena, 0, 1, 4, o, 1, 1, &e), OP_ERANGE);
     cr_assert_eq(op_heightfield_init(&hf, arena, 1, 1, 4, o, 0, 1, &e), OP_EINVAL);
+    cr_assert_eq(op_heightfield_init(&hf, arena, 1, 1, 4, o, OP_MIN_CELL_SIZE, 1, &e), OP_OK);
+    cr_assert_eq(op_heightfield_init(&hf, arena, 1, 1, 4, o, 0.0009, 1, &e), OP_ERANGE);
+    cr_assert_eq(op_heightfield_init(&hf, arena, 1, 1, 4, o, 1, 0.0009, &e), OP_ERANGE);
+    double far[3] = {0, 0, OP_MAX_ORIGIN};
+    cr_assert_eq(op_heightfield_init(&hf, arena, 1, 1, 4, far, 1, 1, &e), OP_OK);
+    far[2] = 2 * OP_MAX_ORIGIN;
+    cr_assert_eq(op_heightfield_init(&hf, arena, 1, 1, 4, far, 1, 1, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "origin z"), "%s", e.msg);
     cr_assert_eq(op_heightfield_init(&hf, arena, 4, 4, 10, o, 1, 1, &e), OP_OK);
     cr_assert_eq(op_heightfield_add_span(&hf, 4, 0, 0, 1, 1, 0, &e), OP_ERANGE);
     cr_assert_eq(op_heightfield_add_span(&hf, 0, 0, 3, 3, 1, 0, &e), OP_ERANGE);

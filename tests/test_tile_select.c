@@ -164,6 +164,10 @@ Test(tiles, too_many_tiles_is_out_of_range)
     s.v[3 * b] = 1024.5f;
     cr_assert_eq(op_soup_tile_range(&so, &st, &r, &e), OP_ERANGE);
     cr_assert(strstr(e.msg, "1049600 tiles"), "%s", e.msg);
+    /* A tile smaller than the smallest cell size. */
+    st.tile_size = 0.0005;
+    cr_assert_eq(op_soup_tile_range(&so, &st, &r, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "cell size"), "%s", e.msg);
     sb_free(&s);
 }
 

@@ -66,8 +66,8 @@ typedef struct vtx {
     double p[3];
 } vtx;
 
-/* Largest polygon: a triangle gains at most two vertices per slab (each axis's
- * cyclic sequence of values stays unimodal, the clamp included). */
+/* Largest row polygon: three vertices plus at most two strict crossings per line
+ * (a triangle's cyclic sequence of z values is unimodal), so 7; 5 when convex. */
 #define MAX_POLY 8
 
 static inline double clampd(double v, double a, double b)

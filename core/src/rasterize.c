@@ -76,16 +76,22 @@ static inline double clampd(double v, double a, double b)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* The crossing of edge a -> b with the line p[ax] = L: a + (b - a) * t with
- * t = (L - a) / (b - a) on the other two axes, clamped to the edge's range, and
- * exactly L on ax (§3.2). */
+/* The crossing of edge (a, b) with the line p[ax] = L (§3.2): exactly L on ax and,
+ * on each other axis, (a * (b_ax - L) + b * (L - a_ax)) / (b_ax - a_ax) clamped to
+ * the edge's range. One rounding at the end: exact whenever the products and the
+ * sum are (then a crossing at a cell corner lands on it), and the same for (b, a). */
+static inline double lerp_at(double ca, double cb, double wa, double wb, double d)
+{
+    return clampd((ca * wa + cb * wb) / d, ca, cb);
+}
+
 static inline void crossing(const vtx *a, const vtx *b, int ax, double L, vtx *q)
 {
-    double t = (L - a->p[ax]) / (b->p[ax] - a->p[ax]);
+    double wa = b->p[ax] - L, wb = L - a->p[ax], d = b->p[ax] - a->p[ax];
     int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the other two axes */
     q->p[ax] = L;
-    q->p[o1] = clampd(a->p[o1] + (b->p[o1] - a->p[o1]) * t, a->p[o1], b->p[o1]);
-    q->p[o2] = clampd(a->p[o2] + (b->p[o2] - a->p[o2]) * t, a->p[o2], b->p[o2]);
+    q->p[o1] = lerp_at(a->p[o1], b->p[o1], wa, wb, d);
+    q->p[o2] = lerp_at(a->p[o2], b->p[o2], wa, wb, d);
 }
 
 /* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each

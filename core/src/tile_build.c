@@ -5,6 +5,7 @@
  * own binned triangles, so it is the same whether built alone or in a full build.
  */
 #include <string.h>
+#include <time.h>
 
 #include "level_internal.h"
 #include "onepath/limits.h"
@@ -48,7 +49,8 @@ static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratc
     if (rs.partition == OP_PARTITION_LAYERS) {
         op_chf geo = st->chf;
         geo.areas = (uint8_t *)geometry_areas;
-        return op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions, err);
+        return op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions,
+                                            &st->region_layer, err);
     }
     return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
 }
@@ -132,54 +134,80 @@ static op_status reach_check(const op_level *l, op_tile_stages *st, op_err *err)
     return OP_OK;
 }
 
-static op_status layers_step(const op_level *l, op_arena *out, op_arena *scratch,
-                             op_tile_stages *st, op_err *err)
+/* Layers (build3d-polys.md §5): with Layers each polygon takes its region's layer from the
+ * layer-first partition; other partitions put every polygon on layer 0. */
+static op_status layers_step(op_arena *out, op_tile_stages *st, op_err *err)
 {
     const op_poly_mesh *pm = &st->polys;
     st->nlayers = 1;
     st->poly_layer = NULL;
-    if (l->settings.partition != OP_PARTITION_LAYERS)
+    if (!st->region_layer)
         return OP_OK;
-    int *region_layer = NULL, nlayers = 0;
-    op_status s = op_regions_assign_layers(&st->chf, &st->regions, scratch, &region_layer,
-                                           &nlayers, err);
-    if (s != OP_OK)
-        return s;
-    if (nlayers > OP_MAX_LAYERS)
-        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d layers > %d", st->tx, st->tz,
-                          nlayers, OP_MAX_LAYERS);
     st->poly_layer = op_arena_alloc(out, ((size_t)pm->npolys + 1) * sizeof(int));
     if (!st->poly_layer)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layers)", st->tx, st->tz);
-    for (int p = 0; p < pm->npolys; p++)
-        st->poly_layer[p] = region_layer[pm->regs[p]];
-    st->nlayers = nlayers > 0 ? nlayers : 1;
+    int top = 0;
+    for (int p = 0; p < pm->npolys; p++) {
+        uint16_t l = st->region_layer[pm->regs[p]];
+        if (l == OP_NO_LAYER)
+            return op_err_set(err, OP_EINTERNAL, "tile (%d, %d): polygon %d has no layer", st->tx,
+                              st->tz, p);
+        st->poly_layer[p] = l;
+        if (l + 1 > top)
+            top = l + 1;
+    }
+    if (top > OP_MAX_LAYERS)
+        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d layers > %d", st->tx, st->tz, top,
+                          OP_MAX_LAYERS);
+    st->nlayers = top > 0 ? top : 1;
     return OP_OK;
 }
 
 static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, op_err *err)
+                            op_tile_stages *st, double *t0, op_err *err)
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
     op_status s = op_polys_build(&st->contours, &f, l->settings.max_verts_per_poly, out, scratch,
                                  &st->polys, err);
-    if (s != OP_OK || (s = reach_check(l, st, err)) != OP_OK || last == OP_STAGE_POLYS)
+    if (s == OP_OK)
+        s = reach_check(l, st, err);
+    lap(st, OP_STAGE_POLYS, t0);
+    if (s != OP_OK || last == OP_STAGE_POLYS)
         return s;
     op_detail_settings ds = {l->settings.detail_sample_distance, l->settings.detail_max_error,
                              l->span.walkable_climb};
-    if ((s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
-                             &st->detail, err)) != OP_OK ||
-        last == OP_STAGE_DETAIL)
+    s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
+                        &st->detail, err);
+    lap(st, OP_STAGE_DETAIL, t0);
+    if (s != OP_OK || last == OP_STAGE_DETAIL)
         return s;
-    if ((s = layers_step(l, out, scratch, st, err)) != OP_OK)
+    if ((s = layers_step(out, st, err)) != OP_OK)
         return s;
     op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row};
     st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
     if (!st->tiles)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);
-    return op_tile_assemble(&st->polys, &st->detail, st->poly_layer, st->nlayers, &src,
-                            &l->settings, out, scratch, st->tiles, &st->ntiles, err);
+    s = op_tile_assemble(&st->polys, &st->detail, st->poly_layer, st->nlayers, &src, &l->settings,
+                         out, scratch, st->tiles, &st->ntiles, err);
+    lap(st, OP_STAGE_TILE, t0);
+    return s;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Charges the time since *t0 to stage k and restarts the clock. Timing never feeds
+ * back into a result. */
+static void lap(op_tile_stages *st, op_stage k, double *t0)
+{
+    double t = now_ms();
+    st->stage_ms[k] += t - *t0;
+    *t0 = t;
 }
 
 op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,
@@ -192,14 +220,20 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
         return op_err_set(err, OP_ERANGE, "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d",
                           tx, tz, l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
     uint8_t *geometry_areas = NULL;
+    double t0 = now_ms();
     op_status s = spans_step(l, tx, tz, out, scratch, st, &geometry_areas, err);
+    lap(st, OP_STAGE_SPANS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
         return s;
-    if ((s = regions_step(l, out, scratch, st, geometry_areas, err)) != OP_OK ||
-        (s = cut_border(l, out, st, err)) != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
+    s = regions_step(l, out, scratch, st, geometry_areas, err);
+    if (s == OP_OK)
+        s = cut_border(l, out, st, err);
+    lap(st, OP_STAGE_REGIONS, &t0);
+    if (s != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
         return s;
-    if ((s = contours_step(l, keep_raw, out, scratch, st, err)) != OP_OK ||
-        last == OP_STAGE_CONTOURS)
+    s = contours_step(l, keep_raw, out, scratch, st, err);
+    lap(st, OP_STAGE_CONTOURS, &t0);
+    if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
-    return mesh_steps(l, last, out, scratch, st, err);
+    return mesh_steps(l, last, out, scratch, st, &t0, err);
 }

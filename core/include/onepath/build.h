@@ -55,6 +55,7 @@ typedef struct op_tile_stages {
     int skipped; /* no triangle of the tile may be walkable, or no region in the core */
     op_chf chf;
     op_regions regions;
+    uint16_t *region_layer; /* Layers partition: each region's layer (else NULL) */
     int border_region;
     op_contour_set contours;
     op_poly_mesh polys;
@@ -64,6 +65,7 @@ typedef struct op_tile_stages {
     int *poly_layer;
     int ntiles;
     op_tile *tiles;
+    double stage_ms[6]; /* time spent in each op_stage (monotonic clock) */
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays

@@ -114,16 +114,21 @@ static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, o
     return OP_OK;
 }
 
+/* minRow is the lowest row of a vertex some polygon uses (welding keeps vertices that end
+ * up in no polygon); then the vertical reach limit of §2.5. */
 static op_status reach_check(const op_level *l, op_tile_stages *st, op_err *err)
 {
     const op_poly_mesh *pm = &st->polys;
-    int lo = 0, hi = 0;
-    for (int v = 0; v < pm->nverts; v++) {
-        int row = pm->verts[3 * v + 1];
-        if (v == 0 || row < lo)
+    int lo = 0, hi = 0, any = 0;
+    for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++) {
+        if (pm->polys[i] == OP_POLY_NULL)
+            continue;
+        int row = pm->verts[3 * pm->polys[i] + 1];
+        if (!any || row < lo)
             lo = row;
-        if (v == 0 || row > hi)
+        if (!any || row > hi)
             hi = row;
+        any = 1;
     }
     st->min_row = lo;
     double reach = (double)(hi - lo + 2 * (l->span.walkable_climb + 1)) * l->settings.cell_height;

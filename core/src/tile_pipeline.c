@@ -10,6 +10,22 @@
 #include "level_internal.h"
 #include "onepath/limits.h"
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Charges the time since *t0 to stage k and restarts the clock. Timing never feeds
+ * back into a result. */
+static void lap(op_tile_stages *st, op_stage k, double *t0)
+{
+    double t = now_ms();
+    st->stage_ms[k] += t - *t0;
+    *t0 = t;
+}
+
 static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
                             op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
 {
@@ -197,22 +213,6 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
                          out, scratch, st->tiles, &st->ntiles, err);
     lap(st, OP_STAGE_TILE, t0);
     return s;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Charges the time since *t0 to stage k and restarts the clock. Timing never feeds
- * back into a result. */
-static void lap(op_tile_stages *st, op_stage k, double *t0)
-{
-    double t = now_ms();
-    st->stage_ms[k] += t - *t0;
-    *t0 = t;
 }
 
 op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,

@@ -1,0 +1,108 @@
+/* Shared helpers of the onepath tool. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_common.h"
+#include "onepath/levelgen.h"
+#include "onepath/obj.h"
+
+int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
+{
+    op_err e;
+    op_err_clear(&e);
+    if (strncmp(spec, "gen:", 4) == 0) {
+        char kind[32];
+        int size = 0;
+        unsigned long long seed = 0;
+        if (sscanf(spec + 4, "%31[a-z]:%d:%llu", kind, &size, &seed) != 3) {
+            fprintf(stderr, "onepath: '%s' is not gen:KIND:SIZE:SEED\n", spec);
+            return 1;
+        }
+        if (op_levelgen(kind, size, (uint64_t)seed, a, soup, &e) != OP_OK) {
+            fprintf(stderr, "onepath: %s: %s\n", spec, e.msg);
+            return 1;
+        }
+        return 0;
+    }
+    if (op_obj_read_file(spec, a, soup, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s: %s\n", spec, e.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_apply_set(op_settings *s, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        fprintf(stderr, "onepath: --set wants key=value, got '%s'\n", kv);
+        return 1;
+    }
+    char key[64];
+    size_t n = (size_t)(eq - kv);
+    if (n >= sizeof key) {
+        fprintf(stderr, "onepath: --set key too long in '%s'\n", kv);
+        return 1;
+    }
+    memcpy(key, kv, n);
+    key[n] = '\0';
+    op_err e;
+    if (op_settings_set(s, key, eq + 1, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_parse_tile(const char *text, int *tx, int *tz)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(text, &end, 10);
+    if (end == text || *end != ',' || errno)
+        return 1;
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (end == p || *end || errno || a < -2147483647L || a > 2147483647L || b < -2147483647L ||
+        b > 2147483647L)
+        return 1;
+    *tx = (int)a;
+    *tz = (int)b;
+    return 0;
+}
+
+int cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "onepath: %s wants an integer in %d..%d, got '%s'\n", opt, lo, hi, text);
+        return 1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}

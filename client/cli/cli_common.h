@@ -1,0 +1,32 @@
+/* Helpers shared by the subcommands: options, loading a level, JSON output. */
+#ifndef OP_CLI_COMMON_H
+#define OP_CLI_COMMON_H
+
+#include <stdio.h>
+
+#include "onepath/arena.h"
+#include "onepath/input.h"
+#include "onepath/settings.h"
+
+/* The bundled default level: what `onepath bake` builds with no arguments. */
+#define OP_CLI_DEFAULT_LEVEL "gen:rooms:128:1"
+
+/* Loads a level: an OBJ file path, or "gen:KIND:SIZE:SEED" for a generated level.
+ * Arrays come from a. Prints the error (naming the file/line) and returns nonzero on failure. */
+int cli_load_level(const char *spec, op_arena *a, op_soup *soup);
+
+/* Applies one "key=value" to s (prints the error). */
+int cli_apply_set(op_settings *s, const char *kv);
+
+/* Parses "TX,TZ". */
+int cli_parse_tile(const char *text, int *tx, int *tz);
+/* Parses a positive int option value within [lo, hi]. */
+int cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
+
+/* Milliseconds from a monotonic clock. */
+double cli_now_ms(void);
+
+/* Writes s as a JSON string (quoted, escaped). */
+void cli_json_str(FILE *f, const char *s);
+
+#endif

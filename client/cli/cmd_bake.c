@@ -1,0 +1,264 @@
+/*
+ * onepath bake: a full build of a level, tiles in parallel, assembled in row-major
+ * order; optional blob files per tile layer; a summary (text or --json).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "onepath/build.h"
+#include "onepath/hash.h"
+#include "onepath/parallel.h"
+#include "onepath/tile_codec.h"
+
+/* Layers kept per tile in a bake result; more is an error naming the tile. */
+#define OP_MAX_LAYERS_PER_RESULT 64
+
+typedef struct tile_out {
+    int tx, tz;
+    int nlayers;
+    int layer[OP_MAX_LAYERS_PER_RESULT];
+    op_bytes blob[OP_MAX_LAYERS_PER_RESULT];
+    uint64_t hash[OP_MAX_LAYERS_PER_RESULT];
+    long polys, verts, dtris;
+    double coverage;
+} tile_out;
+
+typedef struct bake_job {
+    const op_level *lvl;
+    op_tile_rect rect;
+    int single; /* build only (stx, stz) */
+    int stx, stz;
+    tile_out *res; /* one per job index */
+} bake_job;
+
+static double poly_area(const op_tile *t, int p)
+{
+    const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
+    double a = 0.0;
+    int n = 0;
+    while (n < t->nvp && pv[n] != OP_POLY_NULL)
+        n++;
+    for (int k = 0; k < n; k++) {
+        const float *u = &t->verts[3 * pv[k]], *v = &t->verts[3 * pv[(k + 1) % n]];
+        a += (double)u[0] * v[2] - (double)v[0] * u[2];
+    }
+    return a * 0.5;
+}
+
+static op_status bake_one(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    bake_job *j = user;
+    tile_out *r = &j->res[i];
+    int w = j->rect.tx1 - j->rect.tx0 + 1;
+    r->tx = j->single ? j->stx : j->rect.tx0 + i % w;
+    r->tz = j->single ? j->stz : j->rect.tz0 + i / w;
+    op_tile_stages st;
+    op_status s = op_level_build_stages(j->lvl, r->tx, r->tz, OP_STAGE_TILE, 0, out, scratch, &st,
+                                        err);
+    if (s != OP_OK)
+        return s;
+    if (st.ntiles > OP_MAX_LAYERS_PER_RESULT)
+        return op_err_set(err, OP_ELIMIT, "bake: tile (%d, %d) has %d layers > %d", r->tx, r->tz,
+                          st.ntiles, OP_MAX_LAYERS_PER_RESULT);
+    for (int k = 0; k < st.ntiles; k++) {
+        const op_tile *t = &st.tiles[k];
+        if ((s = op_tile_encode(t, &r->blob[k], &r->hash[k], err)) != OP_OK)
+            return s;
+        r->layer[k] = t->layer;
+        r->nlayers = k + 1;
+        r->polys += t->npolys;
+        r->verts += t->nverts;
+        r->dtris += t->ndtris;
+        for (int p = 0; p < t->npolys; p++)
+            r->coverage += poly_area(t, p);
+    }
+    return OP_OK;
+}
+
+static void progress(void *ctx, int done, int total)
+{
+    (void)ctx;
+    int width = 40, filled = (int)((long)done * width / (total ? total : 1));
+    fprintf(stderr, "\r[%.*s%*s] %d/%d tiles", filled, "########################################",
+            width - filled, "", done, total);
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+static int write_blob(const char *dir, const tile_out *r, int k)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tile_%d_%d_%d.optile", dir, r->tx, r->tz, r->layer[k]);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "onepath: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t n = fwrite(r->blob[k].data, 1, r->blob[k].len, f);
+    int bad = n != r->blob[k].len;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "onepath: writing %s failed: %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct bake_opts {
+    const char *level;
+    const char *out_dir;
+    int threads, json, single, stx, stz;
+    op_settings s;
+} bake_opts;
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: onepath bake [LEVEL.obj | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
+            "                    [--threads N] [--tile TX,TZ] [--out DIR] [--json]\n"
+            "With no level, bakes the bundled default (%s).\n",
+            OP_CLI_DEFAULT_LEVEL);
+    return 2;
+}
+
+static int parse(int argc, char **argv, bake_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    op_settings_default(&o->s);
+    o->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (o->threads < 1)
+        o->threads = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return usage();
+        if (!strcmp(a, "--json"))
+            o->json = 1;
+        else if (!strcmp(a, "--set") && more) {
+            if (cli_apply_set(&o->s, argv[++i]))
+                return 2;
+        } else if (!strcmp(a, "--threads") && more) {
+            if (cli_parse_int("--threads", argv[++i], 1, OP_MAX_THREADS, &o->threads))
+                return 2;
+        } else if (!strcmp(a, "--tile") && more) {
+            if (cli_parse_tile(argv[++i], &o->stx, &o->stz)) {
+                fprintf(stderr, "onepath: --tile wants TX,TZ, got '%s'\n", argv[i]);
+                return 2;
+            }
+            o->single = 1;
+        } else if (!strcmp(a, "--out") && more)
+            o->out_dir = argv[++i];
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "onepath: bake: unknown or incomplete option '%s'\n", a);
+            return usage();
+        } else if (!o->level)
+            o->level = a;
+        else
+            return usage();
+    }
+    if (!o->level)
+        o->level = OP_CLI_DEFAULT_LEVEL;
+    return 0;
+}
+
+static void print_summary(const bake_opts *o, const bake_job *j, int n, double ms)
+{
+    long tiles = 0, layers = 0, polys = 0, verts = 0, dtris = 0;
+    size_t bytes = 0;
+    double coverage = 0.0;
+    uint64_t h = OP_HASH_INIT;
+    for (int i = 0; i < n; i++) {
+        const tile_out *r = &j->res[i];
+        tiles += r->nlayers > 0;
+        layers += r->nlayers;
+        polys += r->polys;
+        verts += r->verts;
+        dtris += r->dtris;
+        coverage += r->coverage;
+        for (int k = 0; k < r->nlayers; k++) {
+            bytes += r->blob[k].len;
+            uint8_t le[8];
+            for (int b = 0; b < 8; b++)
+                le[b] = (uint8_t)(r->hash[k] >> (8 * b));
+            h = op_hash_update(h, le, 8);
+        }
+    }
+    if (o->json) {
+        printf("{\"level\": ");
+        cli_json_str(stdout, o->level);
+        printf(", \"tiles\": %ld, \"layers\": %ld, \"polygons\": %ld, \"vertices\": %ld, "
+               "\"detail_triangles\": %ld, \"coverage\": %.3f, \"build_ms\": %.1f, "
+               "\"bytes\": %zu, \"threads\": %d, \"hash\": \"%016llx\"}\n",
+               tiles, layers, polys, verts, dtris, coverage, ms, bytes, o->threads,
+               (unsigned long long)h);
+    } else {
+        printf("baked %s: %ld tiles, %ld layers, %ld polygons, %ld vertices, %ld detail "
+               "triangles\ncoverage %.1f m2, %zu bytes, %.1f ms on %d threads, hash %016llx\n",
+               o->level, tiles, layers, polys, verts, dtris, coverage, bytes, ms, o->threads,
+               (unsigned long long)h);
+    }
+}
+
+int op_cmd_bake(int argc, char **argv)
+{
+    bake_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_level *lvl = NULL;
+    op_err e;
+    bake_job j = {0};
+    int n = 0;
+    rc = 1;
+    if (!a || cli_load_level(o.level, a, &soup))
+        goto done;
+    if (op_level_create(&soup, &o.s, NULL, 0, &lvl, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s: %s\n", o.level, e.msg);
+        goto done;
+    }
+    j.lvl = lvl;
+    j.rect = op_level_tiles(lvl);
+    j.single = o.single;
+    j.stx = o.stx;
+    j.stz = o.stz;
+    n = o.single ? 1 : op_level_tile_count(lvl);
+    j.res = calloc((size_t)(n ? n : 1), sizeof *j.res);
+    if (!j.res) {
+        fprintf(stderr, "onepath: out of memory\n");
+        goto done;
+    }
+    if (o.out_dir && mkdir(o.out_dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "onepath: cannot create %s: %s\n", o.out_dir, strerror(errno));
+        goto done;
+    }
+    op_parallel_opts po = {o.threads, (!o.json && isatty(2)) ? progress : NULL, NULL};
+    double t0 = cli_now_ms();
+    if (op_parallel_for(n, &po, bake_one, &j, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s: %s\n", o.level, e.msg);
+        goto done;
+    }
+    double ms = cli_now_ms() - t0;
+    for (int i = 0; o.out_dir && i < n; i++)
+        for (int k = 0; k < j.res[i].nlayers; k++)
+            if (write_blob(o.out_dir, &j.res[i], k))
+                goto done;
+    print_summary(&o, &j, n, ms);
+    rc = 0;
+done:
+    for (int i = 0; j.res && i < n; i++)
+        for (int k = 0; k < j.res[i].nlayers; k++)
+            op_bytes_free(&j.res[i].blob[k]);
+    free(j.res);
+    op_level_destroy(lvl);
+    op_arena_destroy(a);
+    return rc;
+}

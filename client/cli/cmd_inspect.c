@@ -1,0 +1,140 @@
+/*
+ * onepath inspect LEVEL --tile TX,TZ --stage STAGE [--set k=v ...] [--json | --dump]:
+ * builds one tile up to a stage and prints the counts a person debugging a navmesh
+ * wants (or a canonical text dump of that stage).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "onepath/build.h"
+
+static const char *const stage_names[] = {"spans", "regions", "contours", "polys", "detail", "tile"};
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: onepath inspect LEVEL --tile TX,TZ --stage "
+                    "spans|regions|contours|polys|detail|tile\n"
+                    "                       [--set key=value ...] [--json | --dump]\n");
+    return 2;
+}
+
+static int write_stdout(void *ctx, const char *data, size_t len)
+{
+    (void)ctx;
+    return fwrite(data, 1, len, stdout) == len ? 0 : -1;
+}
+
+static int dump_stage(const op_tile_stages *st, op_stage stage)
+{
+    switch (stage) {
+    case OP_STAGE_SPANS:
+        return op_chf_dump(&st->chf, write_stdout, NULL);
+    case OP_STAGE_REGIONS:
+        return op_regions_dump(&st->chf, &st->regions, write_stdout, NULL);
+    case OP_STAGE_CONTOURS:
+        return op_contours_dump(&st->contours, write_stdout, NULL);
+    case OP_STAGE_POLYS:
+        return op_polys_dump(&st->polys, write_stdout, NULL);
+    default:
+        return op_detail_dump(&st->detail, write_stdout, NULL);
+    }
+}
+
+static void print_counts(const op_tile_stages *st, op_stage stage)
+{
+    uint32_t walkable = 0;
+    for (uint32_t i = 0; i < st->chf.span_count; i++)
+        walkable += st->chf.areas[i] != 0;
+    printf("{\"tile\": [%d, %d], \"skipped\": %s, \"spans\": %u, \"walkable_spans\": %u", st->tx,
+           st->tz, st->skipped ? "true" : "false", st->chf.span_count, walkable);
+    if (stage >= OP_STAGE_REGIONS)
+        printf(", \"regions\": %d", st->skipped ? 0 : st->regions.region_count);
+    if (stage >= OP_STAGE_CONTOURS) {
+        const op_contour_set *cs = &st->contours;
+        int holes = 0, verts = 0;
+        for (int i = 0; !st->skipped && i < cs->count; i++) {
+            holes += cs->contours[i].nholes;
+            verts += cs->contours[i].nverts;
+        }
+        printf(", \"contours\": %d, \"holes\": %d, \"vertices\": %d, \"raw_fallbacks\": %d, "
+               "\"dropped_holes\": %d",
+               st->skipped ? 0 : cs->count, holes, verts, st->skipped ? 0 : cs->raw_fallbacks,
+               st->skipped ? 0 : cs->dropped_holes);
+    }
+    if (stage >= OP_STAGE_POLYS)
+        printf(", \"polygons\": %d, \"poly_vertices\": %d, \"degenerate_ears\": %d",
+               st->skipped ? 0 : st->polys.npolys, st->skipped ? 0 : st->polys.nverts,
+               st->skipped ? 0 : st->polys.degenerate_ears);
+    if (stage >= OP_STAGE_DETAIL)
+        printf(", \"detail_vertices\": %d, \"detail_triangles\": %d",
+               st->skipped ? 0 : st->detail.nverts, st->skipped ? 0 : st->detail.ntris);
+    if (stage >= OP_STAGE_TILE)
+        printf(", \"layers\": %d", st->skipped ? 0 : st->ntiles);
+    printf("}\n");
+}
+
+int op_cmd_inspect(int argc, char **argv)
+{
+    const char *level = NULL;
+    int tx = 0, tz = 0, have_tile = 0, json = 0, dump = 0, stage = -1;
+    op_settings s;
+    op_settings_default(&s);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--tile") && more) {
+            if (cli_parse_tile(argv[++i], &tx, &tz))
+                return usage();
+            have_tile = 1;
+        } else if (!strcmp(a, "--stage") && more) {
+            const char *v = argv[++i];
+            for (int k = 0; k < 6; k++)
+                if (!strcmp(v, stage_names[k]))
+                    stage = k;
+            if (stage < 0) {
+                fprintf(stderr, "onepath: unknown stage '%s'\n", v);
+                return usage();
+            }
+        } else if (!strcmp(a, "--set") && more) {
+            if (cli_apply_set(&s, argv[++i]))
+                return 2;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--dump")) {
+            dump = 1;
+        } else if (a[0] == '-' || level) {
+            return usage();
+        } else {
+            level = a;
+        }
+    }
+    if (!level || !have_tile || stage < 0 || (json && dump))
+        return usage();
+    op_arena *a = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_soup soup;
+    op_level *lvl = NULL;
+    op_err e;
+    op_tile_stages st;
+    int rc = 1;
+    if (!a || !out || !scratch || cli_load_level(level, a, &soup))
+        goto done;
+    if (op_level_create(&soup, &s, NULL, 0, &lvl, &e) != OP_OK ||
+        op_level_build_stages(lvl, tx, tz, (op_stage)stage, 1, out, scratch, &st, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s: %s\n", level, e.msg);
+        goto done;
+    }
+    if (dump)
+        rc = (st.skipped || dump_stage(&st, (op_stage)stage) == 0) ? 0 : 1;
+    else {
+        print_counts(&st, (op_stage)stage);
+        rc = 0;
+    }
+done:
+    op_level_destroy(lvl);
+    op_arena_destroy(a);
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    return rc;
+}

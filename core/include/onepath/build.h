@@ -1,0 +1,76 @@
+/*
+ * Building a level: the per-tile pipeline of build3d-polys.md §2 (spans, regions,
+ * border cut, contours, polygons, detail, tile data) over a prepared level (soup,
+ * settings, volumes, the tile range and each tile's triangles in input order).
+ *
+ * A tile's build depends only on the triangles inside its border-expanded box, in
+ * input order, so a tile built alone equals the same tile of a full build, and
+ * tiles can be built in any order on any number of threads.
+ */
+#ifndef ONEPATH_BUILD_H
+#define ONEPATH_BUILD_H
+
+#include "onepath/contours.h"
+#include "onepath/detail.h"
+#include "onepath/polys.h"
+#include "onepath/regions.h"
+#include "onepath/settings.h"
+#include "onepath/spans.h"
+#include "onepath/tile.h"
+
+typedef struct op_level op_level;
+
+/* A level's tile range (inclusive); the span stage's op_tile_range under the name the
+ * build API has used since before the two met. */
+typedef op_tile_range op_tile_rect;
+
+/* Prepares a level: validates soup, settings and volumes, computes the tile range and
+ * bins the triangles per tile. The level borrows soup and vols (keep them alive); it
+ * owns its bins. Free with op_level_destroy. */
+op_status op_level_create(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                          int nvols, op_level **out, op_err *err);
+void op_level_destroy(op_level *lvl);
+
+op_tile_rect op_level_tiles(const op_level *lvl);
+const op_settings *op_level_settings(const op_level *lvl);
+/* Number of tiles in the range, and the row-major index of (tx, tz) (-1 outside). */
+int op_level_tile_count(const op_level *lvl);
+int op_level_tile_index(const op_level *lvl, int tx, int tz);
+/* World bounds of the soup's triangles. */
+void op_level_bounds(const op_level *lvl, float bmin[3], float bmax[3]);
+
+/* How far op_level_build_stages goes. */
+typedef enum op_stage {
+    OP_STAGE_SPANS = 0,
+    OP_STAGE_REGIONS = 1,
+    OP_STAGE_CONTOURS = 2,
+    OP_STAGE_POLYS = 3,
+    OP_STAGE_DETAIL = 4,
+    OP_STAGE_TILE = 5,
+} op_stage;
+
+/* Everything one tile build produced, stage by stage (valid up to the stage asked). */
+typedef struct op_tile_stages {
+    int tx, tz;
+    int skipped; /* no triangle of the tile may be walkable, or no region in the core */
+    op_chf chf;
+    op_regions regions;
+    uint16_t *region_layer; /* Layers partition: each region's layer (else NULL) */
+    int border_region;
+    op_contour_set contours;
+    op_poly_mesh polys;
+    op_detail_mesh detail;
+    int min_row;
+    int nlayers;
+    int *poly_layer;
+    int ntiles;
+    op_tile *tiles;
+    double stage_ms[6]; /* time spent in each op_stage (monotonic clock) */
+} op_tile_stages;
+
+/* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays
+ * come from out (results) and scratch (thrown away by the caller). */
+op_status op_level_build_stages(const op_level *lvl, int tx, int tz, op_stage last, int keep_raw,
+                                op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err);
+
+#endif

@@ -1,0 +1,386 @@
+/*
+ * Tile data (build3d-polys.md §5): polygons and detail of one tile cell → tile
+ * layers with tile-local float32 vertices, in-tile adjacency and portal marks, and
+ * the validator every decoded or built tile passes. Input: a poly mesh of a few
+ * hundred polygons; output: one op_tile per non-empty layer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onepath/limits.h"
+#include "onepath/tile.h"
+#include "predicates.h"
+
+/* ---- assembly ---- */
+
+typedef struct edge_rec {
+    uint16_t lo, hi; /* vertex indices, lo < hi */
+    uint8_t fwd;     /* 1 when the edge runs lo -> hi in its polygon */
+    uint8_t k;
+    int poly;
+} edge_rec;
+
+static int cmp_edge(const void *pa, const void *pb)
+{
+    const edge_rec *a = pa, *b = pb;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi)
+        return a->hi < b->hi ? -1 : 1;
+    if (a->poly != b->poly)
+        return a->poly < b->poly ? -1 : 1;
+    return (int)a->k - (int)b->k;
+}
+
+static int poly_nverts(const uint16_t *p, int nvp)
+{
+    int n = 0;
+    while (n < nvp && p[n] != OP_POLY_NULL)
+        n++;
+    return n;
+}
+
+static int portal_side(const op_tile *t, int a, int b)
+{
+    const float ts = (float)t->tile_size;
+    const float *va = &t->verts[3 * a], *vb = &t->verts[3 * b];
+    if (va[0] == 0.0f && vb[0] == 0.0f)
+        return 0;
+    if (va[2] == ts && vb[2] == ts)
+        return 1;
+    if (va[0] == ts && vb[0] == ts)
+        return 2;
+    if (va[2] == 0.0f && vb[2] == 0.0f)
+        return 3;
+    return -1;
+}
+
+/* In-tile adjacency: edges shared by exactly two polygons in opposite directions; other
+ * edges on the tile boundary become portals, the rest walls. */
+static op_status link_polys(op_tile *t, op_arena *scratch, op_err *err)
+{
+    int nvp = t->nvp;
+    size_t cap = (size_t)t->npolys * (size_t)nvp;
+    op_arena_mark m = op_arena_get_mark(scratch);
+    edge_rec *e = op_arena_alloc(scratch, (cap ? cap : 1) * sizeof *e);
+    if (!e)
+        return op_err_set(err, OP_ENOMEM, "tile: out of memory (%zu bytes for edges)",
+                          cap * sizeof *e);
+    size_t n = 0;
+    for (size_t i = 0; i < cap; i++)
+        t->neis[i] = OP_NEI_WALL;
+    for (int p = 0; p < t->npolys; p++) {
+        const uint16_t *pv = &t->polys[(size_t)p * nvp];
+        int nv = poly_nverts(pv, nvp);
+        for (int k = 0; k < nv; k++) {
+            uint16_t a = pv[k], b = pv[(k + 1) % nv];
+            edge_rec r = {a < b ? a : b, a < b ? b : a, (uint8_t)(a < b), (uint8_t)k, p};
+            e[n++] = r;
+        }
+    }
+    qsort(e, n, sizeof *e, cmp_edge);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && e[j].lo == e[i].lo && e[j].hi == e[i].hi)
+            j++;
+        if (j - i == 2 && e[i].fwd != e[i + 1].fwd && e[i].poly != e[i + 1].poly) {
+            t->neis[(size_t)e[i].poly * nvp + e[i].k] = (uint16_t)(e[i + 1].poly + 1);
+            t->neis[(size_t)e[i + 1].poly * nvp + e[i + 1].k] = (uint16_t)(e[i].poly + 1);
+        } else {
+            for (size_t q = i; q < j; q++) {
+                int side = portal_side(t, e[q].lo, e[q].hi);
+                if (side >= 0 && j - i == 1)
+                    t->neis[(size_t)e[q].poly * nvp + e[q].k] = (uint16_t)(OP_NEI_PORTAL | side);
+            }
+        }
+        i = j;
+    }
+    op_arena_release(scratch, m);
+    return OP_OK;
+}
+
+typedef struct layer_ctx {
+    const op_poly_mesh *pm;
+    const op_detail_mesh *dm;
+    const int *poly_layer;
+    const op_tile_source *src;
+    const op_settings *s;
+} layer_ctx;
+
+static int in_layer(const layer_ctx *c, int p, int layer)
+{
+    return (c->poly_layer ? c->poly_layer[p] : 0) == layer;
+}
+
+/* Counts polygons, vertices, detail vertices and triangles of a layer and fills remap. */
+static void count_layer(const layer_ctx *c, int layer, int32_t *remap, op_tile *t)
+{
+    const op_poly_mesh *pm = c->pm;
+    for (int v = 0; v < pm->nverts; v++)
+        remap[v] = -1;
+    t->npolys = t->ndverts = t->ndtris = 0;
+    for (int p = 0; p < pm->npolys; p++) {
+        if (!in_layer(c, p, layer))
+            continue;
+        t->npolys++;
+        const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
+        for (int k = 0; k < pm->nvp && pv[k] != OP_POLY_NULL; k++)
+            remap[pv[k]] = 0;
+        if (c->dm) {
+            t->ndverts += (int)c->dm->meshes[4 * p + 1];
+            t->ndtris += (int)c->dm->meshes[4 * p + 3];
+        }
+    }
+    t->nverts = 0;
+    for (int v = 0; v < pm->nverts; v++)
+        if (remap[v] == 0)
+            remap[v] = t->nverts++;
+}
+
+static op_status alloc_tile(op_tile *t, int nvp, op_arena *out, op_err *err)
+{
+    size_t np = (size_t)t->npolys;
+    t->verts = op_arena_alloc(out, (size_t)t->nverts * 3 * sizeof(float) + 1);
+    t->polys = op_arena_alloc(out, np * (size_t)nvp * 2 + 1);
+    t->neis = op_arena_alloc(out, np * (size_t)nvp * 2 + 1);
+    t->areas = op_arena_alloc(out, np + 1);
+    t->flags = op_arena_alloc(out, np * 2 + 1);
+    t->regs = op_arena_alloc(out, np * 2 + 1);
+    t->dmeshes = op_arena_alloc(out, np * 16 + 1);
+    t->dverts = op_arena_alloc(out, (size_t)t->ndverts * 12 + 1);
+    t->dtris = op_arena_alloc(out, (size_t)t->ndtris * 4 + 1);
+    if (!t->verts || !t->polys || !t->neis || !t->areas || !t->flags || !t->regs || !t->dmeshes ||
+        !t->dverts || !t->dtris)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d) layer %d: out of memory", t->tx, t->tz,
+                          t->layer);
+    return OP_OK;
+}
+
+static void fill_layer(const layer_ctx *c, int layer, const int32_t *remap, op_tile *t)
+{
+    const op_poly_mesh *pm = c->pm;
+    const op_tile_frame *f = &pm->frame;
+    for (int v = 0; v < pm->nverts; v++) {
+        if (remap[v] < 0)
+            continue;
+        float *o = &t->verts[3 * remap[v]];
+        o[0] = op_tile_local(f, pm->verts[3 * v + 0]);
+        o[1] = op_tile_local_y(f, pm->verts[3 * v + 1], c->src->min_row);
+        o[2] = op_tile_local(f, pm->verts[3 * v + 2]);
+    }
+    int q = 0;
+    uint32_t dv = 0, dt = 0;
+    for (int p = 0; p < pm->npolys; p++) {
+        if (!in_layer(c, p, layer))
+            continue;
+        const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
+        for (int k = 0; k < pm->nvp; k++)
+            t->polys[(size_t)q * pm->nvp + k] =
+                pv[k] == OP_POLY_NULL ? (uint16_t)OP_POLY_NULL : (uint16_t)remap[pv[k]];
+        int area = pm->areas[p];
+        t->areas[q] = (uint8_t)(area == OP_WALKABLE_AREA ? c->s->area : area);
+        t->flags[q] = (uint16_t)c->s->flags;
+        t->regs[q] = pm->regs[p];
+        uint32_t ev = 0, et = 0;
+        if (c->dm) {
+            const uint32_t *dmm = &c->dm->meshes[4 * p];
+            ev = dmm[1];
+            et = dmm[3];
+            memcpy(&t->dverts[3 * dv], &c->dm->verts[3 * dmm[0]], ev * 3 * sizeof(float));
+            memcpy(&t->dtris[4 * dt], &c->dm->tris[4 * dmm[2]], et * 4);
+        }
+        uint32_t *o = &t->dmeshes[4 * q];
+        o[0] = dv;
+        o[1] = ev;
+        o[2] = dt;
+        o[3] = et;
+        dv += ev;
+        dt += et;
+        q++;
+    }
+}
+
+op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, const int *poly_layer,
+                           int nlayers, const op_tile_source *src, const op_settings *s,
+                           op_arena *out, op_arena *scratch, op_tile *tiles, int *ntiles,
+                           op_err *err)
+{
+    *ntiles = 0;
+    if (nlayers < 1 || nlayers > OP_MAX_LAYERS)
+        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d layers outside 1..%d", src->tx,
+                          src->tz, nlayers, OP_MAX_LAYERS);
+    layer_ctx c = {pm, dm, poly_layer, src, s};
+    int32_t *remap = op_arena_alloc(scratch, ((size_t)pm->nverts + 1) * sizeof *remap);
+    if (!remap)
+        return op_err_set(err, OP_ENOMEM, "tile: out of memory (vertex remap)");
+    for (int layer = 0; layer < nlayers; layer++) {
+        op_tile *t = &tiles[*ntiles];
+        memset(t, 0, sizeof *t);
+        t->tx = src->tx;
+        t->tz = src->tz;
+        t->layer = layer;
+        t->nvp = pm->nvp;
+        t->tile_size = pm->frame.tile_size;
+        t->origin[0] = (double)src->tx * pm->frame.tile_size;
+        t->origin[1] = src->frame_origin_y + (double)src->min_row * s->cell_height;
+        t->origin[2] = (double)src->tz * pm->frame.tile_size;
+        count_layer(&c, layer, remap, t);
+        if (t->npolys == 0)
+            continue; /* a tile layer with no polygons is omitted */
+        if (t->nverts >= OP_MAX_LAYER_VERTS)
+            return op_err_set(err, OP_ELIMIT,
+                              "tile (%d, %d) layer %d: %d vertices, the format holds %d", t->tx,
+                              t->tz, layer, t->nverts, OP_MAX_LAYER_VERTS - 1);
+        op_status st = alloc_tile(t, pm->nvp, out, err);
+        if (st != OP_OK)
+            return st;
+        fill_layer(&c, layer, remap, t);
+        if ((st = link_polys(t, scratch, err)) != OP_OK)
+            return st;
+        if ((st = op_tile_validate(t, err)) != OP_OK)
+            return st;
+        (*ntiles)++;
+    }
+    return OP_OK;
+}
+
+/* ---- validation ---- */
+
+static int finite_f(float v)
+{
+    return v == v && v - v == 0.0f;
+}
+
+static op_status check_poly(const op_tile *t, int p, op_err *err)
+{
+    const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
+    int nv = poly_nverts(pv, t->nvp);
+    for (int k = nv; k < t->nvp; k++)
+        if (pv[k] != OP_POLY_NULL)
+            return op_err_set(err, OP_EPROTO, "tile: polygon %d has a vertex after padding", p);
+    if (nv < 3)
+        return op_err_set(err, OP_EPROTO, "tile: polygon %d has %d vertices", p, nv);
+    for (int k = 0; k < nv; k++) {
+        if (pv[k] >= t->nverts)
+            return op_err_set(err, OP_EPROTO, "tile: polygon %d vertex %d index %u >= %d", p, k,
+                              pv[k], t->nverts);
+        for (int j = 0; j < k; j++)
+            if (pv[j] == pv[k])
+                return op_err_set(err, OP_EPROTO, "tile: polygon %d repeats vertex %u", p, pv[k]);
+    }
+    double area2 = 0.0;
+    for (int k = 0; k < nv; k++) {
+        const float *a = &t->verts[3 * pv[(k + nv - 1) % nv]];
+        const float *b = &t->verts[3 * pv[k]];
+        const float *c = &t->verts[3 * pv[(k + 1) % nv]];
+        if (op__orient2d(a[0], a[2], b[0], b[2], c[0], c[2]) < 0)
+            return op_err_set(err, OP_EPROTO,
+                              "tile: polygon %d turns clockwise at vertex %d (not convex or not "
+                              "counter-clockwise)",
+                              p, k);
+        area2 += (double)b[0] * c[2] - (double)c[0] * b[2];
+    }
+    /* Counter-clockwise with x right and z up. No right turn plus a nonzero area means
+     * convex and positive; a zero sum means all vertices are collinear. */
+    if (!(area2 > 0.0))
+        return op_err_set(err, OP_EPROTO, "tile: polygon %d has no positive area", p);
+    return OP_OK;
+}
+
+static op_status check_neis(const op_tile *t, int p, op_err *err)
+{
+    const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
+    int nv = poly_nverts(pv, t->nvp);
+    for (int k = 0; k < t->nvp; k++) {
+        uint16_t n = t->neis[(size_t)p * t->nvp + k];
+        if (k >= nv) {
+            if (n != OP_NEI_WALL)
+                return op_err_set(err, OP_EPROTO, "tile: polygon %d unused edge %d has a neighbour",
+                                  p, k);
+            continue;
+        }
+        uint16_t a = pv[k], b = pv[(k + 1) % nv];
+        if (n & OP_NEI_PORTAL) {
+            int side = n & 0x7fff;
+            if (side > 3 || portal_side(t, a, b) != side)
+                return op_err_set(err, OP_EPROTO,
+                                  "tile: polygon %d edge %d is marked portal %d but is not on that "
+                                  "side",
+                                  p, k, side);
+        } else if (n != OP_NEI_WALL) {
+            int q = n - 1;
+            if (q >= t->npolys || q == p)
+                return op_err_set(err, OP_EPROTO, "tile: polygon %d edge %d neighbour %d invalid",
+                                  p, k, q);
+            const uint16_t *qv = &t->polys[(size_t)q * t->nvp];
+            int qn = poly_nverts(qv, t->nvp), found = 0;
+            for (int j = 0; j < qn; j++)
+                if (qv[j] == b && qv[(j + 1) % qn] == a && t->neis[(size_t)q * t->nvp + j] == p + 1)
+                    found = 1;
+            if (!found)
+                return op_err_set(err, OP_EPROTO,
+                                  "tile: polygon %d edge %d and polygon %d do not link back", p, k,
+                                  q);
+        }
+    }
+    return OP_OK;
+}
+
+static op_status check_detail(const op_tile *t, int p, uint32_t *nextv, uint32_t *nextt,
+                              op_err *err)
+{
+    const uint32_t *d = &t->dmeshes[4 * p];
+    if (d[0] != *nextv || d[2] != *nextt || d[1] > (uint32_t)t->ndverts - d[0] ||
+        d[3] > (uint32_t)t->ndtris - d[2])
+        return op_err_set(err, OP_EPROTO, "tile: polygon %d detail range is not contiguous/inside",
+                          p);
+    int nv = poly_nverts(&t->polys[(size_t)p * t->nvp], t->nvp);
+    uint32_t lim = (uint32_t)nv + d[1];
+    for (uint32_t i = 0; i < d[3]; i++) {
+        const uint8_t *tri = &t->dtris[4 * (d[2] + i)];
+        if (tri[0] >= lim || tri[1] >= lim || tri[2] >= lim)
+            return op_err_set(err, OP_EPROTO, "tile: polygon %d detail triangle %u index >= %u", p,
+                              i, lim);
+    }
+    *nextv += d[1];
+    *nextt += d[3];
+    return OP_OK;
+}
+
+op_status op_tile_validate(const op_tile *t, op_err *err)
+{
+    if (t->nvp < OP_MIN_VERTS_PER_POLY || t->nvp > OP_MAX_VERTS_PER_POLY)
+        return op_err_set(err, OP_EPROTO, "tile: nvp = %d outside 3..6", t->nvp);
+    if (t->nverts < 0 || t->nverts >= OP_MAX_LAYER_VERTS || t->npolys < 0 || t->ndverts < 0 ||
+        t->ndtris < 0)
+        return op_err_set(err, OP_EPROTO, "tile: negative or too large counts");
+    if (t->layer < 0 || t->layer >= OP_MAX_LAYERS)
+        return op_err_set(err, OP_EPROTO, "tile: layer %d outside 0..%d", t->layer,
+                          OP_MAX_LAYERS - 1);
+    float ts = (float)t->tile_size;
+    if (!(t->tile_size > 0.0) || !finite_f(ts))
+        return op_err_set(err, OP_EPROTO, "tile: tile_size %g is not positive", t->tile_size);
+    for (int v = 0; v < t->nverts; v++) {
+        const float *p = &t->verts[3 * v];
+        if (!finite_f(p[0]) || !finite_f(p[1]) || !finite_f(p[2]) || p[0] < 0.0f || p[0] > ts ||
+            p[2] < 0.0f || p[2] > ts || p[1] < 0.0f)
+            return op_err_set(err, OP_EPROTO, "tile: vertex %d (%g, %g, %g) outside the tile", v,
+                              (double)p[0], (double)p[1], (double)p[2]);
+    }
+    for (int i = 0; i < 3 * t->ndverts; i++)
+        if (!finite_f(t->dverts[i]))
+            return op_err_set(err, OP_EPROTO, "tile: detail vertex %d is not finite", i / 3);
+    uint32_t nextv = 0, nextt = 0;
+    for (int p = 0; p < t->npolys; p++) {
+        op_status st;
+        if ((st = check_poly(t, p, err)) || (st = check_neis(t, p, err)) ||
+            (st = check_detail(t, p, &nextv, &nextt, err)))
+            return st;
+        if (t->areas[p] > OP_MAX_AREA)
+            return op_err_set(err, OP_EPROTO, "tile: polygon %d area %u > 63", p, t->areas[p]);
+    }
+    if (nextv != (uint32_t)t->ndverts || nextt != (uint32_t)t->ndtris)
+        return op_err_set(err, OP_EPROTO, "tile: detail arrays hold entries no polygon uses");
+    op_err_clear(err);
+    return OP_OK;
+}

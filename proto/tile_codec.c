@@ -1,0 +1,421 @@
+/*
+ * Tile blob encoder (msgpack-c packer) and strict decoder (a bounded cursor of our
+ * own: msgpack-c's unpacker reserves memory from declared counts, and a tile blob
+ * has exactly one valid shape, so a reader that expects that shape is both safer
+ * and simpler). Layout: docs/spec/navmesh-format.md §2.
+ */
+#include <math.h>
+#include <msgpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onepath/hash.h"
+#include "onepath/limits.h"
+#include "onepath/tile_codec.h"
+
+void op_bytes_free(op_bytes *b)
+{
+    if (b) {
+        free(b->data);
+        b->data = NULL;
+        b->len = 0;
+    }
+}
+
+/* ---- little-endian bulk arrays ---- */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+typedef enum { E_F32, E_U16, E_U32, E_U8 } elem;
+
+static size_t elem_size(elem e)
+{
+    return e == E_F32 || e == E_U32 ? 4 : e == E_U16 ? 2 : 1;
+}
+
+/* Packs n elements of kind e from src as a bin of little-endian values. */
+static int pack_le(msgpack_packer *pk, const void *src, size_t n, elem e, uint8_t *tmp)
+{
+    size_t es = elem_size(e);
+    for (size_t i = 0; i < n; i++) {
+        switch (e) {
+        case E_F32:
+            put_u32(tmp + 4 * i, float_bits(((const float *)src)[i]));
+            break;
+        case E_U32:
+            put_u32(tmp + 4 * i, ((const uint32_t *)src)[i]);
+            break;
+        case E_U16:
+            put_u16(tmp + 2 * i, ((const uint16_t *)src)[i]);
+            break;
+        case E_U8:
+            tmp[i] = ((const uint8_t *)src)[i];
+            break;
+        }
+    }
+    if (msgpack_pack_bin(pk, n * es) != 0)
+        return -1;
+    return msgpack_pack_bin_body(pk, tmp, n * es);
+}
+
+static int pack_key(msgpack_packer *pk, const char *k)
+{
+    return msgpack_pack_str_with_body(pk, k, strlen(k));
+}
+
+op_status op_tile_encode(const op_tile *t, op_bytes *out, uint64_t *hash, op_err *err)
+{
+    out->data = NULL;
+    out->len = 0;
+    size_t np = (size_t)t->npolys, nvp = (size_t)t->nvp;
+    size_t largest = 3 * (size_t)t->nverts * 4;
+    size_t cand[] = {np * nvp * 2, np * 16, 3 * (size_t)t->ndverts * 4, 4 * (size_t)t->ndtris};
+    for (size_t i = 0; i < 4; i++)
+        if (cand[i] > largest)
+            largest = cand[i];
+    uint8_t *tmp = malloc(largest ? largest : 1);
+    if (!tmp)
+        return op_err_set(err, OP_ENOMEM, "tile encode: out of memory (%zu bytes)", largest);
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    int rc = 0;
+    rc |= msgpack_pack_map(&pk, 16);
+    rc |= pack_key(&pk, "format") | msgpack_pack_unsigned_int(&pk, OP_TILE_FORMAT);
+    rc |= pack_key(&pk, "tx") | msgpack_pack_int(&pk, t->tx);
+    rc |= pack_key(&pk, "tz") | msgpack_pack_int(&pk, t->tz);
+    rc |= pack_key(&pk, "layer") | msgpack_pack_unsigned_int(&pk, (unsigned)t->layer);
+    rc |= pack_key(&pk, "origin") | msgpack_pack_array(&pk, 3);
+    for (int i = 0; i < 3; i++)
+        rc |= msgpack_pack_double(&pk, t->origin[i]);
+    rc |= pack_key(&pk, "tile_size") | msgpack_pack_double(&pk, t->tile_size);
+    rc |= pack_key(&pk, "nvp") | msgpack_pack_unsigned_int(&pk, (unsigned)t->nvp);
+    rc |= pack_key(&pk, "verts") | pack_le(&pk, t->verts, 3 * (size_t)t->nverts, E_F32, tmp);
+    rc |= pack_key(&pk, "polys") | pack_le(&pk, t->polys, np * nvp, E_U16, tmp);
+    rc |= pack_key(&pk, "neis") | pack_le(&pk, t->neis, np * nvp, E_U16, tmp);
+    rc |= pack_key(&pk, "areas") | pack_le(&pk, t->areas, np, E_U8, tmp);
+    rc |= pack_key(&pk, "flags") | pack_le(&pk, t->flags, np, E_U16, tmp);
+    rc |= pack_key(&pk, "dmeshes") | pack_le(&pk, t->dmeshes, 4 * np, E_U32, tmp);
+    rc |= pack_key(&pk, "dverts") | pack_le(&pk, t->dverts, 3 * (size_t)t->ndverts, E_F32, tmp);
+    rc |= pack_key(&pk, "dtris") | pack_le(&pk, t->dtris, 4 * (size_t)t->ndtris, E_U8, tmp);
+    uint64_t h = op_hash_bytes(sb.data, sb.size);
+    rc |= pack_key(&pk, "hash") | msgpack_pack_fix_uint64(&pk, h);
+    free(tmp);
+    if (rc != 0) {
+        msgpack_sbuffer_destroy(&sb);
+        return op_err_set(err, OP_ENOMEM, "tile encode: out of memory");
+    }
+    out->len = sb.size;
+    out->data = (uint8_t *)msgpack_sbuffer_release(&sb);
+    if (hash)
+        *hash = h;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+/* ---- strict decoder ---- */
+
+typedef struct cursor {
+    const uint8_t *p;
+    size_t len, off;
+    op_err *err;
+    const char *key; /* key being read, for messages */
+} cursor;
+
+static op_status fail(cursor *c, op_status st, const char *what)
+{
+    return op_err_set(c->err, st, "tile decode: byte %zu (key '%s'): %s", c->off,
+                      c->key ? c->key : "-", what);
+}
+
+static int need(cursor *c, size_t n)
+{
+    return c->len - c->off >= n;
+}
+
+static uint64_t be(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static op_status read_key(cursor *c, const char *want)
+{
+    c->key = want;
+    size_t n = strlen(want);
+    if (!need(c, 1))
+        return fail(c, OP_EINCOMPLETE, "blob ends before this key");
+    uint8_t t = c->p[c->off];
+    if (t < 0xa0 || t > 0xbf || (size_t)(t & 0x1f) != n)
+        return fail(c, OP_EPROTO, "expected this key (a short str)");
+    if (!need(c, 1 + n))
+        return fail(c, OP_EINCOMPLETE, "key cut short");
+    if (memcmp(c->p + c->off + 1, want, n) != 0)
+        return fail(c, OP_EPROTO, "another key stands where this key belongs");
+    c->off += 1 + n;
+    return OP_OK;
+}
+
+/* Any msgpack integer; range checked against [lo, hi]. */
+static op_status read_int(cursor *c, int64_t lo, int64_t hi, int64_t *v)
+{
+    if (!need(c, 1))
+        return fail(c, OP_EINCOMPLETE, "blob ends before the value");
+    uint8_t t = c->p[c->off];
+    int64_t x;
+    size_t n = 0;
+    if (t <= 0x7f) {
+        x = t;
+    } else if (t >= 0xe0) {
+        x = (int64_t)(int8_t)t;
+    } else if (t >= 0xcc && t <= 0xd3) {
+        static const int sizes[8] = {1, 2, 4, 8, 1, 2, 4, 8};
+        n = (size_t)sizes[t - 0xcc];
+        if (!need(c, 1 + n))
+            return fail(c, OP_EINCOMPLETE, "integer cut short");
+        uint64_t u = be(c->p + c->off + 1, (int)n);
+        if (t <= 0xcf) {
+            if (u > (uint64_t)INT64_MAX)
+                return fail(c, OP_EPROTO, "integer out of range");
+            x = (int64_t)u;
+        } else {
+            int bits = (int)n * 8;
+            x = bits == 64 ? (int64_t)u : (int64_t)(u << (64 - bits)) >> (64 - bits);
+        }
+    } else {
+        return fail(c, OP_EPROTO, "expected an integer");
+    }
+    if (x < lo || x > hi)
+        return fail(c, OP_EPROTO, "integer out of range");
+    c->off += 1 + n;
+    *v = x;
+    return OP_OK;
+}
+
+static op_status read_f64(cursor *c, double *v)
+{
+    if (!need(c, 9))
+        return fail(c, OP_EINCOMPLETE, "float64 cut short");
+    if (c->p[c->off] != 0xcb)
+        return fail(c, OP_EPROTO, "expected a float64");
+    uint64_t u = be(c->p + c->off + 1, 8);
+    memcpy(v, &u, 8);
+    if (!isfinite(*v))
+        return fail(c, OP_EPROTO, "float64 is not finite");
+    c->off += 9;
+    return OP_OK;
+}
+
+/* A bin of elements of size es; returns pointer into the buffer and the count. */
+static op_status read_bin(cursor *c, size_t es, const uint8_t **data, size_t *count)
+{
+    if (!need(c, 1))
+        return fail(c, OP_EINCOMPLETE, "blob ends before the bin");
+    uint8_t t = c->p[c->off];
+    int hn = t == 0xc4 ? 1 : t == 0xc5 ? 2 : t == 0xc6 ? 4 : 0;
+    if (!hn)
+        return fail(c, OP_EPROTO, "expected a bin");
+    if (!need(c, 1 + (size_t)hn))
+        return fail(c, OP_EINCOMPLETE, "bin header cut short");
+    uint64_t n = be(c->p + c->off + 1, hn);
+    if (n > c->len - c->off - 1 - (size_t)hn)
+        return fail(c, OP_EPROTO, "bin length exceeds the bytes present");
+    if (n % es != 0)
+        return fail(c, OP_EPROTO, "bin length is not a multiple of its element size");
+    *data = c->p + c->off + 1 + hn;
+    *count = (size_t)n / es;
+    c->off += 1 + (size_t)hn + (size_t)n;
+    return OP_OK;
+}
+
+typedef struct raw_tile {
+    const uint8_t *verts, *polys, *neis, *areas, *flags, *dmeshes, *dverts, *dtris;
+    size_t nverts3, npolys_nvp, nneis, nareas, nflags, ndmeshes, ndverts3, ndtris4;
+} raw_tile;
+
+static op_status read_header(cursor *c, op_tile *t)
+{
+    op_status st;
+    int64_t v;
+    c->key = "map";
+    if (!need(c, 3))
+        return fail(c, OP_EINCOMPLETE, "blob shorter than its map header");
+    if (c->p[0] != 0xde || c->p[1] != 0 || c->p[2] != 16)
+        return fail(c, OP_EPROTO, "not a 16-entry map (map16)");
+    c->off = 3;
+    if ((st = read_key(c, "format")) || (st = read_int(c, 0, 65535, &v)))
+        return st;
+    if (v != OP_TILE_FORMAT)
+        return fail(c, OP_EPROTO, "unknown format version");
+    if ((st = read_key(c, "tx")) || (st = read_int(c, INT32_MIN, INT32_MAX, &v)))
+        return st;
+    t->tx = (int)v;
+    if ((st = read_key(c, "tz")) || (st = read_int(c, INT32_MIN, INT32_MAX, &v)))
+        return st;
+    t->tz = (int)v;
+    if ((st = read_key(c, "layer")) || (st = read_int(c, 0, OP_MAX_LAYERS - 1, &v)))
+        return st;
+    t->layer = (int)v;
+    if ((st = read_key(c, "origin")))
+        return st;
+    if (!need(c, 1) || c->p[c->off] != 0x93)
+        return fail(c, OP_EPROTO, "expected an array of 3 float64");
+    c->off++;
+    for (int i = 0; i < 3; i++)
+        if ((st = read_f64(c, &t->origin[i])))
+            return st;
+    if ((st = read_key(c, "tile_size")) || (st = read_f64(c, &t->tile_size)))
+        return st;
+    if ((st = read_key(c, "nvp")) ||
+        (st = read_int(c, OP_MIN_VERTS_PER_POLY, OP_MAX_VERTS_PER_POLY, &v)))
+        return st;
+    t->nvp = (int)v;
+    return OP_OK;
+}
+
+static op_status read_arrays(cursor *c, raw_tile *r)
+{
+    op_status st;
+    if ((st = read_key(c, "verts")) || (st = read_bin(c, 4, &r->verts, &r->nverts3)) ||
+        (st = read_key(c, "polys")) || (st = read_bin(c, 2, &r->polys, &r->npolys_nvp)) ||
+        (st = read_key(c, "neis")) || (st = read_bin(c, 2, &r->neis, &r->nneis)) ||
+        (st = read_key(c, "areas")) || (st = read_bin(c, 1, &r->areas, &r->nareas)) ||
+        (st = read_key(c, "flags")) || (st = read_bin(c, 2, &r->flags, &r->nflags)) ||
+        (st = read_key(c, "dmeshes")) || (st = read_bin(c, 4, &r->dmeshes, &r->ndmeshes)) ||
+        (st = read_key(c, "dverts")) || (st = read_bin(c, 4, &r->dverts, &r->ndverts3)) ||
+        (st = read_key(c, "dtris")) || (st = read_bin(c, 1, &r->dtris, &r->ndtris4)))
+        return st;
+    return OP_OK;
+}
+
+static op_status check_counts(cursor *c, const op_tile *t, const raw_tile *r)
+{
+    c->key = "counts";
+    size_t np = r->nareas;
+    if (r->nverts3 % 3 || r->ndverts3 % 3 || r->ndtris4 % 4)
+        return fail(c, OP_EPROTO, "vertex or triangle array length is not a whole count");
+    if (r->npolys_nvp != np * (size_t)t->nvp || r->nneis != np * (size_t)t->nvp ||
+        r->nflags != np || r->ndmeshes != 4 * np)
+        return fail(c, OP_EPROTO, "polygon arrays disagree with the polygon count");
+    if (r->nverts3 / 3 > OP_MAX_LAYER_VERTS || np > 0xffff)
+        return fail(c, OP_EPROTO, "too many vertices or polygons");
+    return OP_OK;
+}
+
+static op_status copy_out(cursor *c, const raw_tile *r, op_arena *a, op_tile *t)
+{
+    size_t np = r->nareas, nvp = (size_t)t->nvp;
+    t->nverts = (int)(r->nverts3 / 3);
+    t->npolys = (int)np;
+    t->ndverts = (int)(r->ndverts3 / 3);
+    t->ndtris = (int)(r->ndtris4 / 4);
+    t->verts = op_arena_alloc(a, r->nverts3 * 4);
+    t->polys = op_arena_alloc(a, np * nvp * 2);
+    t->neis = op_arena_alloc(a, np * nvp * 2);
+    t->areas = op_arena_alloc(a, np);
+    t->flags = op_arena_alloc(a, np * 2);
+    t->regs = op_arena_calloc(a, np, 2);
+    t->dmeshes = op_arena_alloc(a, np * 16);
+    t->dverts = op_arena_alloc(a, r->ndverts3 * 4);
+    t->dtris = op_arena_alloc(a, r->ndtris4);
+    if (!t->verts || !t->polys || !t->neis || !t->areas || !t->flags || !t->regs || !t->dmeshes ||
+        !t->dverts || !t->dtris)
+        return fail(c, OP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->nverts3; i++)
+        t->verts[i] = bits_float(get_u32(r->verts + 4 * i));
+    for (size_t i = 0; i < np * nvp; i++) {
+        t->polys[i] = get_u16(r->polys + 2 * i);
+        t->neis[i] = get_u16(r->neis + 2 * i);
+    }
+    memcpy(t->areas, r->areas, np);
+    for (size_t i = 0; i < np; i++)
+        t->flags[i] = get_u16(r->flags + 2 * i);
+    for (size_t i = 0; i < 4 * np; i++)
+        t->dmeshes[i] = get_u32(r->dmeshes + 4 * i);
+    for (size_t i = 0; i < r->ndverts3; i++)
+        t->dverts[i] = bits_float(get_u32(r->dverts + 4 * i));
+    memcpy(t->dtris, r->dtris, r->ndtris4);
+    return OP_OK;
+}
+
+static op_status read_hash(cursor *c, uint64_t *hash)
+{
+    op_status st;
+    size_t covered = c->off;
+    if ((st = read_key(c, "hash")))
+        return st;
+    if (!need(c, 9))
+        return fail(c, OP_EINCOMPLETE, "hash cut short");
+    if (c->p[c->off] != 0xcf)
+        return fail(c, OP_EPROTO, "expected a uint64 (0xcf)");
+    uint64_t h = be(c->p + c->off + 1, 8);
+    c->off += 9;
+    if (c->off != c->len)
+        return fail(c, OP_EPROTO, "trailing bytes after the blob");
+    if (h != op_hash_bytes(c->p, covered))
+        return fail(c, OP_EPROTO, "content hash does not match the bytes");
+    *hash = h;
+    return OP_OK;
+}
+
+op_status op_tile_decode(const void *buf, size_t len, op_arena *arena, op_tile *t, uint64_t *hash,
+                         op_err *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!buf && len)
+        return op_err_set(err, OP_EINVAL, "tile decode: NULL buffer");
+    cursor c = {buf, len, 0, err, NULL};
+    raw_tile r;
+    memset(&r, 0, sizeof r);
+    uint64_t h = 0;
+    op_arena_mark m = op_arena_get_mark(arena);
+    op_status st;
+    if ((st = read_header(&c, t)) || (st = read_arrays(&c, &r)) || (st = check_counts(&c, t, &r)) ||
+        (st = read_hash(&c, &h)) || (st = copy_out(&c, &r, arena, t)) ||
+        (st = op_tile_validate(t, err))) {
+        op_arena_release(arena, m);
+        memset(t, 0, sizeof *t);
+        return st;
+    }
+    if (hash)
+        *hash = h;
+    op_err_clear(err);
+    return OP_OK;
+}

@@ -12,15 +12,14 @@ typedef struct op_cli_command {
     const char *summary;
 } op_cli_command;
 
-/* The subcommands (cmd_<name>.c). */
-int cmd_bake(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_inspect(int argc, char **argv);
-int cmd_remote(int argc, char **argv);
-int cmd_put(int argc, char **argv);
-int cmd_fetch(int argc, char **argv);
-int cmd_watch(int argc, char **argv);
-
-int op_cmd_gen(int argc, char **argv); /* cmd_gen.c */
+/* Subcommands (one file each). */
+int op_cmd_gen(int argc, char **argv);     /* cmd_gen.c */
+int op_cmd_bake(int argc, char **argv);    /* cmd_bake.c */
+int op_cmd_verify(int argc, char **argv);  /* cmd_verify.c */
+int op_cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
+int op_cmd_remote(int argc, char **argv);  /* cmd_remote.c */
+int op_cmd_put(int argc, char **argv);     /* cmd_put.c */
+int op_cmd_fetch(int argc, char **argv);   /* cmd_fetch.c */
+int op_cmd_watch(int argc, char **argv);   /* cmd_watch.c */
 
 #endif

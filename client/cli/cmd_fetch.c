@@ -17,7 +17,7 @@ static int usage(void)
     return 2;
 }
 
-int cmd_fetch(int argc, char **argv)
+int op_cmd_fetch(int argc, char **argv)
 {
     remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
     for (int i = 0; i < argc; i++) {

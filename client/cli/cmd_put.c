@@ -28,7 +28,7 @@ static const char *default_mesh_name(const char *spec)
     return slash ? slash + 1 : spec;
 }
 
-int cmd_put(int argc, char **argv)
+int op_cmd_put(int argc, char **argv)
 {
     remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
     op_client_setting sets[MAX_SETS];

@@ -199,7 +199,7 @@ static int parse(int argc, char **argv, rargs *a)
     return 0;
 }
 
-int cmd_remote(int argc, char **argv)
+int op_cmd_remote(int argc, char **argv)
 {
     rargs a = {.o = {.timeout_ms = OP_CLI_TIMEOUT_MS}};
     if (argc < 1)

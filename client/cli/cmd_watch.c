@@ -69,7 +69,7 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-int cmd_watch(int argc, char **argv)
+int op_cmd_watch(int argc, char **argv)
 {
     remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
     int wait_ms = 30000, once = 0;

@@ -19,13 +19,13 @@ static int cmd_version(int argc, char **argv)
 
 static const op_cli_command commands[] = {
     {"version", cmd_version, "print the version"},
-    {"bake", cmd_bake, "build every tile of a level (offline)"},
-    {"verify", cmd_verify, "check a bake: tile alone = tile of the full build, determinism"},
-    {"inspect", cmd_inspect, "build one tile up to a stage and show it"},
-    {"remote", cmd_remote, "one onepathd method: ping, level-list, level-info, tile-get, ..."},
-    {"put", cmd_put, "upload a level (OBJ) to onepathd"},
-    {"fetch", cmd_fetch, "download every tile of a level from onepathd"},
-    {"watch", cmd_watch, "keep a directory in step with a level's tiles on onepathd"},
+    {"bake", op_cmd_bake, "build every tile of a level (or one with --tile)"},
+    {"inspect", op_cmd_inspect, "build one tile up to a stage and show its counts or a dump"},
+    {"verify", op_cmd_verify, "decode and validate baked tile files"},
+    {"remote", op_cmd_remote, "one onepathd method: ping, level-list, level-info, tile-get, ..."},
+    {"put", op_cmd_put, "upload a level (OBJ) to onepathd"},
+    {"fetch", op_cmd_fetch, "download every tile of a level from onepathd"},
+    {"watch", op_cmd_watch, "keep a directory in step with a level's tiles on onepathd"},
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
 };
 

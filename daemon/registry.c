@@ -585,7 +585,7 @@ static void install(opd_registry *r, opd_level *lv, tent *t, bresult *b)
     t->err_status = b->st;
     t->err_msg = b->st != OP_OK ? strdup(b->msg) : NULL;
     t->known = t->defined = 1;
-    if (b->nl > 0 || b->st == OP_OK) {
+    if (b->nl > 0) {
         t->blobs = b->blobs;
         t->blob_bytes = b->bytes;
         pthread_mutex_lock(&r->cache_mu);
@@ -1143,9 +1143,11 @@ static int pack_tile(msgpack_packer *pk, const opd_level *lv, const tent *t)
     return p;
 }
 
+/* Built for the current version, with its blobs cached (a tile with no layers or a
+ * failed build has nothing to cache). */
 static int tile_ready(const tent *t)
 {
-    return t->known && (t->blobs || t->err_status != OP_OK);
+    return t->known && (t->blobs || t->nl == 0 || t->err_status != OP_OK);
 }
 
 /* Parks c on t and makes sure t builds (level lock held). */

@@ -14,14 +14,18 @@
 static void put_soup(op_client *c, const char *level, const char *mesh, const op_soup *soup,
                      const op_client_setting *sets, int nsets)
 {
-    op_client_mesh m = {mesh,         soup->verts, soup->verts_len / 3, (const int32_t *)soup->tris,
-                        soup->tris_len / 3, soup->areas};
+    op_client_mesh m = {mesh,
+                        soup->verts,
+                        soup->verts_len / 3,
+                        (const int32_t *)soup->tris,
+                        soup->tris_len / 3,
+                        soup->areas};
     uint64_t v;
     int changed;
     op_err e;
-    cr_assert_eq(op_client_level_put(c, level, sets, nsets, &m, 1, OPT_TIMEOUT_MS, &v, &changed,
-                                     &e),
-                 OP_OK, "%s", e.msg);
+    cr_assert_eq(
+        op_client_level_put(c, level, sets, nsets, &m, 1, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
+        "%s", e.msg);
     cr_assert_eq(v, 1);
     cr_assert(changed);
 }
@@ -49,8 +53,7 @@ Test(daemon_tiles, dungeon_equals_offline_bake, .timeout = 120)
     op_arena *a = op_arena_create(0);
     op_soup soup;
     op_err e;
-    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s",
-                 e.msg);
+    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
     op_settings s;
     op_settings_default(&s);
     opt_ref ref;
@@ -157,9 +160,9 @@ Test(daemon_tiles, concurrent_gets_of_one_tile_agree, .timeout = 120)
     for (int i = 0; i < 8; i++)
         op_client_tile_free(&g[i].t);
     op_client_tile t;
-    cr_assert_eq(op_client_tile_get(c, "dungeon", li.tiles[2] + 1, li.tiles[3], OPT_TIMEOUT_MS, &t,
-                                    &e),
-                 OP_ERANGE);
+    cr_assert_eq(
+        op_client_tile_get(c, "dungeon", li.tiles[2] + 1, li.tiles[3], OPT_TIMEOUT_MS, &t, &e),
+        OP_ERANGE);
     cr_assert(strstr(e.msg, "outside"), "%s", e.msg);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);

@@ -88,7 +88,7 @@ typedef enum opd_method {
 
 extern const char *const opd_method_names[OPD_M_COUNT];
 
-#define OPD_LAT_BUCKETS 256 /* 8 per power of two: 1 µs .. 2^32 µs */
+#define OPD_LAT_BUCKETS 256 /* 8 per power of two: 1 µs .. about 4 hours */
 
 typedef struct opd_stats {
     pthread_mutex_t mu;

@@ -1,9 +1,8 @@
 /*
  * onepathd counters: requests and errors per method, cache hits / misses / evictions,
- * and a fixed latency histogram. Buckets are log-spaced, 8 per power of two, from
- * 1 µs up (bucket b covers latencies up to opd_lat_bucket_upper(b)), so a quantile is
- * exact to within 9 % and the histogram never grows. One mutex: every update is a few
- * additions.
+ * and a fixed latency histogram. Buckets are log-spaced, 8 per power of two
+ * (1 µs each below 8 µs) (bucket b covers latencies up to opd_lat_bucket_upper(b)), so a quantile
+ * is exact to within 9 % and the histogram never grows. One mutex: every update is a few additions.
  */
 #include <string.h>
 
@@ -18,11 +17,13 @@ const char *const opd_method_names[OPD_M_COUNT] = {
 
 uint64_t opd_lat_bucket_upper(int b)
 {
-    /* Bucket b: 2^(b/SUB) * (1 + (b%SUB + 1)/SUB); the last bucket is open-ended. */
+    /* 1..8 µs one bucket each, then (9..16) << e: at most 1/8 wider than the last edge. */
     if (b >= OPD_LAT_BUCKETS - 1)
         return UINT64_MAX;
-    int e = b / SUB, m = b % SUB;
-    return ((uint64_t)1 << e) + (((uint64_t)1 << e) * (uint64_t)(m + 1)) / SUB;
+    if (b < SUB)
+        return (uint64_t)b + 1;
+    int k = b - SUB;
+    return (uint64_t)(SUB + 1 + k % SUB) << (k / SUB);
 }
 
 int opd_lat_bucket(uint64_t us)

@@ -8,6 +8,7 @@
 
 #include "op_daemon_test.h"
 #include "op_test.h"
+#include "onepath/levelgen.h"
 
 #define NCLIENTS  16
 #define NREQUESTS 200
@@ -169,4 +170,52 @@ Test(daemon_load, single_flight_and_tiny_cache, .timeout = 60)
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
     opt_soup_free(&floor);
+}
+
+Test(daemon_load, cached_reads_answer_while_a_big_level_builds, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    static const char *const extra[] = {"--threads", "1", NULL};
+    opt_daemon_start(&d, extra);
+    op_client *c = opt_connect(&d);
+    opt_soup small = {0};
+    opt_soup_quad(&small, 0, 0, 9, 9, 0);
+    op_client_mesh sm = opt_mesh("floor", &small);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_level_put(c, "small", NULL, 0, &sm, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK);
+    op_client_tile t;
+    cr_assert_eq(op_client_tile_get(c, "small", 0, 0, OPT_TIMEOUT_MS, &t, &e), OP_OK, "%s", e.msg);
+    op_client_tile_free(&t);
+    /* A level whose background rebuild keeps the only build thread busy for a while. */
+    op_arena *a = op_arena_create(0);
+    op_soup big;
+    cr_assert_eq(op_levelgen("rooms", 768, 5, a, &big, &e), OP_OK, "%s", e.msg);
+    op_client_mesh bm = {
+        "gen", big.verts, big.verts_len / 3, (const int32_t *)big.tris, big.tris_len / 3, NULL};
+    cr_assert_eq(op_client_level_put(c, "big", NULL, 0, &bm, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    double worst = 0;
+    for (int i = 0; i < 20; i++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        cr_assert_eq(op_client_tile_get(c, "small", 0, 0, OPT_TIMEOUT_MS, &t, &e), OP_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        op_client_tile_free(&t);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        worst = ms > worst ? ms : worst;
+    }
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "big", OPT_TIMEOUT_MS, &li, &e), OP_OK);
+    cr_assert(li.bake_running, "the big level finished too soon to show anything (%lld tiles)",
+              (long long)li.bake_total);
+    cr_assert_lt(worst, 250.0, "a cached read took %.1f ms while a level was building", worst);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_soup_free(&small);
+    op_arena_destroy(a);
 }

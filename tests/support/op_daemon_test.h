@@ -24,15 +24,6 @@
 
 #define OPT_TIMEOUT_MS 30000
 
-/* LeakSanitizer hook: Criterion's runner (not the tests) leaks 48 bytes when a test
- * binary runs tests in parallel and they start child processes; ignore leaks whose
- * stack is inside libcriterion only. One definition per test binary. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libcriterion.so\n";
-}
-
 typedef struct opt_daemon {
     pid_t pid;
     char dir[256];

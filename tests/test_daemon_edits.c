@@ -139,6 +139,26 @@ Test(daemon_edits, sequence_equals_fresh_bake_and_changes_are_exact, .timeout = 
     cr_assert_eq(op_client_changes_since(c, "edits", v, 0, OPT_TIMEOUT_MS, &ch, &e), OP_OK);
     cr_assert_eq(ch.ntiles, 0);
     op_client_changes_free(&ch);
+    /* level.put of what the level holds is idempotent too, whatever the mesh order. */
+    uint64_t v0 = v;
+    op_client_mesh now[2] = {opt_mesh("ramp", &box_a), opt_mesh("floor", &floor2)};
+    cr_assert_eq(
+        op_client_level_put(c, "edits", NULL, 0, now + 1, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK);
+    cr_assert(!changed && v == v0);
+    cr_assert_eq(op_client_level_put(c, "edits", NULL, 0, now, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK);
+    cr_assert(changed && v == v0 + 1);
+    op_client_mesh swapped[2] = {now[1], now[0]};
+    cr_assert_eq(
+        op_client_level_put(c, "edits", NULL, 0, swapped, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK);
+    cr_assert(!changed && v == v0 + 1);
+    op_client_setting other[] = {{"agent_radius", "0.3"}};
+    cr_assert_eq(
+        op_client_level_put(c, "edits", other, 1, swapped, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK);
+    cr_assert(changed && v == v0 + 2, "new settings are a change");
     opt_ref_free(&prev);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);

@@ -186,3 +186,61 @@ Test(daemon_persist, restart_keeps_levels_and_skips_corrupt_files, .timeout = 60
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+typedef struct poller {
+    const char *url;
+    op_status st;
+    int ntiles;
+} poller;
+
+static void *long_poll(void *arg)
+{
+    poller *p = arg;
+    op_client *c;
+    op_err e;
+    op_client_changes ch;
+    if ((p->st = op_client_open(p->url, &c, &e)) != OP_OK)
+        return NULL;
+    p->st = op_client_changes_since(c, "crash", 1, 20000, OPT_TIMEOUT_MS + 20000, &ch, &e);
+    if (p->st == OP_OK) {
+        p->ntiles = ch.ntiles;
+        op_client_changes_free(&ch);
+    }
+    op_client_close(c);
+    return NULL;
+}
+
+Test(daemon_persist, sigterm_answers_parked_polls_and_sighup_reopens_the_log, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_floor(c);
+    /* SIGHUP: the log is reopened (as logrotate needs after renaming it). */
+    char moved[400], cmd[1200];
+    snprintf(moved, sizeof moved, "%s.1", d.log);
+    cr_assert_eq(rename(d.log, moved), 0);
+    kill(d.pid, SIGHUP);
+    opt_sleep_ms(200);
+    op_client_ping_result p;
+    op_err e;
+    cr_assert_eq(op_client_ping(c, OPT_TIMEOUT_MS, &p, &e), OP_OK);
+    snprintf(cmd, sizeof cmd, "grep -q 'ping level=- ms=.* ok' '%s'", d.log);
+    cr_assert_eq(system(cmd), 0, "the reopened log has no request line");
+    /* A long poll parked when SIGTERM comes is answered at once; the daemon exits 0. */
+    poller pl = {d.url, OP_EINTERNAL, -1};
+    pthread_t th;
+    pthread_create(&th, NULL, long_poll, &pl);
+    opt_sleep_ms(300);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    pthread_join(th, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_assert_eq(pl.st, OP_OK);
+    cr_assert_eq(pl.ntiles, 0);
+    cr_assert_lt(t1.tv_sec - t0.tv_sec, 5, "the drain waited for the poll's deadline");
+    op_client_close(c);
+    opt_daemon_cleanup(&d);
+}

@@ -1201,97 +1201,126 @@ static int next_tile(const int rc[4], int *tx, int *tz)
     return 0;
 }
 
+/* The asked rectangle clipped to the level's range; 0 when nothing is left. */
+static int clip_rect(const snap *s, const int req[4], int rc[4])
+{
+    if (!s->has_tiles)
+        return 0;
+    rc[0] = req[0] > s->rect.tx0 ? req[0] : s->rect.tx0;
+    rc[1] = req[1] > s->rect.tz0 ? req[1] : s->rect.tz0;
+    rc[2] = req[2] < s->rect.tx1 ? req[2] : s->rect.tx1;
+    rc[3] = req[3] < s->rect.tz1 ? req[3] : s->rect.tz1;
+    return rc[0] <= rc[2] && rc[1] <= rc[3];
+}
+
+/* The first tile to return: the rectangle's first, or the row-major successor of after
+ * inside it; 0 when none is left. */
+static int range_start(const int rc[4], const int *after, int *tx, int *tz)
+{
+    *tx = rc[0];
+    *tz = rc[1];
+    if (!after || after[1] < rc[1])
+        return 1;
+    if (after[1] > rc[3])
+        return 0;
+    *tz = after[1];
+    if (after[0] < rc[0])
+        return 1;
+    if (after[0] >= rc[2]) {
+        *tz = after[1] + 1;
+        return after[1] < rc[3];
+    }
+    *tx = after[0] + 1;
+    return 1;
+}
+
+/* Queues builds of the next tiles from (tx, tz) so that the next page finds them ready. */
+static void prefetch(opd_level *lv, const int rc[4], int tx, int tz)
+{
+    for (int k = 0; k < OPD_RANGE_PREFETCH * lv->r->d->cfg.threads; k++) {
+        tent *u = map_get(lv, tx, tz);
+        if (u && !tile_ready(u))
+            start_build(lv, u);
+        if (!next_tile(rc, &tx, &tz))
+            break;
+    }
+}
+
+typedef struct page {
+    int tx, tz; /* first tile */
+    int n;      /* tiles in the page */
+    int more;   /* tiles remain after it */
+    int lastx, lastz;
+} page;
+
+/* Counts the ready prefix from (pg->tx, pg->tz) within max_bytes (at least one tile),
+ * parking c on the first tile when it is not ready. */
+static op_status range_page(opd_registry *r, opd_level *lv, opd_call *c, const int rc[4],
+                            size_t max_bytes, page *pg, op_err *err)
+{
+    int ex = pg->tx, ez = pg->tz;
+    size_t bytes = 0;
+    while (pg->more) {
+        tent *t = map_get(lv, ex, ez);
+        if (!t || !tile_ready(t)) {
+            prefetch(lv, rc, ex, ez);
+            if (pg->n > 0 || !t)
+                return OP_OK;
+            opd_stats_cache(&r->d->stats, 0, 1, 0);
+            park_on(lv, t, c);
+            return OPD_PARKED;
+        }
+        if (t->err_status != OP_OK)
+            return pg->n ? OP_OK
+                         : op_err_set(err, t->err_status, "%s",
+                                      t->err_msg ? t->err_msg : "build failed");
+        if (pg->n > 0 && bytes + t->blob_bytes > max_bytes)
+            return OP_OK;
+        bytes += t->blob_bytes;
+        pg->n++;
+        pg->lastx = ex;
+        pg->lastz = ez;
+        pg->more = next_tile(rc, &ex, &ez);
+    }
+    return OP_OK;
+}
+
+static int pack_page(opd_registry *r, opd_level *lv, const int rc[4], const page *pg,
+                     msgpack_packer *pk)
+{
+    int p = msgpack_pack_map(pk, 2) | op_rpc_pack_key(pk, "tiles");
+    p |= msgpack_pack_array(pk, (size_t)pg->n);
+    int tx = pg->tx, tz = pg->tz;
+    for (int i = 0; i < pg->n; i++) {
+        tent *t = map_get(lv, tx, tz);
+        p |= pack_tile(pk, lv, t);
+        touch(r, t);
+        next_tile(rc, &tx, &tz);
+    }
+    if (pg->n)
+        opd_stats_cache(&r->d->stats, pg->n, 0, 0);
+    p |= op_rpc_pack_key(pk, "next");
+    if (pg->n > 0 && pg->more)
+        p |= msgpack_pack_array(pk, 2) | msgpack_pack_int(pk, pg->lastx) |
+             msgpack_pack_int(pk, pg->lastz);
+    else
+        p |= msgpack_pack_nil(pk);
+    return p;
+}
+
 op_status opd_tile_range(opd_registry *r, opd_call *c, const char *level, const int req[4],
                          const int *after, size_t max_bytes, msgpack_packer *pk, op_err *err)
 {
     opd_level *lv = find_live(r, level, err);
     if (!lv)
         return err->status;
-    op_status st = OP_OK;
     pthread_mutex_lock(&lv->mu);
-    const snap *s = lv->sn;
-    /* The asked rectangle clipped to the level's range. */
-    int rc[4] = {req[0], req[1], req[2], req[3]};
-    if (s->has_tiles) {
-        rc[0] = rc[0] > s->rect.tx0 ? rc[0] : s->rect.tx0;
-        rc[1] = rc[1] > s->rect.tz0 ? rc[1] : s->rect.tz0;
-        rc[2] = rc[2] < s->rect.tx1 ? rc[2] : s->rect.tx1;
-        rc[3] = rc[3] < s->rect.tz1 ? rc[3] : s->rect.tz1;
-    }
-    int empty = !s->has_tiles || rc[0] > rc[2] || rc[1] > rc[3];
-    int tx = rc[0], tz = rc[1], more = !empty;
-    if (more && after) {
-        /* Resume at the row-major successor of after inside the clipped rectangle. */
-        int ax = after[0], az = after[1];
-        if (az < rc[1]) {
-            tx = rc[0], tz = rc[1];
-        } else if (az > rc[3]) {
-            more = 0;
-        } else if (ax < rc[0]) {
-            tx = rc[0], tz = az;
-        } else if (ax >= rc[2]) {
-            tx = rc[0], tz = az + 1;
-            more = az < rc[3];
-        } else {
-            tx = ax + 1, tz = az;
-        }
-    }
-    /* Count the ready prefix within max_bytes (at least one tile). */
-    int n = 0, ex = tx, ez = tz, lastx = 0, lastz = 0, stop = 0;
-    size_t bytes = 0;
-    while (more && !stop) {
-        tent *t = map_get(lv, ex, ez);
-        if (!t || !tile_ready(t)) {
-            if (n == 0 && t) {
-                opd_stats_cache(&r->d->stats, 0, 1, 0);
-                park_on(lv, t, c);
-                st = OPD_PARKED;
-            }
-            /* Build ahead so that the next request finds tiles ready. */
-            int ax = ex, az = ez;
-            for (int k = 0; k < OPD_RANGE_PREFETCH * r->d->cfg.threads; k++) {
-                tent *u = map_get(lv, ax, az);
-                if (u && !tile_ready(u))
-                    start_build(lv, u);
-                if (!next_tile(rc, &ax, &az))
-                    break;
-            }
-            break;
-        }
-        if (t->err_status != OP_OK) {
-            if (n == 0)
-                st = op_err_set(err, t->err_status, "%s", t->err_msg ? t->err_msg : "build failed");
-            break;
-        }
-        if (n > 0 && bytes + t->blob_bytes > max_bytes)
-            break;
-        bytes += t->blob_bytes;
-        n++;
-        lastx = ex;
-        lastz = ez;
-        more = next_tile(rc, &ex, &ez);
-    }
-    if (st == OP_OK) {
-        int p = msgpack_pack_map(pk, 2) | op_rpc_pack_key(pk, "tiles");
-        p |= msgpack_pack_array(pk, (size_t)n);
-        int px = tx, pz = tz;
-        for (int i = 0; i < n; i++) {
-            tent *t = map_get(lv, px, pz);
-            p |= pack_tile(pk, lv, t);
-            touch(r, t);
-            next_tile(rc, &px, &pz);
-        }
-        if (n)
-            opd_stats_cache(&r->d->stats, n, 0, 0);
-        p |= op_rpc_pack_key(pk, "next");
-        if (n > 0 && more)
-            p |= msgpack_pack_array(pk, 2) | msgpack_pack_int(pk, lastx) |
-                 msgpack_pack_int(pk, lastz);
-        else
-            p |= msgpack_pack_nil(pk);
-        if (p)
-            st = op_err_set(err, OP_ENOMEM, "tile.range: out of memory");
-    }
+    int rc[4];
+    page pg = {0};
+    pg.more = clip_rect(lv->sn, req, rc) && range_start(rc, after, &pg.tx, &pg.tz);
+    op_status st = range_page(r, lv, c, rc, max_bytes, &pg, err);
+    if (st == OP_OK && pack_page(r, lv, rc, &pg, pk))
+        st = op_err_set(err, OP_ENOMEM, "tile.range: out of memory");
     pthread_mutex_unlock(&lv->mu);
     opd_level_unref(lv);
     return st;

@@ -48,6 +48,48 @@ static void check_tile_gets(op_client *c, const char *level, const opt_ref *ref)
     }
 }
 
+/* Pages of one tile (max_bytes 1) over a sub-rectangle reaching past the level's range:
+ * row-major, clipped, each tile once, equal to the reference. */
+static void check_small_pages(op_client *c, const char *level, const opt_ref *ref)
+{
+    int rect[4] = {ref->rect.tx0 + 1, ref->rect.tz0 + 1, ref->rect.tx1 + 5, ref->rect.tz1 - 1};
+    int after[2], *ap = NULL, more = 1, tx = rect[0], tz = rect[1], pages = 0, seen = 0;
+    op_err e;
+    while (more) {
+        op_client_tile_range rg;
+        cr_assert_eq(op_client_tile_range_get(c, level, rect, ap, 1, OPT_TIMEOUT_MS, &rg, &e),
+                     OP_OK, "%s", e.msg);
+        cr_assert_geq(rg.ntiles, 1, "a page holds at least one tile");
+        size_t bytes = 0;
+        for (int i = 0; i < rg.ntiles; i++) {
+            const op_client_tile *t = &rg.tiles[i];
+            cr_assert(t->tx == tx && t->tz == tz, "page %d: (%d, %d), expected (%d, %d)", pages,
+                      t->tx, t->tz, tx, tz);
+            const opt_ref_tile *r = opt_ref_find(ref, tx, tz);
+            cr_assert_eq(t->nlayers, r->nl);
+            for (int k = 0; k < r->nl; k++) {
+                cr_assert(!memcmp(t->layers[k].blob, r->blob[k].data, r->blob[k].len));
+                if (i > 0)
+                    bytes += t->layers[k].len;
+            }
+            if (++tx > ref->rect.tx1) {
+                tx = rect[0];
+                tz++;
+            }
+            seen++;
+        }
+        cr_assert_eq(bytes, 0, "a page went past max_bytes after its first tile");
+        pages++;
+        more = rg.has_next;
+        after[0] = rg.next[0];
+        after[1] = rg.next[1];
+        ap = after;
+        op_client_tile_range_free(&rg);
+    }
+    cr_assert_eq(seen, (ref->rect.tx1 - rect[0] + 1) * (rect[3] - rect[1] + 1));
+    cr_assert_gt(pages, 1);
+}
+
 Test(daemon_tiles, dungeon_equals_offline_bake, .timeout = 120)
 {
     op_arena *a = op_arena_create(0);
@@ -66,6 +108,7 @@ Test(daemon_tiles, dungeon_equals_offline_bake, .timeout = 120)
     int layers = opt_check_level(c, "dungeon", &ref);
     cr_assert_gt(layers, 20, "only %d layers: the dungeon should have many", layers);
     check_tile_gets(c, "dungeon", &ref);
+    check_small_pages(c, "dungeon", &ref);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

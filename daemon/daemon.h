@@ -97,12 +97,14 @@ typedef struct opd_stats {
     uint64_t lat[OPD_LAT_BUCKETS]; /* log-spaced microsecond buckets */
     uint64_t lat_max_us;
     uint64_t cache_hits, cache_misses, cache_evictions;
+    uint64_t builds; /* tile builds run (single flight: one per tile and version) */
 } opd_stats;
 
 void opd_stats_init(opd_stats *s);
 void opd_stats_fini(opd_stats *s);
 void opd_stats_request(opd_stats *s, opd_method m, int ok, uint64_t us);
 void opd_stats_cache(opd_stats *s, int hits, int misses, int evictions);
+void opd_stats_build(opd_stats *s);
 /* Latency at quantile q (0..1) in microseconds: the upper edge of its bucket. */
 uint64_t opd_stats_quantile(opd_stats *s, double q);
 /* Histogram bucket of a latency, and the bucket's upper edge (exposed for tests). */

@@ -310,9 +310,9 @@ static op_status m_stats(opd_call *c, const msgpack_object *p, msgpack_packer *p
     memcpy(snap.errors, d->stats.errors, sizeof snap.errors);
     q[3] = d->stats.lat_max_us;
     uint64_t hits = d->stats.cache_hits, misses = d->stats.cache_misses,
-             ev = d->stats.cache_evictions;
+             ev = d->stats.cache_evictions, builds = d->stats.builds;
     pthread_mutex_unlock(&d->stats.mu);
-    int rc = msgpack_pack_map(pk, 7);
+    int rc = msgpack_pack_map(pk, 8);
     rc |= op_rpc_pack_key(pk, "uptime_ms") |
           msgpack_pack_uint64(pk, (opd_now_ns() - d->start_ns) / 1000000);
     rc |= op_rpc_pack_key(pk, "levels") | msgpack_pack_int(pk, levels);
@@ -322,6 +322,7 @@ static op_status m_stats(opd_call *c, const msgpack_object *p, msgpack_packer *p
     rc |= op_rpc_pack_key(pk, "misses") | msgpack_pack_uint64(pk, misses);
     rc |= op_rpc_pack_key(pk, "evictions") | msgpack_pack_uint64(pk, ev);
     rc |= op_rpc_pack_key(pk, "bytes") | msgpack_pack_uint64(pk, cache_bytes);
+    rc |= op_rpc_pack_key(pk, "builds") | msgpack_pack_uint64(pk, builds);
     rc |= op_rpc_pack_key(pk, "requests") | pack_counts(pk, snap.requests);
     rc |= op_rpc_pack_key(pk, "errors") | pack_counts(pk, snap.errors);
     rc |= op_rpc_pack_key(pk, "latency_us") | msgpack_pack_map(pk, 4);

@@ -612,8 +612,10 @@ static void build_job(void *arg, op_arena *out, op_arena *scratch)
     int skip = lv->dropped || j->sn->version < t->inval_version ||
                (atomic_load(&j->r->d->stopping) && !t->waiters);
     pthread_mutex_unlock(&lv->mu);
-    if (!skip)
+    if (!skip) {
         build_tile(j->sn, t->tx, t->tz, out, scratch, &b);
+        opd_stats_build(&r->d->stats);
+    }
     pthread_mutex_lock(&lv->mu);
     t->building = 0;
     lv->building--;

@@ -66,6 +66,13 @@ void opd_stats_cache(opd_stats *s, int hits, int misses, int evictions)
     pthread_mutex_unlock(&s->mu);
 }
 
+void opd_stats_build(opd_stats *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->builds++;
+    pthread_mutex_unlock(&s->mu);
+}
+
 uint64_t opd_stats_quantile(opd_stats *s, double q)
 {
     pthread_mutex_lock(&s->mu);

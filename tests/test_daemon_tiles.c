@@ -202,6 +202,19 @@ Test(daemon_tiles, concurrent_gets_of_one_tile_agree, .timeout = 120)
     }
     for (int i = 0; i < 8; i++)
         op_client_tile_free(&g[i].t);
+    /* Single flight: after everything is read, every tile was built exactly once (the
+     * background rebuild of the put and the 8 concurrent gets shared one build). */
+    opt_ref ref;
+    op_settings s;
+    op_settings_default(&s);
+    opt_ref_bake(&soup, &s, &ref);
+    opt_check_level(c, "dungeon", &ref);
+    opt_ref_free(&ref);
+    op_client_stats ss;
+    cr_assert_eq(op_client_stats_get(c, OPT_TIMEOUT_MS, &ss, &e), OP_OK);
+    cr_assert_eq(ss.cache_evictions, 0);
+    cr_assert_eq(ss.builds, (uint64_t)li.tiles_total, "%llu builds for %lld tiles",
+                 (unsigned long long)ss.builds, (long long)li.tiles_total);
     op_client_tile t;
     cr_assert_eq(
         op_client_tile_get(c, "dungeon", li.tiles[2] + 1, li.tiles[3], OPT_TIMEOUT_MS, &t, &e),

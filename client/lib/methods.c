@@ -520,6 +520,7 @@ op_status op_client_stats_get(op_client *c, int timeout_ms, op_client_stats *out
         op_cget_u64(lat, "p90", &out->p90_us, err);
         op_cget_u64(lat, "p99", &out->p99_us, err);
         op_cget_u64(lat, "max", &out->max_us, err);
+        op_cget_u64(r.result, "builds", &out->builds, err);
         out->requests = sum_map(op_rpc_get(r.result, "requests"));
         out->errors = sum_map(op_rpc_get(r.result, "errors"));
         op_err_clear(err);

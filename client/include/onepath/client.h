@@ -159,6 +159,7 @@ typedef struct op_client_stats {
     int64_t levels;
     uint64_t memory;
     uint64_t cache_hits, cache_misses, cache_evictions, cache_bytes;
+    uint64_t builds;           /* tile builds the daemon ran */
     uint64_t requests, errors; /* totals over methods */
     uint64_t p50_us, p90_us, p99_us, max_us;
 } op_client_stats;

@@ -151,11 +151,11 @@ static int r_stats(op_client *c, const rargs *a)
         return remote_fail("stats", &e);
     printf("uptime %" PRIu64 " ms, %lld levels, memory %" PRIu64 " bytes\n"
            "cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " evictions, %" PRIu64
-           " bytes\nrequests %" PRIu64 ", errors %" PRIu64 "\n"
+           " bytes\ntile builds %" PRIu64 ", requests %" PRIu64 ", errors %" PRIu64 "\n"
            "latency us: p50 %" PRIu64 ", p90 %" PRIu64 ", p99 %" PRIu64 ", max %" PRIu64 "\n",
            s.uptime_ms, (long long)s.levels, s.memory, s.cache_hits, s.cache_misses,
-           s.cache_evictions, s.cache_bytes, s.requests, s.errors, s.p50_us, s.p90_us, s.p99_us,
-           s.max_us);
+           s.cache_evictions, s.cache_bytes, s.builds, s.requests, s.errors, s.p50_us, s.p90_us,
+           s.p99_us, s.max_us);
     return 0;
 }
 

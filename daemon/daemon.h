@@ -3,8 +3,10 @@
  *
  *   server.c    nng REP0 socket, one op_call per nng context (recv -> dispatch -> send)
  *   dispatch.c  the protocol methods (docs/spec/protocol.md §4): params in, reply out
+ *   content.c   meshes and the settings map (the content of a level)
  *   registry.c  levels, tile entries, the blob cache (LRU), single-flight builds,
- *               change versions and parked calls
+ *               change versions, edits (registry_internal.h: what reads.c shares)
+ *   reads.c     the read methods: level list/info, tiles, bake, changes, parked polls
  *   store.c     level files in the data directory (write, fsync, rename, fsync dir)
  *   pool.c      worker threads (one pool for requests, one for tile builds)
  *   stats.c     counters and the latency histogram

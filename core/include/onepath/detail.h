@@ -9,6 +9,14 @@
 #include <stdint.h>
 #include "onepath/polys.h"
 
+/* Triangles of one polygon's detail mesh. Beyond: OP_ELIMIT naming the polygon and the
+ * count (build3d-polys.md §6, "a polygon's detail triangles"). Vertices per polygon are
+ * capped at OP_MAX_DETAIL_VERTS (limits.h) by refinement, and a triangulation of n
+ * vertices has at most 2n - 5 triangles, so this limit is never met by a build: it
+ * guards the format (counts are uint32, triangle vertex indices are bytes). */
+#define OP_MAX_DETAIL_TRIS 512
+_Static_assert(2 * 255 - 5 < OP_MAX_DETAIL_TRIS, "a full detail mesh always fits");
+
 typedef struct op_detail_settings {
     double sample_distance; /* wu; detail is off when sample_distance / cs <= 0.9 */
     double max_error;       /* wu */
@@ -27,11 +35,15 @@ typedef struct op_detail_mesh {
 } op_detail_mesh;
 
 /* Builds the detail of every polygon of mesh against chf/regs; min_row is the tile's
- * lowest vertex row (LocalY origin). */
+ * lowest vertex row (LocalY origin). Output arrays come from out; scratch is returned to
+ * its state on entry. Errors: OP_EINVAL (NULL, region count mismatch, frame sizes),
+ * OP_ERANGE (settings), OP_ELIMIT (a polygon with more than OP_MAX_DETAIL_TRIS
+ * triangles), OP_ENOMEM. */
 op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
                           const op_detail_settings *ds, int min_row, op_arena *out,
                           op_arena *scratch, op_detail_mesh *dm, op_err *err);
 
+/* Canonical text dump (floats as their bit patterns); returns the first nonzero write. */
 int op_detail_dump(const op_detail_mesh *dm, op_write_fn write, void *ctx);
 
 #endif

@@ -1,0 +1,83 @@
+/*
+ * Shared types of the side-by-side benchmark (onepath against Recast 1.5.1).
+ *
+ * A level is a triangle soup (float xyz vertices, int triangle indices). Each side
+ * builds every tile of the level once per run and reports the time of each stage
+ * group, summed over tiles, plus counts that show both built comparable meshes.
+ * Plain C so that both the C++ Recast side and the C driver include it.
+ */
+#ifndef ONEPATH_BENCH_H
+#define ONEPATH_BENCH_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Stage groups, in pipeline order. BENCH_SELECT (finding the triangles of a tile)
+ * is timed on its own for information and is also counted inside BENCH_SPANS:
+ * op_tile_spans_build selects its triangles itself, so only spans-with-selection
+ * compares like with like. */
+typedef enum bench_stage {
+    BENCH_SELECT = 0,
+    BENCH_SPANS,    /* select + rasterize + 3 filters + compact + erode + distance */
+    BENCH_REGIONS,  /* partition (and, on our side, the tile border cut) */
+    BENCH_CONTOURS, /* trace + simplify */
+    BENCH_POLYS,    /* polygons */
+    BENCH_DETAIL,   /* height detail */
+    BENCH_TILE,     /* tile data (dtCreateNavMeshData / our tile assembly) */
+    BENCH_NSTAGES
+} bench_stage;
+
+/* How far a run goes: the last stage group built (later groups are skipped). */
+typedef enum bench_upto {
+    BENCH_UPTO_SPANS = 0,
+    BENCH_UPTO_REGIONS,
+    BENCH_UPTO_CONTOURS,
+    BENCH_UPTO_ALL
+} bench_upto;
+
+const char *bench_stage_name(bench_stage s);
+
+typedef struct bench_level {
+    char name[256];
+    float *verts; /* nverts * 3 */
+    int nverts;
+    int *tris; /* ntris * 3 */
+    int ntris;
+} bench_level;
+
+typedef struct bench_result {
+    double ms[BENCH_NSTAGES]; /* per stage group, summed over tiles (and threads) */
+    double wall_ms;           /* the whole run, wall clock */
+    int tiles_total;          /* tiles of the grid */
+    int tiles_built;          /* tiles that produced a mesh (or, upto < all, a stage result) */
+    long spans;               /* compact spans, summed over tiles */
+    long regions;             /* regions, summed over tiles (border excluded) */
+    long contours;
+    long polys;
+    long verts;
+    long detail_tris;
+    size_t tile_bytes; /* tile data bytes, summed */
+    size_t heap_peak;  /* peak heap bytes counted by the side's own allocator */
+    unsigned missing;  /* bit (1u << stage): this side does not time that stage group
+                          (onepath: select is inside spans; tile has no assembler yet) */
+} bench_result;
+
+struct op_settings;
+
+/* One side's build of a whole level: every tile once, threads >= 1 workers.
+ * Fills res (zeroed first). Returns 0, or -1 with a message in err. Both sides
+ * (recast_side.h, onepath_side.h) have this shape. */
+typedef int (*bench_build_fn)(const bench_level *lv, const struct op_settings *s, bench_upto upto,
+                              int threads, bench_result *res, char *err, size_t errlen);
+
+/* Monotonic clock in milliseconds (clock_gettime CLOCK_MONOTONIC). */
+double bench_now_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

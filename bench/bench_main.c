@@ -1,0 +1,552 @@
+/*
+ * onepath-bench: onepath against Recast 1.5.1, side by side, on the same levels in
+ * the same process run.
+ *
+ *   onepath-bench [--level PATH]... [--gen KIND:SIZE]... [--stage spans|regions|contours|all]
+ *                 [--reps N] [--threads N] [--set key=value]... [--json] [--recast-only]
+ *                 [--no-mem]
+ *
+ * Per level: one untimed warm-up build of each side, then N reps alternating
+ * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
+ * reps; the total is the median of the per-rep totals over the stage groups both
+ * sides time. The ratio is onepath / Recast (below 1: onepath is faster).
+ * Memory: each side's own allocator count (Recast's alloc hooks, onepath's arena
+ * peaks), and the peak RSS of a fresh child process (this program re-executed with
+ * --mem-child) that loads the level and builds it once with that side only.
+ * Output: a table on stdout, or one JSON document with --json.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "onepath/settings.h"
+#include "bench.h"
+#include "genlevel.h"
+#include "objload.h"
+#include "onepath_side.h"
+#include "recast_side.h"
+
+#define MAX_LEVELS 64
+#define MAX_SETS   64
+#define MAX_REPS   1000
+
+enum { SIDE_OURS = 0, SIDE_RECAST = 1, NSIDES = 2 };
+static const char *const side_names[NSIDES] = {"onepath", "recast"};
+
+typedef struct options {
+    const char *levels[MAX_LEVELS]; /* "PATH" or "gen:KIND:SIZE" */
+    int nlevels;
+    const char *sets[MAX_SETS]; /* key=value, passed on to --mem-child */
+    int nsets;
+    const char *stage_arg;
+    bench_upto upto;
+    int reps, threads, json, recast_only, mem;
+    const char *mem_child; /* side name in a --mem-child process, else NULL */
+    op_settings settings;
+    char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
+} options;
+
+/* What one side measured on one level. */
+typedef struct side_stats {
+    int ok;        /* built without error */
+    char err[320]; /* why not */
+    bench_result last;
+    double med_ms[BENCH_NSTAGES];
+    double med_total, med_wall;
+    long maxrss_kb;    /* child's peak RSS, -1 unknown */
+    long base_rss_kb;  /* child's RSS after loading, before building */
+    size_t child_heap; /* allocator peak seen by the child */
+} side_stats;
+
+/* ===== options ===== */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE]...\n"
+               "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
+               "         [--set key=value]... [--json] [--recast-only] [--no-mem]\n"
+               "KIND: flat, terrain, stairs (SIZE in world units). Default level:\n"
+               "  " OP_BENCH_DEFAULT_LEVEL "\n");
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_stage(const char *s, bench_upto *u)
+{
+    static const char *const names[] = {"spans", "regions", "contours", "all"};
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *u = (bench_upto)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* --set key=value: one op_settings field. */
+static int parse_set(const char *v, op_settings *s)
+{
+    char key[64];
+    const char *eq = strchr(v, '=');
+    if (!eq || (size_t)(eq - v) >= sizeof key)
+        return -1;
+    memcpy(key, v, (size_t)(eq - v));
+    key[eq - v] = '\0';
+    op_err e;
+    op_err_clear(&e);
+    if (op_settings_set(s, key, eq + 1, &e) == OP_OK)
+        return 0;
+    fprintf(stderr, "onepath-bench: %s\n", e.msg);
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->reps = 5;
+    o->threads = 1;
+    o->mem = 1;
+    o->upto = BENCH_UPTO_ALL;
+    o->stage_arg = "all";
+    op_settings_default(&o->settings);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem")) {
+            o->json |= !strcmp(a, "--json");
+            o->recast_only |= !strcmp(a, "--recast-only");
+            o->mem &= !!strcmp(a, "--no-mem");
+            continue;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!v) {
+            fprintf(stderr, "onepath-bench: %s needs a value\n", a);
+            return -1;
+        }
+        i++;
+        if ((!strcmp(a, "--level") || !strcmp(a, "--gen")) && o->nlevels < MAX_LEVELS) {
+            if (!strcmp(a, "--gen")) {
+                snprintf(o->gen_specs[o->nlevels], sizeof o->gen_specs[0], "gen:%s", v);
+                v = o->gen_specs[o->nlevels];
+            }
+            o->levels[o->nlevels++] = v;
+        } else if (!strcmp(a, "--stage")) {
+            bad = parse_stage(v, &o->upto);
+            o->stage_arg = v;
+        } else if (!strcmp(a, "--reps")) {
+            bad = parse_int(v, 1, MAX_REPS, &o->reps);
+        } else if (!strcmp(a, "--threads")) {
+            bad = parse_int(v, 1, 256, &o->threads);
+        } else if (!strcmp(a, "--mem-child")) {
+            o->mem_child = v;
+        } else if (!strcmp(a, "--set") && o->nsets < MAX_SETS) {
+            bad = parse_set(v, &o->settings);
+            o->sets[o->nsets++] = v;
+        } else {
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "onepath-bench: bad option %s %s\n", a, v);
+            return -1;
+        }
+    }
+    op_err e;
+    op_err_clear(&e);
+    if (op_settings_validate(&o->settings, &e) != OP_OK) {
+        fprintf(stderr, "onepath-bench: settings: %s\n", e.msg);
+        return -1;
+    }
+    if (o->nlevels == 0)
+        o->levels[o->nlevels++] = OP_BENCH_DEFAULT_LEVEL;
+#ifdef OP_BENCH_RECAST_ONLY
+    o->recast_only = 1;
+#endif
+    return 0;
+}
+
+static int load_level(const char *spec, bench_level *lv, char *err, size_t errlen)
+{
+    if (strncmp(spec, "gen:", 4) == 0)
+        return bench_gen_level(spec + 4, lv, err, errlen);
+    return bench_obj_load(spec, lv, err, errlen);
+}
+
+static bench_build_fn side_fn(int side)
+{
+    if (side == SIDE_RECAST)
+        return bench_recast_build;
+#ifdef OP_BENCH_RECAST_ONLY
+    return NULL;
+#else
+    return bench_onepath_build;
+#endif
+}
+
+/* ===== statistics ===== */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The last stage group a run builds. */
+static int last_stage(bench_upto upto)
+{
+    return (upto == BENCH_UPTO_ALL) ? BENCH_TILE : BENCH_SPANS + (int)upto;
+}
+
+/* Stage groups the run builds and both sides time (spans..); select is inside spans. */
+static unsigned common_stages(const side_stats *st, int recast_only, bench_upto upto)
+{
+    unsigned m = 0;
+    for (int k = BENCH_SPANS; k <= last_stage(upto); k++)
+        m |= 1u << k;
+    for (int s = 0; s < NSIDES; s++)
+        if (st[s].ok && !(recast_only && s == SIDE_OURS))
+            m &= ~st[s].last.missing;
+    return m;
+}
+
+static double total_of(const bench_result *r, unsigned stages)
+{
+    double t = 0.0;
+    for (int k = 0; k < BENCH_NSTAGES; k++)
+        if (stages & (1u << k))
+            t += r->ms[k];
+    return t;
+}
+
+/* ===== memory: one fresh child process per side ===== */
+
+static long rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* In the child: build once with one side, print "base_kb peak_kb heap". */
+static int mem_child_main(const options *o)
+{
+    int side = !strcmp(o->mem_child, "recast") ? SIDE_RECAST : SIDE_OURS;
+    bench_build_fn fn = side_fn(side);
+    bench_level lv;
+    char err[320];
+    bench_result r;
+    if (!fn || load_level(o->levels[0], &lv, err, sizeof err) != 0)
+        return 1;
+    long base = rss_kb();
+    int rc = fn(&lv, &o->settings, o->upto, o->threads, &r, err, sizeof err);
+    printf("%ld %ld %zu\n", base, rss_kb(), r.heap_peak);
+    bench_level_free(&lv);
+    return rc == 0 ? 0 : 1;
+}
+
+static void measure_child(const options *o, const char *level, int side, side_stats *st)
+{
+    st->maxrss_kb = st->base_rss_kb = -1;
+    const char *argv[16 + 2 * MAX_SETS];
+    char threads[16];
+    int n = 0;
+    snprintf(threads, sizeof threads, "%d", o->threads);
+    argv[n++] = "onepath-bench";
+    argv[n++] = "--mem-child";
+    argv[n++] = side_names[side];
+    argv[n++] = strncmp(level, "gen:", 4) ? "--level" : "--gen";
+    argv[n++] = strncmp(level, "gen:", 4) ? level : level + 4;
+    argv[n++] = "--stage";
+    argv[n++] = o->stage_arg;
+    argv[n++] = "--threads";
+    argv[n++] = threads;
+    for (int i = 0; i < o->nsets; i++) {
+        argv[n++] = "--set";
+        argv[n++] = o->sets[i];
+    }
+    argv[n] = NULL;
+    int fd[2];
+    if (pipe(fd) != 0)
+        return;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execv("/proc/self/exe", (char *const *)argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[128] = "";
+    FILE *f = (pid > 0) ? fdopen(fd[0], "r") : NULL;
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = '\0';
+        fclose(f);
+    } else {
+        close(fd[0]);
+    }
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        sscanf(buf, "%ld %ld %zu", &st->base_rss_kb, &st->maxrss_kb, &st->child_heap);
+}
+
+/* ===== one level ===== */
+
+/* Per-rep samples of one side. */
+typedef struct side_samples {
+    double ms[BENCH_NSTAGES][MAX_REPS];
+    double total[MAX_REPS], wall[MAX_REPS];
+} side_samples;
+
+/* One build of side s; on failure st->ok drops to 0 and the message is printed. */
+static int build_once(const options *o, const bench_level *lv, int s, side_stats *st)
+{
+    bench_result r;
+    if (side_fn(s)(lv, &o->settings, o->upto, o->threads, &r, st->err, sizeof st->err) != 0) {
+        if (st->ok)
+            fprintf(stderr, "onepath-bench: %s: %s\n", side_names[s], st->err);
+        st->ok = 0;
+        return -1;
+    }
+    st->last = r;
+    return 0;
+}
+
+static void take_medians(const options *o, side_samples *x, side_stats *st)
+{
+    for (int k = 0; k < BENCH_NSTAGES; k++)
+        st->med_ms[k] = median(x->ms[k], o->reps);
+    st->med_total = median(x->total, o->reps);
+    st->med_wall = median(x->wall, o->reps);
+}
+
+/* Warm-up, then reps alternating the sides (A B A B ...), then the memory children.
+ * Returns the stage groups summed in the totals. */
+static unsigned run_level(const options *o, const bench_level *lv, side_stats st[NSIDES])
+{
+    const int active[NSIDES] = {!o->recast_only && side_fn(SIDE_OURS) != NULL, 1};
+    side_samples *x = calloc(NSIDES, sizeof *x);
+    memset(st, 0, NSIDES * sizeof *st);
+    for (int s = 0; s < NSIDES; s++) { /* untimed: pages in code and data */
+        st[s].ok = active[s] && x != NULL;
+        if (st[s].ok)
+            build_once(o, lv, s, &st[s]);
+        else if (active[s])
+            fprintf(stderr, "onepath-bench: out of memory for samples\n");
+    }
+    unsigned common = common_stages(st, !active[SIDE_OURS], o->upto);
+    for (int rep = 0; rep < o->reps; rep++) {
+        for (int s = 0; s < NSIDES; s++) {
+            if (!st[s].ok || build_once(o, lv, s, &st[s]) != 0)
+                continue;
+            for (int k = 0; k < BENCH_NSTAGES; k++)
+                x[s].ms[k][rep] = st[s].last.ms[k];
+            x[s].total[rep] = total_of(&st[s].last, common);
+            x[s].wall[rep] = st[s].last.wall_ms;
+        }
+    }
+    for (int s = 0; s < NSIDES; s++) {
+        st[s].maxrss_kb = st[s].base_rss_kb = -1;
+        if (!st[s].ok)
+            continue;
+        take_medians(o, &x[s], &st[s]);
+        if (o->mem)
+            measure_child(o, lv->name, s, &st[s]);
+    }
+    free(x);
+    return common;
+}
+
+/* ===== output ===== */
+
+static int shown(const side_stats *st, int s, int k)
+{
+    return st[s].ok && !(st[s].last.missing & (1u << k));
+}
+
+static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int active)
+{
+    if (!active)
+        snprintf(buf, n, "pending");
+    else if (!st[s].ok)
+        snprintf(buf, n, "failed");
+    else if (!shown(st, s, k))
+        snprintf(buf, n, k == BENCH_SELECT ? "in spans" : "n/a");
+    else
+        snprintf(buf, n, "%.2f", st[s].med_ms[k]);
+}
+
+/* Our side's total or wall cell. */
+static void fmt_sum(char *buf, size_t n, const side_stats *st, double v, int active)
+{
+    if (!active)
+        snprintf(buf, n, "pending");
+    else if (!st[SIDE_OURS].ok)
+        snprintf(buf, n, "failed");
+    else
+        snprintf(buf, n, "%.2f", v);
+}
+
+static void fmt_ratio(char *buf, size_t n, double a, double b, int ok)
+{
+    if (ok && b > 0.0)
+        snprintf(buf, n, "%.2f", a / b);
+    else
+        snprintf(buf, n, "-");
+}
+
+static void print_table(const options *o, const bench_level *lv, const side_stats *st,
+                        unsigned common, int ours_active)
+{
+    char a[32], b[32], r[32];
+    char tiles[32] = "pending";
+    if (ours_active && st[SIDE_OURS].ok)
+        snprintf(tiles, sizeof tiles, "%d", st[SIDE_OURS].last.tiles_total);
+    printf("\n%s: %d triangles, %d tiles (onepath %s), stage %s, reps %d, threads %d\n", lv->name,
+           lv->ntris, st[SIDE_RECAST].last.tiles_total, tiles, o->stage_arg, o->reps, o->threads);
+    printf("%-22s %12s %12s %8s\n", "stage (median ms)", "onepath", "recast", "ratio");
+    for (int k = 0; k <= last_stage(o->upto); k++) {
+        fmt_ms(a, sizeof a, st, SIDE_OURS, k, ours_active);
+        fmt_ms(b, sizeof b, st, SIDE_RECAST, k, 1);
+        fmt_ratio(r, sizeof r, st[SIDE_OURS].med_ms[k], st[SIDE_RECAST].med_ms[k],
+                  ours_active && shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k));
+        printf("%-22s %12s %12s %8s\n", bench_stage_name((bench_stage)k), a, b, r);
+    }
+    int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok;
+    char stages[96] = "";
+    for (int k = BENCH_SPANS; k < BENCH_NSTAGES; k++)
+        if (common & (1u << k))
+            snprintf(stages + strlen(stages), sizeof stages - strlen(stages), "%s%s",
+                     stages[0] ? "+" : "", bench_stage_name((bench_stage)k));
+    fmt_sum(a, sizeof a, st, st[SIDE_OURS].med_total, ours_active);
+    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_total, st[SIDE_RECAST].med_total, both);
+    printf("%-22s %12s %12.2f %8s   (%s)\n", "total", a, st[SIDE_RECAST].med_total, r, stages);
+    fmt_sum(a, sizeof a, st, st[SIDE_OURS].med_wall, ours_active);
+    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_wall, st[SIDE_RECAST].med_wall, both);
+    printf("%-22s %12s %12.2f %8s   (whole run, all stages each side builds)\n", "wall", a,
+           st[SIDE_RECAST].med_wall, r);
+    for (int s = 0; s < NSIDES; s++) {
+        if (!st[s].ok)
+            continue;
+        const bench_result *x = &st[s].last;
+        printf("%-8s tiles %d/%d  spans %ld  regions %ld  contours %ld  polys %ld  verts %ld  "
+               "detail tris %ld  tile bytes %zu\n",
+               side_names[s], x->tiles_built, x->tiles_total, x->spans, x->regions, x->contours,
+               x->polys, x->verts, x->detail_tris, x->tile_bytes);
+        printf("%-8s heap peak %.1f KiB (own allocator); child max RSS %ld KiB (%ld KiB after "
+               "loading)\n",
+               side_names[s], (double)x->heap_peak / 1024.0, st[s].maxrss_kb, st[s].base_rss_kb);
+    }
+}
+
+static void json_side(const side_stats *st, int s, int active, bench_upto upto)
+{
+    printf("\"%s\":{", side_names[s]);
+    if (!active || !st[s].ok) {
+        printf("\"status\":\"%s\"}", active ? "failed" : "pending");
+        return;
+    }
+    const bench_result *x = &st[s].last;
+    printf("\"status\":\"ok\",\"median_ms\":{");
+    int first = 1;
+    for (int k = 0; k <= last_stage(upto); k++) {
+        if (x->missing & (1u << k))
+            continue;
+        printf("%s\"%s\":%.4f", first ? "" : ",", bench_stage_name((bench_stage)k),
+               st[s].med_ms[k]);
+        first = 0;
+    }
+    printf("},\"total_ms\":%.4f,\"wall_ms\":%.4f,\"tiles_total\":%d,\"tiles_built\":%d,"
+           "\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,\"verts\":%ld,"
+           "\"detail_tris\":%ld,\"tile_bytes\":%zu,\"heap_peak\":%zu,\"child_maxrss_kb\":%ld,"
+           "\"child_base_rss_kb\":%ld}",
+           st[s].med_total, st[s].med_wall, x->tiles_total, x->tiles_built, x->spans, x->regions,
+           x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes, x->heap_peak,
+           st[s].maxrss_kb, st[s].base_rss_kb);
+}
+
+static void print_json(const options *o, const bench_level *lv, const side_stats *st,
+                       unsigned common, int ours_active, int first)
+{
+    printf("%s{\"level\":\"%s\",\"triangles\":%d,\"stage\":\"%s\",\"reps\":%d,\"threads\":%d,",
+           first ? "" : ",", lv->name, lv->ntris, o->stage_arg, o->reps, o->threads);
+    printf("\"total_stages\":[");
+    for (int k = BENCH_SPANS, n = 0; k < BENCH_NSTAGES; k++)
+        if (common & (1u << k))
+            printf("%s\"%s\"", n++ ? "," : "", bench_stage_name((bench_stage)k));
+    printf("],");
+    json_side(st, SIDE_OURS, ours_active, o->upto);
+    printf(",");
+    json_side(st, SIDE_RECAST, 1, o->upto);
+    printf(",\"ratio\":{");
+    int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok, n = 0;
+    for (int k = BENCH_SPANS; both && k <= last_stage(o->upto); k++)
+        if (shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k) && st[SIDE_RECAST].med_ms[k] > 0)
+            printf("%s\"%s\":%.4f", n++ ? "," : "", bench_stage_name((bench_stage)k),
+                   st[SIDE_OURS].med_ms[k] / st[SIDE_RECAST].med_ms[k]);
+    if (both && st[SIDE_RECAST].med_total > 0)
+        printf("%s\"total\":%.4f", n ? "," : "",
+               st[SIDE_OURS].med_total / st[SIDE_RECAST].med_total);
+    printf("}}");
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_args(argc, argv, &o) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.mem_child)
+        return mem_child_main(&o);
+    int ours_active = !o.recast_only && side_fn(SIDE_OURS) != NULL;
+    int failed = 0, printed = 0;
+    if (o.json)
+        printf("{\"bench\":\"onepath-bench\",\"levels\":[");
+    for (int i = 0; i < o.nlevels; i++) {
+        bench_level lv;
+        char err[320];
+        if (load_level(o.levels[i], &lv, err, sizeof err) != 0) {
+            fprintf(stderr, "onepath-bench: %s\n", err);
+            failed = 1;
+            continue;
+        }
+        side_stats st[NSIDES];
+        unsigned common = run_level(&o, &lv, st);
+        failed |= !st[SIDE_RECAST].ok || (ours_active && !st[SIDE_OURS].ok);
+        if (o.json)
+            print_json(&o, &lv, st, common, ours_active, printed++ == 0);
+        else
+            print_table(&o, &lv, st, common, ours_active);
+        bench_level_free(&lv);
+    }
+    if (o.json)
+        printf("]}\n");
+    return failed ? 1 : 0;
+}

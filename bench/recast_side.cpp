@@ -1,0 +1,485 @@
+/*
+ * Recast 1.5.1 side of the side-by-side benchmark.
+ *
+ * Input: a triangle soup and onepath's settings. Output: stage times summed over
+ * tiles, mesh counts, tile data bytes and the peak heap counted through Recast's
+ * and Detour's custom allocator hooks.
+ *
+ * The per-tile pipeline follows RecastDemo's Sample_TileMesh::buildTileMesh (read for
+ * understanding, written anew): the tile grid covers the level's bounds
+ * (rcCalcGridSize, tiles of tileSize cells), each tile's box is widened by
+ * borderSize = walkableRadius + 3 cells, its triangles are marked by slope and
+ * rasterized with flagMergeThr = walkableClimb, then the three span filters,
+ * compaction, erosion, distance field (watershed only), regions, contours, polygon
+ * mesh, detail mesh and dtCreateNavMeshData. Differences from the demo, so that the
+ * comparison is fair (docs/benchmarks.md):
+ *  - triangles of a tile are found by a plain loop over all triangles with an XZ
+ *    bounding-box test (the demo's chunky tri mesh is a prebuilt spatial index).
+ *    That loop is timed as "select" and counted in "spans", because onepath's
+ *    op_tile_spans_build selects its triangles itself;
+ *  - freeing is not timed (onepath's arena resets are not timed either);
+ *  - tile data is freed after it is measured instead of being added to a dtNavMesh.
+ * Typical size: dungeon.obj, 88 grid tiles (41 with a mesh), about 24 ms single-threaded.
+ */
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <DetourAlloc.h>
+#include <DetourNavMesh.h>
+#include <DetourNavMeshBuilder.h>
+#include <Recast.h>
+#include <RecastAlloc.h>
+
+extern "C" {
+#include "onepath/settings.h"
+}
+#include "recast_side.h"
+
+/* ===== counting allocator (process wide: Recast's hooks are global) ===== */
+
+namespace
+{
+
+/* Every block carries its size in a 16-byte header so that free can subtract it. */
+const size_t kHeader = 16;
+std::atomic<size_t> g_heap_now{0};
+std::atomic<size_t> g_heap_peak{0};
+
+void heap_add(size_t n)
+{
+    size_t now = g_heap_now.fetch_add(n) + n;
+    size_t peak = g_heap_peak.load();
+    while (now > peak && !g_heap_peak.compare_exchange_weak(peak, now)) {
+    }
+}
+
+void *count_alloc(size_t size)
+{
+    unsigned char *p = static_cast<unsigned char *>(std::malloc(size + kHeader));
+    if (!p)
+        return nullptr;
+    std::memcpy(p, &size, sizeof size);
+    heap_add(size);
+    return p + kHeader;
+}
+
+void count_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    unsigned char *p = static_cast<unsigned char *>(ptr) - kHeader;
+    size_t size;
+    std::memcpy(&size, p, sizeof size);
+    g_heap_now.fetch_sub(size);
+    std::free(p);
+}
+
+void *rc_count_alloc(size_t size, rcAllocHint)
+{
+    return count_alloc(size);
+}
+
+void *dt_count_alloc(size_t size, dtAllocHint)
+{
+    return count_alloc(size);
+}
+
+/* ===== configuration ===== */
+
+/* rcConfig as Sample_TileMesh fills it from its GUI values, here from op_settings. */
+rcConfig make_config(const op_settings *s)
+{
+    rcConfig c;
+    std::memset(&c, 0, sizeof c);
+    c.cs = (float)s->cell_size;
+    c.ch = (float)s->cell_height;
+    c.walkableSlopeAngle = (float)s->agent_max_slope;
+    c.walkableHeight = (int)std::ceil((float)s->agent_height / c.ch);
+    c.walkableClimb = (int)std::floor((float)s->agent_max_climb / c.ch);
+    c.walkableRadius = (int)std::ceil((float)s->agent_radius / c.cs);
+    c.maxEdgeLen = (int)(s->max_edge_length / s->cell_size);
+    c.maxSimplificationError = (float)s->contour_max_error;
+    c.minRegionArea = s->min_region_area;
+    c.mergeRegionArea = s->merge_region_area;
+    c.maxVertsPerPoly = s->max_verts_per_poly;
+    int tc = (int)std::ceil(s->tile_size / s->cell_size - 1e-4);
+    c.tileSize = tc < 1 ? 1 : tc;
+    c.borderSize = c.walkableRadius + 3;
+    c.width = c.tileSize + 2 * c.borderSize;
+    c.height = c.width;
+    double sd_cells = s->detail_sample_distance / s->cell_size;
+    c.detailSampleDist = sd_cells < 0.9 ? 0.0f : (float)s->detail_sample_distance;
+    c.detailSampleMaxError = (float)s->detail_max_error;
+    return c;
+}
+
+/* Keeps the last error Recast logs, for the message of a failed build. */
+class BenchContext : public rcContext
+{
+  public:
+    BenchContext() : rcContext(true)
+    {
+        enableTimer(false);
+        last[0] = '\0';
+    }
+    char last[256];
+
+  protected:
+    void doLog(const rcLogCategory cat, const char *msg, const int len) override
+    {
+        if (cat == RC_LOG_ERROR)
+            std::snprintf(last, sizeof last, "%.*s", len, msg);
+    }
+};
+
+struct Level {
+    const bench_level *lv;
+    const op_settings *s;
+    rcConfig cfg;
+    float bmin[3], bmax[3];
+    int tw, th;
+    bench_upto upto;
+};
+
+/* One worker's state: its context, scratch for the tile's triangle list, its sums. */
+struct Worker {
+    BenchContext ctx;
+    std::vector<int> ttris;
+    bench_result r;
+    int failed = 0;
+    char err[512] = "";
+};
+
+/* The intermediate results of one tile; freed (untimed) when the tile is done. */
+struct TileData {
+    rcHeightfield *solid = nullptr;
+    unsigned char *areas = nullptr;
+    rcCompactHeightfield *chf = nullptr;
+    rcContourSet *cset = nullptr;
+    rcPolyMesh *pmesh = nullptr;
+    rcPolyMeshDetail *dmesh = nullptr;
+    unsigned char *nav = nullptr;
+    ~TileData()
+    {
+        rcFreeHeightField(solid);
+        rcFree(areas);
+        rcFreeCompactHeightfield(chf);
+        rcFreeContourSet(cset);
+        rcFreePolyMesh(pmesh);
+        rcFreePolyMeshDetail(dmesh);
+        dtFree(nav);
+    }
+};
+
+int fail(Worker &w, const char *what, int tx, int ty)
+{
+    std::snprintf(w.err, sizeof w.err, "recast: tile (%d, %d): %s%s%.200s", tx, ty, what,
+                  w.ctx.last[0] ? ": " : "", w.ctx.last);
+    w.failed = 1;
+    return -1;
+}
+
+/* ===== the stage groups of one tile ===== */
+
+inline float min3(float a, float b, float c)
+{
+    float m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+inline float max3(float a, float b, float c)
+{
+    float m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* Appends to w.ttris every triangle whose XZ box touches the widened tile box. */
+int select_tris(const Level &L, Worker &w, const rcConfig &c)
+{
+    const float *v = L.lv->verts;
+    const int *t = L.lv->tris;
+    int n = 0;
+    for (int i = 0; i < L.lv->ntris; i++) {
+        const float *a = &v[t[3 * i] * 3], *b = &v[t[3 * i + 1] * 3], *d = &v[t[3 * i + 2] * 3];
+        float minx = min3(a[0], b[0], d[0]), maxx = max3(a[0], b[0], d[0]);
+        float minz = min3(a[2], b[2], d[2]), maxz = max3(a[2], b[2], d[2]);
+        if (maxx < c.bmin[0] || minx > c.bmax[0] || maxz < c.bmin[2] || minz > c.bmax[2])
+            continue;
+        w.ttris[3 * n] = t[3 * i];
+        w.ttris[3 * n + 1] = t[3 * i + 1];
+        w.ttris[3 * n + 2] = t[3 * i + 2];
+        n++;
+    }
+    return n;
+}
+
+/* Heightfield, mark, rasterize, filters, compact, erode, distance. 1 = empty tile. */
+int build_spans(const Level &L, Worker &w, rcConfig &c, TileData &td, int tx, int ty)
+{
+    double t0 = bench_now_ms();
+    int nt = select_tris(L, w, c);
+    w.r.ms[BENCH_SELECT] += bench_now_ms() - t0;
+    if (nt == 0) {
+        w.r.ms[BENCH_SPANS] += bench_now_ms() - t0;
+        return 1;
+    }
+    rcContext *ctx = &w.ctx;
+    td.solid = rcAllocHeightfield();
+    if (!td.solid ||
+        !rcCreateHeightfield(ctx, *td.solid, c.width, c.height, c.bmin, c.bmax, c.cs, c.ch))
+        return fail(w, "heightfield", tx, ty);
+    td.areas = static_cast<unsigned char *>(rcAlloc((size_t)nt, RC_ALLOC_TEMP));
+    if (!td.areas)
+        return fail(w, "out of memory (areas)", tx, ty);
+    std::memset(td.areas, 0, (size_t)nt);
+    rcMarkWalkableTriangles(ctx, c.walkableSlopeAngle, L.lv->verts, L.lv->nverts, w.ttris.data(),
+                            nt, td.areas);
+    if (!rcRasterizeTriangles(ctx, L.lv->verts, L.lv->nverts, w.ttris.data(), td.areas, nt,
+                              *td.solid, c.walkableClimb))
+        return fail(w, "rasterize", tx, ty);
+    rcFilterLowHangingWalkableObstacles(ctx, c.walkableClimb, *td.solid);
+    rcFilterLedgeSpans(ctx, c.walkableHeight, c.walkableClimb, *td.solid);
+    rcFilterWalkableLowHeightSpans(ctx, c.walkableHeight, *td.solid);
+    td.chf = rcAllocCompactHeightfield();
+    if (!td.chf ||
+        !rcBuildCompactHeightfield(ctx, c.walkableHeight, c.walkableClimb, *td.solid, *td.chf))
+        return fail(w, "compact", tx, ty);
+    rcFreeHeightField(td.solid); /* as the demo does: the solid field is done */
+    td.solid = nullptr;
+    if (!rcErodeWalkableArea(ctx, c.walkableRadius, *td.chf))
+        return fail(w, "erode", tx, ty);
+    if (L.s->partition == OP_PARTITION_WATERSHED && !rcBuildDistanceField(ctx, *td.chf))
+        return fail(w, "distance field", tx, ty);
+    w.r.ms[BENCH_SPANS] += bench_now_ms() - t0;
+    w.r.spans += td.chf->spanCount;
+    return 0;
+}
+
+/* Distinct regions the tile's spans carry, border regions excluded (not timed). */
+long count_regions(const rcCompactHeightfield &chf)
+{
+    std::vector<char> seen((size_t)chf.maxRegions + 1, 0);
+    long n = 0;
+    for (int i = 0; i < chf.spanCount; i++) {
+        unsigned short r = chf.spans[i].reg;
+        if (r == 0 || (r & RC_BORDER_REG) || r > chf.maxRegions || seen[r])
+            continue;
+        seen[r] = 1;
+        n++;
+    }
+    return n;
+}
+
+int build_regions(const Level &L, Worker &w, const rcConfig &c, TileData &td, int tx, int ty)
+{
+    double t0 = bench_now_ms();
+    bool ok;
+    if (L.s->partition == OP_PARTITION_WATERSHED)
+        ok = rcBuildRegions(&w.ctx, *td.chf, c.borderSize, c.minRegionArea, c.mergeRegionArea);
+    else if (L.s->partition == OP_PARTITION_MONOTONE)
+        ok = rcBuildRegionsMonotone(&w.ctx, *td.chf, c.borderSize, c.minRegionArea,
+                                    c.mergeRegionArea);
+    else
+        ok = rcBuildLayerRegions(&w.ctx, *td.chf, c.borderSize, c.minRegionArea);
+    w.r.ms[BENCH_REGIONS] += bench_now_ms() - t0;
+    if (!ok)
+        return fail(w, "regions", tx, ty);
+    w.r.regions += count_regions(*td.chf);
+    return 0;
+}
+
+/* 1 = no contours (the demo then produces no tile). */
+int build_contours(Worker &w, const rcConfig &c, TileData &td, int tx, int ty)
+{
+    double t0 = bench_now_ms();
+    td.cset = rcAllocContourSet();
+    if (!td.cset ||
+        !rcBuildContours(&w.ctx, *td.chf, c.maxSimplificationError, c.maxEdgeLen, *td.cset))
+        return fail(w, "contours", tx, ty);
+    w.r.ms[BENCH_CONTOURS] += bench_now_ms() - t0;
+    w.r.contours += td.cset->nconts;
+    return td.cset->nconts == 0 ? 1 : 0;
+}
+
+int build_polys(Worker &w, const rcConfig &c, TileData &td, int tx, int ty)
+{
+    double t0 = bench_now_ms();
+    td.pmesh = rcAllocPolyMesh();
+    if (!td.pmesh || !rcBuildPolyMesh(&w.ctx, *td.cset, c.maxVertsPerPoly, *td.pmesh))
+        return fail(w, "polygon mesh", tx, ty);
+    w.r.ms[BENCH_POLYS] += bench_now_ms() - t0;
+    w.r.polys += td.pmesh->npolys;
+    w.r.verts += td.pmesh->nverts;
+    return 0;
+}
+
+int build_detail(Worker &w, const rcConfig &c, TileData &td, int tx, int ty)
+{
+    double t0 = bench_now_ms();
+    td.dmesh = rcAllocPolyMeshDetail();
+    if (!td.dmesh || !rcBuildPolyMeshDetail(&w.ctx, *td.pmesh, *td.chf, c.detailSampleDist,
+                                            c.detailSampleMaxError, *td.dmesh))
+        return fail(w, "detail mesh", tx, ty);
+    w.r.ms[BENCH_DETAIL] += bench_now_ms() - t0;
+    w.r.detail_tris += td.dmesh->ntris;
+    return 0;
+}
+
+/* Areas/flags as onepath writes them (walkable 63 -> s->area), then Detour's tile data. */
+int build_tile_data(const Level &L, Worker &w, TileData &td, int tx, int ty)
+{
+    double t0 = bench_now_ms();
+    rcPolyMesh &pm = *td.pmesh;
+    if (pm.nverts >= 0xffff)
+        return fail(w, "too many vertices for Detour", tx, ty);
+    for (int i = 0; i < pm.npolys; i++) {
+        if (pm.areas[i] == RC_WALKABLE_AREA)
+            pm.areas[i] = (unsigned char)L.s->area;
+        pm.flags[i] = (unsigned short)L.s->flags;
+    }
+    dtNavMeshCreateParams p;
+    std::memset(&p, 0, sizeof p);
+    p.verts = pm.verts;
+    p.vertCount = pm.nverts;
+    p.polys = pm.polys;
+    p.polyAreas = pm.areas;
+    p.polyFlags = pm.flags;
+    p.polyCount = pm.npolys;
+    p.nvp = pm.nvp;
+    p.detailMeshes = td.dmesh->meshes;
+    p.detailVerts = td.dmesh->verts;
+    p.detailVertsCount = td.dmesh->nverts;
+    p.detailTris = td.dmesh->tris;
+    p.detailTriCount = td.dmesh->ntris;
+    p.walkableHeight = (float)L.s->agent_height;
+    p.walkableRadius = (float)L.s->agent_radius;
+    p.walkableClimb = (float)L.s->agent_max_climb;
+    p.tileX = tx;
+    p.tileY = ty;
+    rcVcopy(p.bmin, pm.bmin);
+    rcVcopy(p.bmax, pm.bmax);
+    p.cs = L.cfg.cs;
+    p.ch = L.cfg.ch;
+    p.buildBvTree = true;
+    int size = 0;
+    if (!dtCreateNavMeshData(&p, &td.nav, &size))
+        return fail(w, "dtCreateNavMeshData", tx, ty);
+    w.r.ms[BENCH_TILE] += bench_now_ms() - t0;
+    w.r.tile_bytes += (size_t)size;
+    return 0;
+}
+
+/* One tile, the stage groups in order up to L.upto. */
+int build_tile(const Level &L, Worker &w, int tx, int ty)
+{
+    rcConfig c = L.cfg;
+    float tcs = (float)c.tileSize * c.cs;
+    c.bmin[0] = L.bmin[0] + (float)tx * tcs;
+    c.bmin[1] = L.bmin[1];
+    c.bmin[2] = L.bmin[2] + (float)ty * tcs;
+    c.bmax[0] = L.bmin[0] + (float)(tx + 1) * tcs;
+    c.bmax[1] = L.bmax[1];
+    c.bmax[2] = L.bmin[2] + (float)(ty + 1) * tcs;
+    c.bmin[0] -= (float)c.borderSize * c.cs;
+    c.bmin[2] -= (float)c.borderSize * c.cs;
+    c.bmax[0] += (float)c.borderSize * c.cs;
+    c.bmax[2] += (float)c.borderSize * c.cs;
+
+    TileData td;
+    int rc = build_spans(L, w, c, td, tx, ty); /* 1: no triangles, no tile */
+    if (rc == 0 && L.upto > BENCH_UPTO_SPANS)
+        rc = build_regions(L, w, c, td, tx, ty);
+    if (rc == 0 && L.upto > BENCH_UPTO_REGIONS)
+        rc = build_contours(w, c, td, tx, ty); /* 1: no contours, no tile */
+    if (rc == 0 && L.upto > BENCH_UPTO_CONTOURS) {
+        rc = build_polys(w, c, td, tx, ty);
+        if (rc == 0)
+            rc = build_detail(w, c, td, tx, ty);
+        if (rc == 0)
+            rc = build_tile_data(L, w, td, tx, ty);
+    }
+    if (rc == 0)
+        w.r.tiles_built++;
+    return rc < 0 ? -1 : 0;
+}
+
+void worker_run(const Level &L, Worker &w, std::atomic<int> &next)
+{
+    w.ttris.assign((size_t)L.lv->ntris * 3, 0);
+    const int n = L.tw * L.th;
+    for (int i = next.fetch_add(1); i < n && !w.failed; i = next.fetch_add(1))
+        build_tile(L, w, i % L.tw, i / L.tw); /* row-major, as the demo's loops */
+}
+
+void add_result(bench_result &to, const bench_result &r)
+{
+    for (int k = 0; k < BENCH_NSTAGES; k++)
+        to.ms[k] += r.ms[k];
+    to.tiles_built += r.tiles_built;
+    to.spans += r.spans;
+    to.regions += r.regions;
+    to.contours += r.contours;
+    to.polys += r.polys;
+    to.verts += r.verts;
+    to.detail_tris += r.detail_tris;
+    to.tile_bytes += r.tile_bytes;
+}
+
+} // namespace
+
+extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, bench_upto upto,
+                                  int threads, bench_result *res, char *err, size_t errlen)
+{
+    std::memset(res, 0, sizeof *res);
+    if (lv->nverts <= 0 || lv->ntris <= 0) {
+        std::snprintf(err, errlen, "recast: %s has no triangles", lv->name);
+        return -1;
+    }
+    rcAllocSetCustom(rc_count_alloc, count_free);
+    dtAllocSetCustom(dt_count_alloc, count_free);
+    g_heap_peak.store(g_heap_now.load());
+    const size_t base = g_heap_now.load();
+
+    Level L;
+    L.lv = lv;
+    L.s = s;
+    L.cfg = make_config(s);
+    L.upto = upto;
+    rcCalcBounds(lv->verts, lv->nverts, L.bmin, L.bmax);
+    int gw = 0, gh = 0;
+    rcCalcGridSize(L.bmin, L.bmax, L.cfg.cs, &gw, &gh);
+    L.tw = (gw + L.cfg.tileSize - 1) / L.cfg.tileSize;
+    L.th = (gh + L.cfg.tileSize - 1) / L.cfg.tileSize;
+    res->tiles_total = L.tw * L.th;
+
+    if (threads < 1)
+        threads = 1;
+    std::vector<Worker> workers((size_t)threads);
+    std::atomic<int> next{0};
+    double t0 = bench_now_ms();
+    if (threads == 1) {
+        worker_run(L, workers[0], next);
+    } else {
+        std::vector<std::thread> pool;
+        for (int i = 0; i < threads; i++)
+            pool.emplace_back(worker_run, std::cref(L), std::ref(workers[(size_t)i]),
+                              std::ref(next));
+        for (auto &t : pool)
+            t.join();
+    }
+    res->wall_ms = bench_now_ms() - t0;
+    for (const Worker &w : workers) {
+        if (w.failed) {
+            std::snprintf(err, errlen, "%s", w.err);
+            return -1;
+        }
+        add_result(*res, w.r);
+    }
+    res->heap_peak = g_heap_peak.load() - base;
+    return 0;
+}

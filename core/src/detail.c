@@ -1,0 +1,301 @@
+/*
+ * Height detail (build3d-polys.md §4), entry and output.
+ *
+ * Input: the tile's polygons (op_poly_mesh, cells), the compact heightfield with region
+ * ids, the detail settings and the tile's lowest vertex row. Output: op_detail_mesh, per
+ * polygon the extra vertices (tile-local float32, creation order: edge points, then
+ * inserted samples) and the triangles (three local vertex indices and an edge-flag byte).
+ * Steps per polygon, in polygon order: hull ring (polygon vertices and edge points),
+ * ear clipping and Lawson flips, interior samples, refinement (detail_samples.c,
+ * detail_delaunay.c). Detail is off (the ring is the polygon alone, no samples) when
+ * sd = sample_distance / cs <= 0.9.
+ * Invariants: at most 255 vertices per polygon (OP_MAX_DETAIL_VERTS); more than
+ * OP_MAX_DETAIL_TRIS triangles in one polygon is OP_ELIMIT.
+ * Choices where §4 is silent (all deterministic, tested by hand-made cases):
+ * - Fractional cells/rows (edge points, samples, interpolated rows) map to float32 by the
+ *   Local/LocalY formulas extended to doubles (exact 0 / TileSize at the tile edges).
+ * - Douglas–Peucker deviation: |row_k - chord row at step k|, in rows.
+ * - Ear clipping keeps its head until the head itself is clipped (then its successor);
+ *   an ear is emitted as (prev, ear, next), the last three as (prev(head), head, next).
+ * - Lawson: the initial stack holds each interior edge once, at its first occurrence in
+ *   triangle/edge order; a flip of a->b (apexes c, d) rewrites the triangles as
+ *   (a, d, c) and (b, c, d) and pushes a->d, d->b, b->c, c->a.
+ * - Insertion: inside t = (a, b, c) gives t = (a, b, p), new (b, c, p), (c, a, p), pushing
+ *   a->b, b->c, c->a; on interior edge a->b of t (apex c) and its neighbour (apex d):
+ *   t = (a, p, c), new (p, b, c), neighbour = (b, p, d), new (p, a, d), pushing b->c, c->a,
+ *   a->d, d->b.
+ * - Point location skips triangles of zero area (a forced/relaxed ear can make one).
+ * - Detail off still runs the hull triangulation with its Lawson flips.
+ * Memory: one workspace (op__dt, a 128 KiB edge map, the flip stack, edge-walk buffers)
+ * and per-polygon samples in scratch; results accumulate in scratch and are copied to
+ * out at the end. Typical sizes: hundreds of polygons, a few triangles each.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onepath/limits.h"
+
+#include "detail_internal.h"
+
+#define STACK_CAP (1 << 19) /* Lawson stack entries; far above any real need */
+
+/* Growable result arrays in scratch (doubling; the copy to out is exact-sized). */
+typedef struct acc {
+    float *verts;
+    int nverts, vcap;
+    uint8_t *tris;
+    int ntris, tcap;
+} acc;
+
+typedef struct work {
+    op__dt *dt;
+    op__edge_work ew;
+    uint8_t ring[OP__DT_MAXV];
+    acc out;
+} work;
+
+static op_status nomem(op_err *err, size_t bytes)
+{
+    return op_err_set(err, OP_ENOMEM, "detail: out of memory (%zu bytes)", bytes);
+}
+
+static op_status check_args(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
+                            const op_detail_settings *ds, op_detail_mesh *dm, op_err *err)
+{
+    if (!mesh || !chf || !regs || !ds || !dm)
+        return op_err_set(err, OP_EINVAL, "detail: NULL argument");
+    if (!(isfinite(ds->sample_distance) && ds->sample_distance >= 0.0))
+        return op_err_set(err, OP_ERANGE, "detail: sample_distance %g out of range",
+                          ds->sample_distance);
+    if (!(isfinite(ds->max_error) && ds->max_error >= 0.0))
+        return op_err_set(err, OP_ERANGE, "detail: max_error %g out of range", ds->max_error);
+    if (ds->walkable_climb < 0)
+        return op_err_set(err, OP_ERANGE, "detail: walkable_climb %d < 0", ds->walkable_climb);
+    if (!(mesh->frame.cs > 0.0 && mesh->frame.ch > 0.0))
+        return op_err_set(err, OP_EINVAL, "detail: frame cs %g ch %g not positive", mesh->frame.cs,
+                          mesh->frame.ch);
+    if (mesh->nvp < OP_MIN_VERTS_PER_POLY || mesh->nvp > OP_MAX_VERTS_PER_POLY)
+        return op_err_set(err, OP_ERANGE, "detail: %d vertices per polygon out of [%d, %d]",
+                          mesh->nvp, OP_MIN_VERTS_PER_POLY, OP_MAX_VERTS_PER_POLY);
+    for (size_t i = 0; i < (size_t)mesh->npolys * (size_t)mesh->nvp; i++)
+        if (mesh->polys[i] != OP_POLY_NULL && mesh->polys[i] >= mesh->nverts)
+            return op_err_set(err, OP_EINVAL, "detail: polygon %zu vertex %u >= %d vertices",
+                              i / (size_t)mesh->nvp, mesh->polys[i], mesh->nverts);
+    if (!regs->reg || regs->span_count != chf->span_count)
+        return op_err_set(err, OP_EINVAL, "detail: %u region ids for %u spans", regs->span_count,
+                          chf->span_count);
+    return OP_OK;
+}
+
+static op_status work_init(work *w, op_arena *scratch, op_err *err)
+{
+    size_t steps = OP__DT_MAX_STEPS + 1;
+    memset(w, 0, sizeof *w);
+    w->dt = op_arena_calloc(scratch, 1, sizeof *w->dt);
+    if (!w->dt)
+        return nomem(err, sizeof *w->dt);
+    w->dt->edge = op_arena_alloc(scratch, 65536 * sizeof(uint16_t));
+    w->dt->stack = op_arena_alloc(scratch, (size_t)STACK_CAP * 2);
+    w->ew.x = op_arena_alloc(scratch, steps * sizeof(double));
+    w->ew.z = op_arena_alloc(scratch, steps * sizeof(double));
+    w->ew.row = op_arena_alloc(scratch, steps * sizeof(double));
+    w->ew.keep = op_arena_alloc(scratch, steps);
+    w->ew.stack = op_arena_alloc(scratch, steps * 2 * sizeof(int[2]));
+    if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
+        !w->ew.stack)
+        return nomem(err, (size_t)STACK_CAP * 2 + 131072 + steps * 41);
+    memset(w->dt->edge, 0xff, 65536 * sizeof(uint16_t));
+    w->dt->stack_cap = STACK_CAP;
+    return OP_OK;
+}
+
+static int poly_nverts(const op_poly_mesh *mesh, int p)
+{
+    int n = 0;
+    while (n < mesh->nvp && mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)n] != OP_POLY_NULL)
+        n++;
+    return n;
+}
+
+/* Samples and refinement of polygon p (samples live in scratch until the mark). */
+static op_status refine_poly(work *w, const op_poly_mesh *mesh, int p, int n, const op_chf *chf,
+                             const op_regions *regs, const op_detail_settings *ds, double sd,
+                             int min_row, op_arena *scratch, op_err *err)
+{
+    int bound = op__detail_sample_bound(mesh, p, n, sd);
+    if (bound < 0)
+        return op_err_set(err, OP_ELIMIT, "detail: polygon %d needs too many samples", p);
+    op_arena_mark mark = op_arena_get_mark(scratch);
+    op__samples s;
+    size_t nb = (size_t)bound;
+    s.x = op_arena_alloc(scratch, nb * sizeof(double));
+    s.y = op_arena_alloc(scratch, nb * sizeof(double));
+    s.z = op_arena_alloc(scratch, nb * sizeof(double));
+    s.err = op_arena_alloc(scratch, nb * sizeof(double));
+    s.tri = op_arena_alloc(scratch, nb * sizeof(int16_t));
+    if (!s.x || !s.y || !s.z || !s.err || !s.tri)
+        return nomem(err, nb * 34);
+    op__detail_samples(mesh, p, n, chf, regs->reg, ds, sd, min_row, &s);
+    op__dt_refine(w->dt, &s, ds->max_error);
+    op_arena_release(scratch, mark);
+    return OP_OK;
+}
+
+/* Makes room for need elements in *p (capacity *cap); 0 on exhaustion. */
+static int grow(op_arena *a, void **p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 1;
+    int ncap = *cap ? *cap : 256;
+    while (ncap < need)
+        ncap *= 2;
+    void *q = *p ? op_arena_grow(a, *p, (size_t)*cap * elem, (size_t)ncap * elem)
+                 : op_arena_alloc(a, (size_t)ncap * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = ncap;
+    return 1;
+}
+
+/* Appends polygon p's extras and triangles (with edge flags) to the accumulators. */
+static op_status emit_poly(work *w, int p, op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    op__dt *dt = w->dt;
+    acc *o = &w->out;
+    int extras = dt->nv - dt->npoly;
+    if (dt->nt > OP_MAX_DETAIL_TRIS)
+        return op_err_set(err, OP_ELIMIT, "detail: polygon %d has %d triangles > %d", p, dt->nt,
+                          OP_MAX_DETAIL_TRIS);
+    void *vp = o->verts, *tp = o->tris;
+    if (!grow(scratch, &vp, &o->vcap, (o->nverts + extras) * 3, sizeof(float)))
+        return nomem(err, (size_t)(o->nverts + extras) * 24);
+    o->verts = vp;
+    if (!grow(scratch, &tp, &o->tcap, (o->ntris + dt->nt) * 4, 1))
+        return nomem(err, (size_t)(o->ntris + dt->nt) * 8);
+    o->tris = tp;
+    uint32_t *m = &dm->meshes[(size_t)p * 4];
+    m[0] = (uint32_t)o->nverts;
+    m[1] = (uint32_t)extras;
+    m[2] = (uint32_t)o->ntris;
+    m[3] = (uint32_t)dt->nt;
+    for (int i = dt->npoly; i < dt->nv; i++, o->nverts++) {
+        o->verts[o->nverts * 3 + 0] = (float)dt->x[i];
+        o->verts[o->nverts * 3 + 1] = (float)dt->y[i];
+        o->verts[o->nverts * 3 + 2] = (float)dt->z[i];
+    }
+    for (int i = 0; i < dt->nt; i++, o->ntris++) {
+        uint8_t flags = 0;
+        for (int k = 0; k < 3; k++) {
+            int a = dt->tri[i][k], b = dt->tri[i][(k + 1) % 3];
+            if (dt->edge[(size_t)b * 256u + (size_t)a] == OP__DT_NONE)
+                flags |= (uint8_t)(1u << k);
+            o->tris[o->ntris * 4 + k] = dt->tri[i][k];
+        }
+        o->tris[o->ntris * 4 + 3] = flags;
+    }
+    return OP_OK;
+}
+
+static op_status build_poly(work *w, const op_poly_mesh *mesh, int p, const op_chf *chf,
+                            const op_regions *regs, const op_detail_settings *ds, int min_row,
+                            op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    int n = poly_nverts(mesh, p);
+    double sd = ds->sample_distance / mesh->frame.cs;
+    int detail = sd > 0.9;
+    op__dt *dt = w->dt;
+    dt->nt = 0;
+    dt->nv = 0;
+    dt->npoly = n;
+    if (n >= 3) {
+        int m = op__detail_ring(mesh, p, n, chf, regs->reg, ds, sd, min_row, detail, &w->ew, dt,
+                                w->ring);
+        op__dt_hull(dt, w->ring, m);
+        if (detail) {
+            op_status st = refine_poly(w, mesh, p, n, chf, regs, ds, sd, min_row, scratch, err);
+            if (st != OP_OK)
+                return st;
+        }
+        if (dt->overflow)
+            return op_err_set(err, OP_ELIMIT, "detail: polygon %d flip stack over %d", p,
+                              dt->stack_cap);
+    }
+    op_status st = emit_poly(w, p, scratch, dm, err);
+    op__dt_clear(dt);
+    return st;
+}
+
+static op_status copy_out(const acc *o, op_arena *out, op_detail_mesh *dm, op_err *err)
+{
+    dm->nverts = o->nverts;
+    dm->ntris = o->ntris;
+    dm->verts = op_arena_alloc(out, (size_t)o->nverts * 3 * sizeof(float));
+    dm->tris = op_arena_alloc(out, (size_t)o->ntris * 4);
+    if (!dm->verts || !dm->tris)
+        return nomem(err, (size_t)o->nverts * 12 + (size_t)o->ntris * 4);
+    if (o->nverts)
+        memcpy(dm->verts, o->verts, (size_t)o->nverts * 3 * sizeof(float));
+    if (o->ntris)
+        memcpy(dm->tris, o->tris, (size_t)o->ntris * 4);
+    return OP_OK;
+}
+
+op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
+                          const op_detail_settings *ds, int min_row, op_arena *out,
+                          op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    op_status st = check_args(mesh, chf, regs, ds, dm, err);
+    if (st != OP_OK)
+        return st;
+    memset(dm, 0, sizeof *dm);
+    dm->npolys = mesh->npolys;
+    dm->meshes = op_arena_calloc(out, (size_t)mesh->npolys * 4 + 1, sizeof(uint32_t));
+    if (!dm->meshes)
+        return nomem(err, (size_t)mesh->npolys * 16);
+    op_arena_mark mark = op_arena_get_mark(scratch);
+    work w;
+    st = work_init(&w, scratch, err);
+    for (int p = 0; p < mesh->npolys && st == OP_OK; p++)
+        st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
+    if (st == OP_OK)
+        st = copy_out(&w.out, out, dm, err);
+    op_arena_release(scratch, mark);
+    return st;
+}
+
+static int emitf(op_write_fn write, void *ctx, const char *fmt, ...)
+{
+    char buf[160];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return write(ctx, buf, (size_t)n);
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+int op_detail_dump(const op_detail_mesh *dm, op_write_fn write, void *ctx)
+{
+    int rc =
+        emitf(write, ctx, "detail polys %d verts %d tris %d\n", dm->npolys, dm->nverts, dm->ntris);
+    for (int p = 0; p < dm->npolys && !rc; p++) {
+        const uint32_t *m = &dm->meshes[(size_t)p * 4];
+        rc = emitf(write, ctx, "poly %d: verts %u+%u tris %u+%u\n", p, m[0], m[1], m[2], m[3]);
+        for (uint32_t i = m[0]; i < m[0] + m[1] && !rc; i++)
+            rc = emitf(write, ctx, " v %08x %08x %08x\n", fbits(dm->verts[i * 3]),
+                       fbits(dm->verts[i * 3 + 1]), fbits(dm->verts[i * 3 + 2]));
+        for (uint32_t i = m[2]; i < m[2] + m[3] && !rc; i++)
+            rc = emitf(write, ctx, " t %u %u %u %02x\n", dm->tris[i * 4], dm->tris[i * 4 + 1],
+                       dm->tris[i * 4 + 2], dm->tris[i * 4 + 3]);
+    }
+    return rc;
+}

@@ -1,0 +1,74 @@
+/*
+ * Height detail internals shared by detail.c (entry, output), detail_samples.c
+ * (NearestRow, edge points, interior samples) and detail_delaunay.c (hull
+ * triangulation, Lawson flips, refinement). build3d-polys.md §4.
+ */
+#ifndef OP_DETAIL_INTERNAL_H
+#define OP_DETAIL_INTERNAL_H
+
+#include <stdint.h>
+
+#include "onepath/detail.h"
+
+#define OP__DT_MAXV      255 /* vertices of one detail mesh (uint8 indices) */
+#define OP__DT_MAXT      512 /* triangles: h + 2i - 2 <= 2 * 255 - 5 for h >= 3 hull vertices */
+#define OP__DT_NONE      0xffffu
+#define OP__DT_MAX_STEPS 4096 /* edges needing more steps get no edge points */
+
+/* One polygon's triangulation workspace. Vertex ids are local: polygon vertices
+ * 0..npoly-1, then extras in creation order. Positions are float32 tile-local values
+ * widened to double (x, y, z). */
+typedef struct op__dt {
+    int nv, npoly;
+    double x[OP__DT_MAXV], y[OP__DT_MAXV], z[OP__DT_MAXV];
+    int nt;
+    uint8_t tri[OP__DT_MAXT][3]; /* counter-clockwise vertex ids; edge k = tri[k] -> tri[k+1] */
+    uint16_t *edge;              /* 256 * 256: directed edge a->b -> 3 * t + k, or NONE */
+    uint8_t (*stack)[2];         /* Lawson LIFO stack of directed edges */
+    int nstack, stack_cap;
+    uint8_t changed[OP__DT_MAXT]; /* triangles touched by the current insertion */
+    int overflow;                 /* stack overflow met (reported as OP_ELIMIT) */
+} op__dt;
+
+/* Interior samples of one polygon (positions float32-derived, like vertices). */
+typedef struct op__samples {
+    int n;
+    double *x, *y, *z;
+    double *err;
+    int16_t *tri; /* containing triangle, or -1 when dead (inserted, dropped, not located) */
+} op__samples;
+
+/* NearestRow(x, z, expected, region) in cells; region < 0 = any. Returns 1 and the row
+ * when found. */
+int op__detail_nearest_row(const op_chf *chf, const uint16_t *reg, double x, double z,
+                           double expected, int region, int climb, int *row);
+
+/* Edge-point context: scratch for one edge walk (OP__DT_MAX_STEPS + 1 entries each). */
+typedef struct op__edge_work {
+    double *x, *z, *row;
+    uint8_t *keep;
+    int (*stack)[2];
+} op__edge_work;
+
+/* Builds the hull ring of polygon p into dt (vertices) and ring (local ids, ring order).
+ * with_points = 0: the polygon vertices only. Returns the ring length. */
+int op__detail_ring(const op_poly_mesh *mesh, int p, int nverts, const op_chf *chf,
+                    const uint16_t *reg, const op_detail_settings *ds, double sd, int min_row,
+                    int with_points, op__edge_work *w, op__dt *dt, uint8_t *ring);
+
+/* Upper bound of interior samples of polygon p. */
+int op__detail_sample_bound(const op_poly_mesh *mesh, int p, int nverts, double sd);
+/* Fills s (arrays sized by op__detail_sample_bound) with the interior samples. */
+void op__detail_samples(const op_poly_mesh *mesh, int p, int nverts, const op_chf *chf,
+                        const uint16_t *reg, const op_detail_settings *ds, double sd, int min_row,
+                        op__samples *s);
+
+/* Ear-clips ring (m local ids) into dt's triangles, fills the edge map, and makes every
+ * interior edge locally Delaunay. */
+void op__dt_hull(op__dt *dt, const uint8_t *ring, int m);
+/* Inserts samples until MaxError or 255 vertices. */
+void op__dt_refine(op__dt *dt, op__samples *s, double max_error);
+/* Clears dt's edge map entries (for the next polygon). */
+void op__dt_clear(op__dt *dt);
+
+#endif

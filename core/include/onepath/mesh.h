@@ -71,9 +71,8 @@ int op_mesh_edge_links(const op_mesh *m, int tile, int poly, int edge, const op_
 /* Total number of links (each mutual link counted from both sides). */
 long op_mesh_link_count(const op_mesh *m);
 
-/* Content hash of the mesh (§2): FNV-1a 64 over the tiles' hashes in key order, with
- * each tile hashed by hash_fn (e.g. the blob encoder). Here: over a canonical dump of
- * the mesh's tiles and links, for tests (independent of the blob codec). */
+/* FNV-1a 64 over a canonical dump of the tiles (key, vertices, polygons, neighbours) and
+ * links in key order: for tests. Not the §2 mesh hash, which is over blob hashes. */
 uint64_t op_mesh_dump_hash(const op_mesh *m);
 
 /* Deep copy of src into dst with arrays from a (dst->regs kept when present). */

@@ -11,6 +11,9 @@
 #include "onepath/contours.h"
 
 #define OP_POLY_NULL 0xffffu
+/* Vertices of one poly mesh: indices are uint16 with OP_POLY_NULL reserved. Beyond:
+ * OP_ELIMIT naming the count. */
+#define OP_POLY_MAX_VERTS 0xffff
 /* edge_neighbour value of an edge shared by two polygons of one contour. */
 #define OP_EDGE_INTERNAL (-2)
 
@@ -31,24 +34,39 @@ float op_tile_local_y(const op_tile_frame *f, int row, int min_row);
 
 typedef struct op_poly_mesh {
     int nverts;
-    int32_t *verts; /* nverts * 3: x, row, z (cell corner coordinates, floor row) */
+    int32_t *verts; /* nverts * 3: x, row, z (cell corner coordinates, floor row), welded,
+                       in order of first appearance. Every contour vertex left after the
+                       straight-wall removal is here, even when no polygon uses it (a
+                       triangle that was not emitted, a wall-collinear joint removed by a
+                       merge): later stages select the vertices their polygons use. */
     int npolys;
     int nvp;                 /* max vertices per polygon */
     uint16_t *polys;         /* npolys * nvp vertex indices, unused slots OP_POLY_NULL */
     int32_t *edge_neighbour; /* npolys * nvp: edge k (vertex k -> k+1) comes from a contour edge
-                                with this neighbour value (region id, 0 wall, OP_TILE_BORDER),
-                                or OP_EDGE_INTERNAL */
-    uint16_t *regs;          /* region per polygon */
+                                with this neighbour value (region id, 0 wall, OP_TILE_BORDER;
+                                an edge spanning a removed wall-collinear joint is 0), or is a
+                                diagonal, OP_EDGE_INTERNAL (normally shared with another
+                                polygon of the contour; unpaired when the triangle across was
+                                not emitted). Unused slots hold OP_EDGE_INTERNAL. */
+    uint16_t *regs;          /* region per polygon (the contour's) */
     uint8_t *areas;          /* area id per polygon (the contour's) */
     int degenerate_ears;     /* DegenerateEars counter */
     op_tile_frame frame;
 } op_poly_mesh;
 
 /* Polygonizes every contour of cset (in contour order) with at most nvp vertices per
- * polygon (3..OP_MAX_VERTS_PER_POLY). */
+ * polygon (3..OP_MAX_VERTS_PER_POLY). Output arrays come from out; scratch is restored
+ * to its mark on return. Errors: OP_EINVAL (NULL argument, a contour with fewer than 3
+ * vertices, bad frame), OP_ERANGE (nvp out of range; a cell coordinate at or beyond
+ * 2^20, a row beyond +-OP_MAX_ROWS; a region or area out of range), OP_ELIMIT (more than
+ * OP_POLY_MAX_VERTS vertices), OP_ENOMEM. On error *mesh is zeroed. */
 op_status op_polys_build(const op_contour_set *cset, const op_tile_frame *frame, int nvp,
                          op_arena *out, op_arena *scratch, op_poly_mesh *mesh, op_err *err);
 
+/* Canonical text dump (hash-matrix scenarios): a header line
+ * "polys nvp N verts V polys P degenerate D", one line "v i x row z" per vertex, and one
+ * line "p i reg R area A : v/nb ..." per polygon (vertex index / edge neighbour value).
+ * Returns the first nonzero value of write, else 0. */
 int op_polys_dump(const op_poly_mesh *mesh, op_write_fn write, void *ctx);
 
 #endif

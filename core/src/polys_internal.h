@@ -1,0 +1,58 @@
+/*
+ * Internal interface of the polygon stage (build3d-polys.md §3), shared by
+ * polygonize.c (entry, welding), polys_earclip.c (straight walls, ear clipping),
+ * polys_merge.c (Hertel–Mehlhorn merging) and polys_exact.c (exact float32
+ * orientation). Not part of the public API.
+ */
+#ifndef OP_POLYS_INTERNAL_H
+#define OP_POLYS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "onepath/arena.h"
+#include "onepath/polys.h"
+
+/* Exact sign (-1, 0, 1) of the orientation of float32 points a, b, c (counter-clockwise
+ * positive, x right, z up). */
+int op__orient_f32(float ax, float az, float bx, float bz, float cx, float cz);
+
+/* Cross product (b - a) x (c - a) on cell coordinates; exact for |coordinates| < 2^30. */
+static inline int64_t op__cross(int64_t ax, int64_t az, int64_t bx, int64_t bz, int64_t cx,
+                                int64_t cz)
+{
+    return (bx - ax) * (cz - az) - (cx - ax) * (bz - az);
+}
+
+/* Straight wall vertices: writes the indices of the vertices of v[0..n) that survive
+ * into keep (ascending) and returns their count. scratch holds 3n ints. */
+int op__remove_straight_walls(const op_contour_vert *v, int n, int *keep, int *scratch);
+
+/* A triangle of the ear clipper: ring positions and the neighbour value of its edges
+ * (edge k from v[k] to v[k+1]; OP_EDGE_INTERNAL for diagonals). */
+typedef struct op__tri {
+    int v[3];
+    int32_t nb[3];
+} op__tri;
+
+/* Ear-clips the ring of n >= 3 vertices (cells x[i], z[i]; float32 local fx[i], fz[i];
+ * nb[i] = neighbour of the edge i -> i+1). Writes at most n - 2 triangles into tris and
+ * their count into *ntris; adds the DegenerateEars count to *degenerate. */
+op_status op__earclip(int n, const int32_t *x, const int32_t *z, const float *fx, const float *fz,
+                      const int32_t *nb, op_arena *scratch, op__tri *tris, int *ntris,
+                      int *degenerate, op_err *err);
+
+/* The polygons of one contour while merging: n polygons of up to nvp vertex indices
+ * (mesh vertices), nv[i] used slots, nb[i * nvp + k] the neighbour of edge k. */
+typedef struct op__polyset {
+    int n, nvp;
+    int *v;
+    int32_t *nb;
+    int *nv;
+} op__polyset;
+
+/* Merges the polygons of ps in place (build3d-polys.md §3 Merging). verts are the mesh
+ * vertices (x, row, z per vertex). */
+op_status op__merge(op__polyset *ps, const int32_t *verts, const op_tile_frame *frame,
+                    op_arena *scratch, op_err *err);
+
+#endif

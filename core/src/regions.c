@@ -1,0 +1,208 @@
+/*
+ * Regions stage (build3d-regions.md §2–§5, §7): settings, the dispatcher over the three
+ * partitions, the shared label graph, connected components and the canonical dump.
+ *
+ * Input: an op_chf whose links are mutual (OP_NO_LINK otherwise) and, for watershed, its
+ * distance field. Output: op_regions, a uint16 region id per span (0 = none) numbered
+ * 1..k in order of first span, and the area of each region. Every region has one area
+ * and is connected through links. Typical size: a tile of 40-100 cells a side, 1-3
+ * floors, 10^3-10^4 spans, tens of regions. Temporaries come from scratch, results from
+ * out; no step allocates with malloc.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onepath/limits.h"
+#include "regions_internal.h"
+
+void op_region_settings_default(op_region_settings *rs)
+{
+    rs->partition = OP_PARTITION_WATERSHED;
+    rs->min_region_area = 64;    /* 8 x 8 spans */
+    rs->merge_region_area = 400; /* 20 x 20 spans */
+}
+
+/* Bounds as op_settings_validate's, so a valid op_settings gives valid region settings. */
+#define OP__MAX_REGION_AREA (1 << 30)
+
+op_status op_region_settings_validate(const op_region_settings *rs, op_err *err)
+{
+    if (!rs)
+        return op_err_set(err, OP_EINVAL, "regions: NULL settings");
+    if (rs->partition != OP_PARTITION_WATERSHED && rs->partition != OP_PARTITION_MONOTONE &&
+        rs->partition != OP_PARTITION_LAYERS)
+        return op_err_set(err, OP_ERANGE, "regions: partition = %d is not 0, 1 or 2",
+                          (int)rs->partition);
+    if (rs->min_region_area < 0 || rs->min_region_area > OP__MAX_REGION_AREA)
+        return op_err_set(err, OP_ERANGE, "regions: min_region_area = %d is outside [0, %d]",
+                          rs->min_region_area, OP__MAX_REGION_AREA);
+    if (rs->merge_region_area < 0 || rs->merge_region_area > OP__MAX_REGION_AREA)
+        return op_err_set(err, OP_ERANGE, "regions: merge_region_area = %d is outside [0, %d]",
+                          rs->merge_region_area, OP__MAX_REGION_AREA);
+    return OP_OK;
+}
+
+op_status op__regions_nomem(op_err *err, const char *step, size_t bytes)
+{
+    return op_err_set(err, OP_ENOMEM, "regions: %s: out of memory (%zu bytes)", step, bytes);
+}
+
+uint32_t op__walkable_count(const op_chf *chf)
+{
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        n += chf->areas[s] != 0;
+    return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
+                          op__graph *g, op_err *err)
+{
+    qsort(pairs, npairs, sizeof *pairs, cmp_u64);
+    size_t nu = 0;
+    for (size_t i = 0; i < npairs; i++)
+        nu += (i == 0 || pairs[i] != pairs[i - 1]);
+    g->start = op_arena_calloc(scratch, (size_t)count + 2, sizeof *g->start);
+    g->nb = op_arena_alloc(scratch, (nu + 1) * sizeof *g->nb);
+    g->w = op_arena_alloc(scratch, (nu + 1) * sizeof *g->w);
+    if (!g->start || !g->nb || !g->w)
+        return op__regions_nomem(err, "graph", ((size_t)count + 2 + 2 * nu) * 4);
+    size_t k = 0;
+    for (size_t i = 0; i < npairs; i++) {
+        uint32_t a = (uint32_t)(pairs[i] >> 32), b = (uint32_t)pairs[i];
+        if (i > 0 && pairs[i] == pairs[i - 1]) {
+            g->w[k - 1]++;
+            continue;
+        }
+        g->start[a + 1]++;
+        g->nb[k] = b;
+        g->w[k++] = 1;
+    }
+    for (uint32_t r = 0; r <= count; r++)
+        g->start[r + 1] += g->start[r];
+    return OP_OK;
+}
+
+op_status op__components(const op_chf *chf, const uint16_t *key, op_arena *scratch, op__labels *lab,
+                         op_err *err)
+{
+    uint32_t n = chf->span_count;
+    uint32_t nw = op__walkable_count(chf);
+    lab->reg = op_arena_calloc(scratch, (size_t)n + 1, sizeof *lab->reg);
+    lab->area = op_arena_alloc(scratch, (size_t)nw + 1);
+    uint32_t *queue = op_arena_alloc(scratch, ((size_t)nw + 1) * sizeof *queue);
+    if (!lab->reg || !lab->area || !queue)
+        return op__regions_nomem(err, "components", ((size_t)n + 5 * (size_t)nw) * 4);
+    /* Flooding from each unlabelled span in index order gives the same sets as a union
+     * over the -x and -z links, with ids in order of first span. */
+    uint32_t count = 0;
+    lab->area[0] = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        if (chf->areas[s] == 0 || lab->reg[s] != 0)
+            continue;
+        uint32_t id = ++count, head = 0, tail = 0;
+        lab->area[id] = chf->areas[s];
+        lab->reg[s] = id;
+        queue[tail++] = s;
+        while (head < tail) {
+            uint32_t c = queue[head++];
+            for (int d = 0; d < 4; d++) {
+                uint32_t m = chf->links[c][d];
+                if (m == OP_NO_LINK || lab->reg[m] != 0 || chf->areas[m] != chf->areas[c])
+                    continue;
+                if (key && key[m] != key[c])
+                    continue;
+                lab->reg[m] = id;
+                queue[tail++] = m;
+            }
+        }
+    }
+    lab->count = count;
+    return OP_OK;
+}
+
+static op_status check_chf(const op_chf *chf, op_err *err)
+{
+    if (!chf || !chf->cells || (chf->span_count && (!chf->links || !chf->areas)))
+        return op_err_set(err, OP_EINVAL, "regions: NULL compact heightfield or arrays");
+    if (chf->width < 0 || chf->depth < 0)
+        return op_err_set(err, OP_EINVAL, "regions: grid %d x %d", chf->width, chf->depth);
+    return OP_OK;
+}
+
+op_status op_regions_build(const op_chf *chf, const op_region_settings *rs, op_arena *out,
+                           op_arena *scratch, op_regions *res, op_err *err)
+{
+    op_status st;
+    if (!res || !out || !scratch)
+        return op_err_set(err, OP_EINVAL, "regions: NULL argument");
+    if ((st = check_chf(chf, err)) != OP_OK || (st = op_region_settings_validate(rs, err)) != OP_OK)
+        return st;
+    op__labels lab;
+    switch (rs->partition) {
+    case OP_PARTITION_WATERSHED:
+        if (!chf->dist)
+            return op_err_set(err, OP_EINVAL, "regions: watershed needs the distance field");
+        st = op__watershed(chf, scratch, &lab, err);
+        break;
+    case OP_PARTITION_MONOTONE:
+        st = op__monotone(chf, scratch, &lab, err);
+        break;
+    default:
+        st = op__layers(chf, rs->min_region_area, 0, scratch, &lab, err);
+        break;
+    }
+    if (st != OP_OK)
+        return st;
+    int merge = rs->partition == OP_PARTITION_LAYERS ? 0 : rs->merge_region_area;
+    return op__filter(chf, &lab, rs->min_region_area, merge, out, scratch, res, err);
+}
+
+op_status op__regions_build_layers_general(const op_chf *chf, const op_region_settings *rs,
+                                           op_arena *out, op_arena *scratch, op_regions *res,
+                                           op_err *err)
+{
+    op_status st;
+    if ((st = check_chf(chf, err)) != OP_OK || (st = op_region_settings_validate(rs, err)) != OP_OK)
+        return st;
+    op__labels lab;
+    if ((st = op__layers(chf, rs->min_region_area, 1, scratch, &lab, err)) != OP_OK)
+        return st;
+    return op__filter(chf, &lab, rs->min_region_area, 0, out, scratch, res, err);
+}
+
+/* ---- canonical dump ---- */
+
+static int emit(op_write_fn write, void *ctx, char *buf, int len)
+{
+    return write(ctx, buf, (size_t)len);
+}
+
+int op_regions_dump(const op_chf *chf, const op_regions *r, op_write_fn write, void *ctx)
+{
+    char buf[128];
+    int rc;
+    rc = emit(write, ctx, buf,
+              snprintf(buf, sizeof buf, "regions %d spans %" PRIu32 "\n", r->region_count,
+                       r->span_count));
+    for (int i = 1; i <= r->region_count && rc == 0; i++)
+        rc = emit(write, ctx, buf,
+                  snprintf(buf, sizeof buf, "region %d area %d\n", i, r->region_area[i]));
+    for (int z = 0; z < chf->depth && rc == 0; z++)
+        for (int x = 0; x < chf->width && rc == 0; x++) {
+            int c = x + z * chf->width;
+            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1] && rc == 0; s++)
+                rc = emit(write, ctx, buf,
+                          snprintf(buf, sizeof buf, "%" PRIu32 " %d %d %d %d %d\n", s, x, z,
+                                   chf->y ? chf->y[s] : 0, chf->areas[s], r->reg[s]));
+        }
+    return rc;
+}

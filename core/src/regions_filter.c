@@ -1,0 +1,252 @@
+/*
+ * Region filtering and numbering (build3d-regions.md §5).
+ *
+ * Input: raw labels from a partition. Output: op_regions with ids 1..k in order of first
+ * span. Steps, in order: (1) islands: a label with fewer than MinRegionArea spans and no
+ * link to a span of another non-zero label is removed; (2) merging (not for layers):
+ * passes over labels in id order, a label below MergeRegionArea merges into the same-area
+ * neighbour it shares the most links with (smallest id on ties), until a pass merges
+ * nothing; (3) numbering.
+ *
+ * Merging keeps, per live label, a small unsorted list of same-area neighbours with link
+ * counts; a merge folds the absorbed label's list into the survivor's and renames it in
+ * its neighbours' lists, so a merge costs the two labels' degrees, not a rescan of the
+ * spans. Lists that outgrow their room are copied to a larger block of scratch.
+ */
+#include <string.h>
+
+#include "onepath/limits.h"
+#include "regions_internal.h"
+
+typedef struct nblist {
+    uint32_t *nb, *w;
+    uint32_t n, cap;
+} nblist;
+
+typedef struct merge_state {
+    op__labels *lab;
+    op_arena *scratch;
+    nblist *adj;
+    uint32_t *size;
+    uint32_t *parent; /* label it merged into, or itself */
+} merge_state;
+
+static uint32_t find_root(uint32_t *parent, uint32_t r)
+{
+    uint32_t root = r;
+    while (parent[root] != root)
+        root = parent[root];
+    while (parent[r] != root) {
+        uint32_t next = parent[r];
+        parent[r] = root;
+        r = next;
+    }
+    return root;
+}
+
+static void count_sizes(const op_chf *chf, const op__labels *lab, uint32_t *size)
+{
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        size[lab->reg[s]]++;
+}
+
+static void remove_islands(const op_chf *chf, op__labels *lab, const uint32_t *size, int min_area,
+                           uint8_t *has_nb)
+{
+    uint32_t n = chf->span_count;
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t r = lab->reg[s];
+        if (r == 0 || has_nb[r])
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t m = chf->links[s][d];
+            if (m != OP_NO_LINK && lab->reg[m] != 0 && lab->reg[m] != r)
+                has_nb[r] = 1;
+        }
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t r = lab->reg[s];
+        if (r != 0 && size[r] < (uint32_t)min_area && !has_nb[r])
+            lab->reg[s] = 0;
+    }
+}
+
+/* Adds w links to neighbour nb in list l, growing it from scratch when full. */
+static op_status list_add(merge_state *ms, nblist *l, uint32_t nb, uint32_t w, op_err *err)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->nb[i] == nb) {
+            l->w[i] += w;
+            return OP_OK;
+        }
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? 2 * l->cap : 4;
+        uint32_t *nnb = op_arena_alloc(ms->scratch, (size_t)cap * sizeof *nnb);
+        uint32_t *nw = op_arena_alloc(ms->scratch, (size_t)cap * sizeof *nw);
+        if (!nnb || !nw)
+            return op__regions_nomem(err, "merge lists", (size_t)cap * 8);
+        if (l->n) {
+            memcpy(nnb, l->nb, (size_t)l->n * sizeof *nnb);
+            memcpy(nw, l->w, (size_t)l->n * sizeof *nw);
+        }
+        l->nb = nnb;
+        l->w = nw;
+        l->cap = cap;
+    }
+    l->nb[l->n] = nb;
+    l->w[l->n++] = w;
+    return OP_OK;
+}
+
+/* Removes neighbour nb from l; returns its link count (0 if absent). */
+static uint32_t list_take(nblist *l, uint32_t nb)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->nb[i] == nb) {
+            uint32_t w = l->w[i];
+            l->n--;
+            l->nb[i] = l->nb[l->n];
+            l->w[i] = l->w[l->n];
+            return w;
+        }
+    return 0;
+}
+
+/* Merges label a into label b. */
+static op_status merge_into(merge_state *ms, uint32_t a, uint32_t b, op_err *err)
+{
+    nblist *la = &ms->adj[a];
+    list_take(&ms->adj[b], a);
+    for (uint32_t i = 0; i < la->n; i++) {
+        uint32_t nb = la->nb[i], w = la->w[i];
+        if (nb == b)
+            continue;
+        list_take(&ms->adj[nb], a);
+        op_status st;
+        if ((st = list_add(ms, &ms->adj[nb], b, w, err)) != OP_OK ||
+            (st = list_add(ms, &ms->adj[b], nb, w, err)) != OP_OK)
+            return st;
+    }
+    la->n = 0;
+    ms->size[b] += ms->size[a];
+    ms->size[a] = 0;
+    ms->parent[a] = b;
+    return OP_OK;
+}
+
+static op_status build_lists(const op_chf *chf, merge_state *ms, op_err *err)
+{
+    op__labels *lab = ms->lab;
+    size_t np = 0;
+    uint64_t *pairs = op_arena_alloc(ms->scratch, ((size_t)chf->span_count * 4 + 1) * 8);
+    if (!pairs)
+        return op__regions_nomem(err, "merge pairs", (size_t)chf->span_count * 32);
+    for (uint32_t s = 0; s < chf->span_count; s++) {
+        uint32_t r = lab->reg[s];
+        if (r == 0)
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t m = chf->links[s][d];
+            if (m != OP_NO_LINK && lab->reg[m] != 0 && lab->reg[m] != r &&
+                lab->area[lab->reg[m]] == lab->area[r])
+                pairs[np++] = (uint64_t)r << 32 | lab->reg[m];
+        }
+    }
+    op__graph g;
+    op_status st = op__graph_build(pairs, np, lab->count, ms->scratch, &g, err);
+    if (st != OP_OK)
+        return st;
+    for (uint32_t r = 0; r <= lab->count; r++) {
+        nblist *l = &ms->adj[r];
+        l->nb = g.nb + g.start[r];
+        l->w = g.w + g.start[r];
+        l->n = l->cap = g.start[r + 1] - g.start[r];
+    }
+    return OP_OK;
+}
+
+static op_status merge_small(const op_chf *chf, merge_state *ms, int merge_area, op_err *err)
+{
+    op_status st = build_lists(chf, ms, err);
+    if (st != OP_OK)
+        return st;
+    for (int merged = 1; merged;) {
+        merged = 0;
+        for (uint32_t r = 1; r <= ms->lab->count; r++) {
+            if (ms->size[r] == 0 || ms->size[r] >= (uint32_t)merge_area)
+                continue;
+            const nblist *l = &ms->adj[r];
+            uint32_t best = 0, bw = 0;
+            for (uint32_t i = 0; i < l->n; i++)
+                if (l->w[i] > bw || (l->w[i] == bw && l->nb[i] < best)) {
+                    best = l->nb[i];
+                    bw = l->w[i];
+                }
+            if (best == 0)
+                continue;
+            if ((st = merge_into(ms, r, best, err)) != OP_OK)
+                return st;
+            merged = 1;
+        }
+    }
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        if (ms->lab->reg[s] != 0)
+            ms->lab->reg[s] = find_root(ms->parent, ms->lab->reg[s]);
+    return OP_OK;
+}
+
+static op_status number_regions(const op_chf *chf, const op__labels *lab, uint32_t *newid,
+                                op_arena *out, op_regions *res, op_err *err)
+{
+    uint32_t k = 0;
+    for (uint32_t s = 0; s < chf->span_count; s++) {
+        uint32_t r = lab->reg[s];
+        if (r != 0 && newid[r] == 0)
+            newid[r] = ++k;
+    }
+    if (k > OP_MAX_REGIONS)
+        return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
+                          OP_MAX_REGIONS);
+    res->span_count = chf->span_count;
+    res->region_count = (int)k;
+    res->reg = op_arena_alloc(out, ((size_t)chf->span_count + 1) * sizeof *res->reg);
+    res->region_area = op_arena_calloc(out, (size_t)k + 1, 1);
+    if (!res->reg || !res->region_area)
+        return op__regions_nomem(err, "result", (size_t)chf->span_count * 2 + k + 1);
+    for (uint32_t r = 1; r <= lab->count; r++)
+        if (newid[r] != 0)
+            res->region_area[newid[r]] = lab->area[r];
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        res->reg[s] = (uint16_t)newid[lab->reg[s]];
+    return OP_OK;
+}
+
+op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge_area,
+                     op_arena *out, op_arena *scratch, op_regions *res, op_err *err)
+{
+    size_t nl = (size_t)lab->count + 1;
+    merge_state ms = {lab, scratch, NULL, NULL, NULL};
+    uint8_t *has_nb = op_arena_calloc(scratch, nl, 1);
+    ms.size = op_arena_calloc(scratch, nl, sizeof *ms.size);
+    if (!has_nb || !ms.size)
+        return op__regions_nomem(err, "filter", nl * 5);
+    count_sizes(chf, lab, ms.size);
+    remove_islands(chf, lab, ms.size, min_area, has_nb);
+    if (merge_area > 0) {
+        ms.adj = op_arena_calloc(scratch, nl, sizeof *ms.adj);
+        ms.parent = op_arena_alloc(scratch, nl * sizeof *ms.parent);
+        if (!ms.adj || !ms.parent)
+            return op__regions_nomem(err, "filter", nl * (sizeof *ms.adj + 4));
+        for (uint32_t r = 0; r < nl; r++)
+            ms.parent[r] = r;
+        memset(ms.size, 0, nl * sizeof *ms.size);
+        count_sizes(chf, lab, ms.size); /* islands removed: their labels are now empty */
+        op_status st = merge_small(chf, &ms, merge_area, err);
+        if (st != OP_OK)
+            return st;
+    }
+    uint32_t *newid = op_arena_calloc(scratch, nl, sizeof *newid);
+    if (!newid)
+        return op__regions_nomem(err, "numbering", nl * 4);
+    return number_regions(chf, lab, newid, out, res, err);
+}

@@ -1,0 +1,65 @@
+/*
+ * Regions stage, private: the raw labelling the partitions produce before §5, and the
+ * helpers the partition files share. Not installed; tests include it by relative path
+ * to reach the switch that forces the general layer merge.
+ */
+#ifndef ONEPATH_REGIONS_INTERNAL_H
+#define ONEPATH_REGIONS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "onepath/regions.h"
+
+/* Raw labels: label per span (0 = none), labels 1..count (some may hold no span after
+ * merges), area per label. Labels are uint32 so that an unfiltered partition never
+ * overflows; only the numbered result is limited to OP_MAX_REGIONS. */
+typedef struct op__labels {
+    uint32_t *reg;  /* span_count entries */
+    uint32_t count; /* largest label */
+    uint8_t *area;  /* count + 1 entries */
+} op__labels;
+
+/* A graph over labels in compressed rows: neighbours of label r are
+ * nb[start[r] .. start[r + 1]), ascending, each with a weight (link count). */
+typedef struct op__graph {
+    uint32_t *start; /* count + 2 entries */
+    uint32_t *nb;
+    uint32_t *w;
+} op__graph;
+
+/* Builds a graph from npairs directed pairs (a << 32 | b), sorting them in place;
+ * duplicate pairs add up in w. */
+op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
+                          op__graph *g, op_err *err);
+
+/* OP_ENOMEM naming the step and the bytes. */
+op_status op__regions_nomem(op_err *err, const char *step, size_t bytes);
+
+/* Number of walkable (area != 0) spans. */
+uint32_t op__walkable_count(const op_chf *chf);
+
+/* §2 and §3 without the filter. */
+op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, op_err *err);
+op_status op__monotone(const op_chf *chf, op_arena *scratch, op__labels *lab, op_err *err);
+
+/* §4 without the filter. force_general skips the connected-components shortcut (tests
+ * compare both). min_region_area decides whether the shortcut applies. */
+op_status op__layers(const op_chf *chf, int min_region_area, int force_general, op_arena *scratch,
+                     op__labels *lab, op_err *err);
+
+/* Components of "linked, same area and same key" over walkable spans (key NULL: area
+ * only), labels in order of first span. */
+op_status op__components(const op_chf *chf, const uint16_t *key, op_arena *scratch, op__labels *lab,
+                         op_err *err);
+
+/* §5 on lab (modified): island removal with min_area, merging with merge_area
+ * (merge_area <= 0: none, as for layers), numbering into res (arrays from out). */
+op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge_area,
+                     op_arena *out, op_arena *scratch, op_regions *res, op_err *err);
+
+/* op_regions_build for Partition = Layers with the shortcut disabled (tests). */
+op_status op__regions_build_layers_general(const op_chf *chf, const op_region_settings *rs,
+                                           op_arena *out, op_arena *scratch, op_regions *res,
+                                           op_err *err);
+
+#endif

@@ -1,0 +1,479 @@
+/*
+ * Layer regions (build3d-regions.md §4), layer assignment (build3d-polys.md §5) and the
+ * layer-first partition: a hand-built spiral ramp, the shortcut against the general
+ * merge loop, invariants and the naive implementation on random fields, and the
+ * hash-matrix scenario build3d/regions-layers.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "onepath/limits.h"
+#include "../core/src/regions_internal.h"
+#include "regions_oracle.h"
+
+static op_arena *A;
+
+static void setup(void)
+{
+    A = op_arena_create(0);
+}
+
+static void teardown(void)
+{
+    op_arena_destroy(A);
+}
+
+TestSuite(layers, .init = setup, .fini = teardown, .timeout = 60);
+
+static void build_general(const op_chf *chf, int min_area, op_arena *out, op_regions *res)
+{
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    rs.min_region_area = min_area;
+    op_arena *scratch = op_arena_create(0);
+    op_err e;
+    cr_assert_eq(op__regions_build_layers_general(chf, &rs, out, scratch, res, &e), OP_OK, "%s",
+                 e.msg);
+    op_arena_destroy(scratch);
+}
+
+/*
+ * A spiral ramp around a 4 x 4 square (the inner 2 x 2 cells are empty). The path
+ * (0,0) (1,0) (2,0) (3,0) (3,1) (3,2) (3,3) (2,3) (1,3) (0,3) (0,2) (0,1) climbs one row
+ * a cell (floor rows 0..11), then goes on over its own start: (0,0) at 12, (1,0) at 13,
+ * (2,0) at 14. Columns (0,0), (1,0), (2,0) hold two floors. Walkable height 4, climb 2.
+ *
+ * Monotone (§3): row 0 has two sweeps, the lower (0..3,0) -> 1 and the upper
+ * (0..2,0) -> 2; rows 1-2: (3,z) continues 1 and (0,z) continues 2 (each the only sweep
+ * touching it); row 3 is one sweep touching 1 and 2 -> new region 3.
+ * Layers (§4): 1 and 2 overlap; 1-3 are linked at (3,2)-(3,3), 2-3 at (0,2)-(0,3); 1
+ * and 2 are not linked ((0,0) upper and lower are 12 rows apart). Pass 1: a = 1, b = 3
+ * does not overlap 1 -> 3 merges into 1; a = 2: its neighbour is now 1, which overlaps
+ * it. Pass 2 changes nothing. Numbering by first span: the lower start span (index 0) is
+ * region 1 (10 spans), the upper start span (index 1) region 2 (5 spans).
+ * Layer assignment: 1 -> layer 0; 2 shares columns with 1 (layer 0 taken), its only
+ * neighbour is on layer 0 -> lowest free layer, 1.
+ */
+static op_chf *spiral(op_arena *a, int area_upper)
+{
+    enum { W = 4 };
+    static const int path[][2] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {3, 1}, {3, 2}, {3, 3}, {2, 3},
+                                  {1, 3}, {0, 3}, {0, 2}, {0, 1}, {0, 0}, {1, 0}, {2, 0}};
+    int counts[W * W] = {0};
+    op_test_span spans[32];
+    /* floors per cell in path order, then laid out cell by cell, bottom up */
+    int floor_y[W * W][2], nfl[W * W] = {0};
+    for (int i = 0; i < 15; i++) {
+        int c = path[i][0] + path[i][1] * W;
+        floor_y[c][nfl[c]++] = i;
+    }
+    int k = 0;
+    for (int c = 0; c < W * W; c++) {
+        counts[c] = nfl[c];
+        for (int f = 0; f < nfl[c]; f++) {
+            int top = f + 1 < nfl[c] ? floor_y[c][f + 1] - 2 : 200;
+            spans[k++] =
+                (op_test_span){floor_y[c][f], top - floor_y[c][f], f == 1 ? area_upper : 63};
+        }
+    }
+    op_chf *chf = op_test_field(a, W, W, counts, spans, 4, 2);
+    with_distance(a, chf);
+    return chf;
+}
+
+Test(layers, spiral_ramp_by_hand)
+{
+    op_chf *chf = spiral(A, 63);
+    cr_assert_eq(chf->span_count, 15);
+    /* sanity of the hand-built field: the ramp is one linked chain */
+    uint32_t ncomp;
+    uint32_t *comp = walkable_components(chf, &ncomp);
+    cr_assert_eq(ncomp, 1);
+    free(comp);
+    op_regions r;
+    build_regions(chf, OP_PARTITION_LAYERS, 0, 0, A, &r);
+    cr_assert_eq(r.region_count, 2);
+    /* span order: cell (0,0) lower 0 upper 1, (1,0) 2 3, (2,0) 4 5, (3,0) 6, (0,1) 7,
+     * (3,1) 8, (0,2) 9, (3,2) 10, (0,3) 11, (1,3) 12, (2,3) 13, (3,3) 14 */
+    static const uint16_t want[] = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1};
+    for (uint32_t s = 0; s < 15; s++)
+        cr_assert_eq(r.reg[s], want[s], "span %u: %u", s, r.reg[s]);
+    check_partition(chf, &r, 0, 0, OP_PARTITION_LAYERS);
+    check_layers(chf, &r);
+    uint16_t layer[3];
+    int nl;
+    op_err e;
+    cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(nl, 2);
+    cr_assert_eq(layer[1], 0);
+    cr_assert_eq(layer[2], 1);
+    /* The other partitions may keep the overlap in one region: with merging the whole
+     * ramp is one region that covers three columns twice. */
+    for (int p = 0; p < 2; p++) {
+        build_regions(chf, (op_partition)p, 0, 400, A, &r);
+        cr_assert_eq(r.region_count, 1, "partition %d", p);
+        check_partition(chf, &r, 0, 400, (op_partition)p);
+    }
+    /* Islands: the ramp's layers are neighbours of each other, so MinRegionArea above
+     * both sizes removes nothing. */
+    build_regions(chf, OP_PARTITION_LAYERS, 64, 0, A, &r);
+    cr_assert_eq(r.region_count, 2);
+}
+
+Test(layers, adjacent_same_area_regions_merge_on_one_floor)
+{
+    /* Square with a hole: four monotone regions, one layer region. */
+    static const char *const pic[] = {"#######", "#######", "##...##", "##...##",
+                                      "##...##", "#######", "#######"};
+    op_chf *chf = text_field(A, pic, 7);
+    op_regions r, g;
+    build_regions(chf, OP_PARTITION_LAYERS, 0, 0, A, &r);
+    build_general(chf, 0, A, &g);
+    cr_assert_eq(r.region_count, 1);
+    assert_same_regions(&r, &g, "shortcut vs general");
+}
+
+Test(layers, shortcut_equals_general_on_single_floor_fields, .timeout = 120)
+{
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        op_arena *a = op_arena_create(0);
+        op_test_rng rng = {seed * 7919};
+        int w = 8 + (int)(seed * 5 % 57), d = 8 + (int)(seed * 11 % 57);
+        op_chf *chf = op_test_field_random(a, &rng, w, d, 1, 1 + (int)(seed % 3));
+        int min_area = (int)(seed % 4) * 3; /* 0, 3, 6, 9: both the shortcut and its fallback */
+        op_regions r, g;
+        build_regions(chf, OP_PARTITION_LAYERS, min_area, 0, a, &r);
+        build_general(chf, min_area, a, &g);
+        char what[64];
+        snprintf(what, sizeof what, "seed %u", (unsigned)seed);
+        assert_same_regions(&r, &g, what);
+        check_partition(chf, &r, min_area, 0, OP_PARTITION_LAYERS);
+        check_layers(chf, &r);
+        /* On one floor the layer regions are the same-area components minus islands:
+         * a walkable component of one area below MinRegionArea is removed; every other
+         * walkable span keeps a region. */
+        uint32_t ncomp;
+        uint32_t *comp = walkable_components(chf, &ncomp);
+        uint32_t *csize = calloc(ncomp + 1, 4);
+        int *carea = calloc(ncomp + 1, sizeof *carea);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (comp[s]) {
+                csize[comp[s]]++;
+                int ar = chf->areas[s];
+                carea[comp[s]] = carea[comp[s]] == 0 || carea[comp[s]] == ar ? ar : -1;
+            }
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (comp[s]) {
+                int island = csize[comp[s]] < (uint32_t)min_area && carea[comp[s]] > 0;
+                cr_assert_eq(r.reg[s] == 0, island, "seed %u span %u", (unsigned)seed, s);
+            }
+        free(comp);
+        free(csize);
+        free(carea);
+        op_arena_destroy(a);
+    }
+}
+
+typedef struct rcase {
+    uint64_t seed;
+    int w, d, floors, nareas, min_area;
+} rcase;
+
+static const rcase cases[] = {
+    {41, 12, 12, 2, 1, 0},  {42, 20, 16, 3, 1, 4},  {43, 24, 24, 2, 2, 8},  {44, 30, 30, 3, 2, 0},
+    {45, 36, 28, 2, 3, 12}, {46, 40, 40, 3, 1, 20}, {47, 48, 48, 2, 2, 64}, {48, 32, 32, 1, 2, 6},
+};
+
+Test(layers, random_fields_invariants_and_naive, .timeout = 120)
+{
+    for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
+        const rcase *c = &cases[i / 2];
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = i % 2 ? storey_field(a, c->seed, c->w, c->d, c->floors, c->nareas)
+                            : random_field(a, c->seed, c->w, c->d, c->floors, c->nareas);
+        op_regions r, nv, g;
+        build_regions(chf, OP_PARTITION_LAYERS, c->min_area, 0, a, &r);
+        check_partition(chf, &r, c->min_area, 0, OP_PARTITION_LAYERS);
+        check_layers(chf, &r);
+        char what[64];
+        snprintf(what, sizeof what, "case %zu", i);
+        naive_regions(chf, OP_PARTITION_LAYERS, c->min_area, 0, &nv);
+        assert_same_regions(&r, &nv, what);
+        naive_free(&nv);
+        build_general(chf, c->min_area, a, &g);
+        assert_same_regions(&r, &g, what);
+        op_arena_destroy(a);
+    }
+}
+
+Test(layers, general_merge_scratch_stays_linear)
+{
+    /* A ground floor shares columns with thousands of upper fragments; merging into it
+     * must not copy its lists per merge (that took 447 MB here, and 7 GB at 512 x 512). */
+    op_test_rng rng = {5};
+    op_chf *chf = op_test_field_random(A, &rng, 256, 256, 3, 1);
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    op_arena *scratch = op_arena_create(0);
+    op_arena_set_limit(scratch, (size_t)64 << 20);
+    op_regions r;
+    op_err e;
+    cr_assert_eq(op__regions_build_layers_general(chf, &rs, A, scratch, &r, &e), OP_OK, "%s",
+                 e.msg);
+    check_layers(chf, &r);
+    op_arena_destroy(scratch);
+}
+
+/* ---- layer assignment (build3d-polys.md §5) ---- */
+
+/* The rule read literally with dense matrices. */
+static void naive_assign(const op_chf *chf, const op_regions *r, uint16_t *layer, int *nlayers)
+{
+    uint32_t k = (uint32_t)r->region_count, k1 = k + 1;
+    uint8_t *adj = calloc((size_t)k1 * k1, 1), *ovl = calloc((size_t)k1 * k1, 1);
+    for (int c = 0; c < chf->width * chf->depth; c++)
+        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
+                ovl[r->reg[s] * k1 + r->reg[t]] = 1;
+            for (int d = 0; d < 4; d++) {
+                uint32_t m = chf->links[s][d];
+                if (m != OP_NO_LINK)
+                    adj[r->reg[s] * k1 + r->reg[m]] = 1;
+            }
+        }
+    int nl = 0;
+    for (uint32_t id = 1; id <= k; id++) {
+        int best = -1;
+        for (int l = 0; l <= nl && best < 0; l++) {
+            /* candidates: layers of earlier adjacent regions first, lowest number */
+            int free_l = 1, of_adj = 0;
+            for (uint32_t o = 1; o < id; o++) {
+                if (layer[o] != l)
+                    continue;
+                if (ovl[id * k1 + o])
+                    free_l = 0;
+                if (adj[id * k1 + o])
+                    of_adj = 1;
+            }
+            if (free_l && of_adj)
+                best = l;
+        }
+        for (int l = 0; l <= nl && best < 0; l++) {
+            int free_l = 1;
+            for (uint32_t o = 1; o < id; o++)
+                if (layer[o] == l && ovl[id * k1 + o])
+                    free_l = 0;
+            if (free_l)
+                best = l;
+        }
+        layer[id] = (uint16_t)best;
+        if (best == nl)
+            nl++;
+    }
+    *nlayers = nl;
+    free(adj);
+    free(ovl);
+}
+
+Test(layers, assignment_follows_the_rule, .timeout = 120)
+{
+    for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
+        const rcase *c = &cases[i / 2];
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = i % 2 ? storey_field(a, c->seed + 100, c->w, c->d, c->floors, c->nareas)
+                            : random_field(a, c->seed + 100, c->w, c->d, c->floors, c->nareas);
+        op_regions r;
+        build_regions(chf, OP_PARTITION_LAYERS, 0, 0, a, &r);
+        uint16_t *l1 = malloc(((size_t)r.region_count + 1) * 2);
+        uint16_t *l2 = malloc(((size_t)r.region_count + 1) * 2);
+        int n1, n2;
+        op_err e;
+        cr_assert_eq(op_regions_assign_layers(chf, &r, a, l1, &n1, &e), OP_OK, "%s", e.msg);
+        naive_assign(chf, &r, l2, &n2);
+        cr_assert_eq(n1, n2, "case %zu", i);
+        for (int id = 1; id <= r.region_count; id++)
+            cr_assert_eq(l1[id], l2[id], "case %zu region %d", i, id);
+        /* no column holds two spans of one layer */
+        for (int cc = 0; cc < chf->width * chf->depth; cc++)
+            for (uint32_t s = chf->cells[cc]; s < chf->cells[cc + 1]; s++)
+                for (uint32_t t = s + 1; t < chf->cells[cc + 1]; t++)
+                    if (r.reg[s] && r.reg[t])
+                        cr_assert_neq(l1[r.reg[s]], l1[r.reg[t]], "case %zu column %d", i, cc);
+        free(l1);
+        free(l2);
+        op_arena_destroy(a);
+    }
+}
+
+Test(layers, assignment_layer_limit_is_elimit)
+{
+    /* 1025 floors in one column, each its own region: 1025 layers > OP_MAX_LAYERS. */
+    enum { N = OP_MAX_LAYERS + 1 };
+    int counts[1] = {N};
+    op_test_span *spans = malloc(N * sizeof *spans);
+    for (int i = 0; i < N; i++)
+        spans[i] = (op_test_span){i * 10, i + 1 < N ? 8 : 100, 63};
+    op_chf *chf = op_test_field(A, 1, 1, counts, spans, 4, 2);
+    free(spans);
+    op_regions r;
+    build_regions(chf, OP_PARTITION_LAYERS, 0, 0, A, &r);
+    cr_assert_eq(r.region_count, N);
+    uint16_t *layer = malloc((N + 1) * sizeof *layer);
+    int nl;
+    op_err e;
+    cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_ELIMIT);
+    cr_assert(strstr(e.msg, "OP_MAX_LAYERS"), "%s", e.msg);
+    /* one floor fewer: exactly OP_MAX_LAYERS layers */
+    r.reg[N - 1] = 0;
+    r.region_count = N - 1;
+    cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(nl, OP_MAX_LAYERS);
+    free(layer);
+}
+
+/* ---- layer-first partition ---- */
+
+/* A copy of chf sharing spans and links, with its own areas. */
+static op_chf *with_new_areas(op_arena *a, const op_chf *g)
+{
+    op_chf *chf = op_arena_alloc(a, sizeof *chf);
+    *chf = *g;
+    chf->areas = op_arena_alloc(a, (size_t)g->span_count + 1);
+    memcpy(chf->areas, g->areas, g->span_count);
+    return chf;
+}
+
+Test(layers, layer_first_partition, .timeout = 120)
+{
+    for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
+        const rcase *c = &cases[i / 2];
+        op_arena *a = op_arena_create(0);
+        op_chf *g = i % 2 ? storey_field(a, c->seed + 200, c->w, c->d, c->floors, c->nareas)
+                          : random_field(a, c->seed + 200, c->w, c->d, c->floors, c->nareas);
+        /* a "volume": a box of cells whose walkable spans take area 7 */
+        op_chf *chf = with_new_areas(a, g);
+        for (int z = c->d / 4; z < c->d / 2; z++)
+            for (int x = c->w / 3; x < 2 * c->w / 3; x++) {
+                int cc = x + z * c->w;
+                for (uint32_t s = chf->cells[cc]; s < chf->cells[cc + 1]; s++)
+                    if (chf->areas[s])
+                        chf->areas[s] = 7;
+            }
+        op_region_settings rs;
+        op_region_settings_default(&rs);
+        rs.partition = OP_PARTITION_LAYERS;
+        rs.min_region_area = c->min_area;
+        op_regions r, r2, gr;
+        uint16_t *rl, *rl2, *sl;
+        int nl;
+        op_err e;
+        op_arena *scratch = op_arena_create(0);
+        cr_assert_eq(op_regions_build_layer_first(g, chf, &rs, a, scratch, &r, &rl, &e), OP_OK,
+                     "%s", e.msg);
+        /* the two steps give the same bytes as the whole */
+        cr_assert_eq(op_regions_span_layers(g, a, scratch, &sl, &nl, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_regions_build_from_layers(chf, sl, c->min_area, a, scratch, &r2, &rl2, &e),
+                     OP_OK, "%s", e.msg);
+        assert_same_regions(&r, &r2, "steps");
+        /* span layers are the assignment of the geometry field's layer regions (islands
+         * kept) */
+        build_regions(g, OP_PARTITION_LAYERS, 0, 0, a, &gr);
+        uint16_t *gl = malloc(((size_t)gr.region_count + 1) * 2);
+        int gn;
+        naive_assign(g, &gr, gl, &gn);
+        cr_assert_eq(gn, nl);
+        for (uint32_t s = 0; s < g->span_count; s++)
+            cr_assert_eq(sl[s], g->areas[s] ? gl[gr.reg[s]] : OP_NO_LAYER, "span %u", s);
+        free(gl);
+        /* regions: components of linked, same layer, same area; then islands */
+        check_partition(chf, &r, c->min_area, 0, OP_PARTITION_LAYERS);
+        for (uint32_t s = 0; s < chf->span_count; s++) {
+            if (r.reg[s] == 0)
+                continue;
+            cr_assert_eq(rl[r.reg[s]], sl[s], "span %u layer", s);
+            for (int d = 0; d < 4; d++) {
+                uint32_t m = chf->links[s][d];
+                if (m != OP_NO_LINK && chf->areas[m] == chf->areas[s] && sl[m] == sl[s])
+                    cr_assert_eq(r.reg[m], r.reg[s], "span %u and %u split", s, m);
+            }
+        }
+        /* no column holds two spans of one region */
+        for (int cc = 0; cc < c->w * c->d; cc++)
+            for (uint32_t s = chf->cells[cc]; s < chf->cells[cc + 1]; s++)
+                for (uint32_t t = s + 1; t < chf->cells[cc + 1]; t++)
+                    if (r.reg[s])
+                        cr_assert_neq(r.reg[s], r.reg[t]);
+        op_arena_destroy(scratch);
+        op_arena_destroy(a);
+    }
+}
+
+Test(layers, layer_first_refuses_mismatched_fields)
+{
+    op_chf *g = random_field(A, 5, 10, 10, 1, 1);
+    op_chf *h = random_field(A, 6, 10, 11, 1, 1);
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    op_regions r;
+    uint16_t *rl;
+    op_err e;
+    cr_assert_eq(op_regions_build_layer_first(g, h, &rs, A, A, &r, &rl, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "differs"), "%s", e.msg);
+}
+
+Test(layers, layer_first_out_of_memory)
+{
+    op_chf *g = storey_field(A, 77, 30, 30, 3, 2);
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    rs.min_region_area = 8;
+    op_regions r;
+    uint16_t *rl;
+    op_err e;
+    for (int which = 0; which < 2; which++)
+        for (long n = 0;; n++) {
+            op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+            op_arena_fail_after(which ? out : scratch, n);
+            op_status st = op_regions_build_layer_first(g, g, &rs, out, scratch, &r, &rl, &e);
+            op_arena_destroy(out);
+            op_arena_destroy(scratch);
+            if (st == OP_OK)
+                break;
+            cr_assert_eq(st, OP_ENOMEM, "n %ld: %s", n, e.msg);
+            cr_assert(strstr(e.msg, "regions:"), "%s", e.msg);
+            cr_assert(n < 5000);
+        }
+}
+
+/* ---- hash-matrix scenario ---- */
+
+static uint64_t scenario_hash(void)
+{
+    static const rcase fields[] = {
+        {301, 24, 24, 1, 1, 8},  {302, 32, 28, 2, 2, 8},  {303, 40, 36, 3, 1, 12},
+        {304, 48, 48, 1, 3, 16}, {305, 44, 40, 2, 2, 10},
+    };
+    uint64_t h = OP_HASH_INIT;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const rcase *c = &fields[i];
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = i < 3 ? random_field(a, c->seed, c->w, c->d, c->floors, c->nareas)
+                            : storey_field(a, c->seed, c->w, c->d, c->floors, c->nareas);
+        op_regions r;
+        build_regions(chf, OP_PARTITION_LAYERS, c->min_area, 0, a, &r);
+        cr_assert_eq(op_regions_dump(chf, &r, op_hash_sink_write, &h), 0);
+        op_arena_destroy(a);
+    }
+    return h;
+}
+
+Test(layers, scenario_layers, .timeout = 120)
+{
+    uint64_t h = scenario_hash();
+    cr_assert_eq(h, scenario_hash());
+    op_test_golden("build3d/regions-layers", h);
+}

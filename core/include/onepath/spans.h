@@ -134,6 +134,24 @@ op_status op_erode(op_chf *chf, int radius, op_arena *scratch, op_err *err);
  * step 3, no cap. Fills chf->dist from out. */
 op_status op_distance_build(op_chf *chf, op_arena *out, op_arena *scratch, op_err *err);
 
+/* The same distance field written to dist (span_count entries, caller's memory); chf is
+ * not changed. Scratch: 4 bytes a span, released before returning. Used by erosion. */
+op_status op_distance_compute(const op_chf *chf, uint32_t *dist, op_arena *scratch, op_err *err);
+
+/* How op_distance_compute gets there; every method gives the same field (§8 rule 5).
+ * SWEEPS (the default): a forward and a backward pass and a check, then Dijkstra from
+ * the spans the check still lowers (usually none). DIJKSTRA: Dijkstra from all boundary
+ * spans. BACKWARD_ONLY: SWEEPS without the forward pass, so that the repair has much to
+ * do. The last two exist for tests and benchmarks. */
+typedef enum op_distance_method {
+    OP_DISTANCE_SWEEPS = 0,
+    OP_DISTANCE_DIJKSTRA = 1,
+    OP_DISTANCE_BACKWARD_ONLY = 2,
+} op_distance_method;
+
+op_status op_distance_compute_method(const op_chf *chf, uint32_t *dist, op_distance_method method,
+                                     op_arena *scratch, op_err *err);
+
 /* ---- the whole stage for one tile ---- */
 
 /* The span stage of tile (tx, tz) of a soup: triangle selection, heightfield of the

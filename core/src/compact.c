@@ -1,0 +1,208 @@
+/*
+ * Span stage, compaction (docs/spec/build3d-spans.md §5): op_heightfield (solid
+ * spans, linked bottom up per column) → op_chf (open spans in flat arrays, cells
+ * z-major, spans bottom up, with mutual links to the four neighbour cells).
+ *
+ * Invariants of the result: cells[] is non-decreasing with cells[w*d] = span_count;
+ * within a cell floors strictly increase (for heightfields built by §3); every stored
+ * link is mutual (b = links[a][d] implies links[b][(d+2)&3] = a) and b lies in the
+ * neighbour cell; dist is NULL (built later by op_distance_build). A refused or failed
+ * build leaves *chf zeroed and the output arena as it was.
+ * Typical sizes: a tile of 40x40..300x300 cells, 1..4 floors a cell, so 10^3..10^6 spans.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onepath/limits.h"
+#include "onepath/spans.h"
+
+/* Top of the open space above the highest span of a column (the sky). */
+#define OP__SKY_ROW 0xffff
+
+/* Counts the spans that become compact spans (area != 0) and checks that every column
+ * is a proper chain (indices in range, no cycle), so that malformed input cannot loop. */
+static op_status count_open_spans(const op_heightfield *hf, uint32_t *count, op_err *err)
+{
+    uint64_t total = 0;
+    int ncells = hf->width * hf->depth;
+    for (int c = 0; c < ncells; c++) {
+        uint32_t steps = 0;
+        for (uint32_t s = hf->heads[c]; s != OP_NO_SPAN; s = hf->spans[s].next) {
+            if (s >= hf->span_count || ++steps > hf->span_count)
+                return op_err_set(err, OP_EINVAL,
+                                  "spans: compaction: column (%d, %d) has a broken span chain at "
+                                  "span %u (heightfield holds %u spans)",
+                                  c % hf->width, c / hf->width, s, hf->span_count);
+            if (hf->spans[s].area != OP_NULL_AREA)
+                total++;
+        }
+    }
+    if (total > OP_MAX_SPANS)
+        return op_err_set(err, OP_ELIMIT, "spans: compaction: %llu spans > OP_MAX_SPANS (%u)",
+                          (unsigned long long)total, (unsigned)OP_MAX_SPANS);
+    *count = (uint32_t)total;
+    return OP_OK;
+}
+
+static op_status alloc_arrays(op_chf *chf, op_arena *out, op_err *err)
+{
+    size_t ncells = (size_t)chf->width * (size_t)chf->depth;
+    size_t n = chf->span_count;
+    size_t bytes =
+        (ncells + 1) * sizeof *chf->cells + n * (2 * sizeof(uint16_t) + 1) + n * sizeof *chf->links;
+    chf->cells = op_arena_alloc(out, (ncells + 1) * sizeof *chf->cells);
+    chf->y = chf->cells ? op_arena_alloc(out, n * sizeof *chf->y) : NULL;
+    chf->h = chf->y ? op_arena_alloc(out, n * sizeof *chf->h) : NULL;
+    chf->areas = chf->h ? op_arena_alloc(out, n) : NULL;
+    chf->links = chf->areas ? op_arena_alloc(out, n * sizeof *chf->links) : NULL;
+    if (!chf->links)
+        return op_err_set(err, OP_ENOMEM,
+                          "spans: compaction: out of memory for %zu bytes (%u spans)", bytes,
+                          chf->span_count);
+    return OP_OK;
+}
+
+/* §5 rules 1–3: one compact span per solid span with area != 0; floor = smax,
+ * clearance = next solid span's smin (or the sky row) - smax, clamped to [0, 0xffff]. */
+static void fill_spans(const op_heightfield *hf, op_chf *chf)
+{
+    int ncells = hf->width * hf->depth;
+    uint32_t k = 0;
+    for (int c = 0; c < ncells; c++) {
+        chf->cells[c] = k;
+        for (uint32_t s = hf->heads[c]; s != OP_NO_SPAN; s = hf->spans[s].next) {
+            const op_hf_span *sp = &hf->spans[s];
+            if (sp->area == OP_NULL_AREA)
+                continue;
+            int top = sp->next != OP_NO_SPAN ? hf->spans[sp->next].smin : OP__SKY_ROW;
+            int h = top - (int)sp->smax;
+            chf->y[k] = sp->smax;
+            chf->h[k] = (uint16_t)(h < 0 ? 0 : h);
+            chf->areas[k] = sp->area;
+            k++;
+        }
+    }
+    chf->cells[ncells] = k;
+}
+
+/* The first span of cell nc (in column order: the lowest) that a can stand next to
+ * (§5 rule 4), or OP_NO_LINK. No early exit on floor order, so a hand-made column with
+ * overlapping spans gets the rule's answer too; cells hold a few spans. */
+static uint32_t lowest_link(const op_chf *chf, uint32_t a, int nc)
+{
+    int ya = chf->y[a], ta = ya + chf->h[a];
+    for (uint32_t b = chf->cells[nc]; b < chf->cells[nc + 1]; b++) {
+        int yb = chf->y[b];
+        if (yb > ya + chf->walkable_climb || yb < ya - chf->walkable_climb)
+            continue;
+        int tb = yb + chf->h[b];
+        int top = ta < tb ? ta : tb;
+        int bot = ya > yb ? ya : yb;
+        if (top - bot >= chf->walkable_height)
+            return b;
+    }
+    return OP_NO_LINK;
+}
+
+/* §5 rules 4–5 for one pair of adjacent cells c → nc in direction d (1 or 2): candidate
+ * links both ways, then the one-way ones dropped. Dropping in place is order-independent:
+ * a dropped a → b (b's candidate is some a' ≠ a) is read only by the check of a span whose
+ * candidate is a, and that span is not b, so the check fails with or without it. Pairs
+ * are disjoint in the links they write, so visiting cells in order visits each pair once,
+ * close in memory, with no separate pass over all links. */
+static void link_pair(op_chf *chf, int c, int nc, int d)
+{
+    int o = (d + 2) & 3;
+    uint32_t a0 = chf->cells[c], a1 = chf->cells[c + 1];
+    uint32_t b0 = chf->cells[nc], b1 = chf->cells[nc + 1];
+    for (uint32_t a = a0; a < a1; a++)
+        chf->links[a][d] = lowest_link(chf, a, nc);
+    for (uint32_t b = b0; b < b1; b++)
+        chf->links[b][o] = lowest_link(chf, b, c);
+    for (uint32_t a = a0; a < a1; a++) {
+        uint32_t b = chf->links[a][d];
+        if (b != OP_NO_LINK && chf->links[b][o] != a)
+            chf->links[a][d] = OP_NO_LINK;
+    }
+    for (uint32_t b = b0; b < b1; b++) {
+        uint32_t a = chf->links[b][o];
+        if (a != OP_NO_LINK && chf->links[a][d] != b)
+            chf->links[b][o] = OP_NO_LINK;
+    }
+}
+
+/* Links toward outside the grid are none (rule 4). */
+static void unlink_side(op_chf *chf, int c, int d)
+{
+    for (uint32_t a = chf->cells[c]; a < chf->cells[c + 1]; a++)
+        chf->links[a][d] = OP_NO_LINK;
+}
+
+static void link_cells(op_chf *chf)
+{
+    int w = chf->width, dep = chf->depth;
+    for (int z = 0; z < dep; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            if (x == 0)
+                unlink_side(chf, c, 0);
+            if (z == 0)
+                unlink_side(chf, c, 3);
+            if (x + 1 < w)
+                link_pair(chf, c, c + 1, 2);
+            else
+                unlink_side(chf, c, 2);
+            if (z + 1 < dep)
+                link_pair(chf, c, c + w, 1);
+            else
+                unlink_side(chf, c, 1);
+        }
+}
+
+static op_status check_args(const op_heightfield *hf, int walkable_height, int walkable_climb,
+                            op_err *err)
+{
+    if (!hf || !hf->heads || (hf->span_count && !hf->spans))
+        return op_err_set(err, OP_EINVAL, "spans: compaction: heightfield is not initialised");
+    if (hf->width < 1 || hf->depth < 1 || hf->width > OP_MAX_GRID_SIDE ||
+        hf->depth > OP_MAX_GRID_SIDE)
+        return op_err_set(err, OP_ERANGE, "spans: compaction: grid %d x %d outside [1, %d]",
+                          hf->width, hf->depth, OP_MAX_GRID_SIDE);
+    if (walkable_height < 1 || walkable_height > OP_MAX_ROWS)
+        return op_err_set(err, OP_ERANGE, "spans: compaction: walkable_height = %d outside [1, %d]",
+                          walkable_height, OP_MAX_ROWS);
+    if (walkable_climb < 0 || walkable_climb > OP_MAX_ROWS)
+        return op_err_set(err, OP_ERANGE, "spans: compaction: walkable_climb = %d outside [0, %d]",
+                          walkable_climb, OP_MAX_ROWS);
+    return OP_OK;
+}
+
+op_status op_chf_build(const op_heightfield *hf, int walkable_height, int walkable_climb,
+                       op_arena *out, op_chf *chf, op_err *err)
+{
+    memset(chf, 0, sizeof *chf);
+    op_status st = check_args(hf, walkable_height, walkable_climb, err);
+    op_chf r = {0};
+    if (st == OP_OK)
+        st = count_open_spans(hf, &r.span_count, err);
+    if (st != OP_OK)
+        return st;
+    r.width = hf->width;
+    r.depth = hf->depth;
+    r.walkable_height = walkable_height;
+    r.walkable_climb = walkable_climb;
+    r.rows = hf->rows;
+    memcpy(r.origin, hf->origin, sizeof r.origin);
+    r.cs = hf->cs;
+    r.ch = hf->ch;
+    op_arena_mark mark = op_arena_get_mark(out);
+    st = alloc_arrays(&r, out, err);
+    if (st != OP_OK) {
+        op_arena_release(out, mark);
+        return st;
+    }
+    fill_spans(hf, &r);
+    link_cells(&r);
+    *chf = r;
+    return OP_OK;
+}

@@ -4,8 +4,8 @@
  * of the portal it was last entered through (the start position for the start).
  * Input: a stitched mesh, a filter, two polygons and positions; output: the polygon
  * corridor (partial when the end cannot be reached). Scratch: per polygon of the mesh
- * a node (g, f, parent, position, state) and a binary heap of at most one entry per
- * relaxation. Deterministic: heap order is (f, dense polygon index).
+ * a zeroed 4-byte slot, a node (g, f, parent, position, state) for each polygon the
+ * search touches, and a binary heap of at most one entry per relaxation. Deterministic: heap order is (f, dense polygon index).
  */
 #include <math.h>
 #include <string.h>
@@ -28,7 +28,9 @@ typedef struct heap_ent {
 typedef struct search {
     const op_mesh *m;
     const op_query_filter *f;
-    node *nodes;
+    node *nodes;   /* pool, in order of first touch (not zeroed: only touched ones are read) */
+    int32_t *slot; /* per dense polygon index: pool index + 1, 0 untouched (zeroed) */
+    long nnodes;
     heap_ent *heap;
     long nheap, cap;
     long *base; /* dense index of each tile's polygon 0 */
@@ -36,6 +38,18 @@ typedef struct search {
     double epos[3];
     double hscale;
 } search;
+
+/* The node of polygon id, created (state new) on first touch. */
+static node *node_of(search *s, long id)
+{
+    if (s->slot[id] == 0) {
+        node *n = &s->nodes[s->nnodes];
+        memset(n, 0, sizeof *n);
+        n->parent = -1;
+        s->slot[id] = (int32_t)++s->nnodes;
+    }
+    return &s->nodes[s->slot[id] - 1];
+}
 
 static int ent_less(const heap_ent *a, const heap_ent *b)
 {
@@ -95,7 +109,7 @@ static void relax(search *s, long from, op_polyref a, op_polyref b, const double
                   const double left[3])
 {
     long id = s->base[b.tile] + b.poly;
-    node *nb = &s->nodes[id], *na = &s->nodes[from];
+    node *na = node_of(s, from), *nb = node_of(s, id);
     if (nb->state == 2 || !op_query_passable(s->m, s->f, b))
         return;
     const op_tile *ta = op_mesh_tile(s->m, a.tile), *tb = op_mesh_tile(s->m, b.tile);
@@ -160,10 +174,11 @@ static op_status setup(search *s, op_arena *scratch, op_err *err)
     int nt = op_mesh_tile_count(m);
     long np = op_mesh_poly_count(m);
     s->base = op_arena_alloc(scratch, ((size_t)nt + 1) * sizeof *s->base);
-    s->nodes = op_arena_calloc(scratch, (size_t)np + 1, sizeof *s->nodes);
+    s->nodes = op_arena_alloc(scratch, ((size_t)np + 1) * sizeof *s->nodes);
+    s->slot = op_arena_calloc(scratch, (size_t)np + 1, sizeof *s->slot);
     s->cap = np * OP_MAX_VERTS_PER_POLY + op_mesh_link_count(m) + 1;
     s->heap = op_arena_alloc(scratch, (size_t)s->cap * sizeof *s->heap);
-    if (!s->base || !s->nodes || !s->heap)
+    if (!s->base || !s->nodes || !s->slot || !s->heap)
         return op_err_set(err, OP_ENOMEM, "query: out of memory (path search over %ld polygons)",
                           np);
     for (int i = 0; i < nt; i++)
@@ -180,17 +195,17 @@ static int valid_ref(const op_mesh *m, op_polyref r)
 }
 
 /* The corridor from the start to node `last`, written to path from out. */
-static op_status write_path(const search *s, long last, op_arena *out, op_path *path, op_err *err)
+static op_status write_path(search *s, long last, op_arena *out, op_path *path, op_err *err)
 {
     int n = 0;
-    for (long i = last; i >= 0; i = s->nodes[i].parent)
+    for (long i = last; i >= 0; i = node_of(s, i)->parent)
         n++;
     path->polys = op_arena_alloc(out, (size_t)n * sizeof *path->polys);
     if (!path->polys)
         return op_err_set(err, OP_ENOMEM, "query: out of memory (path of %d polygons)", n);
     path->npolys = n;
-    path->cost = s->nodes[last].g;
-    for (long i = last; i >= 0; i = s->nodes[i].parent)
+    path->cost = node_of(s, last)->g;
+    for (long i = last; i >= 0; i = node_of(s, i)->parent)
         path->polys[--n] = ref_of(s, i);
     return OP_OK;
 }
@@ -218,7 +233,7 @@ op_status op_query_path(const op_mesh *m, const op_query_filter *f, op_polyref s
     memcpy(s.epos, epos, sizeof s.epos);
     s.end = op_mesh_poly_index(m, end);
     long sid = op_mesh_poly_index(m, start), best = sid;
-    node *n0 = &s.nodes[sid];
+    node *n0 = node_of(&s, sid);
     memcpy(n0->pos, spos, sizeof n0->pos);
     n0->h = op__dist3(spos, epos);
     n0->f = n0->h * s.hscale;
@@ -227,7 +242,7 @@ op_status op_query_path(const op_mesh *m, const op_query_filter *f, op_polyref s
     heap_push(&s, n0->f, sid);
     while (s.nheap > 0) {
         heap_ent e = heap_pop(&s);
-        node *nd = &s.nodes[e.id];
+        node *nd = node_of(&s, e.id);
         if (nd->state == 2 || e.f != nd->f)
             continue; /* stale entry */
         nd->state = 2;
@@ -235,7 +250,7 @@ op_status op_query_path(const op_mesh *m, const op_query_filter *f, op_polyref s
             best = e.id;
             break;
         }
-        const node *nb = &s.nodes[best];
+        const node *nb = node_of(&s, best);
         if (nd->h < nb->h || (nd->h == nb->h && (nd->g < nb->g || (nd->g == nb->g && e.id < best))))
             best = e.id;
         expand(&s, e.id);

@@ -45,7 +45,7 @@ static int count(const char *hay, const char *needle)
 Test(cli_query, path_on_a_flat_floor)
 {
     int st;
-    char *out = run("path " LEVEL " --from 2,0,2 --to 30,0,30 --json --threads 2", &st);
+    char *out = run("path " LEVEL " --from 2,0,3 --to 30,0,29 --json --threads 2", &st);
     cr_assert_eq(st, 0, "%s", out);
     cr_expect(strstr(out, "\"partial\": false") != NULL, "%s", out);
     /* On an open floor the straight path is the segment itself: start, crossings, end. */
@@ -74,7 +74,7 @@ Test(cli_query, render_and_export)
     snprintf(obj, sizeof obj, "/tmp/op_cli_query_%d.obj", (int)getpid());
     char args[1024];
     int st;
-    snprintf(args, sizeof args, "render " LEVEL " --out %s --path 2,0,2:30,0,30 --color area", svg);
+    snprintf(args, sizeof args, "render " LEVEL " --out %s --path 2,0,3:30,0,29 --color area", svg);
     char *out = run(args, &st);
     cr_assert_eq(st, 0, "%s", out);
     long polys = 0;

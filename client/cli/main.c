@@ -32,6 +32,7 @@ static const op_cli_command commands[] = {
     {"render", cmd_render, "top-down SVG of the mesh (and a path)"},
     {"export", cmd_export, "write the mesh's polygons and detail as OBJ"},
     {"version", cmd_version, "print the version"},
+    {"gen", op_cmd_gen, "write a generated test level as OBJ"},
 };
 
 static void usage(FILE *f)

@@ -32,6 +32,9 @@ static const op_cli_command commands[] = {
     {"render", cmd_render, "top-down SVG of the mesh (and a path)"},
     {"export", cmd_export, "write the mesh's polygons and detail as OBJ"},
     {"version", cmd_version, "print the version"},
+    {"bake", op_cmd_bake, "build every tile of a level (or one with --tile)"},
+    {"inspect", op_cmd_inspect, "build one tile up to a stage and show its counts or a dump"},
+    {"verify", op_cmd_verify, "decode and validate baked tile files"},
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
 };
 

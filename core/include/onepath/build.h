@@ -20,9 +20,9 @@
 
 typedef struct op_level op_level;
 
-typedef struct op_tile_rect {
-    int tx0, tz0, tx1, tz1; /* inclusive */
-} op_tile_rect;
+/* A level's tile range (inclusive); the span stage's op_tile_range under the name the
+ * build API has used since before the two met. */
+typedef op_tile_range op_tile_rect;
 
 /* Prepares a level: validates soup, settings and volumes, computes the tile range and
  * bins the triangles per tile. The level borrows soup and vols (keep them alive); it
@@ -55,6 +55,7 @@ typedef struct op_tile_stages {
     int skipped; /* no triangle of the tile may be walkable, or no region in the core */
     op_chf chf;
     op_regions regions;
+    uint16_t *region_layer; /* Layers partition: each region's layer (else NULL) */
     int border_region;
     op_contour_set contours;
     op_poly_mesh polys;
@@ -64,6 +65,7 @@ typedef struct op_tile_stages {
     int *poly_layer;
     int ntiles;
     op_tile *tiles;
+    double stage_ms[6]; /* time spent in each op_stage (monotonic clock) */
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays

@@ -124,7 +124,7 @@ static int write_obj(const export_opts *o, const op_mesh *m)
     return 0;
 }
 
-int cmd_export(int argc, char **argv)
+int op_cmd_export(int argc, char **argv)
 {
     export_opts o;
     int rc = parse(argc, argv, &o);

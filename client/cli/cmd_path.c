@@ -153,7 +153,7 @@ static int run(const path_opts *o, const op_mesh *m, op_arena *out, op_arena *sc
     return 0;
 }
 
-int cmd_path(int argc, char **argv)
+int op_cmd_path(int argc, char **argv)
 {
     path_opts o;
     int rc = parse(argc, argv, &o);

@@ -236,7 +236,7 @@ static int write_svg(const render_opts *o, const op_mesh *m)
     return rc;
 }
 
-int cmd_render(int argc, char **argv)
+int op_cmd_render(int argc, char **argv)
 {
     render_opts o;
     int rc = parse(argc, argv, &o);

@@ -17,25 +17,15 @@ static int cmd_version(int argc, char **argv)
     return 0;
 }
 
-int cmd_bake(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_inspect(int argc, char **argv);
-int cmd_path(int argc, char **argv);
-int cmd_render(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-
 static const op_cli_command commands[] = {
-    {"bake", cmd_bake, "build every tile of a level (optionally write tile blobs)"},
-    {"verify", cmd_verify, "decode and validate tile blobs"},
-    {"inspect", cmd_inspect, "build one tile up to a stage and show it"},
-    {"path", cmd_path, "corridor and straight path between two points"},
-    {"render", cmd_render, "top-down SVG of the mesh (and a path)"},
-    {"export", cmd_export, "write the mesh's polygons and detail as OBJ"},
     {"version", cmd_version, "print the version"},
     {"bake", op_cmd_bake, "build every tile of a level (or one with --tile)"},
     {"inspect", op_cmd_inspect, "build one tile up to a stage and show its counts or a dump"},
     {"verify", op_cmd_verify, "decode and validate baked tile files"},
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
+    {"path", op_cmd_path, "corridor and straight path between two points"},
+    {"render", op_cmd_render, "top-down SVG of the mesh (and a path)"},
+    {"export", op_cmd_export, "write the mesh's polygons and detail as OBJ"},
 };
 
 static void usage(FILE *f)

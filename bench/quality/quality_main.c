@@ -56,7 +56,7 @@ typedef struct options {
     int nlevels;
     int variant_on[NVARIANTS];
     int any_variant;
-    int points, threads, pairs, json;
+    int points, threads, pairs, json, snaps;
     unsigned long long seed;
 } options;
 
@@ -69,12 +69,15 @@ typedef struct row {
     long polys[2], verts[2];
     double coverage[2];
     double build_ms[2], query_ms[2];
-    int snapped[2];
+    int snapped[2];     /* nearest point found inside the box */
+    int raw_snapped[2]; /* nearest polygon found at all */
     int connected[2];
     int out_of_nodes; /* Detour searches that ran out of nodes */
     int npairs;
     int *only[2]; /* pair indices only side k connects */
     int nonly[2];
+    int other_partial[2];
+    int list_snaps; /* print the points only one side snaps */ /* of those, the other side snapped both ends (so: partial path) */
     double *pts; /* the sampled points, 3 per point */
 } row;
 
@@ -171,6 +174,18 @@ typedef struct snap {
 
 static const double half_ext[3] = {2.0, 4.0, 2.0};
 
+/* Both sides' nearest-polygon rules take every polygon whose bounds meet the box and
+ * return its closest point even when that lies outside the box (a tall stair polygon can
+ * give a point 7 m below). Which polygon shapes exist differs between the two builds, so
+ * a snap counts only when the nearest point lies inside the box, on both sides alike. */
+static int in_box(const double p[3], const double q[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (fabs(q[i] - p[i]) > half_ext[i])
+            return 0;
+    return 1;
+}
+
 /* Snaps every point on both sides; pair i joins points i and i + 1. */
 static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char *conn)
 {
@@ -184,6 +199,8 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
         op_err e;
         snap *s = &sn[OURS][k];
         s->ok = op_query_nearest(m, &r->pts[3 * k], half_ext, NULL, &s->ref, s->pos, &e) == OP_OK;
+        r->raw_snapped[OURS] += s->ok;
+        s->ok = s->ok && in_box(&r->pts[3 * k], s->pos);
         r->snapped[OURS] += s->ok;
     }
     for (int k = 0; k + 1 < n; k++) {
@@ -192,6 +209,8 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
         op_err e;
         op_arena_reset(out);
         op_arena_reset(scratch);
+        if (a->ok && b->ok)
+            conn[k] |= 4;
         if (a->ok && b->ok &&
             op_query_path(m, NULL, a->ref, a->pos, b->ref, b->pos, out, scratch, &p, &e) == OP_OK &&
             !p.partial)
@@ -202,16 +221,28 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
     for (int k = 0; k < n; k++) {
         snap *s = &sn[RECAST][k];
         s->ok = qd_nearest(dq, &r->pts[3 * k], half_ext, &s->dref, s->pos);
+        r->raw_snapped[RECAST] += s->ok;
+        s->ok = s->ok && in_box(&r->pts[3 * k], s->pos);
         r->snapped[RECAST] += s->ok;
     }
     for (int k = 0; k + 1 < n; k++) {
         const snap *a = &sn[RECAST][k], *b = &sn[RECAST][k + 1];
         int oon = 0;
+        if (a->ok && b->ok)
+            conn[k] |= 8;
         if (a->ok && b->ok && qd_path_complete(dq, a->dref, a->pos, b->dref, b->pos, &oon))
             conn[k] |= 2;
         r->out_of_nodes += oon;
     }
     r->query_ms[RECAST] = bench_now_ms() - t0;
+    for (int k = 0; r->list_snaps && k < n; k++)
+        if (sn[OURS][k].ok != sn[RECAST][k].ok) {
+            const snap *s = &sn[sn[OURS][k].ok ? OURS : RECAST][k];
+            printf("  %s %s: point %d (%.2f, %.2f, %.2f) snapped only by %s, to (%.2f, %.2f, "
+                   "%.2f)\n",
+                   r->level, r->variant, k, r->pts[3 * k], r->pts[3 * k + 1], r->pts[3 * k + 2],
+                   sn[OURS][k].ok ? "onepath" : "recast", s->pos[0], s->pos[1], s->pos[2]);
+        }
     rc = 0;
 done:
     free(sn[0]);
@@ -228,8 +259,11 @@ static void tally_pairs(row *r, const unsigned char *conn, int npairs)
         r->only[side] = malloc((size_t)(npairs ? npairs : 1) * sizeof(int));
         for (int k = 0; k < npairs; k++) {
             r->connected[side] += (conn[k] >> side) & 1;
-            if (r->only[side] && conn[k] == (1u << side))
+            if (r->only[side] && (conn[k] & 3u) == (1u << side)) {
                 r->only[side][r->nonly[side]++] = k;
+                /* why the other side missed it: an end not snapped, or a partial path */
+                r->other_partial[side] += (conn[k] >> (2 + (1 - side))) & 1;
+            }
         }
     }
 }
@@ -328,7 +362,7 @@ static double pct(double a, double b)
 
 static void print_header(void)
 {
-    printf("%-22s %-7s %15s %15s %25s %11s %19s %9s\n", "level", "set", "polys op/rc",
+    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s\n", "level", "set", "polys op/rc",
            "verts op/rc", "coverage m2 op/rc (diff)", "snapped", "paths op/rc (diff)",
            "only op/rc");
 }
@@ -339,7 +373,7 @@ static void print_row(const row *r)
         printf("%-22s %-7s FAILED: %s\n", r->level, r->variant, r->err);
         return;
     }
-    char a[32], b[32], c[48], d[32], e[40], f[24];
+    char a[32], b[32], c[48], d[32], e[40], f[48];
     snprintf(a, sizeof a, "%ld/%ld", r->polys[0], r->polys[1]);
     snprintf(b, sizeof b, "%ld/%ld", r->verts[0], r->verts[1]);
     snprintf(c, sizeof c, "%.0f/%.0f (%+.2f%%)", r->coverage[0], r->coverage[1],
@@ -347,8 +381,9 @@ static void print_row(const row *r)
     snprintf(d, sizeof d, "%d/%d", r->snapped[0], r->snapped[1]);
     snprintf(e, sizeof e, "%d/%d (%+.2f%%)", r->connected[0], r->connected[1],
              pct(r->connected[0], r->connected[1]));
-    snprintf(f, sizeof f, "%d/%d", r->nonly[0], r->nonly[1]);
-    printf("%-22s %-7s %15s %15s %25s %11s %19s %9s\n", r->level, r->variant, a, b, c, d, e, f);
+    snprintf(f, sizeof f, "%d(%d)/%d(%d)", r->nonly[0], r->other_partial[0], r->nonly[1],
+             r->other_partial[1]);
+    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s\n", r->level, r->variant, a, b, c, d, e, f);
 }
 
 static void print_pairs(const row *r)
@@ -372,12 +407,12 @@ static void print_json(const row *rows, int n)
                r->variant, r->ok ? "true" : "false");
         if (r->ok)
             printf(", \"polys\": [%ld, %ld], \"verts\": [%ld, %ld], \"coverage\": [%.3f, %.3f], "
-                   "\"snapped\": [%d, %d], \"pairs\": %d, \"connected\": [%d, %d], "
-                   "\"only\": [%d, %d], \"detour_out_of_nodes\": %d, \"build_ms\": [%.1f, %.1f], "
+                   "\"snapped\": [%d, %d], \"raw_snapped\": [%d, %d], \"pairs\": %d, \"connected\": [%d, %d], "
+                   "\"only\": [%d, %d], \"only_other_partial\": [%d, %d], \"detour_out_of_nodes\": %d, \"build_ms\": [%.1f, %.1f], "
                    "\"query_ms\": [%.1f, %.1f]",
                    r->polys[0], r->polys[1], r->verts[0], r->verts[1], r->coverage[0],
-                   r->coverage[1], r->snapped[0], r->snapped[1], r->npairs, r->connected[0],
-                   r->connected[1], r->nonly[0], r->nonly[1], r->out_of_nodes, r->build_ms[0],
+                   r->coverage[1], r->snapped[0], r->snapped[1], r->raw_snapped[0], r->raw_snapped[1], r->npairs, r->connected[0],
+                   r->connected[1], r->nonly[0], r->nonly[1], r->other_partial[0], r->other_partial[1], r->out_of_nodes, r->build_ms[0],
                    r->build_ms[1], r->query_ms[0], r->query_ms[1]);
         printf("}");
     }
@@ -391,19 +426,21 @@ static int usage(void)
     fprintf(stderr,
             "usage: onepath-quality [--level PATH]... [--gen KIND:SIZE]... "
             "[--variant demo|fine|layers]...\n"
-            "                       [--points N] [--seed S] [--threads N] [--pairs] [--json]\n"
+            "                       [--points N] [--seed S] [--threads N] [--pairs] [--snaps] [--json]\n"
             "Default: every generated kind at %d m and %s/levels/*.obj, all variants.\n",
             GEN_SIZE, OP_SHARED_DIR);
     return 2;
 }
+
+static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
 
 static void default_levels(options *o)
 {
     for (size_t i = 0; i < sizeof gen_kinds / sizeof gen_kinds[0]; i++)
         snprintf(o->levels[o->nlevels++], sizeof o->levels[0], "gen:%s:%d:1", gen_kinds[i],
                  GEN_SIZE);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/levels", OP_SHARED_DIR);
+    char dir[200];
+    snprintf(dir, sizeof dir, "%.190s/levels", OP_SHARED_DIR);
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -416,9 +453,9 @@ static void default_levels(options *o)
             snprintf(names[n++], sizeof names[0], "%s", de->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+    qsort(names, (size_t)n, sizeof names[0], cmp_name);
     for (int i = 0; i < n && o->nlevels < MAX_LEVELS; i++)
-        snprintf(o->levels[o->nlevels++], sizeof o->levels[0], "%s/%.255s", dir, names[i]);
+        snprintf(o->levels[o->nlevels++], sizeof o->levels[0], "%s/%.250s", dir, names[i]);
 }
 
 static int parse(int argc, char **argv, options *o)
@@ -451,6 +488,8 @@ static int parse(int argc, char **argv, options *o)
             o->threads = atoi(argv[++i]);
         else if (!strcmp(a, "--pairs"))
             o->pairs = 1;
+        else if (!strcmp(a, "--snaps"))
+            o->snaps = 1;
         else if (!strcmp(a, "--json"))
             o->json = 1;
         else
@@ -494,6 +533,7 @@ int main(int argc, char **argv)
             row *r = &rows[nrows++];
             level_label(o.levels[l], r->level, sizeof r->level);
             r->variant = variants[v].name;
+            r->list_snaps = o.snaps;
             op_settings s;
             op_settings_default(&s);
             op_err e;

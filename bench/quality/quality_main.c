@@ -25,6 +25,7 @@
 #include "onepath/build.h"
 #include "onepath/hash.h"
 #include "onepath/levelgen.h"
+#include "onepath/limits.h"
 #include "onepath/obj.h"
 #include "onepath/query.h"
 #include "quality_detour.h"
@@ -77,7 +78,12 @@ typedef struct row {
     int *only[2]; /* pair indices only side k connects */
     int nonly[2];
     int other_partial[2];
-    int list_snaps; /* print the points only one side snaps */ /* of those, the other side snapped both ends (so: partial path) */
+    int list_snaps; /* print the points only one side snaps */
+    long portals[3];
+    /* onepath portal edges: linked, refused by height, facing nothing */ /* of those, the other
+                                                                             side snapped both
+                                                                             ends (so: partial
+                                                                             path) */
     double *pts; /* the sampled points, 3 per point */
 } row;
 
@@ -162,6 +168,67 @@ static void ours_counts(const op_mesh *m, row *r)
         r->verts[OURS] += t->nverts;
         for (int p = 0; p < t->npolys; p++)
             r->coverage[OURS] += poly_area_xz(t, p);
+    }
+}
+
+/* Portal edges of onepath's mesh: linked; unlinked although the neighbour cell has an
+ * overlapping opposite portal edge (the §5.3 height rule refused them); unlinked facing a
+ * built neighbour cell with no portal edge over that stretch (the two tiles' builds
+ * disagree about the walkable surface there). Portals facing an empty cell are the
+ * level's edge and are not counted. */
+static const int side_dx[4] = {-1, 0, 1, 0}, side_dz[4] = {0, 1, 0, -1};
+
+static int opposite_overlap(const op_mesh *m, int tj, int side, int ax, double a0, double a1)
+{
+    const op_tile *u = op_mesh_tile(m, tj);
+    unsigned want = OP_NEI_PORTAL | (unsigned)((side + 2) % 4);
+    for (int q = 0; q < u->npolys; q++) {
+        int nq = op_tile_poly_nverts(u, q);
+        for (int j = 0; j < nq; j++) {
+            if (u->neis[(size_t)q * u->nvp + j] != want)
+                continue;
+            double c[3], d[3];
+            op_tile_world_vert(u, u->polys[(size_t)q * u->nvp + j], c);
+            op_tile_world_vert(u, u->polys[(size_t)q * u->nvp + (j + 1) % nq], d);
+            if (fmax(a0, fmin(c[ax], d[ax])) < fmin(a1, fmax(c[ax], d[ax])))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void portal_stats(const op_mesh *m, row *r)
+{
+    for (int ti = 0; ti < op_mesh_tile_count(m); ti++) {
+        const op_tile *t = op_mesh_tile(m, ti);
+        for (int p = 0; p < t->npolys; p++) {
+            int n = op_tile_poly_nverts(t, p);
+            for (int k = 0; k < n; k++) {
+                unsigned v = t->neis[(size_t)p * t->nvp + k];
+                const op_link *l;
+                if (!(v & OP_NEI_PORTAL))
+                    continue;
+                if (op_mesh_edge_links(m, ti, p, k, &l) > 0) {
+                    r->portals[0]++;
+                    continue;
+                }
+                int side = (int)(v & 3u), ax = (side == 0 || side == 2) ? 2 : 0, cell = 0, over = 0;
+                double a[3], b[3];
+                op_tile_world_vert(t, t->polys[(size_t)p * t->nvp + k], a);
+                op_tile_world_vert(t, t->polys[(size_t)p * t->nvp + (k + 1) % n], b);
+                for (int layer = 0; layer < OP_MAX_LAYERS && !over; layer++) {
+                    int tj =
+                        op_mesh_find_tile(m, t->tx + side_dx[side], t->tz + side_dz[side], layer);
+                    if (tj < 0)
+                        break;
+                    cell = 1;
+                    over =
+                        opposite_overlap(m, tj, side, ax, fmin(a[ax], b[ax]), fmax(a[ax], b[ax]));
+                }
+                r->portals[1] += over;
+                r->portals[2] += cell && !over;
+            }
+        }
     }
 }
 
@@ -333,6 +400,7 @@ static void run_row(const options *o, const op_soup *soup, const op_settings *s,
         build_recast(soup, s, o->threads, &nav, r))
         goto done;
     ours_counts(m, r);
+    portal_stats(m, r);
     qd_counts(nav, &r->polys[RECAST], &r->verts[RECAST], &r->coverage[RECAST]);
     r->pts = sample_points(soup, o->points, seed);
     dq = qd_query_create(nav, DETOUR_NODES);
@@ -362,9 +430,9 @@ static double pct(double a, double b)
 
 static void print_header(void)
 {
-    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s\n", "level", "set", "polys op/rc",
-           "verts op/rc", "coverage m2 op/rc (diff)", "snapped", "paths op/rc (diff)",
-           "only op/rc");
+    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s %11s\n", "level", "set", "polys op/rc",
+           "verts op/rc", "coverage m2 op/rc (diff)", "snapped", "paths op/rc (diff)", "only op/rc",
+           "gaps h/e");
 }
 
 static void print_row(const row *r)
@@ -383,7 +451,10 @@ static void print_row(const row *r)
              pct(r->connected[0], r->connected[1]));
     snprintf(f, sizeof f, "%d(%d)/%d(%d)", r->nonly[0], r->other_partial[0], r->nonly[1],
              r->other_partial[1]);
-    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s\n", r->level, r->variant, a, b, c, d, e, f);
+    char g[32];
+    snprintf(g, sizeof g, "%ld/%ld", r->portals[1], r->portals[2]);
+    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s %11s\n", r->level, r->variant, a, b, c, d, e,
+           f, g);
 }
 
 static void print_pairs(const row *r)
@@ -407,13 +478,17 @@ static void print_json(const row *rows, int n)
                r->variant, r->ok ? "true" : "false");
         if (r->ok)
             printf(", \"polys\": [%ld, %ld], \"verts\": [%ld, %ld], \"coverage\": [%.3f, %.3f], "
-                   "\"snapped\": [%d, %d], \"raw_snapped\": [%d, %d], \"pairs\": %d, \"connected\": [%d, %d], "
-                   "\"only\": [%d, %d], \"only_other_partial\": [%d, %d], \"detour_out_of_nodes\": %d, \"build_ms\": [%.1f, %.1f], "
+                   "\"snapped\": [%d, %d], \"raw_snapped\": [%d, %d], \"pairs\": %d, "
+                   "\"connected\": [%d, %d], "
+                   "\"only\": [%d, %d], \"only_other_partial\": [%d, %d], \"portals\": [%ld, %ld, "
+                   "%ld], \"detour_out_of_nodes\": %d, \"build_ms\": [%.1f, %.1f], "
                    "\"query_ms\": [%.1f, %.1f]",
                    r->polys[0], r->polys[1], r->verts[0], r->verts[1], r->coverage[0],
-                   r->coverage[1], r->snapped[0], r->snapped[1], r->raw_snapped[0], r->raw_snapped[1], r->npairs, r->connected[0],
-                   r->connected[1], r->nonly[0], r->nonly[1], r->other_partial[0], r->other_partial[1], r->out_of_nodes, r->build_ms[0],
-                   r->build_ms[1], r->query_ms[0], r->query_ms[1]);
+                   r->coverage[1], r->snapped[0], r->snapped[1], r->raw_snapped[0],
+                   r->raw_snapped[1], r->npairs, r->connected[0], r->connected[1], r->nonly[0],
+                   r->nonly[1], r->other_partial[0], r->other_partial[1], r->portals[0],
+                   r->portals[1], r->portals[2], r->out_of_nodes, r->build_ms[0], r->build_ms[1],
+                   r->query_ms[0], r->query_ms[1]);
         printf("}");
     }
     printf("\n]\n");
@@ -426,13 +501,17 @@ static int usage(void)
     fprintf(stderr,
             "usage: onepath-quality [--level PATH]... [--gen KIND:SIZE]... "
             "[--variant demo|fine|layers]...\n"
-            "                       [--points N] [--seed S] [--threads N] [--pairs] [--snaps] [--json]\n"
+            "                       [--points N] [--seed S] [--threads N] [--pairs] [--snaps] "
+            "[--json]\n"
             "Default: every generated kind at %d m and %s/levels/*.obj, all variants.\n",
             GEN_SIZE, OP_SHARED_DIR);
     return 2;
 }
 
-static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
 
 static void default_levels(options *o)
 {

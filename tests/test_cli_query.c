@@ -106,3 +106,25 @@ Test(cli_query, render_and_export)
     remove(svg);
     remove(obj);
 }
+
+/* Baked blobs read back with --tiles give the same mesh as the level build. */
+Test(cli_query, tiles_dir_matches_the_level_build)
+{
+    char dir[256], args[1024];
+    snprintf(dir, sizeof dir, "/tmp/op_cli_query_tiles_%d", (int)getpid());
+    int st;
+    snprintf(args, sizeof args, "bake " LEVEL " --out %s --threads 2", dir);
+    char *out = run(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    char *a = run("path " LEVEL " --from 2,0,3 --to 30,0,29 --json", &st);
+    cr_assert_eq(st, 0, "%s", a);
+    snprintf(args, sizeof args, "path --tiles %s --from 2,0,3 --to 30,0,29 --json", dir);
+    char *b = run(args, &st);
+    cr_assert_eq(st, 0, "%s", b);
+    cr_expect_str_eq(a, b);
+    free(a);
+    free(b);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_expect_eq(system(args), 0);
+}

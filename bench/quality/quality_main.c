@@ -253,25 +253,21 @@ static int in_box(const double p[3], const double q[3])
     return 1;
 }
 
-/* Snaps every point on both sides; pair i joins points i and i + 1. */
-static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char *conn)
+/* onepath: snap every point, then path every consecutive pair (conn bits 4 and 1). */
+static int ours_queries(const op_mesh *m, row *r, int n, snap *sn, unsigned char *conn)
 {
-    snap *sn[2] = {calloc((size_t)n, sizeof(snap)), calloc((size_t)n, sizeof(snap))};
     op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
-    int rc = -1;
-    if (!sn[0] || !sn[1] || !out || !scratch)
-        goto done;
     double t0 = bench_now_ms();
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; out && scratch && k < n; k++) {
         op_err e;
-        snap *s = &sn[OURS][k];
+        snap *s = &sn[k];
         s->ok = op_query_nearest(m, &r->pts[3 * k], half_ext, NULL, &s->ref, s->pos, &e) == OP_OK;
         r->raw_snapped[OURS] += s->ok;
         s->ok = s->ok && in_box(&r->pts[3 * k], s->pos);
         r->snapped[OURS] += s->ok;
     }
-    for (int k = 0; k + 1 < n; k++) {
-        const snap *a = &sn[OURS][k], *b = &sn[OURS][k + 1];
+    for (int k = 0; out && scratch && k + 1 < n; k++) {
+        const snap *a = &sn[k], *b = &sn[k + 1];
         op_path p;
         op_err e;
         op_arena_reset(out);
@@ -284,16 +280,25 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
             conn[k] |= 1;
     }
     r->query_ms[OURS] = bench_now_ms() - t0;
-    t0 = bench_now_ms();
+    int rc = (out && scratch) ? 0 : -1;
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    return rc;
+}
+
+/* Detour: the same with findNearestPoly and findPath (conn bits 8 and 2). */
+static void recast_queries(void *dq, row *r, int n, snap *sn, unsigned char *conn)
+{
+    double t0 = bench_now_ms();
     for (int k = 0; k < n; k++) {
-        snap *s = &sn[RECAST][k];
+        snap *s = &sn[k];
         s->ok = qd_nearest(dq, &r->pts[3 * k], half_ext, &s->dref, s->pos);
         r->raw_snapped[RECAST] += s->ok;
         s->ok = s->ok && in_box(&r->pts[3 * k], s->pos);
         r->snapped[RECAST] += s->ok;
     }
     for (int k = 0; k + 1 < n; k++) {
-        const snap *a = &sn[RECAST][k], *b = &sn[RECAST][k + 1];
+        const snap *a = &sn[k], *b = &sn[k + 1];
         int oon = 0;
         if (a->ok && b->ok)
             conn[k] |= 8;
@@ -302,7 +307,11 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
         r->out_of_nodes += oon;
     }
     r->query_ms[RECAST] = bench_now_ms() - t0;
-    for (int k = 0; r->list_snaps && k < n; k++)
+}
+
+static void list_snaps(const row *r, int n, snap *const sn[2])
+{
+    for (int k = 0; k < n; k++)
         if (sn[OURS][k].ok != sn[RECAST][k].ok) {
             const snap *s = &sn[sn[OURS][k].ok ? OURS : RECAST][k];
             printf("  %s %s: point %d (%.2f, %.2f, %.2f) snapped only by %s, to (%.2f, %.2f, "
@@ -310,12 +319,21 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
                    r->level, r->variant, k, r->pts[3 * k], r->pts[3 * k + 1], r->pts[3 * k + 2],
                    sn[OURS][k].ok ? "onepath" : "recast", s->pos[0], s->pos[1], s->pos[2]);
         }
-    rc = 0;
-done:
+}
+
+/* Snaps every point on both sides; pair i joins points i and i + 1. */
+static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char *conn)
+{
+    snap *sn[2] = {calloc((size_t)n, sizeof(snap)), calloc((size_t)n, sizeof(snap))};
+    int rc = -1;
+    if (sn[0] && sn[1] && ours_queries(m, r, n, sn[OURS], conn) == 0) {
+        recast_queries(dq, r, n, sn[RECAST], conn);
+        if (r->list_snaps)
+            list_snaps(r, n, sn);
+        rc = 0;
+    }
     free(sn[0]);
     free(sn[1]);
-    op_arena_destroy(out);
-    op_arena_destroy(scratch);
     return rc;
 }
 
@@ -584,6 +602,18 @@ static int parse(int argc, char **argv, options *o)
     return 0;
 }
 
+static void variant_settings(const variant *v, op_settings *s)
+{
+    op_settings_default(s);
+    for (int k = 0; v->sets[k]; k++) {
+        char key[64];
+        op_err e;
+        const char *eq = strchr(v->sets[k], '=');
+        snprintf(key, sizeof key, "%.*s", (int)(eq - v->sets[k]), v->sets[k]);
+        op_settings_set(s, key, eq + 1, &e); /* the table's keys and values are valid */
+    }
+}
+
 static void level_label(const char *spec, char *out, size_t n)
 {
     const char *slash = strrchr(spec, '/');
@@ -614,15 +644,7 @@ int main(int argc, char **argv)
             r->variant = variants[v].name;
             r->list_snaps = o.snaps;
             op_settings s;
-            op_settings_default(&s);
-            op_err e;
-            for (int k = 0; variants[v].sets[k]; k++) {
-                char key[64];
-                const char *eq = strchr(variants[v].sets[k], '=');
-                snprintf(key, sizeof key, "%.*s", (int)(eq - variants[v].sets[k]),
-                         variants[v].sets[k]);
-                op_settings_set(&s, key, eq + 1, &e);
-            }
+            variant_settings(&variants[v], &s);
             if (!loaded)
                 snprintf(r->err, sizeof r->err, "%s", err);
             else

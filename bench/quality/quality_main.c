@@ -663,11 +663,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < nrows; i++)
             print_pairs(&rows[i]);
     }
+    int bad = 0;
     for (int i = 0; i < nrows; i++) {
+        bad |= !rows[i].ok;
         free(rows[i].only[0]);
         free(rows[i].only[1]);
         free(rows[i].pts);
     }
     free(rows);
-    return 0;
+    return bad ? 1 : 0; /* a failed build fails the run (and the smoke test) */
 }

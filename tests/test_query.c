@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "onepath/query.h"
 #include "op_handmesh.h"
@@ -300,5 +301,61 @@ Test(query, area_costs_change_the_route, .init = setup, .fini = teardown)
     cr_assert_eq(op_query_path(m, &f, s, a, g, b, out, scratch, &path, &e), OP_OK);
     cr_expect_eq(path.partial, 1);
     cr_expect_eq(path.npolys, 1);
+    op_mesh_destroy(m);
+}
+
+/* The filter applies to the point queries too; refusals of the corridor search. */
+Test(query, filters_and_refusals, .init = setup, .fini = teardown)
+{
+    op_mesh *m = t_junction();
+    op_err e;
+    op_polyref r;
+    double c[3], y;
+    const double half[3] = {2, 4, 2}, p[3] = {5, 0, 5};
+    op_query_filter f;
+    op_query_filter_default(&f);
+    f.exclude_flags = 1;
+    cr_expect_eq(op_query_nearest(m, p, half, &f, &r, c, &e), OP_ENOTFOUND);
+    cr_expect_eq(op_query_height(m, p, 1.0, &f, &r, &y, &e), OP_ENOTFOUND);
+    op_query_filter_default(&f);
+    f.area_cost[63] = -1.0; /* every polygon here is area 63 */
+    cr_expect_eq(op_query_nearest(m, p, half, &f, &r, c, &e), OP_ENOTFOUND);
+    op_path path;
+    op_polyref bad = {7, 0}, ok = {0, 0};
+    cr_expect_eq(op_query_path(m, NULL, bad, p, ok, p, out, scratch, &path, &e), OP_EINVAL);
+    op_polyref badp = {0, 5};
+    cr_expect_eq(op_query_path(m, NULL, ok, p, badp, p, out, scratch, &path, &e), OP_EINVAL);
+    op_straight_path sp;
+    cr_expect_eq(op_query_straight(m, &ok, 0, p, p, out, scratch, &sp, &e), OP_EINVAL);
+    /* An unstitched mesh is refused by the corridor search. */
+    static const float sq[] = {0, 0, 0, 10, 0, 0, 10, 0, 10, 0, 0, 10};
+    static const int psq[] = {0, 1, 2, 3, -1, -1};
+    op_tile t;
+    tile_of(3, 3, 0, 0.0, sq, 4, psq, 1, NULL, &t);
+    op_mesh *u;
+    cr_assert_eq(op_mesh_create(&S, &u, &e), OP_OK);
+    cr_assert_eq(op_mesh_add_tile(u, &t, &e), OP_OK);
+    cr_expect_eq(op_query_path(u, NULL, ok, p, ok, p, out, scratch, &path, &e), OP_EINVAL);
+    cr_expect(strstr(e.msg, "not stitched") != NULL, "%s", e.msg);
+    op_mesh_destroy(u);
+    op_mesh_destroy(m);
+}
+
+/* Out of memory in the search scratch is reported, not a crash. */
+Test(query, search_out_of_memory, .init = setup, .fini = teardown)
+{
+    op_mesh *m = u_corridor();
+    op_err e;
+    const double a[3] = {7, 0, 7}, b[3] = {13, 0, 7};
+    op_polyref s = {0, 0}, g = {1, 2};
+    op_path p;
+    for (long n = 0; n < 4; n++) {
+        op_arena_fail_after(scratch, n);
+        op_status st = op_query_path(m, NULL, s, a, g, b, out, scratch, &p, &e);
+        cr_expect(st == OP_ENOMEM, "fail after %ld: %d", n, st);
+        op_arena_fail_after(scratch, -1);
+        op_arena_reset(scratch);
+    }
+    cr_expect_eq(op_query_path(m, NULL, s, a, g, b, out, scratch, &p, &e), OP_OK);
     op_mesh_destroy(m);
 }

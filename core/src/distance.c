@@ -181,7 +181,7 @@ static void mark_boundary(const op_chf *chf, uint32_t *dist)
     }
 }
 
-static uint32_t min_plus(uint32_t v, uint32_t d, uint32_t w)
+static inline uint32_t min_plus(uint32_t v, uint32_t d, uint32_t w)
 {
     uint64_t c = (uint64_t)d + w;
     return c < v ? (uint32_t)c : v;
@@ -190,8 +190,8 @@ static uint32_t min_plus(uint32_t v, uint32_t d, uint32_t w)
 /* v lowered by the steps of one quadrant: the orthogonal step in d1 and the diagonal
  * (d1, d2) both ways round. Steps are symmetric, so pulling from a neighbour is the same
  * as the neighbour's step to s. */
-static uint32_t pull_quadrant(const op_chf *chf, const uint32_t *dist, uint32_t s, int d1, int d2,
-                              uint32_t v)
+static inline uint32_t pull_quadrant(const op_chf *chf, const uint32_t *dist, uint32_t s, int d1,
+                                     int d2, uint32_t v)
 {
     const uint32_t *l = chf->links[s];
     if (l[d1] != OP_NO_LINK) {
@@ -210,12 +210,12 @@ static uint32_t pull_quadrant(const op_chf *chf, const uint32_t *dist, uint32_t 
 
 /* The neighbours of lower span index are those at -x, -z, (-x,-z) and (+x,-z) (cells are
  * z-major); a forward sweep pulls from them, a backward sweep from the others. */
-static uint32_t pull_earlier(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
+static inline uint32_t pull_earlier(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
 {
     return pull_quadrant(chf, dist, s, 3, 2, pull_quadrant(chf, dist, s, 0, 3, v));
 }
 
-static uint32_t pull_later(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
+static inline uint32_t pull_later(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
 {
     return pull_quadrant(chf, dist, s, 1, 0, pull_quadrant(chf, dist, s, 2, 1, v));
 }

@@ -87,7 +87,7 @@ static void fill_spans(const op_heightfield *hf, op_chf *chf)
 
 /* §5 rule 4's condition, symmetric in a and b: floors within the climb and a common
  * opening of at least the walkable height. */
-static int can_link(const op_chf *chf, uint32_t a, uint32_t b)
+static inline int can_link(const op_chf *chf, uint32_t a, uint32_t b)
 {
     int ya = chf->y[a], yb = chf->y[b];
     if (yb > ya + chf->walkable_climb || yb < ya - chf->walkable_climb)

@@ -135,54 +135,40 @@ static void link_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32
     }
 }
 
-/* Sets direction d of spans [a0, a1) to none. */
-static void unlink_all(op_chf *chf, uint32_t a0, uint32_t a1, int d)
-{
-    for (uint32_t a = a0; a < a1; a++)
-        chf->links[a][d] = OP_NO_LINK;
-}
-
-/* One pair of adjacent cells. Most cells hold zero or one span: an empty side links
- * nothing, and two single spans link each other iff the symmetric condition holds
- * (each is then the other's only candidate), which is link_pair's answer without its
- * passes. */
+/* One pair of adjacent non-empty cells. Most cells hold one span: two single spans
+ * link each other iff the symmetric condition holds (each is then the other's only
+ * candidate), which is link_pair's answer without its passes. */
 static inline void link_cells_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1,
                                    int d)
 {
-    int o = (d + 2) & 3;
-    if (a0 == a1 || b0 == b1) {
-        unlink_all(chf, a0, a1, d);
-        unlink_all(chf, b0, b1, o);
-    } else if (a1 - a0 == 1 && b1 - b0 == 1) {
-        int ok = can_link(chf, a0, b0);
-        chf->links[a0][d] = ok ? b0 : OP_NO_LINK;
-        chf->links[b0][o] = ok ? a0 : OP_NO_LINK;
+    if (a1 - a0 == 1 && b1 - b0 == 1) {
+        if (can_link(chf, a0, b0)) {
+            chf->links[a0][d] = b0;
+            chf->links[b0][(d + 2) & 3] = a0;
+        }
     } else {
         link_pair(chf, a0, a1, b0, b1, d);
     }
 }
 
-/* Links toward outside the grid are none (rule 4). */
+/* Every link starts as none (rule 4: outside the grid, or an empty neighbour cell, gives
+ * none), then each pair of adjacent non-empty cells is linked once, through its +x and
+ * +z neighbours. Tile grids are mostly empty cells, which this skips. */
 static void link_cells(op_chf *chf)
 {
     int w = chf->width, dep = chf->depth;
     const uint32_t *cells = chf->cells;
+    memset(chf->links, 0xff, (size_t)chf->span_count * sizeof *chf->links);
     for (int z = 0; z < dep; z++)
         for (int x = 0; x < w; x++) {
             int c = x + z * w;
             uint32_t a0 = cells[c], a1 = cells[c + 1];
-            if (x == 0)
-                unlink_all(chf, a0, a1, 0);
-            if (z == 0)
-                unlink_all(chf, a0, a1, 3);
-            if (x + 1 < w)
+            if (a0 == a1)
+                continue;
+            if (x + 1 < w && cells[c + 2] != a1)
                 link_cells_pair(chf, a0, a1, a1, cells[c + 2], 2);
-            else
-                unlink_all(chf, a0, a1, 2);
-            if (z + 1 < dep)
+            if (z + 1 < dep && cells[c + w] != cells[c + w + 1])
                 link_cells_pair(chf, a0, a1, cells[c + w], cells[c + w + 1], 1);
-            else
-                unlink_all(chf, a0, a1, 1);
         }
 }
 

@@ -70,6 +70,9 @@ static run_result run_in(const char *dir, const char *const *args)
         n++;
     }
     argv[n] = NULL;
+    cr_assert_eq(access(ONEPATH, X_OK), 0,
+                 "%s is missing: build the whole tree (target onepath_cli) before this test",
+                 ONEPATH);
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_neq(pid, -1, "fork failed");

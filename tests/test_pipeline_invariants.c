@@ -26,6 +26,7 @@
 /* What one run saw, so that a test can assert it covered something. */
 typedef struct inv_stats {
     long tiles, built, regions, contours, islands, holes, portals, shared_edges, fallbacks;
+    long near; /* raw vertices checked to lie within MaxError */
 } inv_stats;
 
 typedef struct tile_ctx {
@@ -353,6 +354,43 @@ static long check_portals(const tile_ctx *t, const op_contour *c, const op_raw_l
     return n;
 }
 
+/* Squared distance from (px, pz) to the segment a b (double; the foot clamped to the
+ * segment). */
+static double seg_dist2(double px, double pz, const op_contour_vert *a, const op_contour_vert *b)
+{
+    double dx = b->x - a->x, dz = b->z - a->z, wx = px - a->x, wz = pz - a->z;
+    double l2 = dx * dx + dz * dz, u = l2 > 0 ? (wx * dx + wz * dz) / l2 : 0.0;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    double ex = wx - u * dx, ez = wz - u * dz;
+    return ex * ex + ez * ez;
+}
+
+/* §6: every raw vertex of a wall stretch (every raw vertex without straight region
+ * borders) lies within MaxError of the simplified outline. Returns the number checked. */
+static long check_within_error(const tile_ctx *t, const op_contour *c, const op_raw_loop *lp)
+{
+    double e2 = t->s->contour_max_error * t->s->contour_max_error;
+    int all = !t->s->straight_region_borders || t->s->contour_max_error == 0.0;
+    long n = 0;
+    for (int i = 0; i < lp->nverts; i++) {
+        const op_contour_vert *v = &lp->verts[i];
+        if (!all && v->neighbour != 0)
+            continue;
+        double best = -1;
+        for (int k = 0; k < c->nverts && best != 0; k++) {
+            double d = seg_dist2(v->x, v->z, &c->verts[k], &c->verts[(k + 1) % c->nverts]);
+            if (best < 0 || d < best)
+                best = d;
+        }
+        cr_assert_leq(best, e2 + 1e-9,
+                      "%s: region %d: raw vertex (%d, %d) neighbour %d is %g cells from the "
+                      "simplified outline (MaxError %g)",
+                      t->what, c->region, v->x, v->z, v->neighbour, best, t->s->contour_max_error);
+        n++;
+    }
+    return n;
+}
+
 /* Contours: per non-border region with spans, one contour per positive raw loop, in
  * discovery order, whose raw outline is that loop; >= 3 vertices, counter-clockwise;
  * portals kept. Raw loops are those of the trace. */
@@ -383,9 +421,12 @@ static void check_contours(const tile_ctx *t, const op_contour_trace *tr, const 
             cr_assert_gt(loop_area2(c->verts, c->nverts), 0,
                          "%s: region %d contour is not counter-clockwise", t->what, id);
             sx->portals += check_portals(t, c, &c->raw);
+            sx->near += check_within_error(t, c, &c->raw);
             if (c->nholes == c->nraw_holes)
-                for (int h = 0; h < c->nraw_holes; h++)
+                for (int h = 0; h < c->nraw_holes; h++) {
                     sx->portals += check_portals(t, c, &c->raw_holes[h]);
+                    sx->near += check_within_error(t, c, &c->raw_holes[h]);
+                }
             sx->holes += c->nholes;
             sx->contours++;
         }
@@ -457,9 +498,9 @@ static void check_tile(const op_level *lvl, int tx, int tz, const char *name, op
     op_tile_stages st;
     op_err e;
     char what[160];
-    snprintf(what, sizeof what, "%s %s error %g areas %d/%d tile (%d, %d)", name,
+    snprintf(what, sizeof what, "%s %s error %g areas %d/%d straight %d tile (%d, %d)", name,
              op_partition_name(s->partition), s->contour_max_error, s->min_region_area,
-             s->merge_region_area, tx, tz);
+             s->merge_region_area, s->straight_region_borders, tx, tz);
     op_status rc = op_level_build_stages(lvl, tx, tz, OP_STAGE_CONTOURS, 1, out, scratch, &st, &e);
     cr_assert_eq(rc, OP_OK, "%s: %s", what, e.msg);
     sx->tiles++;
@@ -520,9 +561,11 @@ static void check_tile(const op_level *lvl, int tx, int tz, const char *name, op
 typedef struct variant {
     double max_error;
     int min_area, merge_area;
+    int straight;
 } variant;
 
-static const variant variants[] = {{1.3, 64, 400}, {0.0, 64, 400}, {0.0, 8, 20}, {1.3, 8, 20}};
+static const variant variants[] = {
+    {1.3, 64, 400, 1}, {0.0, 64, 400, 1}, {0.0, 8, 20, 1}, {1.3, 8, 20, 1}, {1.3, 8, 20, 0}};
 
 static void check_level(const op_soup *soup, op_partition p, const variant *v, const char *name,
                         inv_stats *sx)
@@ -533,6 +576,7 @@ static void check_level(const op_soup *soup, op_partition p, const variant *v, c
     s.contour_max_error = v->max_error;
     s.min_region_area = v->min_area;
     s.merge_region_area = v->merge_area;
+    s.straight_region_borders = v->straight;
     op_level *lvl;
     op_err e;
     cr_assert_eq(op_level_create(soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s: %s", name, e.msg);
@@ -574,9 +618,9 @@ static void run_generated(op_partition p)
     cr_assert_gt(sx.islands + sx.holes, 0);
     cr_assert_gt(sx.shared_edges, 0);
     cr_log_info("%s: %ld tiles, %ld built, %ld regions, %ld contours, %ld islands, %ld holes, "
-                "%ld portals, %ld shared edges, %ld raw fallbacks",
+                "%ld portals, %ld shared edges, %ld raw fallbacks, %ld near",
                 op_partition_name(p), sx.tiles, sx.built, sx.regions, sx.contours, sx.islands,
-                sx.holes, sx.portals, sx.shared_edges, sx.fallbacks);
+                sx.holes, sx.portals, sx.shared_edges, sx.fallbacks, sx.near);
 }
 
 static void run_dungeon(op_partition p)
@@ -594,9 +638,9 @@ static void run_dungeon(op_partition p)
     if (p != OP_PARTITION_LAYERS)
         cr_assert_gt(sx.shared_edges, 0);
     cr_log_info("dungeon %s: %ld tiles, %ld built, %ld regions, %ld contours, %ld islands, "
-                "%ld holes, %ld portals, %ld shared edges, %ld raw fallbacks",
+                "%ld holes, %ld portals, %ld shared edges, %ld raw fallbacks, %ld near",
                 op_partition_name(p), sx.tiles, sx.built, sx.regions, sx.contours, sx.islands,
-                sx.holes, sx.portals, sx.shared_edges, sx.fallbacks);
+                sx.holes, sx.portals, sx.shared_edges, sx.fallbacks, sx.near);
     op_arena_destroy(a);
 }
 

@@ -1,7 +1,8 @@
 /*
  * The invariants of build3d-regions.md (§2–§6) checked on the real tile pipeline
  * (op_level_build_stages up to contours) of generated levels of every kind and of the
- * shared dungeon level, for the three partitions.
+ * shared levels (dungeon.obj, undulating.obj), for the three partitions and five
+ * settings variants (default, MaxError 0, small region areas, straight borders off).
  *
  * Each tile's regions come cut (build3d-polys.md §2.3: every region span outside the
  * core cells joins the border region). The partition itself (§2–§5) is recomputed from
@@ -598,50 +599,62 @@ static void check_level(const op_soup *soup, op_partition p, const variant *v, c
 static const char *const kinds[] = {"flat",       "terrain", "stairs", "rooms",
                                     "multifloor", "ramp",    "pillars"};
 
+static void log_stats(const char *what, op_partition p, const inv_stats *sx)
+{
+    cr_log_info("%s %s: %ld tiles, %ld built, %ld regions, %ld contours, %ld islands, %ld holes, "
+                "%ld portals, %ld shared edges, %ld raw fallbacks, %ld raw vertices near",
+                what, op_partition_name(p), sx->tiles, sx->built, sx->regions, sx->contours,
+                sx->islands, sx->holes, sx->portals, sx->shared_edges, sx->fallbacks, sx->near);
+}
+
+/* Generated levels of every kind, seeds 1..2 (OP_INVARIANT_SEEDS=N and
+ * OP_INVARIANT_SIZE=M explore further when hunting bugs). */
 static void run_generated(op_partition p)
 {
     inv_stats sx = {0};
+    const char *env_seeds = getenv("OP_INVARIANT_SEEDS"), *env_size = getenv("OP_INVARIANT_SIZE");
+    int nseeds = env_seeds ? atoi(env_seeds) : 2, size = env_size ? atoi(env_size) : 64;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        for (uint64_t seed = 1; seed <= 2; seed++) {
+        for (int seed = 1; seed <= nseeds; seed++) {
             op_arena *a = op_arena_create(0);
             op_soup soup;
             op_err e;
-            cr_assert_eq(op_levelgen(kinds[k], 64, seed, a, &soup, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(op_levelgen(kinds[k], size, (uint64_t)seed, a, &soup, &e), OP_OK, "%s",
+                         e.msg);
             char name[64];
-            snprintf(name, sizeof name, "gen %s 64 seed %d", kinds[k], (int)seed);
+            snprintf(name, sizeof name, "gen %s %d seed %d", kinds[k], size, seed);
             long before = sx.contours;
             for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
                 check_level(&soup, p, &variants[v], name, &sx);
             cr_assert_gt(sx.contours, before, "%s: no contour at all", name);
             op_arena_destroy(a);
         }
-    cr_assert_gt(sx.islands + sx.holes, 0);
+    cr_assert_gt(sx.islands, 0);
+    cr_assert_gt(sx.holes, 0);
     cr_assert_gt(sx.shared_edges, 0);
-    cr_log_info("%s: %ld tiles, %ld built, %ld regions, %ld contours, %ld islands, %ld holes, "
-                "%ld portals, %ld shared edges, %ld raw fallbacks, %ld near",
-                op_partition_name(p), sx.tiles, sx.built, sx.regions, sx.contours, sx.islands,
-                sx.holes, sx.portals, sx.shared_edges, sx.fallbacks, sx.near);
+    log_stats("generated", p, &sx);
 }
 
-static void run_dungeon(op_partition p)
+/* The shared real levels: the multi-floor dungeon and the terrain far from the origin. */
+static void run_shared(op_partition p)
 {
-    inv_stats sx = {0};
-    op_arena *a = op_arena_create(0);
-    op_soup soup;
-    op_err e;
-    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
-    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
-        check_level(&soup, p, &variants[v], "dungeon.obj", &sx);
-    cr_assert_gt(sx.built, 4 * 40);
-    /* Layer regions are the components of "same layer, same area": on the dungeon's single
-     * area no two of them meet within a tile. */
-    if (p != OP_PARTITION_LAYERS)
-        cr_assert_gt(sx.shared_edges, 0);
-    cr_log_info("dungeon %s: %ld tiles, %ld built, %ld regions, %ld contours, %ld islands, "
-                "%ld holes, %ld portals, %ld shared edges, %ld raw fallbacks, %ld near",
-                op_partition_name(p), sx.tiles, sx.built, sx.regions, sx.contours, sx.islands,
-                sx.holes, sx.portals, sx.shared_edges, sx.fallbacks, sx.near);
-    op_arena_destroy(a);
+    static const char *const levels[] = {"dungeon.obj", "undulating.obj"};
+    for (int i = 0; i < 2; i++) {
+        inv_stats sx = {0};
+        op_arena *a = op_arena_create(0);
+        op_soup soup;
+        op_err e;
+        cr_assert_eq(op_obj_read_file(op_test_level(levels[i]), a, &soup, &e), OP_OK, "%s", e.msg);
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+            check_level(&soup, p, &variants[v], levels[i], &sx);
+        cr_assert_gt(sx.built, 5 * 40, "%s: %ld tiles built", levels[i], sx.built);
+        /* Layer regions are the components of "same layer, same area": on a level of one
+         * area two of them meet only where floors overlap, which may not happen. */
+        if (p != OP_PARTITION_LAYERS)
+            cr_assert_gt(sx.shared_edges, 0, "%s: no shared boundary", levels[i]);
+        log_stats(levels[i], p, &sx);
+        op_arena_destroy(a);
+    }
 }
 
 Test(pipeline_invariants, generated_watershed, .timeout = 300)
@@ -659,17 +672,17 @@ Test(pipeline_invariants, generated_layers, .timeout = 300)
     run_generated(OP_PARTITION_LAYERS);
 }
 
-Test(pipeline_invariants, dungeon_watershed, .timeout = 300)
+Test(pipeline_invariants, shared_levels_watershed, .timeout = 300)
 {
-    run_dungeon(OP_PARTITION_WATERSHED);
+    run_shared(OP_PARTITION_WATERSHED);
 }
 
-Test(pipeline_invariants, dungeon_monotone, .timeout = 300)
+Test(pipeline_invariants, shared_levels_monotone, .timeout = 300)
 {
-    run_dungeon(OP_PARTITION_MONOTONE);
+    run_shared(OP_PARTITION_MONOTONE);
 }
 
-Test(pipeline_invariants, dungeon_layers, .timeout = 300)
+Test(pipeline_invariants, shared_levels_layers, .timeout = 300)
 {
-    run_dungeon(OP_PARTITION_LAYERS);
+    run_shared(OP_PARTITION_LAYERS);
 }

@@ -59,6 +59,20 @@ op_status op_contours_build(const op_chf *chf, const op_regions *regs,
                             const op_contour_settings *cs, op_arena *out, op_arena *scratch,
                             op_contour_set *res, op_err *err);
 
+/* The raw boundary loops of every region in trace order (§6 Tracing), before any
+ * simplification: loops[i] (one vertex per boundary edge) belongs to region region[i].
+ * For tests and tools; all memory from out. */
+typedef struct op_contour_trace {
+    op_raw_loop *loops;
+    int *region;
+    int count;
+} op_contour_trace;
+
+op_status op_contours_trace(const op_chf *chf, const op_regions *regs, op_arena *out,
+                            op_arena *scratch, op_contour_trace *res, op_err *err);
+
+/* Canonical text: per contour its region, area, holes joined and vertices "x y z n"
+ * (then the raw loops when kept), and the RawFallbacks / DroppedHoles counters. */
 int op_contours_dump(const op_contour_set *cset, op_write_fn write, void *ctx);
 
 #endif

@@ -1,0 +1,92 @@
+/*
+ * Contours, private: the steps of op_contours_build shared between contours.c
+ * (entry, output), contours_trace.c, contours_simplify.c and contours_holes.c.
+ * Loops are arrays of op_contour_vert; a vertex's neighbour describes the edge to
+ * the next vertex; every loop has its region on the left (x right, z up).
+ */
+#ifndef ONEPATH_CONTOURS_INTERNAL_H
+#define ONEPATH_CONTOURS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onepath/contours.h"
+
+/* All raw loops of a field in trace order: loop i is verts[start[i] .. start[i + 1]). */
+typedef struct op__loops {
+    op_contour_vert *verts;
+    size_t *start; /* count + 1 entries */
+    int *region;
+    int count;
+} op__loops;
+
+/* §6 Tracing. verts come from verts_arena (out when the caller keeps raw loops),
+ * the index arrays from scratch. */
+op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena *verts_arena,
+                             op_arena *scratch, op__loops *res, op_err *err);
+
+/* Exact orientation of c against a -> b: > 0 when c is left of (counter-clockwise from) it. */
+static inline int64_t op__orient(const op_contour_vert *a, const op_contour_vert *b,
+                                 const op_contour_vert *c)
+{
+    return ((int64_t)b->x - a->x) * ((int64_t)c->z - a->z) -
+           ((int64_t)b->z - a->z) * ((int64_t)c->x - a->x);
+}
+
+static inline int op__same_xz(const op_contour_vert *a, const op_contour_vert *b)
+{
+    return a->x == b->x && a->z == b->z;
+}
+
+/* Lexicographic (x, z) order: < 0, 0, > 0. */
+static inline int op__cmp_xz(const op_contour_vert *a, const op_contour_vert *b)
+{
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    if (a->z != b->z)
+        return a->z < b->z ? -1 : 1;
+    return 0;
+}
+
+/* Twice the signed area (shoelace), positive for counter-clockwise loops. */
+int64_t op__loop_area2(const op_contour_vert *v, int n);
+
+/* Sets *crosses when two edges of the loop cross properly (strictly inside both). */
+op_status op__loop_crosses(const op_contour_vert *v, int n, op_arena *scratch, int *crosses,
+                           op_err *err);
+
+/* What simplification needs besides the loop. */
+typedef struct op__simplify_ctx {
+    const op_contour_settings *cs;
+    const op_regions *regs;
+    op_arena *scratch;
+    op_err *err;
+} op__simplify_ctx;
+
+/* §6 simplification of one raw loop of region `region` (steps 1-3 with both fallbacks).
+ * Writes at most n vertices to out; *nout gets the count, *fallback 1 when the raw loop
+ * had to be used (RawFallbacks). */
+op_status op__simplify_loop(const op__simplify_ctx *ctx, const op_contour_vert *raw, int n,
+                            int64_t raw_area2, int region, op_contour_vert *out, int *nout,
+                            int *fallback);
+
+/* A loop given by pointer and length. */
+typedef struct op__ring {
+    const op_contour_vert *v;
+    int n;
+} op__ring;
+
+/* Index of the leftmost vertex (smallest x, then z, then index). */
+int op__leftmost(const op_contour_vert *v, int n);
+
+/* Nonzero winding or on the boundary. */
+int op__point_in_loop(const op_contour_vert *v, int n, const op_contour_vert *p);
+
+/* §6 Holes: joins holes[0..nh) (already in join order) into outline, writing the merged
+ * loop to dst (capacity outline.n + sum of hole lengths + 2 * nh). *ndst gets its length,
+ * *joined how many holes were joined (the others are dropped: no bridge). */
+op_status op__join_holes(op__ring outline, const op__ring *holes, int nh, int region,
+                         op_contour_vert *dst, int *ndst, int *joined, op_arena *scratch,
+                         op_err *err);
+
+#endif

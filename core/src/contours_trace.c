@@ -1,0 +1,165 @@
+/*
+ * Contours, step 1: tracing (build3d-regions.md §6 "Edges", "Tracing").
+ *
+ * Input: op_chf (mutual links) and op_regions. Output: every boundary loop of every
+ * region, in trace order (loops start at the first unvisited boundary edge in span
+ * index, then direction order), one raw vertex per boundary edge: its start corner,
+ * the corner's height and the edge's neighbour value.
+ *
+ * Invariants: the walk is a permutation of the (span, dir) states of one region
+ * (links are mutual), so every loop closes and every boundary edge is in exactly one
+ * loop; the loops of a region have signed areas summing to twice its span count.
+ * Typical size: a 48x48-cell tile has a few thousand boundary edges.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "contours_internal.h"
+
+/* Start corner of the edge in direction d of cell (x, z), region on the left. */
+static const int corner_dx[4] = {0, 1, 1, 0};
+static const int corner_dz[4] = {1, 1, 0, 0};
+
+/* Region of the neighbour in d; 0 for no link inside the grid; OP_TILE_BORDER outside. */
+static int32_t neighbour_value(const op_chf *chf, const uint16_t *reg, uint32_t s, int x, int z,
+                               int d)
+{
+    uint32_t t = chf->links[s][d];
+    if (t != OP_NO_LINK)
+        return reg[t];
+    int nx = x + op_dir_dx(d), nz = z + op_dir_dz(d);
+    if (nx < 0 || nz < 0 || nx >= chf->width || nz >= chf->depth)
+        return OP_TILE_BORDER;
+    return 0;
+}
+
+/* Highest floor among s and the spans linked around the start corner of edge d: the
+ * two edge neighbours and the diagonal one, reached through either of them. */
+static int corner_y(const op_chf *chf, uint32_t s, int d)
+{
+    int d1 = (d + 1) & 3;
+    int y = chf->y[s];
+    uint32_t a = chf->links[s][d], b = chf->links[s][d1];
+    if (a != OP_NO_LINK) {
+        y = chf->y[a] > y ? chf->y[a] : y;
+        uint32_t c = chf->links[a][d1];
+        if (c != OP_NO_LINK && chf->y[c] > y)
+            y = chf->y[c];
+    }
+    if (b != OP_NO_LINK) {
+        y = chf->y[b] > y ? chf->y[b] : y;
+        uint32_t c = chf->links[b][d];
+        if (c != OP_NO_LINK && chf->y[c] > y)
+            y = chf->y[c];
+    }
+    return y;
+}
+
+/* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Returns the
+ * number of boundary edges. */
+static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *mask)
+{
+    size_t total = 0;
+    for (int z = 0; z < chf->depth; z++)
+        for (int x = 0; x < chf->width; x++) {
+            int c = x + z * chf->width;
+            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+                uint8_t m = 0;
+                if (reg[s] != 0)
+                    for (int d = 0; d < 4; d++)
+                        if (neighbour_value(chf, reg, s, x, z, d) != reg[s])
+                            m |= (uint8_t)(1u << d);
+                mask[s] = (uint8_t)(m | (m << 4));
+                total += (size_t)((m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1));
+            }
+        }
+    return total;
+}
+
+typedef struct tracer {
+    const op_chf *chf;
+    const uint16_t *reg;
+    uint8_t *mask;
+    op_contour_vert *verts;
+    size_t nverts, cap;
+} tracer;
+
+/* Walks one loop from (s, d) in cell (x, z). Returns 0 when the walk does not close
+ * within every state of the field (links that are not mutual). */
+static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
+{
+    const op_chf *chf = t->chf;
+    const uint32_t s0 = s;
+    const int d0 = d;
+    const int32_t r = t->reg[s];
+    uint64_t guard = 4 * (uint64_t)chf->span_count + 4;
+    do {
+        if (t->mask[s] & (1u << d)) {
+            if (t->nverts == t->cap)
+                return 0;
+            op_contour_vert *v = &t->verts[t->nverts++];
+            v->x = x + corner_dx[d];
+            v->z = z + corner_dz[d];
+            v->y = corner_y(chf, s, d);
+            v->neighbour = neighbour_value(chf, t->reg, s, x, z, d);
+            t->mask[s] &= (uint8_t) ~(1u << (d + 4));
+            d = (d + 3) & 3;
+        } else {
+            s = chf->links[s][d];
+            x += op_dir_dx(d);
+            z += op_dir_dz(d);
+            d = (d + 1) & 3;
+            if (t->reg[s] != r)
+                return 0;
+        }
+        if (--guard == 0)
+            return 0;
+    } while (s != s0 || d != d0);
+    return 1;
+}
+
+op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena *verts_arena,
+                             op_arena *scratch, op__loops *res, op_err *err)
+{
+    memset(res, 0, sizeof *res);
+    const uint16_t *reg = regs->reg;
+    uint8_t *mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
+    if (!mask)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes of edge marks)",
+                          (size_t)chf->span_count + 1);
+    size_t total = mark_boundaries(chf, reg, mask);
+    if (total > INT_MAX)
+        return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", total, INT_MAX);
+    /* A loop has at least two edges: on one floor four, but spans of several floors
+     * around two corners can close a loop along one edge and back. */
+    size_t max_loops = total / 2 + 1;
+    tracer t = {chf, reg, mask, NULL, 0, total};
+    t.verts = op_arena_alloc(verts_arena, (total + 1) * sizeof *t.verts);
+    res->start = op_arena_alloc(scratch, (max_loops + 1) * sizeof *res->start);
+    res->region = op_arena_alloc(scratch, max_loops * sizeof *res->region);
+    if (!t.verts || !res->start || !res->region)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu raw vertices)", total);
+    int count = 0;
+    for (int z = 0; z < chf->depth; z++)
+        for (int x = 0; x < chf->width; x++) {
+            int c = x + z * chf->width;
+            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+                while (mask[s] >> 4) {
+                    int d = 0;
+                    while (!(mask[s] & (1u << (d + 4))))
+                        d++;
+                    res->start[count] = t.nverts;
+                    res->region[count] = reg[s];
+                    if (!walk_loop(&t, s, d, x, z))
+                        return op_err_set(err, OP_EINVAL,
+                                          "contours: the loop from span %u direction %d does not "
+                                          "close (links not mutual?)",
+                                          s, d);
+                    count++;
+                }
+        }
+    res->start[count] = t.nverts;
+    res->verts = t.verts;
+    res->count = count;
+    return OP_OK;
+}

@@ -12,4 +12,7 @@ typedef struct op_cli_command {
     const char *summary;
 } op_cli_command;
 
+/* Subcommands (one file each). */
+int op_cmd_gen(int argc, char **argv); /* cmd_gen.c */
+
 #endif

@@ -19,6 +19,7 @@ static int cmd_version(int argc, char **argv)
 
 static const op_cli_command commands[] = {
     {"version", cmd_version, "print the version"},
+    {"gen", op_cmd_gen, "write a generated test level as OBJ"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,60 @@
+/*
+ * Internals of the level generator (levelgen.c, levelgen_structures.c): the
+ * two-pass mesh builder, the PRNG and the shape helpers. Not part of the API.
+ *
+ * Coordinates are integers in 1/64 m (OP__LG_Q per metre); a level of size N spans
+ * [0, 64 N] in x and z. Floats are made by one exact division (|value| < 2^24).
+ */
+#ifndef OP_LEVELGEN_INTERNAL_H
+#define OP_LEVELGEN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onepath/arena.h"
+#include "onepath/status.h"
+
+#define OP__LG_Q 64 /* coordinate units per metre */
+
+/* Counting pass (verts == NULL): only nv / nt advance. Filling pass: arrays sized by
+ * the counting pass of the same generator, so writes stay in bounds. */
+typedef struct op__lg_builder {
+    size_t nv, nt;
+    float *verts;
+    int *tris;
+} op__lg_builder;
+
+typedef struct op__lg_rng {
+    uint64_t s;
+} op__lg_rng;
+
+uint64_t op__lg_next(op__lg_rng *r);
+/* Uniform integer in [lo, hi] (hi >= lo). */
+int32_t op__lg_range(op__lg_rng *r, int32_t lo, int32_t hi);
+/* A stateless 64-bit mix (splitmix64 finaliser) for lattice noise. */
+uint64_t op__lg_mix(uint64_t x);
+
+int op__lg_vert(op__lg_builder *b, int32_t x, int32_t y, int32_t z);
+void op__lg_tri(op__lg_builder *b, int a, int c, int d);
+/* Up-facing quad over [x0, x1] x [z0, z1] with heights at (x0,z0), (x0,z1), (x1,z1), (x1,z0). */
+void op__lg_quad_up(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y00,
+                    int32_t y01, int32_t y11, int32_t y10);
+void op__lg_floor(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y);
+/* Vertical quad from (xa, za) to (xb, zb), heights y0..y1. */
+void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb, int32_t y0,
+                 int32_t y1);
+/* Box without a bottom: top face (up) and four sides. */
+void op__lg_box(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y0,
+                int32_t y1);
+
+/* One kind: emits its geometry into b; scratch is for temporary arrays. */
+typedef op_status (*op__lg_kind_fn)(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
+                                    op_err *err);
+
+op_status op__lg_stairs(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch, op_err *err);
+op_status op__lg_rooms(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch, op_err *err);
+op_status op__lg_multifloor(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
+                            op_err *err);
+op_status op__lg_ramp(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch, op_err *err);
+
+#endif

@@ -13,6 +13,9 @@ typedef struct op_cli_command {
 } op_cli_command;
 
 /* Subcommands (one file each). */
-int op_cmd_gen(int argc, char **argv); /* cmd_gen.c */
+int op_cmd_gen(int argc, char **argv);     /* cmd_gen.c */
+int op_cmd_bake(int argc, char **argv);    /* cmd_bake.c */
+int op_cmd_verify(int argc, char **argv);  /* cmd_verify.c */
+int op_cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
 
 #endif

@@ -206,7 +206,7 @@ static void print_summary(const bake_opts *o, const bake_job *j, int n, double m
     }
 }
 
-int cmd_bake(int argc, char **argv)
+int op_cmd_bake(int argc, char **argv)
 {
     bake_opts o;
     int rc = parse(argc, argv, &o);

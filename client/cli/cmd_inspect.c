@@ -75,7 +75,7 @@ static void print_counts(const op_tile_stages *st, op_stage stage)
     printf("}\n");
 }
 
-int cmd_inspect(int argc, char **argv)
+int op_cmd_inspect(int argc, char **argv)
 {
     const char *level = NULL;
     int tx = 0, tz = 0, have_tile = 0, json = 0, dump = 0, stage = -1;

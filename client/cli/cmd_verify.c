@@ -87,7 +87,7 @@ static int verify_one(const char *dir, const char *name, op_arena *a)
     return bad;
 }
 
-int cmd_verify(int argc, char **argv)
+int op_cmd_verify(int argc, char **argv)
 {
     if (argc != 1 || argv[0][0] == '-') {
         fprintf(stderr, "usage: onepath verify DIR\n");

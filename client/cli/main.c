@@ -19,6 +19,9 @@ static int cmd_version(int argc, char **argv)
 
 static const op_cli_command commands[] = {
     {"version", cmd_version, "print the version"},
+    {"bake", op_cmd_bake, "build every tile of a level (or one with --tile)"},
+    {"inspect", op_cmd_inspect, "build one tile up to a stage and show its counts or a dump"},
+    {"verify", op_cmd_verify, "decode and validate baked tile files"},
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
 };
 

@@ -9,45 +9,6 @@
 
 #include "level_internal.h"
 
-static op_status bin_triangles(op_level *l, op_err *err)
-{
-    size_t ntris = l->soup.tris_len / 3;
-    size_t ntiles = (size_t)op_level_tile_count(l);
-    l->bin_start = op_arena_calloc(l->arena, ntiles + 1, sizeof *l->bin_start);
-    if (!l->bin_start)
-        return op_err_set(err, OP_ENOMEM, "level: out of memory for %zu tile bins", ntiles);
-    op_tile_range r = {l->rect.tx0, l->rect.tz0, l->rect.tx1, l->rect.tz1}, t;
-    int w = l->rect.tx1 - l->rect.tx0 + 1;
-    /* Pass 1 counts, pass 2 fills: bins stay in input order without sorting. */
-    for (size_t i = 0; i < ntris; i++) {
-        if (!op_triangle_tiles(&l->soup, i, &l->grid, &r, &t))
-            continue;
-        for (int z = t.tz0; z <= t.tz1; z++)
-            for (int x = t.tx0; x <= t.tx1; x++)
-                l->bin_start[(size_t)(z - r.tz0) * w + (size_t)(x - r.tx0) + 1]++;
-    }
-    for (size_t k = 0; k < ntiles; k++)
-        l->bin_start[k + 1] += l->bin_start[k];
-    size_t total = l->bin_start[ntiles];
-    l->bin_ids = op_arena_alloc(l->arena, (total ? total : 1) * sizeof *l->bin_ids);
-    size_t *fill = calloc(ntiles ? ntiles : 1, sizeof *fill);
-    if (!l->bin_ids || !fill) {
-        free(fill);
-        return op_err_set(err, OP_ENOMEM, "level: out of memory for %zu binned triangles", total);
-    }
-    for (size_t i = 0; i < ntris; i++) {
-        if (!op_triangle_tiles(&l->soup, i, &l->grid, &r, &t))
-            continue;
-        for (int z = t.tz0; z <= t.tz1; z++)
-            for (int x = t.tx0; x <= t.tx1; x++) {
-                size_t k = (size_t)(z - r.tz0) * w + (size_t)(x - r.tx0);
-                l->bin_ids[l->bin_start[k] + fill[k]++] = (uint32_t)i;
-            }
-    }
-    free(fill);
-    return OP_OK;
-}
-
 op_status op_level_create(const op_soup *soup, const op_settings *s, const op_volume *vols,
                           int nvols, op_level **out, op_err *err)
 {
@@ -74,9 +35,9 @@ op_status op_level_create(const op_soup *soup, const op_settings *s, const op_vo
     op_tile_grid_derive(s, &l->grid);
     op_span_settings_derive(s, &l->span);
     op_soup_bounds(soup, l->bmin, l->bmax);
-    op_tile_range r;
-    if ((st = op_soup_tile_range(soup, s, &r, err)) != OP_OK ||
-        (l->rect = (op_tile_rect){r.tx0, r.tz0, r.tx1, r.tz1}, st = bin_triangles(l, err)) != OP_OK) {
+    if ((st = op_soup_tile_range(soup, s, &l->rect, err)) != OP_OK ||
+        (st = op_tile_buckets(soup, s, &l->rect, l->arena, &l->bin_start, &l->bin_ids, err)) !=
+            OP_OK) {
         op_level_destroy(l);
         return st;
     }

@@ -13,7 +13,7 @@ struct op_level {
     op_span_settings span;
     op_tile_rect rect;
     float bmin[3], bmax[3];
-    size_t *bin_start; /* tile count + 1: triangles of tile k are bin_ids[bin_start[k]..[k+1]) */
+    uint32_t *bin_start; /* tile count + 1: triangles of tile k are bin_ids[bin_start[k]..[k+1]) */
     uint32_t *bin_ids;
     op_arena *arena; /* the level's own memory (bins) */
 };

@@ -20,9 +20,9 @@
 
 typedef struct op_level op_level;
 
-typedef struct op_tile_rect {
-    int tx0, tz0, tx1, tz1; /* inclusive */
-} op_tile_rect;
+/* A level's tile range (inclusive); the span stage's op_tile_range under the name the
+ * build API has used since before the two met. */
+typedef op_tile_range op_tile_rect;
 
 /* Prepares a level: validates soup, settings and volumes, computes the tile range and
  * bins the triangles per tile. The level borrows soup and vols (keep them alive); it

@@ -168,6 +168,13 @@ op_status op_mp_scan(const void *buf, size_t len, const op_mp_limits *lim, op_er
         if (hdr > len - off)
             return op_err_set(err, OP_EINCOMPLETE, "msgpack: byte %zu: header cut short", off);
         off += hdr;
+        /* A fixed-size scalar cut short is an incomplete message; a declared length
+         * (str, bin, ext) beyond the bytes present is a lie. */
+        unsigned char t = p[off - hdr];
+        int declared =
+            (t >= 0xa0 && t <= 0xbf) || (t >= 0xc4 && t <= 0xc9) || (t >= 0xd9 && t <= 0xdb);
+        if (payload > len - off && !declared)
+            return op_err_set(err, OP_EINCOMPLETE, "msgpack: byte %zu: value cut short", off - hdr);
         if (payload > len - off)
             return op_err_set(err, OP_EPROTO,
                               "msgpack: byte %zu: declared length %llu exceeds the %zu bytes left",

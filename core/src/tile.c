@@ -67,12 +67,11 @@ static op_status link_polys(op_tile *t, op_arena *scratch, op_err *err)
         return op_err_set(err, OP_ENOMEM, "tile: out of memory (%zu bytes for edges)",
                           cap * sizeof *e);
     size_t n = 0;
+    for (size_t i = 0; i < cap; i++)
+        t->neis[i] = OP_NEI_WALL;
     for (int p = 0; p < t->npolys; p++) {
         const uint16_t *pv = &t->polys[(size_t)p * nvp];
         int nv = poly_nverts(pv, nvp);
-        /* Unused slots too: arena memory is undefined and the validator wants walls there. */
-        for (int k = 0; k < nvp; k++)
-            t->neis[(size_t)p * nvp + k] = OP_NEI_WALL;
         for (int k = 0; k < nv; k++) {
             uint16_t a = pv[k], b = pv[(k + 1) % nv];
             edge_rec r = {a < b ? a : b, a < b ? b : a, (uint8_t)(a < b), (uint8_t)k, p};

@@ -1,258 +1,279 @@
 /*
- * The per-tile pipeline (build3d-polys.md §2): spans → regions → border cut →
- * contours → polygons → detail → tile layers. Input: a prepared level and a tile key;
- * output: every stage's result (op_tile_stages). A tile's result depends only on its
- * own binned triangles (soup) or the columns it shows (heightfield, voxel chunk), so it
- * is the same whether built alone or in a full build.
+ * Span stage, one tile's heightfield (build3d-spans.md §1-§4): for a soup,
+ * selection, the skip rule, y0 and rows, classification, rasterization, filters;
+ * for heightfield and voxel-chunk input, the columns the tile shows, then filters.
+ *
+ * Input: a soup / heightfield / chunk, settings, a tile (tx, tz). Output: the
+ * filtered op_heightfield of the tile's build grid (TileCells + 2B cells a side).
+ * A tile's result depends only on its own triangles in input order, so a single
+ * tile rebuild equals the same tile of a full build.
  */
+#include <math.h>
 #include <string.h>
-#include <time.h>
 
-#include "level_internal.h"
+#include "heightfield_internal.h"
 #include "onepath/limits.h"
 
-/* The tile's filtered heightfield from the level's input kind (build3d-spans.md §1.5-§1.9);
- * heightfield and chunk tiles are never skipped here. */
-static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *scratch,
-                                  op_heightfield *hf, int *skipped, op_err *err)
+/* y0 and rows of a soup tile (§1.3): y0 = max(minY - CellHeight, -2^21 + 1),
+ * rows = ceil((maxY - y0) / CellHeight) + WalkableHeight + 2. */
+static op_status soup_rows(const op_soup *soup, const op_settings *s, const op_span_settings *ss,
+                           const uint32_t *ids, size_t n, int tx, int tz, double *y0, int *rows,
+                           op_err *err)
+{
+    double lo = 0.0, hi = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            double y = soup->verts[3 * (size_t)soup->tris[3 * (size_t)ids[i] + (size_t)k] + 1];
+            if ((i == 0 && k == 0) || y < lo)
+                lo = y;
+            if ((i == 0 && k == 0) || y > hi)
+                hi = y;
+        }
+    double base = lo - s->cell_height;
+    if (base < -OP_MAX_COORD + 1.0)
+        base = -OP_MAX_COORD + 1.0;
+    double r = ceil((hi - base) / s->cell_height) + (double)ss->walkable_height + 2.0;
+    if (r > OP_MAX_ROWS)
+        return op_err_set(err, OP_ERANGE, "tile (%d, %d): %.0f rows > %d", tx, tz, r, OP_MAX_ROWS);
+    *y0 = base;
+    *rows = (int)r;
+    return OP_OK;
+}
+
+/* The grid of tile (tx, tz): TileCells + 2B cells a side, minimum corner
+ * (x0 + tx*TileSize - B*cs, y0, z0 + tz*TileSize - B*cs). */
+static op_status tile_init(op_heightfield *hf, op_arena *out, const op_settings *s,
+                           const op_tile_grid *g, double x0, double z0, int tx, int tz, double y0,
+                           int rows, op_err *err)
+{
+    double origin[3] = {x0 + ((double)tx * s->tile_size - (double)g->border * g->cs), y0,
+                        z0 + ((double)tz * s->tile_size - (double)g->border * g->cs)};
+    return op_heightfield_init(hf, out, g->grid_cells, g->grid_cells, rows, origin, g->cs,
+                               s->cell_height, err);
+}
+
+static int any_may_be_walkable(const op_soup *soup, const uint32_t *ids, size_t n, float cosv)
+{
+    for (size_t i = 0; i < n; i++) {
+        const int *ix = &soup->tris[3 * (size_t)ids[i]];
+        if (op_triangle_may_be_walkable(&soup->verts[3 * (size_t)ix[0]],
+                                        &soup->verts[3 * (size_t)ix[1]],
+                                        &soup->verts[3 * (size_t)ix[2]], cosv))
+            return 1;
+    }
+    return 0;
+}
+
+static void classify_ids(const op_soup *soup, const uint32_t *ids, size_t n, float cosv,
+                         uint8_t *areas)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t t = ids[i];
+        const int *ix = &soup->tris[3 * t];
+        int area = soup->areas ? soup->areas[t] : OP_WALKABLE_AREA;
+        areas[i] = (uint8_t)(op_triangle_walkable(&soup->verts[3 * (size_t)ix[0]],
+                                                  &soup->verts[3 * (size_t)ix[1]],
+                                                  &soup->verts[3 * (size_t)ix[2]], cosv)
+                                 ? area
+                                 : 0);
+    }
+}
+
+op_status op_tile_heightfield_build(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                    op_arena *out, op_arena *scratch, op_heightfield *hf,
+                                    int *skipped, op_err *err)
 {
     *skipped = 0;
-    if (l->kind == OP_LEVEL_HEIGHTFIELD)
-        return op_tile_heightfield_build_hf(&l->hf, &l->settings, tx, tz, scratch, hf, err);
-    if (l->kind == OP_LEVEL_CHUNK)
-        return op_tile_heightfield_build_chunk(&l->chunk, &l->settings, tx, tz, scratch, hf, err);
-    int k = op_level_tile_index(l, tx, tz);
-    const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
-    size_t n = l->bin_start[k + 1] - l->bin_start[k];
-    return op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch, scratch,
-                                         hf, skipped, err);
+    op_status st = op_settings_validate(s, err);
+    if (st == OP_OK)
+        st = op_soup_validate(soup, err);
+    op_tile_range r;
+    if (st == OP_OK)
+        st = op_soup_tile_range(soup, s, &r, err);
+    uint32_t *ids = NULL;
+    size_t n = 0;
+    if (st == OP_OK)
+        st = op_tile_select(soup, s, &r, tx, tz, scratch, &ids, &n, err);
+    if (st != OP_OK)
+        return st;
+    return op_tile_heightfield_build_ids(soup, s, tx, tz, ids, n, out, scratch, hf, skipped, err);
 }
 
-static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                        const uint32_t *ids, size_t n, op_arena *out,
+                                        op_arena *scratch, op_heightfield *hf, int *skipped,
+                                        op_err *err)
 {
-    op_heightfield hf;
-    op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
-    if (s != OP_OK || st->skipped)
-        return s;
-    op_chf *chf = &st->chf;
-    if ((s = op_chf_build(&hf, l->span.walkable_height, l->span.walkable_climb, out, chf, err)) ||
-        (s = op_erode(chf, l->span.walkable_radius, scratch, err)))
-        return s;
-    chf->border = l->grid.border;
-    /* The layer-first partition decides layers from the geometry-only field (after
-     * erosion, before volumes): keep its areas when volumes will change them. */
-    *geometry_areas = chf->areas;
-    if (l->nvols > 0) {
-        uint8_t *copy = op_arena_alloc(scratch, chf->span_count + 1);
-        if (!copy)
-            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (areas)", tx, tz);
-        memcpy(copy, chf->areas, chf->span_count);
-        *geometry_areas = copy;
-        if ((s = op_volumes_apply(chf, l->vols, l->nvols, err)))
-            return s;
+    *skipped = 0;
+    op_tile_grid g;
+    op_span_settings ss;
+    op_tile_grid_derive(s, &g);
+    op_span_settings_derive(s, &ss);
+    if (!any_may_be_walkable(soup, ids, n, ss.slope_cos)) {
+        *skipped = 1;
+        return tile_init(hf, out, s, &g, 0.0, 0.0, tx, tz, 0.0, 1, err);
     }
-    return op_distance_build(chf, out, scratch, err);
+    double y0 = 0.0;
+    int rows = 1;
+    op_status st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
+    if (st == OP_OK)
+        st = tile_init(hf, out, s, &g, 0.0, 0.0, tx, tz, y0, rows, err);
+    if (st != OP_OK)
+        return st;
+    op_heightfield_use_global_lines(hf, (int64_t)tx * g.tile_cells - g.border,
+                                    (int64_t)tz * g.tile_cells - g.border);
+    uint8_t *areas = op_arena_alloc(scratch, n);
+    if (!areas)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%zu bytes of areas)", tx,
+                          tz, n);
+    classify_ids(soup, ids, n, ss.slope_cos, areas);
+    st = op_rasterize_ids(hf, soup, ids, n, areas, ss.merge_threshold, err);
+    if (st != OP_OK)
+        return st;
+    op_filters_apply(hf, ss.walkable_height, ss.walkable_climb);
+    return OP_OK;
 }
 
-static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratch,
-                              op_tile_stages *st, const uint8_t *geometry_areas, op_err *err)
+/* Tile tx of a columns-input (heightfield or chunk) with `side` columns shows columns
+ * tx*TC - B ... (§1.6); tiles showing no core column are out of range. */
+static op_status check_input_tile(const op_tile_grid *g, int width, int depth, int tx, int tz,
+                                  const char *what, op_err *err)
 {
-    op_region_settings rs = {l->settings.partition, l->settings.min_region_area,
-                             l->settings.merge_region_area};
-    if (rs.partition == OP_PARTITION_LAYERS) {
-        op_chf geo = st->chf;
-        geo.areas = (uint8_t *)geometry_areas;
-        return op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions,
-                                            &st->region_layer, err);
-    }
-    return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
+    int nx = (width + g->tile_cells - 1) / g->tile_cells;
+    int nz = (depth + g->tile_cells - 1) / g->tile_cells;
+    if (tx < 0 || tz < 0 || tx >= nx || tz >= nz)
+        return op_err_set(err, OP_ERANGE, "%s: tile (%d, %d) is outside 0..%d x 0..%d", what, tx,
+                          tz, nx - 1, nz - 1);
+    return OP_OK;
 }
 
-/* §2.3: every region span outside the core cells joins the border region. */
-static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st, op_err *err)
+/* Input column of grid cell c of tile t, or -1 when the tile shows none there. */
+static int input_col(const op_tile_grid *g, int t, int c, int side)
 {
-    const op_chf *chf = &st->chf;
-    op_regions *r = &st->regions;
-    int b = l->grid.border, tc = l->grid.tile_cells;
-    if (r->region_count + 1 > OP_MAX_REGIONS)
-        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d regions + border > %d", st->tx,
-                          st->tz, r->region_count, OP_MAX_REGIONS);
-    int border_id = r->region_count + 1, inside = 0;
-    for (int z = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++) {
-            int core = x >= b && x < b + tc && z >= b && z < b + tc;
-            int c = x + z * chf->width;
-            for (uint32_t i = chf->cells[c]; i < chf->cells[c + 1]; i++) {
-                if (r->reg[i] == 0)
+    int64_t i = (int64_t)t * g->tile_cells - g->border + c;
+    return (i >= 0 && i < side) ? (int)i : -1;
+}
+
+static op_status input_rows(const op_span_settings *ss, int in_rows, const char *what, int tx,
+                            int tz, int *rows, op_err *err)
+{
+    int64_t r = (int64_t)in_rows + ss->walkable_height + 2;
+    if (r > OP_MAX_ROWS)
+        return op_err_set(err, OP_ERANGE, "%s: tile (%d, %d): %lld rows > %d", what, tx, tz,
+                          (long long)r, OP_MAX_ROWS);
+    *rows = (int)r;
+    return OP_OK;
+}
+
+op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings *s, int tx, int tz,
+                                       op_arena *out, op_heightfield *hf, op_err *err)
+{
+    op_status st = op_settings_validate(s, err);
+    if (st == OP_OK)
+        st = op_hf_input_validate(in, err);
+    op_tile_grid g;
+    op_span_settings ss;
+    op_tile_grid_derive(s, &g);
+    op_span_settings_derive(s, &ss);
+    int rows = 0;
+    if (st == OP_OK)
+        st = check_input_tile(&g, in->width, in->depth, tx, tz, "heightfield", err);
+    if (st == OP_OK)
+        st = input_rows(&ss, in->rows, "heightfield", tx, tz, &rows, err);
+    if (st == OP_OK)
+        st = tile_init(hf, out, s, &g, in->origin_x, in->origin_z, tx, tz, in->origin_y, rows, err);
+    if (st != OP_OK)
+        return st;
+    size_t total = 0;
+    op__hf_begin(hf);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int z = 0; z < g.grid_cells; z++) {
+            int k = input_col(&g, tz, z, in->depth);
+            for (int x = 0; x < g.grid_cells && k >= 0; x++) {
+                int i = input_col(&g, tx, x, in->width);
+                if (i < 0)
                     continue;
-                if (core)
-                    inside = 1;
-                else
-                    r->reg[i] = (uint16_t)border_id;
+                size_t c = (size_t)k * (size_t)in->width + (size_t)i;
+                if (pass == 0) {
+                    total += in->col_start[c + 1] - in->col_start[c];
+                    continue;
+                }
+                for (uint32_t j = in->col_start[c]; j < in->col_start[c + 1]; j++)
+                    op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)g.grid_cells,
+                                in->spans[j].smin, in->spans[j].smax, in->spans[j].area);
             }
         }
-    uint8_t *areas = op_arena_alloc(out, (size_t)border_id + 1);
-    if (!areas)
-        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (region areas)", st->tx,
-                          st->tz);
-    memcpy(areas, r->region_area, (size_t)r->region_count + 1);
-    areas[border_id] = 0;
-    r->region_area = areas;
-    r->region_count = border_id;
-    st->border_region = border_id;
-    st->skipped = !inside;
+        if (pass == 0 && (st = op__hf_reserve(hf, total, err)) != OP_OK)
+            return st;
+    }
+    hf->merge_threshold = 0; /* AddSpan with threshold 0 (§1.6) */
+    st = op__hf_commit(hf, 0, err);
+    if (st != OP_OK)
+        return st;
+    op_filters_apply(hf, ss.walkable_height, ss.walkable_climb);
     return OP_OK;
 }
 
-static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, op_arena *scratch,
-                               op_tile_stages *st, op_err *err)
+/* Runs of non-empty voxels of one chunk column: each voxel is a fragment [j, j+1)
+ * with its area; a run merges with threshold 0, so its area is its top voxel's. */
+static size_t chunk_column(op_heightfield *hf, const op_voxel_chunk *in, int i, int k, uint32_t col,
+                           int push)
 {
-    op_contour_settings cs;
-    op_contour_settings_default(&cs);
-    cs.max_error = l->settings.contour_max_error;
-    cs.max_edge_length = (int)(l->settings.max_edge_length / l->settings.cell_size + 0.5);
-    cs.straight_region_borders = l->settings.straight_region_borders;
-    cs.border_region = st->border_region;
-    cs.keep_raw = keep_raw;
-    op_status s = op_contours_build(&st->chf, &st->regions, &cs, out, scratch, &st->contours, err);
-    if (s != OP_OK)
-        return s;
-    /* Contours of the border region are ignored from here on (§2.4). */
-    op_contour_set *set = &st->contours;
-    int kept = 0;
-    for (int i = 0; i < set->count; i++)
-        if (set->contours[i].region != st->border_region)
-            set->contours[kept++] = set->contours[i];
-    set->count = kept;
-    return OP_OK;
-}
-
-/* minRow is the lowest row of a vertex some polygon uses (welding keeps vertices that end
- * up in no polygon); then the vertical reach limit of §2.5. */
-static op_status reach_check(const op_level *l, op_tile_stages *st, op_err *err)
-{
-    const op_poly_mesh *pm = &st->polys;
-    int lo = 0, hi = 0, any = 0;
-    for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++) {
-        if (pm->polys[i] == OP_POLY_NULL)
+    const uint8_t *a = &in->areas[((size_t)k * (size_t)in->sx + (size_t)i) * (size_t)in->sy];
+    size_t runs = 0;
+    for (int j = 0; j < in->sy;) {
+        if (a[j] == 0) {
+            j++;
             continue;
-        int row = pm->verts[3 * pm->polys[i] + 1];
-        if (!any || row < lo)
-            lo = row;
-        if (!any || row > hi)
-            hi = row;
-        any = 1;
+        }
+        int j0 = j;
+        while (j < in->sy && a[j] != 0)
+            j++;
+        if (push)
+            op__hf_push(hf, col, j0, j, a[j - 1]);
+        runs++;
     }
-    st->min_row = lo;
-    double reach = (double)(hi - lo + 2 * (l->span.walkable_climb + 1)) * l->settings.cell_height;
-    if (reach > l->settings.max_local_extent)
-        return op_err_set(err, OP_ELIMIT,
-                          "tile (%d, %d): vertical reach %.3f wu exceeds max_local_extent %.3f",
-                          st->tx, st->tz, reach, l->settings.max_local_extent);
-    return OP_OK;
+    return runs;
 }
 
-/* Layers (build3d-polys.md §5): with Layers each polygon takes its region's layer from the
- * layer-first partition; other partitions put every polygon on layer 0. */
-static op_status layers_step(op_arena *out, op_tile_stages *st, op_err *err)
+op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
+                                          int tz, op_arena *out, op_heightfield *hf, op_err *err)
 {
-    const op_poly_mesh *pm = &st->polys;
-    st->nlayers = 1;
-    st->poly_layer = NULL;
-    if (!st->region_layer)
-        return OP_OK;
-    st->poly_layer = op_arena_alloc(out, ((size_t)pm->npolys + 1) * sizeof(int));
-    if (!st->poly_layer)
-        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layers)", st->tx, st->tz);
-    int top = 0;
-    for (int p = 0; p < pm->npolys; p++) {
-        uint16_t l = st->region_layer[pm->regs[p]];
-        if (l == OP_NO_LAYER)
-            return op_err_set(err, OP_EINTERNAL, "tile (%d, %d): polygon %d has no layer", st->tx,
-                              st->tz, p);
-        st->poly_layer[p] = l;
-        if (l + 1 > top)
-            top = l + 1;
+    op_status st = op_settings_validate(s, err);
+    if (st == OP_OK)
+        st = op_voxel_chunk_validate(in, err);
+    op_tile_grid g;
+    op_span_settings ss;
+    op_tile_grid_derive(s, &g);
+    op_span_settings_derive(s, &ss);
+    int rows = 0;
+    if (st == OP_OK)
+        st = check_input_tile(&g, in->sx, in->sz, tx, tz, "voxel chunk", err);
+    if (st == OP_OK)
+        st = input_rows(&ss, in->sy, "voxel chunk", tx, tz, &rows, err);
+    if (st == OP_OK)
+        st = tile_init(hf, out, s, &g, in->origin_x, in->origin_z, tx, tz, 0.0, rows, err);
+    if (st != OP_OK)
+        return st;
+    op__hf_begin(hf);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t total = 0;
+        for (int z = 0; z < g.grid_cells; z++) {
+            int k = input_col(&g, tz, z, in->sz);
+            for (int x = 0; x < g.grid_cells && k >= 0; x++) {
+                int i = input_col(&g, tx, x, in->sx);
+                if (i >= 0)
+                    total += chunk_column(hf, in, i, k,
+                                          (uint32_t)x + (uint32_t)z * (uint32_t)g.grid_cells, pass);
+            }
+        }
+        if (pass == 0 && (st = op__hf_reserve(hf, total, err)) != OP_OK)
+            return st;
     }
-    if (top > OP_MAX_LAYERS)
-        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d layers > %d", st->tx, st->tz, top,
-                          OP_MAX_LAYERS);
-    st->nlayers = top > 0 ? top : 1;
+    hf->merge_threshold = 0;
+    st = op__hf_commit(hf, 0, err);
+    if (st != OP_OK)
+        return st;
+    op_filters_apply(hf, ss.walkable_height, ss.walkable_climb);
     return OP_OK;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Charges the time since *t0 to stage k and restarts the clock. Timing never feeds
- * back into a result. */
-static void lap(op_tile_stages *st, op_stage k, double *t0)
-{
-    double t = now_ms();
-    st->stage_ms[k] += t - *t0;
-    *t0 = t;
-}
-
-static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, double *t0, op_err *err)
-{
-    op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
-                       l->settings.cell_height};
-    op_status s = op_polys_build(&st->contours, &f, l->settings.max_verts_per_poly, out, scratch,
-                                 &st->polys, err);
-    if (s == OP_OK)
-        s = reach_check(l, st, err);
-    lap(st, OP_STAGE_POLYS, t0);
-    if (s != OP_OK || last == OP_STAGE_POLYS)
-        return s;
-    op_detail_settings ds = {l->settings.detail_sample_distance, l->settings.detail_max_error,
-                             l->span.walkable_climb};
-    s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
-                        &st->detail, err);
-    lap(st, OP_STAGE_DETAIL, t0);
-    if (s != OP_OK || last == OP_STAGE_DETAIL)
-        return s;
-    if ((s = layers_step(out, st, err)) != OP_OK)
-        return s;
-    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row};
-    st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
-    if (!st->tiles)
-        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);
-    s = op_tile_assemble(&st->polys, &st->detail, st->poly_layer, st->nlayers, &src, &l->settings,
-                         out, scratch, st->tiles, &st->ntiles, err);
-    lap(st, OP_STAGE_TILE, t0);
-    return s;
-}
-
-op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,
-                                op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err)
-{
-    memset(st, 0, sizeof *st);
-    st->tx = tx;
-    st->tz = tz;
-    if (op_level_tile_index(l, tx, tz) < 0)
-        return op_err_set(err, OP_ERANGE, "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d",
-                          tx, tz, l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
-    uint8_t *geometry_areas = NULL;
-    double t0 = now_ms();
-    op_status s = spans_step(l, tx, tz, out, scratch, st, &geometry_areas, err);
-    lap(st, OP_STAGE_SPANS, &t0);
-    if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
-        return s;
-    s = regions_step(l, out, scratch, st, geometry_areas, err);
-    if (s == OP_OK)
-        s = cut_border(l, out, st, err);
-    lap(st, OP_STAGE_REGIONS, &t0);
-    if (s != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
-        return s;
-    s = contours_step(l, keep_raw, out, scratch, st, err);
-    lap(st, OP_STAGE_CONTOURS, &t0);
-    if (s != OP_OK || last == OP_STAGE_CONTOURS)
-        return s;
-    return mesh_steps(l, last, out, scratch, st, &t0, err);
 }

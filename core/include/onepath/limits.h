@@ -7,9 +7,19 @@
 #define ONEPATH_LIMITS_H
 
 /* Largest absolute input coordinate (world units). Beyond it: OP_ERANGE naming the
- * vertex and value. Bound: keeps cell coordinates below 2^21/cs well inside int32 and
- * long cross products exact. */
+ * vertex and value. Bound: keeps global cell indices (2^21 / cs, cs >= 0.001) below 2^31
+ * (the rasterizer keeps them in int64 regardless) and long cross products exact. */
 #define OP_MAX_COORD 2097152.0 /* 2^21 */
+
+/* Smallest cell size and row height of a heightfield (world units), the settings' own
+ * lower bound; a tile's cs = tile_size / tile_cells must not be smaller either. Below:
+ * OP_ERANGE. Bound: with OP_MAX_ORIGIN it keeps (v - origin) / cs far below 2^53, so
+ * cell indices (int64) are exact. */
+#define OP_MIN_CELL_SIZE 0.001
+
+/* Largest absolute heightfield origin coordinate (2^40 wu; tile frames of heightfield
+ * input can lie far beyond OP_MAX_COORD). Beyond: OP_ERANGE. */
+#define OP_MAX_ORIGIN 1099511627776.0
 
 /* Rows of a heightfield (cells of height ch). Span bottoms/tops are uint16, so the
  * hard bound is 65535. Beyond: OP_ERANGE naming the row count. */
@@ -19,20 +29,26 @@
  * distance field is uint32; 2^15 keeps width*height below 2^30. Beyond: OP_ERANGE. */
 #define OP_MAX_GRID_SIDE 32768
 
+/* The ceiling of a column's highest span for the span filters (the open sky,
+ * Recast's 0xffff; build3d-spans.md §4). Equal to OP_MAX_ROWS. */
+#define OP_SPAN_SKY OP_MAX_ROWS
+
 /* Spans in one column. Spans of a column are disjoint and separated by at least one
  * empty row (touching spans merge), so a column holds at most (rows + 1) / 2 spans;
  * no further limit is needed. */
 #define OP_MAX_SPANS_PER_COLUMN ((OP_MAX_ROWS + 1) / 2)
 
-/* Spans of one heightfield. Span indices and links are uint32 with 0xffffffff
- * reserved as "no link"; the cap stays below that. Beyond: OP_ELIMIT naming the count. */
+/* Spans of one heightfield, and fragments (what one triangle leaves in one column,
+ * build3d-spans.md §3.5). Indices and links are uint32 with 0xffffffff reserved as
+ * "no link"; the cap stays below that. Beyond: OP_ELIMIT naming the count. */
 #define OP_MAX_SPANS 0x7ffffffe
 
 /* Cells along one side of a tile (tile_size / cell_size). Beyond: OP_ERANGE from
  * op_settings_validate. Bound: a tile's build grid must stay far below OP_MAX_GRID_SIDE. */
 #define OP_MAX_TILE_CELLS 4096
 
-/* Tiles of a soup's tile range (build3d-polys.md §1). Beyond: OP_ERANGE naming the count. */
+/* Tiles of a soup's tile range (build3d-polys.md §1, build3d-spans.md §1.4). Beyond:
+ * OP_ERANGE naming the count. */
 #define OP_MAX_TILES (1 << 20)
 
 /* Region ids are uint16; 0 = none, 0xffff reserved. Beyond: OP_ELIMIT. */

@@ -36,47 +36,151 @@ typedef struct op_hf_span {
     uint32_t next;       /* next span up in the column, or OP_NO_SPAN */
 } op_hf_span;
 
+/* One fragment: what one triangle (or one input span) left in one column (§3.5).
+ * Fragments are kept so that a column's spans are always a pure function of the
+ * SET of its fragments, whatever the order they arrived in. */
+typedef struct op_hf_frag {
+    uint16_t smin, smax; /* rows [smin, smax) */
+    uint8_t area;
+    uint32_t next; /* next fragment of the column (sorted by smin after a rebuild) */
+} op_hf_frag;
+
 typedef struct op_heightfield {
     int width, depth; /* cells along x and z */
     int rows;         /* rows available: span tops are <= rows */
     double origin[3]; /* world position of cell (0, 0)'s minimum corner, row 0 */
     double cs, ch;    /* cell size and row height actually used */
-    uint32_t *heads;  /* width * depth: lowest span of each column or OP_NO_SPAN */
+    /* Walk columns through heads/next. A heightfield filled by one call (every tile
+     * build) stores its spans column by column, bottom up, in spans[0, span_count);
+     * later additions reuse freed slots, so then spans[] may hold free slots. */
+    uint32_t *heads; /* width * depth: lowest span of each column or OP_NO_SPAN */
     op_hf_span *spans;
-    uint32_t span_count, span_cap;
-    uint32_t free_list; /* recycled span slots (merges), OP_NO_SPAN if none */
-    op_arena *arena;    /* where spans grow */
+    uint32_t span_count; /* live spans (in columns) */
+    uint32_t span_cap;   /* slots allocated in spans */
+    uint32_t free_list;  /* recycled span slots (column rebuilds), OP_NO_SPAN if none */
+    op_arena *arena;     /* where spans and fragments grow */
+    /* Cell boundary lines (§1.1-§1.2): line k along x is line_origin[0] + (cell0[0] + k) * cs,
+     * along z likewise with index 1. A plain heightfield has line_origin = origin's
+     * x/z and cell0 = 0; a tile grid has line_origin 0 and cell0 = its global cell. */
+    double line_origin[2];
+    int64_t cell0[2];
+    /* Fragments (§3.5). */
+    op_hf_frag *frags;
+    uint32_t frag_count, frag_cap;
+    uint32_t *frag_heads; /* width * depth: first fragment of each column */
+    uint32_t span_slots;  /* slots of spans ever used (live + free list) */
+    uint32_t frag_first;  /* first fragment of the call in progress */
+    int merge_threshold;  /* rows; -1 until the first fragment fixes it */
 } op_heightfield;
 
 /* Creates an empty heightfield in arena. Checks width/depth in [1, OP_MAX_GRID_SIDE],
- * rows in [1, OP_MAX_ROWS], cs/ch > 0 and finite. */
+ * rows in [1, OP_MAX_ROWS], cs/ch > 0 and finite, origin finite. */
 op_status op_heightfield_init(op_heightfield *hf, op_arena *arena, int width, int depth, int rows,
                               const double origin[3], double cs, double ch, op_err *err);
 
-/* Adds a span to column (x, z), merging with spans it overlaps or touches
- * (build3d-spans.md §3); merge_threshold applies to the area rule. */
+/* Makes hf's cell boundaries the world lines (gx0 + x) * cs and (gz0 + z) * cs
+ * (tile grids, §1.1), so that neighbouring tiles clip against the same lines. Call
+ * before any fragment is added. */
+void op_heightfield_use_global_lines(op_heightfield *hf, int64_t gx0, int64_t gz0);
+
+/* Adds a fragment [smin, smax) with area to column (x, z) and rebuilds the column
+ * (§3.5): fragments that overlap or touch merge; the area rule uses merge_threshold,
+ * which must be the same for every fragment of a heightfield (OP_EINVAL otherwise).
+ * Range errors (OP_ERANGE) name the value. On any error hf is unchanged. */
 op_status op_heightfield_add_span(op_heightfield *hf, int x, int z, int smin, int smax, int area,
                                   int merge_threshold, op_err *err);
+
+/* Global index of the cell that holds coordinate v when line k is origin + k * cs:
+ * the k with origin + k*cs <= v < origin + (k+1)*cs (double products, §1.2). */
+int64_t op_cell_of(double v, double origin, double cs);
 
 /* ---- classification and rasterization (§2, §3) ---- */
 
 /* Writes one area per triangle: the soup's area (or 63) when the triangle passes
- * the walkable slope test, else 0. areas_out has tris_len / 3 entries. */
+ * the walkable slope test (§2.1), else 0. areas_out has tris_len / 3 entries.
+ * The soup must be valid (op_soup_validate). */
 void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_out);
+
+/* The walkable slope test of §2.1 (float32 normal, y > slope_cos). */
+int op_triangle_walkable(const float *v0, const float *v1, const float *v2, float slope_cos);
 
 /* MayBeWalkable (build3d-polys.md §1): len > 0 && ny >= (cos - 1e-3) * len, double cross product.
  */
 int op_triangle_may_be_walkable(const float *v0, const float *v1, const float *v2, float slope_cos);
 
-/* Rasterizes the triangles tris[0..ntris) (indices into verts) with per-triangle
- * areas into hf, in input order (§3). */
-op_status op_rasterize(op_heightfield *hf, const float *verts, const int *tris,
+/* Rasterizes the triangles tris[0..3*ntris) (indices into verts, nverts vertices)
+ * with per-triangle areas into hf (§3). Validates every triangle first (non-finite
+ * coordinate OP_EINVAL, coordinate beyond +-2^21, index or area out of range OP_ERANGE,
+ * each naming the triangle/vertex and value); on any error hf is unchanged. */
+op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, const int *tris,
                        const uint8_t *areas, size_t ntris, int merge_threshold, op_err *err);
+
+/* As op_rasterize for the soup triangles ids[0..n) (areas[i] belongs to ids[i]).
+ * The soup must be valid. */
+op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32_t *ids, size_t n,
+                           const uint8_t *areas, int merge_threshold, op_err *err);
+
+/* Calls fn for every cell of hf's grid in which the triangle leaves a fragment
+ * (§3.2-§3.3), in row-major order (z, then x), with the clipped polygon's double
+ * y range (before rows, §3.4). For tests and tools; the rasterizer uses the same code. */
+typedef void (*op_fragment_fn)(void *ctx, int x, int z, double ymin, double ymax);
+void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
+                           const float *v2, op_fragment_fn fn, void *ctx);
 
 /* ---- filters (§4), in the order a build runs them ---- */
 void op_filter_low_hanging(op_heightfield *hf, int walkable_climb);
 void op_filter_ledges(op_heightfield *hf, int walkable_height, int walkable_climb);
 void op_filter_low_height(op_heightfield *hf, int walkable_height);
+/* The three in the §4 order. */
+void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb);
+
+/* ---- tiles (§1) ---- */
+
+/* A soup's tile range (§1.4): tiles tx0..tx1 x tz0..tz1, inclusive. */
+typedef struct op_tile_range {
+    int tx0, tz0, tx1, tz1;
+} op_tile_range;
+
+/* The tile range of a valid soup; more than OP_MAX_TILES tiles: OP_ERANGE naming the count. */
+op_status op_soup_tile_range(const op_soup *soup, const op_settings *s, op_tile_range *r,
+                             op_err *err);
+
+/* The tiles triangle t of a valid soup belongs to (§1.5), clamped to r; returns 0 when
+ * the clamped rectangle is empty. */
+int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, const op_tile_range *r,
+                      op_tile_range *out);
+
+/* The triangles of tile (tx, tz), in input order (§1.5): *ids allocated in out. */
+op_status op_tile_select(const op_soup *soup, const op_settings *s, const op_tile_range *r, int tx,
+                         int tz, op_arena *out, uint32_t **ids, size_t *n, op_err *err);
+
+/* The triangles of every tile of r in one pass: tile (tx, tz) has
+ * ids[offsets[i] .. offsets[i+1]) with i = (tz - r->tz0) * (r->tx1 - r->tx0 + 1) + (tx - r->tx0),
+ * in input order; the same lists as op_tile_select. Both arrays from out. */
+op_status op_tile_buckets(const op_soup *soup, const op_settings *s, const op_tile_range *r,
+                          op_arena *out, uint32_t **offsets, uint32_t **ids, op_err *err);
+
+/* The heightfield of tile (tx, tz) of a soup, filtered (§1, §2, §3, §4): selection,
+ * skip rule, y0 and rows, classification, rasterization, filters. When the tile is
+ * skipped (§1.6) *skipped is 1 and hf is an empty heightfield of the tile's grid
+ * (no spans, rows 1, y0 0). hf's memory comes from out, temporaries from scratch. */
+op_status op_tile_heightfield_build(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                    op_arena *out, op_arena *scratch, op_heightfield *hf,
+                                    int *skipped, op_err *err);
+
+/* op_tile_heightfield_build for a soup already validated (and settings too) whose
+ * tile selection ids[0..n) was already made (op_tile_select / op_tile_buckets): what
+ * a full build calls per tile. */
+op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                        const uint32_t *ids, size_t n, op_arena *out,
+                                        op_arena *scratch, op_heightfield *hf, int *skipped,
+                                        op_err *err);
+
+/* The same for heightfield input (§1.8) and voxel-chunk input (§1.9). Never skipped. */
+op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings *s, int tx, int tz,
+                                       op_arena *out, op_heightfield *hf, op_err *err);
+op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
+                                          int tz, op_arena *out, op_heightfield *hf, op_err *err);
 
 /* ---- compact heightfield (§5) ---- */
 
@@ -154,9 +258,9 @@ op_status op_distance_compute_method(const op_chf *chf, uint32_t *dist, op_dista
 
 /* ---- the whole stage for one tile ---- */
 
-/* The span stage of tile (tx, tz) of a soup: triangle selection, heightfield of the
- * tile's build grid (with its border band), rasterize, filters, compaction, volumes,
- * erosion and distance. chf->border is the tile grid's border. */
+/* The span stage of tile (tx, tz) of a soup: op_tile_heightfield_build, then
+ * compaction, erosion, volumes (array order) and distance. chf->border is the tile
+ * grid's border. A skipped tile (§1.6) gives a chf with span_count 0. */
 op_status op_tile_spans_build(const op_soup *soup, const op_settings *s, int tx, int tz,
                               const op_volume *vols, int nvols, op_arena *out, op_arena *scratch,
                               op_chf *chf, op_err *err);

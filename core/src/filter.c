@@ -1,0 +1,111 @@
+/*
+ * Span stage, filters (build3d-spans.md §4): three passes over a heightfield that
+ * change area ids only (never span extents), with Recast 1.6.0's comparisons.
+ *
+ * Input/output: op_heightfield (spans in columns). Each pass reads only heights
+ * and, for low-hanging obstacles, the areas as they were before the pass, so the
+ * result does not depend on the order cells are visited. Typical tile: 2k columns,
+ * 3-6k spans; each pass is linear (ledges: 4 neighbour columns per walkable span).
+ */
+#include "onepath/limits.h"
+#include "onepath/spans.h"
+
+/* The ceiling of a column's highest span: the open sky, Recast's 0xffff (§4). */
+#define SKY OP_SPAN_SKY
+
+static inline int ceiling_of(const op_heightfield *hf, const op_hf_span *s)
+{
+    return s->next == OP_NO_SPAN ? SKY : (int)hf->spans[s->next].smin;
+}
+
+void op_filter_low_hanging(op_heightfield *hf, int walkable_climb)
+{
+    size_t ncols = (size_t)hf->width * (size_t)hf->depth;
+    for (size_t c = 0; c < ncols; c++) {
+        /* "walkable" is the span below's area before this pass, so a raised span never
+         * raises the one above it (§4.1). */
+        int prev_walkable = 0, prev_area = OP_NULL_AREA, prev_top = 0;
+        for (uint32_t i = hf->heads[c]; i != OP_NO_SPAN; i = hf->spans[i].next) {
+            op_hf_span *s = &hf->spans[i];
+            int walkable = s->area != OP_NULL_AREA;
+            if (!walkable && prev_walkable && (int)s->smax - prev_top <= walkable_climb)
+                s->area = (uint8_t)prev_area;
+            prev_walkable = walkable;
+            prev_area = s->area;
+            prev_top = s->smax;
+        }
+    }
+}
+
+/* Is the span (floor, ceiling) at a ledge towards column nc, or does nc's floor
+ * widen the accessible range [*lo, *hi] (§4.2)? Returns 1 for a ledge. */
+static int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int ceiling,
+                         int walkable_height, int walkable_climb, int *lo, int *hi)
+{
+    uint32_t n = hf->heads[nc];
+    int nceil = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
+    /* The open space under the neighbour's lowest span reaches down forever. */
+    if ((nceil < ceiling ? nceil : ceiling) - floor >= walkable_height)
+        return 1;
+    for (; n != OP_NO_SPAN; n = hf->spans[n].next) {
+        const op_hf_span *ns = &hf->spans[n];
+        int nfloor = ns->smax, nceiling = ceiling_of(hf, ns);
+        int top = nceiling < ceiling ? nceiling : ceiling;
+        int bot = nfloor > floor ? nfloor : floor;
+        if (top - bot < walkable_height)
+            continue;
+        int diff = nfloor - floor;
+        if (diff < -walkable_climb)
+            return 1;
+        if (diff <= walkable_climb) {
+            *lo = nfloor < *lo ? nfloor : *lo;
+            *hi = nfloor > *hi ? nfloor : *hi;
+        }
+    }
+    return 0;
+}
+
+void op_filter_ledges(op_heightfield *hf, int walkable_height, int walkable_climb)
+{
+    const int w = hf->width, d = hf->depth;
+    for (int z = 0; z < d; z++) {
+        for (int x = 0; x < w; x++) {
+            for (uint32_t i = hf->heads[(size_t)x + (size_t)z * (size_t)w]; i != OP_NO_SPAN;
+                 i = hf->spans[i].next) {
+                op_hf_span *s = &hf->spans[i];
+                if (s->area == OP_NULL_AREA)
+                    continue;
+                int floor = s->smax, ceiling = ceiling_of(hf, s);
+                int lo = floor, hi = floor, ledge = 0;
+                for (int dir = 0; dir < 4 && !ledge; dir++) {
+                    int nx = x + op_dir_dx(dir), nz = z + op_dir_dz(dir);
+                    if (nx < 0 || nz < 0 || nx >= w || nz >= d)
+                        ledge = 1; /* outside the grid is a drop */
+                    else
+                        ledge = ledge_towards(hf, (uint32_t)nx + (uint32_t)nz * (uint32_t)w, floor,
+                                              ceiling, walkable_height, walkable_climb, &lo, &hi);
+                }
+                if (ledge || hi - lo > walkable_climb)
+                    s->area = OP_NULL_AREA;
+            }
+        }
+    }
+}
+
+void op_filter_low_height(op_heightfield *hf, int walkable_height)
+{
+    size_t ncols = (size_t)hf->width * (size_t)hf->depth;
+    for (size_t c = 0; c < ncols; c++)
+        for (uint32_t i = hf->heads[c]; i != OP_NO_SPAN; i = hf->spans[i].next) {
+            op_hf_span *s = &hf->spans[i];
+            if (ceiling_of(hf, s) - (int)s->smax < walkable_height)
+                s->area = OP_NULL_AREA;
+        }
+}
+
+void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb)
+{
+    op_filter_low_hanging(hf, walkable_climb);
+    op_filter_ledges(hf, walkable_height, walkable_climb);
+    op_filter_low_height(hf, walkable_height);
+}

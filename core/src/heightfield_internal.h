@@ -1,0 +1,88 @@
+/*
+ * Internal to the span stage's rasterization half (heightfield.c, rasterize.c,
+ * tile_build.c): the fragment log of a heightfield and its column rebuild.
+ */
+#ifndef ONEPATH_HEIGHTFIELD_INTERNAL_H
+#define ONEPATH_HEIGHTFIELD_INTERNAL_H
+
+#include "onepath/spans.h"
+
+/* floor and ceil without libm calls (x86-64 has no rounding instruction in its
+ * baseline): exact; |x| >= 2^52 is integral already. */
+static inline double op__floor(double x)
+{
+    if (!(x > -4503599627370496.0 && x < 4503599627370496.0))
+        return x;
+    double t = (double)(int64_t)x;
+    return t > x ? t - 1.0 : t;
+}
+static inline double op__ceil(double x)
+{
+    if (!(x > -4503599627370496.0 && x < 4503599627370496.0))
+        return x;
+    double t = (double)(int64_t)x;
+    return t < x ? t + 1.0 : t;
+}
+
+/* CellOf (§1.2) from an estimate with 1/cs, corrected against the lines themselves.
+ * Inputs are bounded (coordinates, origins, cs >= OP_MIN_CELL_SIZE), so the estimate
+ * is within one or two cells; the clamp only keeps the conversion defined. */
+static inline int64_t op__cell_of(double v, double origin, double cs, double inv_cs)
+{
+    double q = (v - origin) * inv_cs;
+    q = q > 4e15 ? 4e15 : (q < -4e15 ? -4e15 : q);
+    int64_t k = (int64_t)q;
+    while (origin + (double)k * cs > v)
+        k--;
+    while (origin + (double)(k + 1) * cs <= v)
+        k++;
+    return k;
+}
+
+/* Checks/fixes the heightfield's merge threshold (§3.5). */
+op_status op__hf_threshold(op_heightfield *hf, int merge_threshold, op_err *err);
+
+/* Makes room for n more fragments. */
+op_status op__hf_reserve(op_heightfield *hf, size_t n, op_err *err);
+
+/* Starts adding fragments: returns the index of the first one of this call. */
+static inline uint32_t op__hf_begin(op_heightfield *hf)
+{
+    hf->frag_first = hf->frag_count;
+    return hf->frag_count;
+}
+
+/* Appends a fragment to column col; room must have been reserved. A fragment that
+ * overlaps or touches the column's latest fragment of this call with the same area
+ * is folded into it: the union of two such fragments gives the same spans and
+ * areas (§3.5: it joins the same group and qualifies iff one of them did). */
+static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int smax, int area)
+{
+    uint32_t h = hf->frag_heads[col];
+    if (h != OP_NO_SPAN && h >= hf->frag_first) {
+        op_hf_frag *g = &hf->frags[h];
+        if (g->area == area && smin <= g->smax && g->smin <= smax) {
+            if (smin < g->smin)
+                g->smin = (uint16_t)smin;
+            if (smax > g->smax)
+                g->smax = (uint16_t)smax;
+            return;
+        }
+    }
+    uint32_t i = hf->frag_count++;
+    op_hf_frag *f = &hf->frags[i];
+    f->smin = (uint16_t)smin;
+    f->smax = (uint16_t)smax;
+    f->area = (uint8_t)area;
+    f->next = h;
+    hf->frag_heads[col] = i;
+}
+
+/* Rebuilds every column that received fragments with index >= first (§3.5). Makes
+ * room for the spans first; on failure drops those fragments and leaves hf as it was. */
+op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err);
+
+/* Drops the fragments with index >= first (an error after op__hf_push). */
+void op__hf_rollback(op_heightfield *hf, uint32_t first);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * The per-tile pipeline (build3d-polys.md §2): spans → regions → border cut →
+ * contours → polygons → detail → tile layers. Input: a prepared level and a tile key;
+ * output: every stage's result (op_tile_stages). A tile's result depends only on its
+ * own binned triangles (soup) or the columns it shows (heightfield, voxel chunk), so it
+ * is the same whether built alone or in a full build.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "level_internal.h"
+#include "onepath/limits.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Charges the time since *t0 to stage k and restarts the clock. Timing never feeds
+ * back into a result. */
+static void lap(op_tile_stages *st, op_stage k, double *t0)
+{
+    double t = now_ms();
+    st->stage_ms[k] += t - *t0;
+    *t0 = t;
+}
+
+/* The tile's filtered heightfield from the level's input kind (build3d-spans.md §1.5-§1.9);
+ * heightfield and chunk tiles are never skipped here. */
+static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *scratch,
+                                  op_heightfield *hf, int *skipped, op_err *err)
+{
+    *skipped = 0;
+    if (l->kind == OP_LEVEL_HEIGHTFIELD)
+        return op_tile_heightfield_build_hf(&l->hf, &l->settings, tx, tz, scratch, hf, err);
+    if (l->kind == OP_LEVEL_CHUNK)
+        return op_tile_heightfield_build_chunk(&l->chunk, &l->settings, tx, tz, scratch, hf, err);
+    int k = op_level_tile_index(l, tx, tz);
+    const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
+    size_t n = l->bin_start[k + 1] - l->bin_start[k];
+    return op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch, scratch,
+                                         hf, skipped, err);
+}
+
+static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
+                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+{
+    op_heightfield hf;
+    op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
+    if (s != OP_OK || st->skipped)
+        return s;
+    op_chf *chf = &st->chf;
+    if ((s = op_chf_build(&hf, l->span.walkable_height, l->span.walkable_climb, out, chf, err)) ||
+        (s = op_erode(chf, l->span.walkable_radius, scratch, err)))
+        return s;
+    chf->border = l->grid.border;
+    /* The layer-first partition decides layers from the geometry-only field (after
+     * erosion, before volumes): keep its areas when volumes will change them. */
+    *geometry_areas = chf->areas;
+    if (l->nvols > 0) {
+        uint8_t *copy = op_arena_alloc(scratch, chf->span_count + 1);
+        if (!copy)
+            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (areas)", tx, tz);
+        memcpy(copy, chf->areas, chf->span_count);
+        *geometry_areas = copy;
+        if ((s = op_volumes_apply(chf, l->vols, l->nvols, err)))
+            return s;
+    }
+    return op_distance_build(chf, out, scratch, err);
+}
+
+static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratch,
+                              op_tile_stages *st, const uint8_t *geometry_areas, op_err *err)
+{
+    op_region_settings rs = {l->settings.partition, l->settings.min_region_area,
+                             l->settings.merge_region_area};
+    if (rs.partition == OP_PARTITION_LAYERS) {
+        op_chf geo = st->chf;
+        geo.areas = (uint8_t *)geometry_areas;
+        return op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions,
+                                            &st->region_layer, err);
+    }
+    return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
+}
+
+/* §2.3: every region span outside the core cells joins the border region. */
+static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st, op_err *err)
+{
+    const op_chf *chf = &st->chf;
+    op_regions *r = &st->regions;
+    int b = l->grid.border, tc = l->grid.tile_cells;
+    if (r->region_count + 1 > OP_MAX_REGIONS)
+        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d regions + border > %d", st->tx,
+                          st->tz, r->region_count, OP_MAX_REGIONS);
+    int border_id = r->region_count + 1, inside = 0;
+    for (int z = 0; z < chf->depth; z++)
+        for (int x = 0; x < chf->width; x++) {
+            int core = x >= b && x < b + tc && z >= b && z < b + tc;
+            int c = x + z * chf->width;
+            for (uint32_t i = chf->cells[c]; i < chf->cells[c + 1]; i++) {
+                if (r->reg[i] == 0)
+                    continue;
+                if (core)
+                    inside = 1;
+                else
+                    r->reg[i] = (uint16_t)border_id;
+            }
+        }
+    uint8_t *areas = op_arena_alloc(out, (size_t)border_id + 1);
+    if (!areas)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (region areas)", st->tx,
+                          st->tz);
+    memcpy(areas, r->region_area, (size_t)r->region_count + 1);
+    areas[border_id] = 0;
+    r->region_area = areas;
+    r->region_count = border_id;
+    st->border_region = border_id;
+    st->skipped = !inside;
+    return OP_OK;
+}
+
+static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, op_arena *scratch,
+                               op_tile_stages *st, op_err *err)
+{
+    op_contour_settings cs;
+    op_contour_settings_default(&cs);
+    cs.max_error = l->settings.contour_max_error;
+    cs.max_edge_length = (int)(l->settings.max_edge_length / l->settings.cell_size + 0.5);
+    cs.straight_region_borders = l->settings.straight_region_borders;
+    cs.border_region = st->border_region;
+    cs.keep_raw = keep_raw;
+    op_status s = op_contours_build(&st->chf, &st->regions, &cs, out, scratch, &st->contours, err);
+    if (s != OP_OK)
+        return s;
+    /* Contours of the border region are ignored from here on (§2.4). */
+    op_contour_set *set = &st->contours;
+    int kept = 0;
+    for (int i = 0; i < set->count; i++)
+        if (set->contours[i].region != st->border_region)
+            set->contours[kept++] = set->contours[i];
+    set->count = kept;
+    return OP_OK;
+}
+
+/* minRow is the lowest row of a vertex some polygon uses (welding keeps vertices that end
+ * up in no polygon); then the vertical reach limit of §2.5. */
+static op_status reach_check(const op_level *l, op_tile_stages *st, op_err *err)
+{
+    const op_poly_mesh *pm = &st->polys;
+    int lo = 0, hi = 0, any = 0;
+    for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++) {
+        if (pm->polys[i] == OP_POLY_NULL)
+            continue;
+        int row = pm->verts[3 * pm->polys[i] + 1];
+        if (!any || row < lo)
+            lo = row;
+        if (!any || row > hi)
+            hi = row;
+        any = 1;
+    }
+    st->min_row = lo;
+    double reach = (double)(hi - lo + 2 * (l->span.walkable_climb + 1)) * l->settings.cell_height;
+    if (reach > l->settings.max_local_extent)
+        return op_err_set(err, OP_ELIMIT,
+                          "tile (%d, %d): vertical reach %.3f wu exceeds max_local_extent %.3f",
+                          st->tx, st->tz, reach, l->settings.max_local_extent);
+    return OP_OK;
+}
+
+/* Layers (build3d-polys.md §5): with Layers each polygon takes its region's layer from the
+ * layer-first partition; other partitions put every polygon on layer 0. */
+static op_status layers_step(op_arena *out, op_tile_stages *st, op_err *err)
+{
+    const op_poly_mesh *pm = &st->polys;
+    st->nlayers = 1;
+    st->poly_layer = NULL;
+    if (!st->region_layer)
+        return OP_OK;
+    st->poly_layer = op_arena_alloc(out, ((size_t)pm->npolys + 1) * sizeof(int));
+    if (!st->poly_layer)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layers)", st->tx, st->tz);
+    int top = 0;
+    for (int p = 0; p < pm->npolys; p++) {
+        uint16_t l = st->region_layer[pm->regs[p]];
+        if (l == OP_NO_LAYER)
+            return op_err_set(err, OP_EINTERNAL, "tile (%d, %d): polygon %d has no layer", st->tx,
+                              st->tz, p);
+        st->poly_layer[p] = l;
+        if (l + 1 > top)
+            top = l + 1;
+    }
+    if (top > OP_MAX_LAYERS)
+        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d layers > %d", st->tx, st->tz, top,
+                          OP_MAX_LAYERS);
+    st->nlayers = top > 0 ? top : 1;
+    return OP_OK;
+}
+
+static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
+                            op_tile_stages *st, double *t0, op_err *err)
+{
+    op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
+                       l->settings.cell_height};
+    op_status s = op_polys_build(&st->contours, &f, l->settings.max_verts_per_poly, out, scratch,
+                                 &st->polys, err);
+    if (s == OP_OK)
+        s = reach_check(l, st, err);
+    lap(st, OP_STAGE_POLYS, t0);
+    if (s != OP_OK || last == OP_STAGE_POLYS)
+        return s;
+    op_detail_settings ds = {l->settings.detail_sample_distance, l->settings.detail_max_error,
+                             l->span.walkable_climb};
+    s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
+                        &st->detail, err);
+    lap(st, OP_STAGE_DETAIL, t0);
+    if (s != OP_OK || last == OP_STAGE_DETAIL)
+        return s;
+    if ((s = layers_step(out, st, err)) != OP_OK)
+        return s;
+    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row};
+    st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
+    if (!st->tiles)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);
+    s = op_tile_assemble(&st->polys, &st->detail, st->poly_layer, st->nlayers, &src, &l->settings,
+                         out, scratch, st->tiles, &st->ntiles, err);
+    lap(st, OP_STAGE_TILE, t0);
+    return s;
+}
+
+op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,
+                                op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err)
+{
+    memset(st, 0, sizeof *st);
+    st->tx = tx;
+    st->tz = tz;
+    if (op_level_tile_index(l, tx, tz) < 0)
+        return op_err_set(err, OP_ERANGE, "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d",
+                          tx, tz, l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
+    uint8_t *geometry_areas = NULL;
+    double t0 = now_ms();
+    op_status s = spans_step(l, tx, tz, out, scratch, st, &geometry_areas, err);
+    lap(st, OP_STAGE_SPANS, &t0);
+    if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
+        return s;
+    s = regions_step(l, out, scratch, st, geometry_areas, err);
+    if (s == OP_OK)
+        s = cut_border(l, out, st, err);
+    lap(st, OP_STAGE_REGIONS, &t0);
+    if (s != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
+        return s;
+    s = contours_step(l, keep_raw, out, scratch, st, err);
+    lap(st, OP_STAGE_CONTOURS, &t0);
+    if (s != OP_OK || last == OP_STAGE_CONTOURS)
+        return s;
+    return mesh_steps(l, last, out, scratch, st, &t0, err);
+}

@@ -1,0 +1,228 @@
+/*
+ * Span filters (build3d-spans.md §4): the boundary of every comparison, computed by
+ * hand from the rules (Recast 1.6.0's comparisons), and the order of the passes.
+ */
+#include <criterion/criterion.h>
+
+#include "onepath/limits.h"
+#include "onepath/spans.h"
+
+static op_arena *arena;
+
+static void setup(void)
+{
+    arena = op_arena_create(0);
+}
+static void teardown(void)
+{
+    op_arena_destroy(arena);
+}
+
+TestSuite(filters, .init = setup, .fini = teardown);
+
+static op_heightfield field(int w, int d, int rows)
+{
+    op_heightfield hf;
+    op_err e;
+    double o[3] = {0, 0, 0};
+    cr_assert_eq(op_heightfield_init(&hf, arena, w, d, rows, o, 1, 1, &e), OP_OK, "%s", e.msg);
+    return hf;
+}
+
+static void add(op_heightfield *hf, int x, int z, int smin, int smax, int area)
+{
+    op_err e;
+    cr_assert_eq(op_heightfield_add_span(hf, x, z, smin, smax, area, 0, &e), OP_OK, "%s", e.msg);
+}
+
+/* Area of the k-th span (bottom up) of column (x, z). */
+static int area_of(const op_heightfield *hf, int x, int z, int k)
+{
+    uint32_t s = hf->heads[x + z * hf->width];
+    while (k-- > 0)
+        s = hf->spans[s].next;
+    cr_assert_neq(s, OP_NO_SPAN);
+    return hf->spans[s].area;
+}
+
+/* ---- low-hanging obstacles (§4.1) ---- */
+
+Test(filters, low_hanging_at_climb_and_climb_plus_one)
+{
+    op_heightfield hf = field(3, 1, 100);
+    add(&hf, 0, 0, 0, 5, 63);
+    add(&hf, 0, 0, 6, 8, 0); /* top 8 - 5 = 3 = climb: raised, takes area 63 */
+    add(&hf, 1, 0, 0, 5, 63);
+    add(&hf, 1, 0, 6, 9, 0); /* 4 = climb + 1: stays */
+    add(&hf, 2, 0, 0, 5, 17);
+    add(&hf, 2, 0, 6, 8, 0);  /* raised to 17 */
+    add(&hf, 2, 0, 9, 11, 0); /* the span below was not walkable before the pass: stays */
+    op_filter_low_hanging(&hf, 3);
+    cr_assert_eq(area_of(&hf, 0, 0, 1), 63);
+    cr_assert_eq(area_of(&hf, 1, 0, 1), 0);
+    cr_assert_eq(area_of(&hf, 2, 0, 1), 17);
+    cr_assert_eq(area_of(&hf, 2, 0, 2), 0);
+    cr_assert_eq(area_of(&hf, 2, 0, 0), 17);
+}
+
+Test(filters, low_hanging_keeps_walkable_areas)
+{
+    op_heightfield hf = field(1, 1, 100);
+    add(&hf, 0, 0, 0, 5, 9);
+    add(&hf, 0, 0, 6, 7, 4); /* walkable already: its own area stays */
+    op_filter_low_hanging(&hf, 3);
+    cr_assert_eq(area_of(&hf, 0, 0, 1), 4);
+}
+
+/* ---- ledges (§4.2) ---- */
+
+/* A 3 x 3 field: the centre column holds `center` spans, the others floor 10
+ * ([0, 10) walkable) unless replaced by `n` spans in column (2, 1) (direction 2). */
+static op_heightfield ring(const int (*nspans)[3], int nn, int center_top)
+{
+    op_heightfield hf = field(3, 3, 200);
+    for (int z = 0; z < 3; z++)
+        for (int x = 0; x < 3; x++) {
+            if (x == 1 && z == 1)
+                add(&hf, x, z, 0, center_top, 63);
+            else if (!(x == 2 && z == 1))
+                add(&hf, x, z, 0, 10, 63);
+        }
+    for (int i = 0; i < nn; i++)
+        add(&hf, 2, 1, nspans[i][0], nspans[i][1], nspans[i][2]);
+    return hf;
+}
+
+Test(filters, ledge_drop_exactly_climb_is_not_a_ledge)
+{
+    const int wh = 4, climb = 2;
+    int n1[1][3] = {{0, 8, 63}}; /* floor 8: drop 2 = climb */
+    op_heightfield hf = ring(n1, 1, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 63);
+    int n2[1][3] = {{0, 7, 63}}; /* drop 3 = climb + 1: ledge */
+    hf = ring(n2, 1, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 0);
+    /* The neighbour's own area does not matter, only its floor. */
+    int n3[1][3] = {{0, 8, 0}};
+    hf = ring(n3, 1, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 63);
+}
+
+Test(filters, ledge_grid_edge_and_empty_column)
+{
+    op_heightfield hf = ring(NULL, 0, 10); /* column (2, 1) empty: a drop to -infinity */
+    op_filter_ledges(&hf, 4, 2);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 0);
+    /* Every border column touches the outside of the grid. */
+    int n[1][3] = {{0, 10, 63}};
+    hf = ring(n, 1, 10);
+    op_filter_ledges(&hf, 4, 2);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 63);
+    for (int z = 0; z < 3; z++)
+        for (int x = 0; x < 3; x++)
+            if (x != 1 || z != 1)
+                cr_assert_eq(area_of(&hf, x, z, 0), 0, "(%d, %d)", x, z);
+}
+
+Test(filters, ledge_steep_accessible_range)
+{
+    /* Neighbour floors 8 and 12 (both within climb 2 of 10): range 12 - 8 = 4 > 2. */
+    op_heightfield hf = field(3, 3, 200);
+    for (int z = 0; z < 3; z++)
+        for (int x = 0; x < 3; x++)
+            add(&hf, x, z, 0, (x == 0 && z == 1) ? 8 : (x == 2 && z == 1) ? 12 : 10, 63);
+    op_filter_ledges(&hf, 4, 2);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 0);
+    /* 9 and 11: range 2 = climb: kept. */
+    hf = field(3, 3, 200);
+    for (int z = 0; z < 3; z++)
+        for (int x = 0; x < 3; x++)
+            add(&hf, x, z, 0, (x == 0 && z == 1) ? 9 : (x == 2 && z == 1) ? 11 : 10, 63);
+    op_filter_ledges(&hf, 4, 2);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 63);
+}
+
+Test(filters, ledge_ignores_neighbours_without_room)
+{
+    const int wh = 4, climb = 2;
+    /* Neighbour: floor 5 under a ceiling at 12: overlap min(sky, 12) - max(10, 5) = 2 < 4,
+     * so the deep floor is no drop; above it the wall top at 30 is out of climb. The
+     * space under its lowest span ends at row 0: min(sky, 0) - 10 < 4. */
+    int n1[2][3] = {{0, 5, 63}, {12, 30, 63}};
+    op_heightfield hf = ring(n1, 2, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 63);
+    /* Ceiling at 14: overlap exactly 4 = walkable_height counts: drop 5 -> ledge. */
+    int n2[2][3] = {{0, 5, 63}, {14, 30, 63}};
+    hf = ring(n2, 2, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 0);
+    /* Open space under the neighbour's lowest span: lowest span at 13 leaves
+     * min(sky, 13) - 10 = 3 < 4 (no drop); at 14 it is 4 (a drop). */
+    int n3[1][3] = {{13, 30, 63}};
+    hf = ring(n3, 1, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 63);
+    int n4[1][3] = {{14, 30, 63}};
+    hf = ring(n4, 1, 10);
+    op_filter_ledges(&hf, wh, climb);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 0);
+}
+
+Test(filters, ledge_skips_unwalkable_spans)
+{
+    op_heightfield hf = field(1, 1, 100);
+    add(&hf, 0, 0, 0, 10, 0);
+    op_filter_ledges(&hf, 4, 2);
+    cr_assert_eq(area_of(&hf, 0, 0, 0), 0);
+}
+
+/* ---- low height (§4.3) ---- */
+
+Test(filters, low_height_exactly_walkable_height_is_kept)
+{
+    op_heightfield hf = field(2, 1, OP_MAX_ROWS);
+    add(&hf, 0, 0, 0, 10, 63);
+    add(&hf, 0, 0, 14, 20, 63); /* 14 - 10 = 4 = walkable height: kept */
+    add(&hf, 1, 0, 0, 10, 63);
+    add(&hf, 1, 0, 13, 20, 63); /* 3: removed */
+    op_filter_low_height(&hf, 4);
+    cr_assert_eq(area_of(&hf, 0, 0, 0), 63);
+    cr_assert_eq(area_of(&hf, 1, 0, 0), 0);
+    cr_assert_eq(area_of(&hf, 0, 0, 1), 63); /* open sky above */
+    /* The sky is row 65535: a top at 65532 has 3 rows. */
+    hf = field(1, 1, OP_MAX_ROWS);
+    add(&hf, 0, 0, 65500, 65532, 63);
+    op_filter_low_height(&hf, 4);
+    cr_assert_eq(area_of(&hf, 0, 0, 0), 0);
+    hf = field(1, 1, OP_MAX_ROWS);
+    add(&hf, 0, 0, 65500, 65531, 63);
+    op_filter_low_height(&hf, 4);
+    cr_assert_eq(area_of(&hf, 0, 0, 0), 63);
+}
+
+Test(filters, filters_run_low_hanging_before_low_height)
+{
+    /* Centre column: floor 12 of a thin slab [11, 12) (area 0) over [0, 10). Run in
+     * order, the slab is raised first (12 - 10 <= climb), then the floor under it is
+     * removed for lack of room; with low height first the slab would stay 0. */
+    op_heightfield hf = field(3, 3, 100);
+    for (int z = 0; z < 3; z++)
+        for (int x = 0; x < 3; x++)
+            if (x == 1 && z == 1) {
+                add(&hf, x, z, 0, 10, 63);
+                add(&hf, x, z, 11, 12, 0);
+            } else {
+                add(&hf, x, z, 0, 12, 63);
+            }
+    op_filters_apply(&hf, 4, 2);
+    cr_assert_eq(area_of(&hf, 1, 1, 0), 0);
+    cr_assert_eq(area_of(&hf, 1, 1, 1), 63);
+    /* Extents are never changed by filters. */
+    uint32_t s = hf.heads[4];
+    cr_assert_eq(hf.spans[s].smin, 0);
+    cr_assert_eq(hf.spans[s].smax, 10);
+}

@@ -6,13 +6,17 @@
  * hash-matrix scenario build3d/mesh-layers-chunk pins the result. The same building as a
  * heightfield (each maximal voxel run one span) must give the very same tiles, and shifted
  * up by origin y the same tiles shifted; a file written and read back, and `onepath bake`
- * on that file, give the same hash.
+ * / `onepath inspect` on chunk and heightfield files, give the same results. A heightfield
+ * terrain with a bridge (watershed partition, origin off the cell lines) checks the same
+ * independence properties on its own.
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "onepath/build.h"
@@ -284,7 +288,8 @@ Test(build_inputs, chunk_building_layers_validate_and_are_thread_and_tile_indepe
 }
 
 /* The walkable surfaces sit where the voxels put them (y0 = 0, row height 0.2): polygons at
- * rows 2 (ground), 20 (upper floor) and 36 (roof), and the ramp's area id kept. */
+ * rows 2 (ground), 20 (upper floor) and 36 (roof), the ramp's area id kept, and the tiles
+ * placed from the chunk's origin. */
 Test(build_inputs, chunk_surfaces_are_at_their_voxel_rows)
 {
     uint8_t *v = make_building();
@@ -305,6 +310,9 @@ Test(build_inputs, chunk_surfaces_are_at_their_voxel_rows)
                 "%s", e.msg);
             for (int k = 0; k < st.ntiles; k++) {
                 const op_tile *t = &st.tiles[k];
+                /* Tiles are counted from the chunk's origin (build3d-spans.md §1.8). */
+                cr_assert(t->origin[0] == -4.5 + tx * 9.6 && t->origin[2] == 12.0 + tz * 9.6,
+                          "tile (%d, %d) origin %.17g, %.17g", tx, tz, t->origin[0], t->origin[2]);
                 for (int p = 0; p < t->npolys; p++) {
                     ramp |= t->areas[p] == 10;
                     if (t->areas[p] != 63)
@@ -379,9 +387,94 @@ Test(build_inputs, heightfield_input_equals_the_chunk, .timeout = 120)
     free(v);
 }
 
+/* A rolling terrain of 75 x 50 columns (floor rows 6..34) with a bridge deck 40 rows above
+ * it (z 15..30, x 10..60), from an origin off the cell lines. */
+static void make_terrain(hf_store *out)
+{
+    const int w = 75, d = 50;
+    out->col_start = malloc((size_t)(w * d + 1) * sizeof *out->col_start);
+    out->spans = malloc((size_t)(w * d * 2) * sizeof *out->spans);
+    uint32_t n = 0;
+    for (int k = 0; k < d; k++)
+        for (int i = 0; i < w; i++) {
+            out->col_start[k * w + i] = n;
+            int h = 20 + (int)lround(8.0 * sin(i / 9.0) + 6.0 * cos(k / 7.0));
+            out->spans[n++] = (op_span_in){0, (uint16_t)h, 63};
+            if (k >= 15 && k <= 30 && i >= 10 && i <= 60)
+                out->spans[n++] = (op_span_in){(uint16_t)(h + 40), (uint16_t)(h + 42), 63};
+        }
+    out->col_start[w * d] = n;
+    out->hf = (op_hf_input){w, d, 120, -37.3, 5.1, 100.7, out->col_start, out->spans};
+}
+
+Test(build_inputs, heightfield_terrain_validates_and_is_thread_and_tile_independent, .timeout = 120)
+{
+    hf_store hs;
+    make_terrain(&hs);
+    op_settings s;
+    op_settings_default(&s);
+    op_level *lvl;
+    op_err e;
+    cr_assert_eq(op_level_create_hf(&hs.hf, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_tile_rect r = op_level_tiles(lvl);
+    cr_assert(r.tx0 == 0 && r.tx1 == 2 && r.tz0 == 0 && r.tz1 == 1);
+    int n = op_level_tile_count(lvl);
+    tile_res *ref;
+    uint64_t h1 = build_all(lvl, 1, &ref);
+    cr_assert_eq(build_all(lvl, 2, NULL), h1, "2 threads differ from 1");
+    int deck = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        tile_res one = {0};
+        op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+        cr_assert_eq(build_tile(lvl, i, out, scratch, &one, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(one.nlayers, ref[i].nlayers);
+        for (int k = 0; k < one.nlayers; k++) {
+            cr_assert_eq(one.hash[k], ref[i].hash[k], "tile %d alone differs", i);
+            op_tile t;
+            cr_assert_eq(op_tile_decode(one.blob[k].data, one.blob[k].len, out, &t, NULL, &e),
+                         OP_OK, "%s", e.msg);
+            /* The deck's floor is at least 48 rows up (y >= 5.1 + 9.6); the terrain's at
+             * most 34 (y <= 5.1 + 6.8). */
+            for (int p = 0; p < t.npolys; p++)
+                deck |= t.origin[1] + t.verts[3 * t.polys[(size_t)p * t.nvp] + 1] > 13.0;
+            /* Tile origins follow the input's own origin (§1.8): tile tx starts at
+             * origin_x + tx * tile_size. */
+            int tx = i % 3, tz = i / 3;
+            cr_assert(fabs(t.origin[0] - (-37.3 + tx * 9.6)) < 1e-9 &&
+                          fabs(t.origin[2] - (100.7 + tz * 9.6)) < 1e-9,
+                      "tile (%d, %d) origin %.17g, %.17g", tx, tz, t.origin[0], t.origin[2]);
+            op_bytes_free(&one.blob[k]);
+        }
+        op_arena_destroy(out);
+        op_arena_destroy(scratch);
+    }
+    cr_assert(deck, "no polygon on the bridge deck");
+    free_res(ref, n);
+    op_level_destroy(lvl);
+    free(hs.col_start);
+    free(hs.spans);
+}
+
 static int file_sink(void *ctx, const char *data, size_t len)
 {
     return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+/* Runs `onepath ARGS` (stderr too) into out; returns its exit status. */
+static int run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char args[1024], cmd[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s/onepath %s 2>&1", OP_BIN_DIR, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "%s", cmd);
+    size_t got = fread(out, 1, cap - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Written to a file, read back and baked (in process and by `onepath bake`): the same hash. */
@@ -407,18 +500,55 @@ Test(build_inputs, chunk_file_bakes_to_the_same_hash, .timeout = 120)
     lvl = chunk_level(&back, &s);
     cr_assert_eq(build_all(lvl, 1, NULL), h);
     op_level_destroy(lvl);
-    char cmd[768];
-    snprintf(cmd, sizeof cmd, "%s/onepath bake %s --set partition=layers --threads 2 --json",
-             OP_BIN_DIR, path);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    char line[1024] = "";
-    size_t got = fread(line, 1, sizeof line - 1, p);
-    line[got] = '\0';
-    cr_assert_eq(pclose(p), 0, "%s: %s", cmd, line);
-    char want[64];
+    char out[2048], want[64];
     snprintf(want, sizeof want, "\"hash\": \"%016llx\"", (unsigned long long)h);
-    cr_assert(strstr(line, want), "%s lacks %s", line, want);
+    cr_assert_eq(
+        run_cli(out, sizeof out, "bake %s --set partition=layers --threads 2 --json", path), 0,
+        "%s", out);
+    cr_assert(strstr(out, want), "%s lacks %s", out, want);
+    /* The same building as a heightfield file bakes to the same hash. */
+    hf_store hs;
+    chunk_to_hf(&vc, 0.0, &hs);
+    char hpath[256];
+    snprintf(hpath, sizeof hpath, "/tmp/op_test_build_inputs_%ld.ophf", (long)getpid());
+    f = fopen(hpath, "wb");
+    cr_assert(f);
+    cr_assert_eq(op_hf_write(&hs.hf, file_sink, f, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(run_cli(out, sizeof out, "bake %s --set partition=layers --json", hpath), 0, "%s",
+                 out);
+    cr_assert(strstr(out, want), "%s lacks %s", out, want);
+    /* inspect reads both, and counts tile (1, 1)'s layers as the build does. */
+    lvl = chunk_level(&vc, &s);
+    op_arena *o = op_arena_create(0), *sc = op_arena_create(0);
+    op_tile_stages st;
+    cr_assert_eq(op_level_build_stages(lvl, 1, 1, OP_STAGE_TILE, 0, o, sc, &st, &e), OP_OK, "%s",
+                 e.msg);
+    char layers[32];
+    snprintf(layers, sizeof layers, "\"layers\": %d}", st.ntiles);
+    const char *files[2] = {path, hpath};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(run_cli(out, sizeof out,
+                             "inspect %s --tile 1,1 --stage tile --set "
+                             "partition=layers",
+                             files[i]),
+                     0, "%s", out);
+        cr_assert(strstr(out, layers), "%s lacks %s", out, layers);
+    }
+    /* A damaged file: exit 1 and the reader's message with its offset. */
+    f = fopen(hpath, "r+b");
+    cr_assert(f);
+    cr_assert_eq(fseek(f, 8, SEEK_SET), 0);
+    cr_assert_eq(fputc(0, f), 0);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(run_cli(out, sizeof out, "bake %s", hpath), 1, "%s", out);
+    cr_assert(strstr(out, "heightfield file: offset 8: width"), "%s", out);
+    op_arena_destroy(o);
+    op_arena_destroy(sc);
+    op_level_destroy(lvl);
+    remove(hpath);
+    free(hs.col_start);
+    free(hs.spans);
     remove(path);
     op_arena_destroy(a);
     free(v);

@@ -219,7 +219,14 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         return s;
     if ((s = layers_step(out, st, err)) != OP_OK)
         return s;
-    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row};
+    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row, 0.0, 0.0};
+    if (l->kind == OP_LEVEL_HEIGHTFIELD) {
+        src.origin_x = l->hf.origin_x;
+        src.origin_z = l->hf.origin_z;
+    } else if (l->kind == OP_LEVEL_CHUNK) {
+        src.origin_x = l->chunk.origin_x;
+        src.origin_z = l->chunk.origin_z;
+    }
     st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
     if (!st->tiles)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "onepath/hfio.h"
@@ -853,4 +855,46 @@ Test(hfio, files_read_back_and_sniff)
     free(h.p);
     free(c.p);
     free(o.p);
+}
+
+/* OP_MAX_INPUT_FILE + 1 bytes (a sparse file: no disk is used) is refused unread, naming the
+ * size; a FIFO (no size known) is read to its end. */
+Test(hfio, files_beyond_the_size_cap_are_refused_unread)
+{
+    char p[256];
+    temp_path(p, sizeof p, "big.ophf");
+    FILE *f = fopen(p, "wb");
+    cr_assert(f);
+    cr_assert_eq(ftruncate(fileno(f), (off_t)OP_MAX_INPUT_FILE + 1), 0);
+    cr_assert_eq(fclose(f), 0);
+    op_hf_input hf;
+    op_err e;
+    cr_assert_eq(op_hf_read_file(p, arena, &hf, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "is 1073741825 bytes, more than 1073741824"), "%s", e.msg);
+    cr_assert_lt(op_arena_peak(arena), 1u << 20, "nothing read");
+    remove(p);
+}
+
+Test(hfio, a_fifo_is_read_to_its_end)
+{
+    char p[256];
+    temp_path(p, sizeof p, "fifo.opvc");
+    cr_assert_eq(mkfifo(p, 0600), 0);
+    bytes c = small_chunk();
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        FILE *w = fopen(p, "wb");
+        fwrite(c.p, 1, c.len, w);
+        fclose(w);
+        _exit(0);
+    }
+    op_voxel_chunk vc;
+    op_err e;
+    cr_assert_eq(op_chunk_read_file(p, arena, &vc, &e), OP_OK, "%s", e.msg);
+    cr_assert(vc.sx == 1 && vc.sy == 4 && vc.sz == 2 && vc.areas[3] == 7);
+    int status;
+    waitpid(pid, &status, 0);
+    remove(p);
+    free(c.p);
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "onepath/hfio.h"
 #include "onepath/limits.h"
@@ -347,6 +348,15 @@ static op_status read_whole(const char *path, const char *what, op_arena *tmp, u
     FILE *f = fopen(path, "rb");
     if (!f)
         return op_err_set(err, OP_EIO, "%s: cannot open %s: %s", what, path, strerror(errno));
+    /* A regular file's size is known: refuse an oversized one unread. Pipes and the like
+     * are read up to the cap. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (unsigned long long)sb.st_size > OP_MAX_INPUT_FILE) {
+        fclose(f);
+        return op_err_set(err, OP_ERANGE, "%s: %s is %llu bytes, more than %u", what, path,
+                          (unsigned long long)sb.st_size, OP_MAX_INPUT_FILE);
+    }
     size_t cap = 1u << 16, n = 0;
     uint8_t *buf = op_arena_alloc(tmp, cap);
     op_status st = OP_OK;

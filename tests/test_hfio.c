@@ -495,6 +495,28 @@ Test(hfio, chunk_refuses_sizes_beyond_limits)
     free(b.p);
 }
 
+Test(hfio, chunk_limits_accepted_at_n)
+{
+    /* sx 32768 (one empty voxel a column), then sy 65535 in one run, then sz 32768. */
+    int sizes[3][3] = {{OP_MAX_GRID_SIDE, 1, 1}, {1, OP_MAX_ROWS, 1}, {1, 1, OP_MAX_GRID_SIDE}};
+    for (int t = 0; t < 3; t++) {
+        int sx = sizes[t][0], sy = sizes[t][1], sz = sizes[t][2];
+        bytes b = {0};
+        chunk_header(&b, sx, sy, sz, (uint32_t)(sx * sz), OP_MAX_COORD, -OP_MAX_COORD);
+        for (int c = 0; c < sx * sz; c++)
+            u16(&b, 1);
+        for (int c = 0; c < sx * sz; c++)
+            run(&b, (unsigned)sy, c % 2 ? OP_MAX_AREA : 0);
+        op_voxel_chunk vc;
+        chunk_ok(&b, &vc);
+        cr_assert(vc.sx == sx && vc.sy == sy && vc.sz == sz);
+        cr_assert_eq(vc.areas[sy - 1], 0);
+        if (sx * sz > 1)
+            cr_assert_eq(vc.areas[(size_t)sy * 2 - 1], OP_MAX_AREA);
+        free(b.p);
+    }
+}
+
 /* The voxel cap at N (2^30 = 128 x 32768 x 256) passes to the allocation (an arena capped at
  * 4 MiB then fails it, naming the voxels); at 128 x 32769 x 256 it is refused unread. */
 Test(hfio, chunk_voxel_cap_at_n_and_n_plus_1)

@@ -34,7 +34,8 @@ op_status op_level_create(const op_soup *soup, const op_settings *s, const op_vo
  * shows input columns tx·TileCells − B … tx·TileCells + TileCells + B − 1 (z likewise) counted
  * from the input's origin; the tile range is every tile whose core holds a column:
  * 0 … ceil(width / TileCells) − 1 by 0 … ceil(depth / TileCells) − 1 (more than OP_MAX_TILES:
- * OP_ERANGE naming the count). The level borrows the input's arrays and vols. */
+ * OP_ERANGE naming the count). The level borrows the input's arrays and vols: they must
+ * stay alive and unchanged (tile builds do not validate the input again). */
 op_status op_level_create_hf(const op_hf_input *hf, const op_settings *s, const op_volume *vols,
                              int nvols, op_level **out, op_err *err);
 op_status op_level_create_chunk(const op_voxel_chunk *vc, const op_settings *s,

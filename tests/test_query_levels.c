@@ -4,7 +4,7 @@
  * their overlaps lie inside both edges; between seeded points snapped to the mesh,
  * every corridor's consecutive polygons are neighbours, every straight segment's
  * sample points lie on some corridor polygon, a complete path's straight path ends at
- * the snapped end. Hash-matrix scenario build3d/mesh-links pins the stitched mesh dumps.
+ * the snapped end. Hash-matrix scenario build3d/mesh-stitched pins the mesh dumps.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -173,8 +173,8 @@ Test(query_levels, dungeon)
     check_level("dungeon.obj", 0, NULL, NULL);
 }
 
-/* build3d/mesh-links: the dumps (tiles and links) of generated levels at three settings. */
-Test(query_levels, golden_mesh_links)
+/* build3d/mesh-stitched: the dumps (tiles and links) of generated levels at three settings. */
+Test(query_levels, golden_mesh_levels)
 {
     static const char *const kinds[] = {"rooms", "multifloor", "terrain"};
     static const char *const keys[3][2] = {
@@ -193,5 +193,5 @@ Test(query_levels, golden_mesh_links)
             }
         }
     cr_assert_eq(h, h2);
-    op_test_golden("build3d/mesh-links", h);
+    op_test_golden("build3d/mesh-stitched", h);
 }

@@ -121,8 +121,10 @@ typedef struct bake_opts {
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: onepath bake [LEVEL.obj | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
+            "usage: onepath bake [LEVEL | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
             "                    [--threads N] [--tile TX,TZ | --shard I/N] [--out DIR] [--json]\n"
+            "LEVEL is an OBJ file, a heightfield (OPHF) or a voxel chunk (OPVC) file\n"
+            "(docs/spec/input-formats.md), told apart by their first bytes.\n"
             "--shard I/N bakes only band I (0-based) of N equal bands of tile rows; the\n"
             "bands' --out files together are exactly the files of the whole bake.\n"
             "With no level, bakes the bundled default (%s).\n",
@@ -222,18 +224,13 @@ int op_cmd_bake(int argc, char **argv)
     if (rc)
         return rc;
     op_arena *a = op_arena_create(0);
-    op_soup soup;
     op_level *lvl = NULL;
     op_err e;
     bake_job j = {0};
     int n = 0;
     rc = 1;
-    if (!a || cli_load_level(o.level, a, &soup))
+    if (!a || cli_open_level(o.level, &o.s, a, &lvl))
         goto done;
-    if (op_level_create(&soup, &o.s, NULL, 0, &lvl, &e) != OP_OK) {
-        fprintf(stderr, "onepath: %s: %s\n", o.level, e.msg);
-        goto done;
-    }
     j.lvl = lvl;
     j.rect = op_level_tiles(lvl);
     j.single = o.single;

@@ -27,6 +27,9 @@ static const op_cli_command commands[] = {
     {"fetch", op_cmd_fetch, "download every tile of a level from onepathd"},
     {"watch", op_cmd_watch, "keep a directory in step with a level's tiles on onepathd"},
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
+    {"path", op_cmd_path, "corridor and straight path between two points"},
+    {"render", op_cmd_render, "top-down SVG of the mesh (and a path)"},
+    {"export", op_cmd_export, "write the mesh's polygons and detail as OBJ"},
 };
 
 static void usage(FILE *f)

@@ -182,6 +182,15 @@ op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings 
                                        op_arena *out, op_heightfield *hf, op_err *err);
 op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
                                           int tz, op_arena *out, op_heightfield *hf, op_err *err);
+/* The same for an input and settings already validated (op_level_create_hf / _chunk): what a
+ * full build calls per tile, so that a tile costs its own columns, not a pass over the whole
+ * input. */
+op_status op_tile_heightfield_build_hf_valid(const op_hf_input *in, const op_settings *s, int tx,
+                                             int tz, op_arena *out, op_heightfield *hf,
+                                             op_err *err);
+op_status op_tile_heightfield_build_chunk_valid(const op_voxel_chunk *in, const op_settings *s,
+                                                int tx, int tz, op_arena *out, op_heightfield *hf,
+                                                op_err *err);
 
 /* ---- compact heightfield (§5) ---- */
 
@@ -256,6 +265,13 @@ typedef enum op_distance_method {
 
 op_status op_distance_compute_method(const op_chf *chf, uint32_t *dist, op_distance_method method,
                                      op_arena *scratch, op_err *err);
+
+/* The distances below limit only: afterwards a span whose exact distance is below limit
+ * holds it, every other span holds some value >= limit. Dijkstra from the boundary
+ * stopped at level limit, so the cost grows with limit, not with the field (erosion asks
+ * for limit 2 * radius). Scratch as op_distance_compute, plus the bucket queue. */
+op_status op_distance_compute_below(const op_chf *chf, uint32_t *dist, uint32_t limit,
+                                    op_arena *scratch, op_err *err);
 
 /* ---- the whole stage for one tile ---- */
 

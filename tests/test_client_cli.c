@@ -142,6 +142,22 @@ Test(client_cli, watch_keeps_a_directory_in_step, .timeout = 120)
     snprintf(ref, sizeof ref, "%s/ref3", d.dir);
     cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", path, ref, ""), 0);
     cr_assert(wait_same(watched, ref, 15000), "watch did not follow mesh.drop");
+    /* 4: the level is dropped and put again (its versions restart at 1): watch starts over. */
+    int dropped;
+    cr_assert_eq(op_client_level_drop(c, "w", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
+    opt_soup again = {0};
+    opt_soup_quad(&again, -5, -5, 7, 3, 1);
+    op_client_mesh am = opt_mesh("again", &again);
+    cr_assert_eq(op_client_level_put(c, "w", NULL, 0, &am, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK);
+    cr_assert_eq(v, 1);
+    op_soup again_soup = {again.v, 3 * again.nv, again.t, 3 * again.nt, NULL};
+    snprintf(path, sizeof path, "%s/again.obj", d.dir);
+    write_obj(path, &again_soup);
+    snprintf(ref, sizeof ref, "%s/ref4", d.dir);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", path, ref, ""), 0);
+    cr_assert(wait_same(watched, ref, 15000), "watch did not start over after a re-put");
+    opt_soup_free(&again);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
     op_client_close(c);

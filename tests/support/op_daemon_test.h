@@ -38,12 +38,39 @@ static inline void opt_sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* Temporary directories of this test process, removed at exit even when a failed
+ * assertion ends the test before its cleanup (test processes only). */
+#define OPT_MAX_DIRS 8
+static char opt_dirs[OPT_MAX_DIRS][256];
+
+static inline void opt_remove_dirs(void)
+{
+    for (int i = 0; i < OPT_MAX_DIRS; i++)
+        if (opt_dirs[i][0]) {
+            char cmd[2200];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", opt_dirs[i]);
+            if (system(cmd) != 0)
+                fprintf(stderr, "cannot remove %s\n", opt_dirs[i]);
+            opt_dirs[i][0] = '\0';
+        }
+}
+
 /* A fresh temporary directory for one daemon (its socket, data and log). */
 static inline void opt_daemon_init(opt_daemon *d)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->dir, sizeof d->dir, "/tmp/opd-test-XXXXXX");
     cr_assert_not_null(mkdtemp(d->dir));
+    int registered = 0;
+    for (int i = 0; i < OPT_MAX_DIRS; i++)
+        registered |= opt_dirs[i][0] != '\0';
+    if (!registered)
+        atexit(opt_remove_dirs);
+    for (int i = 0; i < OPT_MAX_DIRS; i++)
+        if (!opt_dirs[i][0]) {
+            snprintf(opt_dirs[i], sizeof opt_dirs[i], "%s", d->dir);
+            break;
+        }
     snprintf(d->url, sizeof d->url, "ipc://%s/s.ipc", d->dir);
     snprintf(d->data, sizeof d->data, "%s/data", d->dir);
     snprintf(d->log, sizeof d->log, "%s/log", d->dir);
@@ -132,7 +159,7 @@ static inline void opt_daemon_cleanup(opt_daemon *d)
         fprintf(stderr, "cannot remove %s\n", d->dir);
 }
 
-static op_client *opt_connect(const opt_daemon *d)
+static inline op_client *opt_connect(const opt_daemon *d)
 {
     op_client *c;
     op_err e;
@@ -205,7 +232,7 @@ static inline void opt_ref_free(opt_ref *r)
 }
 
 /* The reference tile (tx, tz), or NULL outside the range. */
-static const opt_ref_tile *opt_ref_find(const opt_ref *r, int tx, int tz)
+static inline const opt_ref_tile *opt_ref_find(const opt_ref *r, int tx, int tz)
 {
     if (!r->has_tiles || tx < r->rect.tx0 || tx > r->rect.tx1 || tz < r->rect.tz0 ||
         tz > r->rect.tz1)

@@ -2,7 +2,8 @@
  * The per-tile pipeline (build3d-polys.md §2): spans → regions → border cut →
  * contours → polygons → detail → tile layers. Input: a prepared level and a tile key;
  * output: every stage's result (op_tile_stages). A tile's result depends only on its
- * own binned triangles, so it is the same whether built alone or in a full build.
+ * own binned triangles (soup) or the columns it shows (heightfield, voxel chunk), so it
+ * is the same whether built alone or in a full build.
  */
 #include <string.h>
 #include <time.h>
@@ -26,15 +27,28 @@ static void lap(op_tile_stages *st, op_stage k, double *t0)
     *t0 = t;
 }
 
-static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+/* The tile's filtered heightfield from the level's input kind (build3d-spans.md §1.5-§1.9);
+ * heightfield and chunk tiles are never skipped here. */
+static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *scratch,
+                                  op_heightfield *hf, int *skipped, op_err *err)
 {
+    *skipped = 0;
+    if (l->kind == OP_LEVEL_HEIGHTFIELD)
+        return op_tile_heightfield_build_hf_valid(&l->hf, &l->settings, tx, tz, scratch, hf, err);
+    if (l->kind == OP_LEVEL_CHUNK)
+        return op_tile_heightfield_build_chunk_valid(&l->chunk, &l->settings, tx, tz, scratch, hf, err);
     int k = op_level_tile_index(l, tx, tz);
     const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
     size_t n = l->bin_start[k + 1] - l->bin_start[k];
+    return op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch, scratch,
+                                         hf, skipped, err);
+}
+
+static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
+                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+{
     op_heightfield hf;
-    op_status s = op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch,
-                                                scratch, &hf, &st->skipped, err);
+    op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
     if (s != OP_OK || st->skipped)
         return s;
     op_chf *chf = &st->chf;
@@ -71,6 +85,14 @@ static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratc
     return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
 }
 
+/* Spans [i0, i1) with a region join the border region. */
+static void relabel(uint16_t *reg, uint32_t i0, uint32_t i1, int border_id)
+{
+    for (uint32_t i = i0; i < i1; i++)
+        if (reg[i] != 0)
+            reg[i] = (uint16_t)border_id;
+}
+
 /* §2.3: every region span outside the core cells joins the border region. */
 static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st, op_err *err)
 {
@@ -78,22 +100,21 @@ static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st
     op_regions *r = &st->regions;
     int b = l->grid.border, tc = l->grid.tile_cells;
     if (r->region_count + 1 > OP_MAX_REGIONS)
-        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d regions + border > %d", st->tx,
-                          st->tz, r->region_count, OP_MAX_REGIONS);
+        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d regions + border > %d", st->tx, st->tz,
+                          r->region_count, OP_MAX_REGIONS);
     int border_id = r->region_count + 1, inside = 0;
-    for (int z = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++) {
-            int core = x >= b && x < b + tc && z >= b && z < b + tc;
-            int c = x + z * chf->width;
-            for (uint32_t i = chf->cells[c]; i < chf->cells[c + 1]; i++) {
-                if (r->reg[i] == 0)
-                    continue;
-                if (core)
-                    inside = 1;
-                else
-                    r->reg[i] = (uint16_t)border_id;
-            }
-        }
+    /* Cells are z-major, so each row's spans are one index range: the core cells of a
+     * core row are its middle part, every other span of the grid is border. */
+    for (int z = 0; z < chf->depth; z++) {
+        const uint32_t *row = &chf->cells[(size_t)z * (size_t)chf->width];
+        int core_row = z >= b && z < b + tc && chf->width > b;
+        int x0 = core_row ? b : chf->width;
+        int x1 = core_row ? (b + tc < chf->width ? b + tc : chf->width) : chf->width;
+        relabel(r->reg, row[0], row[x0], border_id);
+        for (uint32_t i = row[x0]; i < row[x1]; i++)
+            inside |= r->reg[i] != 0;
+        relabel(r->reg, row[x1], row[chf->width], border_id);
+    }
     uint8_t *areas = op_arena_alloc(out, (size_t)border_id + 1);
     if (!areas)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (region areas)", st->tx,
@@ -205,7 +226,14 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         return s;
     if ((s = layers_step(out, st, err)) != OP_OK)
         return s;
-    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row};
+    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row, 0.0, 0.0};
+    if (l->kind == OP_LEVEL_HEIGHTFIELD) {
+        src.origin_x = l->hf.origin_x;
+        src.origin_z = l->hf.origin_z;
+    } else if (l->kind == OP_LEVEL_CHUNK) {
+        src.origin_x = l->chunk.origin_x;
+        src.origin_z = l->chunk.origin_z;
+    }
     st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
     if (!st->tiles)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);
@@ -222,8 +250,9 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
     st->tx = tx;
     st->tz = tz;
     if (op_level_tile_index(l, tx, tz) < 0)
-        return op_err_set(err, OP_ERANGE, "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d",
-                          tx, tz, l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
+        return op_err_set(err, OP_ERANGE,
+                          "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d", tx, tz,
+                          l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
     uint8_t *geometry_areas = NULL;
     double t0 = now_ms();
     op_status s = spans_step(l, tx, tz, out, scratch, st, &geometry_areas, err);

@@ -266,6 +266,13 @@ typedef enum op_distance_method {
 op_status op_distance_compute_method(const op_chf *chf, uint32_t *dist, op_distance_method method,
                                      op_arena *scratch, op_err *err);
 
+/* The distances below limit only: afterwards a span whose exact distance is below limit
+ * holds it, every other span holds some value >= limit. Dijkstra from the boundary
+ * stopped at level limit, so the cost grows with limit, not with the field (erosion asks
+ * for limit 2 * radius). Scratch as op_distance_compute, plus the bucket queue. */
+op_status op_distance_compute_below(const op_chf *chf, uint32_t *dist, uint32_t limit,
+                                    op_arena *scratch, op_err *err);
+
 /* ---- the whole stage for one tile ---- */
 
 /* The span stage of tile (tx, tz) of a soup: op_tile_heightfield_build, then

@@ -28,7 +28,8 @@ int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
         return 0;
     }
     if (op_obj_read_file(spec, a, soup, &e) != OP_OK) {
-        fprintf(stderr, "onepath: %s: %s\n", spec, e.msg);
+        /* The reader's messages already name the file. */
+        fprintf(stderr, "onepath: %s\n", e.msg);
         return 1;
     }
     return 0;

@@ -59,8 +59,8 @@ static op_status bake_one(void *user, int i, op_arena *out, op_arena *scratch, o
     r->tx = j->single ? j->stx : j->rect.tx0 + i % w;
     r->tz = j->single ? j->stz : j->rect.tz0 + i / w;
     op_tile_stages st;
-    op_status s = op_level_build_stages(j->lvl, r->tx, r->tz, OP_STAGE_TILE, 0, out, scratch, &st,
-                                        err);
+    op_status s =
+        op_level_build_stages(j->lvl, r->tx, r->tz, OP_STAGE_TILE, 0, out, scratch, &st, err);
     if (s != OP_OK)
         return s;
     if (st.ntiles > OP_MAX_LAYERS_PER_RESULT)

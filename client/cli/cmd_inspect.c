@@ -11,7 +11,8 @@
 #include "cli_common.h"
 #include "onepath/build.h"
 
-static const char *const stage_names[] = {"spans", "regions", "contours", "polys", "detail", "tile"};
+static const char *const stage_names[] = {"spans", "regions", "contours",
+                                          "polys", "detail",  "tile"};
 
 static int usage(void)
 {

@@ -5,7 +5,8 @@
  * Input: a stitched mesh, a filter, two polygons and positions; output: the polygon
  * corridor (partial when the end cannot be reached). Scratch: per polygon of the mesh
  * a zeroed 4-byte slot, a node (g, f, parent, position, state) for each polygon the
- * search touches, and a binary heap of at most one entry per relaxation. Deterministic: heap order is (f, dense polygon index).
+ * search touches, and a binary heap of at most one entry per relaxation. Deterministic: heap order
+ * is (f, dense polygon index).
  */
 #include <math.h>
 #include <string.h>

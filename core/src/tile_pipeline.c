@@ -36,7 +36,8 @@ static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *s
     if (l->kind == OP_LEVEL_HEIGHTFIELD)
         return op_tile_heightfield_build_hf_valid(&l->hf, &l->settings, tx, tz, scratch, hf, err);
     if (l->kind == OP_LEVEL_CHUNK)
-        return op_tile_heightfield_build_chunk_valid(&l->chunk, &l->settings, tx, tz, scratch, hf, err);
+        return op_tile_heightfield_build_chunk_valid(&l->chunk, &l->settings, tx, tz, scratch, hf,
+                                                     err);
     int k = op_level_tile_index(l, tx, tz);
     const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
     size_t n = l->bin_start[k + 1] - l->bin_start[k];

@@ -3,9 +3,10 @@
  * every build and under ASan): valid tile blobs (from a generated multi-floor level baked
  * with the Layers partition) and valid RPC requests are mutated thousands of times — bit
  * flips, truncations, inserted and deleted bytes, spliced ranges, msgpack length fields set
- * huge — and every result must be a refusal that says what was wrong, or an input the
- * decoder accepts completely: a tile that validates and re-encodes to exactly the same bytes,
- * a request whose params are a map. Never a crash, an over-read or a runaway allocation.
+ * huge, and (tiles) one field of the decoded tile changed and re-encoded — and every result
+ * must be a refusal that says what was wrong, or an input the decoder accepts completely: a
+ * tile that validates and re-encodes to exactly the same bytes, a request whose params are a
+ * map. Never a crash, an over-read or a runaway allocation.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -219,6 +220,79 @@ Test(decode_mutations, tile_blobs_survive_random_damage, .timeout = 120)
     }
     /* Most damage must be caught (flips inside float payloads can stay valid). */
     cr_assert_lt(accepted, total / 2, "%d of %d damaged blobs accepted", accepted, total);
+    for (int i = 0; i < n; i++)
+        free(blobs[i].p);
+    op_arena_destroy(a);
+}
+
+/* One change to a decoded tile's meaning (an index, neighbour, coordinate, detail range or
+ * count), so that the re-encoded blob is well-formed msgpack of a possibly broken tile. */
+static void damage_field(op_tile *t, op_test_rng *r)
+{
+    size_t np = (size_t)t->npolys, nvp = (size_t)t->nvp;
+    static const float edge[] = {0.0f, -0.0f, -1.0f, 1e30f, 65536.0f, 9.6f};
+    switch (op_test_rand(r) % 9) {
+    case 0:
+        if (t->nverts)
+            t->verts[op_test_rand(r) % (3 * (uint64_t)t->nverts)] = edge[op_test_rand(r) % 6];
+        break;
+    case 1:
+        if (np)
+            t->polys[op_test_rand(r) % (np * nvp)] =
+                (uint16_t)(op_test_rand(r) % ((uint64_t)t->nverts + 2));
+        break;
+    case 2:
+        if (np)
+            t->neis[op_test_rand(r) % (np * nvp)] =
+                (uint16_t)(op_test_rand(r) % 2 ? 0x8000 | op_test_rand(r) % 5
+                                               : op_test_rand(r) % (np + 2));
+        break;
+    case 3:
+        if (np)
+            t->dmeshes[op_test_rand(r) % (np * 4)] = (uint32_t)op_test_rand(r) % 9;
+        break;
+    case 4:
+        if (t->ndtris)
+            t->dtris[op_test_rand(r) % (4 * (uint64_t)t->ndtris)] = (uint8_t)(op_test_rand(r) % 9);
+        break;
+    case 5:
+        if (t->ndverts)
+            t->dverts[op_test_rand(r) % (3 * (uint64_t)t->ndverts)] = edge[op_test_rand(r) % 6];
+        break;
+    case 6:
+        t->npolys -= t->npolys > 0;
+        break;
+    case 7:
+        t->nverts -= t->nverts > 0;
+        break;
+    default:
+        t->nvp = (int)(op_test_rand(r) % 8);
+        break;
+    }
+}
+
+Test(decode_mutations, tiles_with_damaged_fields_are_refused_or_valid, .timeout = 120)
+{
+    buf blobs[MAX_BLOBS];
+    int n = make_blobs(blobs);
+    op_arena *a = op_arena_create(0);
+    op_arena_set_limit(a, 64u << 20);
+    op_test_rng r = {5};
+    int refused = 0, total = 20000;
+    for (int it = 0; it < total; it++) {
+        const buf *in = &blobs[op_test_rand(&r) % (uint64_t)n];
+        op_tile t;
+        op_err e;
+        cr_assert_eq(op_tile_decode(in->p, in->len, a, &t, NULL, &e), OP_OK, "%s", e.msg);
+        damage_field(&t, &r);
+        op_bytes b;
+        cr_assert_eq(op_tile_encode(&t, &b, NULL, &e), OP_OK, "%s", e.msg);
+        refused += !check_decode(b.data, b.len, a);
+        op_bytes_free(&b);
+        op_arena_reset(a);
+    }
+    /* Most of these changes break a rule the validator checks. */
+    cr_assert_gt(refused, total / 4, "only %d of %d damaged tiles refused", refused, total);
     for (int i = 0; i < n; i++)
         free(blobs[i].p);
     op_arena_destroy(a);

@@ -205,13 +205,15 @@ static int refine_pick(const op_contour_vert *v, int n, const pass_params *pp, i
 {
     const op_contour_vert *va = &v[a % n], *vb = &v[b % n];
     double best = -1.0;
-    int bi = -1;
-    for (int k = a + 1; k < b; k++) {
-        const op_contour_vert *p = &v[k % n];
+    int bi = -1, bidx = 0;
+    /* idx = k % n, stepped without a division per vertex */
+    for (int k = a + 1, idx = (a + 1) % n; k < b; k++, idx = idx + 1 == n ? 0 : idx + 1) {
+        const op_contour_vert *p = &v[idx];
         double d = seg_dist2(va, vb, p);
-        if (d > best || (d == best && op__cmp_xz(p, &v[bi % n]) < 0)) {
+        if (d > best || (d == best && op__cmp_xz(p, &v[bidx]) < 0)) {
             best = d;
             bi = k;
+            bidx = idx;
         }
     }
     if (best > pp->e2)
@@ -236,9 +238,11 @@ static int simplify_pass(const op_contour_vert *v, int n, const pass_params *pp,
     while (!keep[first])
         first++;
     for (int a = first; a < first + n;) {
-        int b = a + 1;
-        while (!keep[b % n])
+        int b = a + 1, bw = b % n; /* bw = b % n */
+        while (!keep[bw]) {
             b++;
+            bw = bw + 1 == n ? 0 : bw + 1;
+        }
         w->stack[top++] = a;
         w->stack[top++] = b;
         a = b;

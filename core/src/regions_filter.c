@@ -44,24 +44,42 @@ static uint32_t find_root(uint32_t *parent, uint32_t r)
     return root;
 }
 
-/* One pass over the spans: label sizes, and has_nb[r] = 1 when a span of r links to a
- * span of another non-zero label. */
-static void sizes_and_neighbours(const op_chf *chf, const op__labels *lab, uint32_t *size,
-                                 uint8_t *has_nb)
+/* One pass over the spans: label sizes; has_nb[r] = 1 when a span of r links to a span
+ * of another non-zero label; and, when pairs is not NULL, one directed pair (r << 32 |
+ * q) per link to a span of another non-zero label q of the same area (the merge
+ * graph's links, counted before island removal; see drop_island_pairs). */
+static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *size, uint8_t *has_nb,
+                          uint64_t *pairs)
 {
     const uint32_t *reg = lab->reg;
+    size_t np = 0;
     for (uint32_t s = 0; s < chf->span_count; s++) {
         uint32_t r = reg[s];
         size[r]++;
-        if (r == 0 || has_nb[r])
+        if (r == 0 || (has_nb[r] && !pairs))
             continue;
         const uint32_t *l = chf->links[s];
         for (int d = 0; d < 4; d++) {
             uint32_t m = l[d];
-            if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r)
-                has_nb[r] = 1;
+            if (m == OP_NO_LINK || reg[m] == 0 || reg[m] == r)
+                continue;
+            has_nb[r] = 1;
+            if (pairs && lab->area[reg[m]] == lab->area[r])
+                pairs[np++] = (uint64_t)r << 32 | reg[m];
         }
     }
+    return np;
+}
+
+/* Pairs recorded before island removal, minus those naming a removed label: exactly the
+ * pairs a scan after the removal finds (a removed label's spans read as 0). */
+static size_t drop_island_pairs(uint64_t *pairs, size_t np, const uint8_t *gone)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < np; i++)
+        if (!gone[pairs[i] >> 32] && !gone[(uint32_t)pairs[i]])
+            pairs[k++] = pairs[i];
+    return k;
 }
 
 /* Islands: labels below min_area with no neighbour lose their spans; their size becomes
@@ -150,24 +168,9 @@ static op_status merge_into(merge_state *ms, uint32_t a, uint32_t b, op_err *err
     return OP_OK;
 }
 
-static op_status build_lists(const op_chf *chf, merge_state *ms, op_err *err)
+static op_status build_lists(merge_state *ms, uint64_t *pairs, size_t np, op_err *err)
 {
     op__labels *lab = ms->lab;
-    size_t np = 0;
-    uint64_t *pairs = op_arena_alloc(ms->scratch, ((size_t)chf->span_count * 4 + 1) * 8);
-    if (!pairs)
-        return op__regions_nomem(err, "merge pairs", (size_t)chf->span_count * 32);
-    for (uint32_t s = 0; s < chf->span_count; s++) {
-        uint32_t r = lab->reg[s];
-        if (r == 0)
-            continue;
-        for (int d = 0; d < 4; d++) {
-            uint32_t m = chf->links[s][d];
-            if (m != OP_NO_LINK && lab->reg[m] != 0 && lab->reg[m] != r &&
-                lab->area[lab->reg[m]] == lab->area[r])
-                pairs[np++] = (uint64_t)r << 32 | lab->reg[m];
-        }
-    }
     op__graph g;
     op_status st = op__graph_build(pairs, np, lab->count, ms->scratch, &g, err);
     if (st != OP_OK)
@@ -181,9 +184,10 @@ static op_status build_lists(const op_chf *chf, merge_state *ms, op_err *err)
     return OP_OK;
 }
 
-static op_status merge_small(const op_chf *chf, merge_state *ms, int merge_area, op_err *err)
+static op_status merge_small(merge_state *ms, uint64_t *pairs, size_t np, int merge_area,
+                             op_err *err)
 {
-    op_status st = build_lists(chf, ms, err);
+    op_status st = build_lists(ms, pairs, np, err);
     if (st != OP_OK)
         return st;
     for (int merged = 1; merged;) {
@@ -254,15 +258,22 @@ op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge
     uint32_t *newid = op_arena_calloc(scratch, nl, sizeof *newid);
     if (!has_nb || !ms.size || !ms.parent || !newid)
         return op__regions_nomem(err, "filter", nl * 13);
-    sizes_and_neighbours(chf, lab, ms.size, has_nb);
-    remove_islands(chf, lab, ms.size, min_area, has_nb);
+    uint64_t *pairs = NULL;
+    if (merge_area > 0) {
+        pairs = op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8);
+        if (!pairs)
+            return op__regions_nomem(err, "merge pairs", (size_t)chf->span_count * 32);
+    }
+    size_t np = scan_labels(chf, lab, ms.size, has_nb, pairs);
+    if (remove_islands(chf, lab, ms.size, min_area, has_nb) && pairs)
+        np = drop_island_pairs(pairs, np, has_nb);
     for (uint32_t r = 0; r < nl; r++)
         ms.parent[r] = r;
     if (merge_area > 0) {
         ms.adj = op_arena_calloc(scratch, nl, sizeof *ms.adj);
         if (!ms.adj)
             return op__regions_nomem(err, "filter", nl * sizeof *ms.adj);
-        op_status st = merge_small(chf, &ms, merge_area, err);
+        op_status st = merge_small(&ms, pairs, np, merge_area, err);
         if (st != OP_OK)
             return st;
         for (uint32_t r = 1; r < nl; r++)

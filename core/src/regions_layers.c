@@ -242,9 +242,12 @@ static op_status layers_general(const op_chf *chf, op_arena *scratch, op__labels
 
 static int single_floor(const op_chf *chf)
 {
+    const uint32_t *cells = chf->cells;
     for (int c = 0; c < chf->width * chf->depth; c++) {
+        if (cells[c + 1] - cells[c] < 2) /* most cells: nothing to count */
+            continue;
         int walkable = 0;
-        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+        for (uint32_t s = cells[c]; s < cells[c + 1]; s++)
             walkable += chf->areas[s] != 0;
         if (walkable > 1)
             return 0;
@@ -355,8 +358,9 @@ op_status op_regions_span_layers(const op_chf *geometry_chf, op_arena *out, op_a
     op__labels lab;
     op_regions regs;
     op_status st;
-    /* Every island kept: MinRegionArea 0 removes nothing and keeps the shortcut. */
-    if ((st = op__layers(g, 0, 0, scratch, &lab, err)) ||
+    /* Every island kept: MinRegionArea 0 removes nothing. Not single-floor, so the
+     * shortcut does not apply: go to the general merge without testing again. */
+    if ((st = op__layers(g, 0, 1, scratch, &lab, err)) ||
         (st = op__filter(g, &lab, 0, 0, scratch, scratch, &regs, err)))
         return st;
     uint16_t *layer = op_arena_alloc(scratch, ((size_t)regs.region_count + 1) * sizeof *layer);

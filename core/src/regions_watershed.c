@@ -68,13 +68,15 @@ typedef struct ws_state {
 static uint32_t best_neighbour_region(const ws_state *w, uint32_t s)
 {
     const op_chf *chf = w->chf;
+    const uint32_t *l = chf->links[s], *reg = w->lab->reg;
+    uint8_t area = chf->areas[s];
     uint32_t best = 0;
     for (int d = 0; d < 4; d++) {
-        uint32_t m = chf->links[s][d];
-        if (m == OP_NO_LINK || chf->areas[m] != chf->areas[s])
+        uint32_t m = l[d];
+        if (m == OP_NO_LINK)
             continue;
-        uint32_t r = w->lab->reg[m];
-        if (r != 0 && (best == 0 || r < best))
+        uint32_t r = reg[m];
+        if (r != 0 && (best == 0 || r < best) && chf->areas[m] == area)
             best = r;
     }
     return best;
@@ -92,8 +94,11 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
     while (ncand > 0) {
         uint32_t nj = 0;
         for (uint32_t i = 0; i < ncand; i++) {
-            uint32_t s = w->cand[i], r = best_neighbour_region(w, s);
-            if (reg[s] == 0 && r != 0) {
+            uint32_t s = w->cand[i];
+            if (reg[s] != 0)
+                continue;
+            uint32_t r = best_neighbour_region(w, s);
+            if (r != 0) {
                 w->joins[2 * nj] = s;
                 w->joins[2 * nj + 1] = r;
                 nj++;

@@ -45,8 +45,9 @@ static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *s
                                          hf, skipped, err);
 }
 
-static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+static op_status spans_step(const op_level *l, int tx, int tz, op_stage last, op_arena *out,
+                            op_arena *scratch, op_tile_stages *st, uint8_t **geometry_areas,
+                            op_err *err)
 {
     op_heightfield hf;
     op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
@@ -69,6 +70,11 @@ static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op
         if ((s = op_volumes_apply(chf, l->vols, l->nvols, err)))
             return s;
     }
+    /* The distance field is the span stage's last product, but only the watershed
+     * partition reads it: a build going further with another partition skips it
+     * (chf.dist stays NULL), as nothing after the regions depends on it. */
+    if (last != OP_STAGE_SPANS && l->settings.partition != OP_PARTITION_WATERSHED)
+        return OP_OK;
     return op_distance_build(chf, out, scratch, err);
 }
 
@@ -256,7 +262,7 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
                           l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
     uint8_t *geometry_areas = NULL;
     double t0 = now_ms();
-    op_status s = spans_step(l, tx, tz, out, scratch, st, &geometry_areas, err);
+    op_status s = spans_step(l, tx, tz, last, out, scratch, st, &geometry_areas, err);
     lap(st, OP_STAGE_SPANS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
         return s;

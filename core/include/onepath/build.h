@@ -81,7 +81,9 @@ typedef struct op_tile_stages {
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays
- * come from out (results) and scratch (thrown away by the caller). */
+ * come from out (results) and scratch (thrown away by the caller). chf.dist (the
+ * distance field) is built when last is OP_STAGE_SPANS or the partition is watershed;
+ * other partitions never read it, so builds past the span stage leave it NULL. */
 op_status op_level_build_stages(const op_level *lvl, int tx, int tz, op_stage last, int keep_raw,
                                 op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err);
 

@@ -2,7 +2,8 @@
  * onepath-bench: onepath against Recast 1.5.1, side by side, on the same levels in
  * the same process run.
  *
- *   onepath-bench [--level PATH]... [--gen KIND:SIZE]... [--stage spans|regions|contours|all]
+ *   onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]... [--stage
+ * spans|regions|contours|all]
  *                 [--reps N] [--threads N] [--set key=value]... [--json] [--recast-only]
  *                 [--no-mem]
  *
@@ -24,10 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "onepath/levelgen.h"
 #include "onepath/settings.h"
 #include "bench.h"
-#include "genlevel.h"
-#include "objload.h"
 #include "onepath_side.h"
 #include "recast_side.h"
 
@@ -67,10 +67,11 @@ typedef struct side_stats {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE]...\n"
+    fprintf(f, "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]...\n"
                "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
                "         [--set key=value]... [--json] [--recast-only] [--no-mem]\n"
-               "KIND: flat, terrain, stairs (SIZE in world units). Default level:\n"
+               "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
+               "  SEED 1 by default). Default level:\n"
                "  " OP_BENCH_DEFAULT_LEVEL "\n");
 }
 
@@ -181,13 +182,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static int load_level(const char *spec, bench_level *lv, char *err, size_t errlen)
-{
-    if (strncmp(spec, "gen:", 4) == 0)
-        return bench_gen_level(spec + 4, lv, err, errlen);
-    return bench_obj_load(spec, lv, err, errlen);
-}
-
 static bench_build_fn side_fn(int side)
 {
     if (side == SIDE_RECAST)
@@ -219,11 +213,11 @@ static int last_stage(bench_upto upto)
     return (upto == BENCH_UPTO_ALL) ? BENCH_TILE : BENCH_SPANS + (int)upto;
 }
 
-/* Stage groups the run builds and both sides time (spans..); select is inside spans. */
+/* Stage groups the run builds and both sides time (prepare..). */
 static unsigned common_stages(const side_stats *st, int recast_only, bench_upto upto)
 {
     unsigned m = 0;
-    for (int k = BENCH_SPANS; k <= last_stage(upto); k++)
+    for (int k = BENCH_PREPARE; k <= last_stage(upto); k++)
         m |= 1u << k;
     for (int s = 0; s < NSIDES; s++)
         if (st[s].ok && !(recast_only && s == SIDE_OURS))
@@ -257,7 +251,7 @@ static int mem_child_main(const options *o)
     bench_level lv;
     char err[320];
     bench_result r;
-    if (!fn || load_level(o->levels[0], &lv, err, sizeof err) != 0)
+    if (!fn || bench_level_load(o->levels[0], &lv, err, sizeof err) != 0)
         return 1;
     long base = rss_kb();
     int rc = fn(&lv, &o->settings, o->upto, o->threads, &r, err, sizeof err);
@@ -397,7 +391,7 @@ static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int 
     else if (!st[s].ok)
         snprintf(buf, n, "failed");
     else if (!shown(st, s, k))
-        snprintf(buf, n, k == BENCH_SELECT ? "in spans" : "n/a");
+        snprintf(buf, n, "n/a");
     else
         snprintf(buf, n, "%.2f", st[s].med_ms[k]);
 }
@@ -440,7 +434,7 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
     }
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok;
     char stages[96] = "";
-    for (int k = BENCH_SPANS; k < BENCH_NSTAGES; k++)
+    for (int k = BENCH_PREPARE; k < BENCH_NSTAGES; k++)
         if (common & (1u << k))
             snprintf(stages + strlen(stages), sizeof stages - strlen(stages), "%s%s",
                      stages[0] ? "+" : "", bench_stage_name((bench_stage)k));
@@ -455,10 +449,10 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
         if (!st[s].ok)
             continue;
         const bench_result *x = &st[s].last;
-        printf("%-8s tiles %d/%d  spans %ld  regions %ld  contours %ld  polys %ld  verts %ld  "
-               "detail tris %ld  tile bytes %zu\n",
-               side_names[s], x->tiles_built, x->tiles_total, x->spans, x->regions, x->contours,
-               x->polys, x->verts, x->detail_tris, x->tile_bytes);
+        printf("%-8s tiles %d/%d (%d data)  spans %ld  regions %ld  contours %ld  polys %ld  "
+               "verts %ld  detail tris %ld  tile bytes %zu\n",
+               side_names[s], x->tiles_built, x->tiles_total, x->tile_layers, x->spans, x->regions,
+               x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes);
         printf("%-8s heap peak %.1f KiB (own allocator); child max RSS %ld KiB (%ld KiB after "
                "loading)\n",
                side_names[s], (double)x->heap_peak / 1024.0, st[s].maxrss_kb, st[s].base_rss_kb);
@@ -483,12 +477,13 @@ static void json_side(const side_stats *st, int s, int active, bench_upto upto)
         first = 0;
     }
     printf("},\"total_ms\":%.4f,\"wall_ms\":%.4f,\"tiles_total\":%d,\"tiles_built\":%d,"
-           "\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,\"verts\":%ld,"
+           "\"tile_layers\":%d,\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,"
+           "\"verts\":%ld,"
            "\"detail_tris\":%ld,\"tile_bytes\":%zu,\"heap_peak\":%zu,\"child_maxrss_kb\":%ld,"
            "\"child_base_rss_kb\":%ld}",
-           st[s].med_total, st[s].med_wall, x->tiles_total, x->tiles_built, x->spans, x->regions,
-           x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes, x->heap_peak,
-           st[s].maxrss_kb, st[s].base_rss_kb);
+           st[s].med_total, st[s].med_wall, x->tiles_total, x->tiles_built, x->tile_layers,
+           x->spans, x->regions, x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes,
+           x->heap_peak, st[s].maxrss_kb, st[s].base_rss_kb);
 }
 
 static void print_json(const options *o, const bench_level *lv, const side_stats *st,
@@ -497,7 +492,7 @@ static void print_json(const options *o, const bench_level *lv, const side_stats
     printf("%s{\"level\":\"%s\",\"triangles\":%d,\"stage\":\"%s\",\"reps\":%d,\"threads\":%d,",
            first ? "" : ",", lv->name, lv->ntris, o->stage_arg, o->reps, o->threads);
     printf("\"total_stages\":[");
-    for (int k = BENCH_SPANS, n = 0; k < BENCH_NSTAGES; k++)
+    for (int k = BENCH_PREPARE, n = 0; k < BENCH_NSTAGES; k++)
         if (common & (1u << k))
             printf("%s\"%s\"", n++ ? "," : "", bench_stage_name((bench_stage)k));
     printf("],");
@@ -506,7 +501,7 @@ static void print_json(const options *o, const bench_level *lv, const side_stats
     json_side(st, SIDE_RECAST, 1, o->upto);
     printf(",\"ratio\":{");
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok, n = 0;
-    for (int k = BENCH_SPANS; both && k <= last_stage(o->upto); k++)
+    for (int k = BENCH_PREPARE; both && k <= last_stage(o->upto); k++)
         if (shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k) && st[SIDE_RECAST].med_ms[k] > 0)
             printf("%s\"%s\":%.4f", n++ ? "," : "", bench_stage_name((bench_stage)k),
                    st[SIDE_OURS].med_ms[k] / st[SIDE_RECAST].med_ms[k]);
@@ -532,7 +527,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.nlevels; i++) {
         bench_level lv;
         char err[320];
-        if (load_level(o.levels[i], &lv, err, sizeof err) != 0) {
+        if (bench_level_load(o.levels[i], &lv, err, sizeof err) != 0) {
             fprintf(stderr, "onepath-bench: %s\n", err);
             failed = 1;
             continue;

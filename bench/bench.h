@@ -57,6 +57,7 @@ void bench_level_free(bench_level *lv);
 typedef struct bench_result {
     double ms[BENCH_NSTAGES]; /* per stage group, summed over tiles (and threads) */
     double wall_ms;           /* the whole run, wall clock */
+    double cpu_ms;            /* the whole run, process CPU time (set by the driver) */
     int tiles_total;          /* tiles of the grid */
     int tiles_built;          /* tiles that produced a mesh (or, upto < all, a stage result) */
     int tile_layers;          /* tile data blocks (onepath: layers of the built tiles) */

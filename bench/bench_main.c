@@ -4,8 +4,8 @@
  *
  *   onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]... [--stage
  * spans|regions|contours|all]
- *                 [--reps N] [--threads N] [--set key=value]... [--json] [--recast-only]
- *                 [--no-mem]
+ *                 [--reps N] [--threads N] [--also-threads N] [--set key=value]... [--json]
+ *                 [--recast-only] [--no-mem]
  *
  * Per level: one untimed warm-up build of each side, then N reps alternating
  * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
@@ -14,6 +14,9 @@
  * Memory: each side's own allocator count (Recast's alloc hooks, onepath's arena
  * peaks), and the peak RSS of a fresh child process (this program re-executed with
  * --mem-child) that loads the level and builds it once with that side only.
+ * --also-threads N: each rep also builds both sides with N workers (after the
+ * --threads builds, same alternation) and reports their median wall times and the
+ * speed-up wall(--threads) / wall(N).
  * Output: a table on stdout, or one JSON document with --json.
  */
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "onepath/levelgen.h"
@@ -45,7 +49,7 @@ typedef struct options {
     int nsets;
     const char *stage_arg;
     bench_upto upto;
-    int reps, threads, json, recast_only, mem;
+    int reps, threads, threads2, json, recast_only, mem;
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
     char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
@@ -58,6 +62,8 @@ typedef struct side_stats {
     bench_result last;
     double med_ms[BENCH_NSTAGES];
     double med_total, med_wall;
+    double med_wall2;  /* median wall time with --also-threads workers (0: not run) */
+    double med_cpu;    /* median process CPU time of a whole build (all threads) */
     long maxrss_kb;    /* child's peak RSS, -1 unknown */
     long base_rss_kb;  /* child's RSS after loading, before building */
     size_t child_heap; /* allocator peak seen by the child */
@@ -69,6 +75,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]...\n"
                "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
+               "         [--also-threads N]\n"
                "         [--set key=value]... [--json] [--recast-only] [--no-mem]\n"
                "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
                "  SEED 1 by default). Default level:\n"
@@ -155,6 +162,8 @@ static int parse_args(int argc, char **argv, options *o)
             bad = parse_int(v, 1, MAX_REPS, &o->reps);
         } else if (!strcmp(a, "--threads")) {
             bad = parse_int(v, 1, 256, &o->threads);
+        } else if (!strcmp(a, "--also-threads")) {
+            bad = parse_int(v, 1, 256, &o->threads2);
         } else if (!strcmp(a, "--mem-child")) {
             o->mem_child = v;
         } else if (!strcmp(a, "--set") && o->nsets < MAX_SETS) {
@@ -315,20 +324,33 @@ static void measure_child(const options *o, const char *level, int side, side_st
 /* Per-rep samples of one side. */
 typedef struct side_samples {
     double ms[BENCH_NSTAGES][MAX_REPS];
-    double total[MAX_REPS], wall[MAX_REPS];
+    double total[MAX_REPS], wall[MAX_REPS], wall2[MAX_REPS], cpu[MAX_REPS];
 } side_samples;
 
+/* CPU time of the process (all threads), in ms: less disturbed than wall time by
+ * other processes on a shared machine. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 /* One build of side s; on failure st->ok drops to 0 and the message is printed. */
-static int build_once(const options *o, const bench_level *lv, int s, side_stats *st)
+static int build_once(const options *o, const bench_level *lv, int s, int threads, side_stats *st,
+                      bench_result *out)
 {
     bench_result r;
-    if (side_fn(s)(lv, &o->settings, o->upto, o->threads, &r, st->err, sizeof st->err) != 0) {
+    double c0 = cpu_ms();
+    int rc = side_fn(s)(lv, &o->settings, o->upto, threads, &r, st->err, sizeof st->err);
+    r.cpu_ms = cpu_ms() - c0;
+    if (rc != 0) {
         if (st->ok)
             fprintf(stderr, "onepath-bench: %s: %s\n", side_names[s], st->err);
         st->ok = 0;
         return -1;
     }
-    st->last = r;
+    *out = r;
     return 0;
 }
 
@@ -338,6 +360,8 @@ static void take_medians(const options *o, side_samples *x, side_stats *st)
         st->med_ms[k] = median(x->ms[k], o->reps);
     st->med_total = median(x->total, o->reps);
     st->med_wall = median(x->wall, o->reps);
+    st->med_cpu = median(x->cpu, o->reps);
+    st->med_wall2 = o->threads2 ? median(x->wall2, o->reps) : 0.0;
 }
 
 /* Warm-up, then reps alternating the sides (A B A B ...), then the memory children.
@@ -350,19 +374,25 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
     for (int s = 0; s < NSIDES; s++) { /* untimed: pages in code and data */
         st[s].ok = active[s] && x != NULL;
         if (st[s].ok)
-            build_once(o, lv, s, &st[s]);
+            build_once(o, lv, s, o->threads, &st[s], &st[s].last);
         else if (active[s])
             fprintf(stderr, "onepath-bench: out of memory for samples\n");
     }
     unsigned common = common_stages(st, !active[SIDE_OURS], o->upto);
     for (int rep = 0; rep < o->reps; rep++) {
         for (int s = 0; s < NSIDES; s++) {
-            if (!st[s].ok || build_once(o, lv, s, &st[s]) != 0)
+            if (!st[s].ok || build_once(o, lv, s, o->threads, &st[s], &st[s].last) != 0)
                 continue;
             for (int k = 0; k < BENCH_NSTAGES; k++)
                 x[s].ms[k][rep] = st[s].last.ms[k];
             x[s].total[rep] = total_of(&st[s].last, common);
             x[s].wall[rep] = st[s].last.wall_ms;
+            x[s].cpu[rep] = st[s].last.cpu_ms;
+        }
+        for (int s = 0; s < NSIDES && o->threads2; s++) {
+            bench_result r;
+            if (st[s].ok && build_once(o, lv, s, o->threads2, &st[s], &r) == 0)
+                x[s].wall2[rep] = r.wall_ms;
         }
     }
     for (int s = 0; s < NSIDES; s++) {
@@ -445,6 +475,17 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
     fmt_ratio(r, sizeof r, st[SIDE_OURS].med_wall, st[SIDE_RECAST].med_wall, both);
     printf("%-22s %12s %12.2f %8s   (whole run, all stages each side builds)\n", "wall", a,
            st[SIDE_RECAST].med_wall, r);
+    fmt_sum(a, sizeof a, st, st[SIDE_OURS].med_cpu, ours_active);
+    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_cpu, st[SIDE_RECAST].med_cpu, both);
+    printf("%-22s %12s %12.2f %8s   (process CPU time of the whole run)\n", "cpu", a,
+           st[SIDE_RECAST].med_cpu, r);
+    if (o->threads2 && both)
+        printf("%-22s %12.2f %12.2f %8.2f   (wall, %d workers; speed-up over %d: onepath %.2f, "
+               "recast %.2f)\n",
+               "wall threads", st[SIDE_OURS].med_wall2, st[SIDE_RECAST].med_wall2,
+               st[SIDE_OURS].med_wall2 / st[SIDE_RECAST].med_wall2, o->threads2, o->threads,
+               st[SIDE_OURS].med_wall / st[SIDE_OURS].med_wall2,
+               st[SIDE_RECAST].med_wall / st[SIDE_RECAST].med_wall2);
     for (int s = 0; s < NSIDES; s++) {
         if (!st[s].ok)
             continue;
@@ -459,7 +500,7 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
     }
 }
 
-static void json_side(const side_stats *st, int s, int active, bench_upto upto)
+static void json_side(const side_stats *st, int s, int active, bench_upto upto, int threads2)
 {
     printf("\"%s\":{", side_names[s]);
     if (!active || !st[s].ok) {
@@ -476,7 +517,12 @@ static void json_side(const side_stats *st, int s, int active, bench_upto upto)
                st[s].med_ms[k]);
         first = 0;
     }
-    printf("},\"total_ms\":%.4f,\"wall_ms\":%.4f,\"tiles_total\":%d,\"tiles_built\":%d,"
+    printf("}");
+    if (threads2)
+        printf(",\"wall_ms_threads_%d\":%.4f,\"speedup\":%.4f", threads2, st[s].med_wall2,
+               st[s].med_wall / st[s].med_wall2);
+    printf(",\"cpu_ms\":%.4f", st[s].med_cpu);
+    printf(",\"total_ms\":%.4f,\"wall_ms\":%.4f,\"tiles_total\":%d,\"tiles_built\":%d,"
            "\"tile_layers\":%d,\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,"
            "\"verts\":%ld,"
            "\"detail_tris\":%ld,\"tile_bytes\":%zu,\"heap_peak\":%zu,\"child_maxrss_kb\":%ld,"
@@ -496,15 +542,17 @@ static void print_json(const options *o, const bench_level *lv, const side_stats
         if (common & (1u << k))
             printf("%s\"%s\"", n++ ? "," : "", bench_stage_name((bench_stage)k));
     printf("],");
-    json_side(st, SIDE_OURS, ours_active, o->upto);
+    json_side(st, SIDE_OURS, ours_active, o->upto, o->threads2);
     printf(",");
-    json_side(st, SIDE_RECAST, 1, o->upto);
+    json_side(st, SIDE_RECAST, 1, o->upto, o->threads2);
     printf(",\"ratio\":{");
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok, n = 0;
     for (int k = BENCH_PREPARE; both && k <= last_stage(o->upto); k++)
         if (shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k) && st[SIDE_RECAST].med_ms[k] > 0)
             printf("%s\"%s\":%.4f", n++ ? "," : "", bench_stage_name((bench_stage)k),
                    st[SIDE_OURS].med_ms[k] / st[SIDE_RECAST].med_ms[k]);
+    if (both && st[SIDE_RECAST].med_cpu > 0)
+        printf("%s\"cpu\":%.4f", n++ ? "," : "", st[SIDE_OURS].med_cpu / st[SIDE_RECAST].med_cpu);
     if (both && st[SIDE_RECAST].med_total > 0)
         printf("%s\"total\":%.4f", n ? "," : "",
                st[SIDE_OURS].med_total / st[SIDE_RECAST].med_total);

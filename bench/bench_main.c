@@ -5,7 +5,7 @@
  *   onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]... [--stage
  * spans|regions|contours|all]
  *                 [--reps N] [--threads N] [--also-threads N] [--set key=value]... [--json]
- *                 [--recast-only] [--no-mem]
+ *                 [--recast-only | --onepath-only] [--no-mem]
  *
  * Per level: one untimed warm-up build of each side, then N reps alternating
  * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
@@ -49,7 +49,7 @@ typedef struct options {
     int nsets;
     const char *stage_arg;
     bench_upto upto;
-    int reps, threads, threads2, json, recast_only, mem;
+    int reps, threads, threads2, json, recast_only, onepath_only, mem;
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
     char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
@@ -73,13 +73,14 @@ typedef struct side_stats {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]...\n"
-               "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
-               "         [--also-threads N]\n"
-               "         [--set key=value]... [--json] [--recast-only] [--no-mem]\n"
-               "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
-               "  SEED 1 by default). Default level:\n"
-               "  " OP_BENCH_DEFAULT_LEVEL "\n");
+    fprintf(f,
+            "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]...\n"
+            "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
+            "         [--also-threads N]\n"
+            "         [--set key=value]... [--json] [--recast-only | --onepath-only] [--no-mem]\n"
+            "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
+            "  SEED 1 by default). Default level:\n"
+            "  " OP_BENCH_DEFAULT_LEVEL "\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -134,7 +135,9 @@ static int parse_args(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         int bad = 0;
-        if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem")) {
+        if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem") ||
+            !strcmp(a, "--onepath-only")) {
+            o->onepath_only |= !strcmp(a, "--onepath-only");
             o->json |= !strcmp(a, "--json");
             o->recast_only |= !strcmp(a, "--recast-only");
             o->mem &= !!strcmp(a, "--no-mem");
@@ -185,21 +188,16 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->nlevels == 0)
         o->levels[o->nlevels++] = OP_BENCH_DEFAULT_LEVEL;
-#ifdef OP_BENCH_RECAST_ONLY
-    o->recast_only = 1;
-#endif
+    if (o->recast_only && o->onepath_only) {
+        fprintf(stderr, "onepath-bench: --recast-only and --onepath-only exclude each other\n");
+        return -1;
+    }
     return 0;
 }
 
 static bench_build_fn side_fn(int side)
 {
-    if (side == SIDE_RECAST)
-        return bench_recast_build;
-#ifdef OP_BENCH_RECAST_ONLY
-    return NULL;
-#else
-    return bench_onepath_build;
-#endif
+    return side == SIDE_RECAST ? bench_recast_build : bench_onepath_build;
 }
 
 /* ===== statistics ===== */
@@ -223,13 +221,13 @@ static int last_stage(bench_upto upto)
 }
 
 /* Stage groups the run builds and both sides time (prepare..). */
-static unsigned common_stages(const side_stats *st, int recast_only, bench_upto upto)
+static unsigned common_stages(const side_stats *st, bench_upto upto)
 {
     unsigned m = 0;
     for (int k = BENCH_PREPARE; k <= last_stage(upto); k++)
         m |= 1u << k;
     for (int s = 0; s < NSIDES; s++)
-        if (st[s].ok && !(recast_only && s == SIDE_OURS))
+        if (st[s].ok)
             m &= ~st[s].last.missing;
     return m;
 }
@@ -252,7 +250,36 @@ static long rss_kb(void)
     return ru.ru_maxrss;
 }
 
-/* In the child: build once with one side, print "base_kb peak_kb heap". */
+/* A "Key:  N kB" line of /proc/self/status, -1 when absent. */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(key);
+    while (f && v < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            v = strtol(line + n + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Resets the peak RSS (VmHWM) to the current RSS (Linux: "5" to clear_refs), so that
+ * the build's peak is not hidden by a larger peak of loading or generating the level. */
+static int reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return -1;
+    int bad = fputs("5", f) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+/* In the child: build once with one side, print "base_kb peak_kb heap": the RSS after
+ * loading and the peak RSS during the build (VmRSS and VmHWM after a peak reset; where
+ * that is not possible, ru_maxrss before and after). */
 static int mem_child_main(const options *o)
 {
     int side = !strcmp(o->mem_child, "recast") ? SIDE_RECAST : SIDE_OURS;
@@ -262,9 +289,10 @@ static int mem_child_main(const options *o)
     bench_result r;
     if (!fn || bench_level_load(o->levels[0], &lv, err, sizeof err) != 0)
         return 1;
-    long base = rss_kb();
+    int hwm = reset_peak_rss() == 0 && status_kb("VmHWM") > 0;
+    long base = hwm ? status_kb("VmRSS") : rss_kb();
     int rc = fn(&lv, &o->settings, o->upto, o->threads, &r, err, sizeof err);
-    printf("%ld %ld %zu\n", base, rss_kb(), r.heap_peak);
+    printf("%ld %ld %zu\n", base, hwm ? status_kb("VmHWM") : rss_kb(), r.heap_peak);
     bench_level_free(&lv);
     return rc == 0 ? 0 : 1;
 }
@@ -368,7 +396,7 @@ static void take_medians(const options *o, side_samples *x, side_stats *st)
  * Returns the stage groups summed in the totals. */
 static unsigned run_level(const options *o, const bench_level *lv, side_stats st[NSIDES])
 {
-    const int active[NSIDES] = {!o->recast_only && side_fn(SIDE_OURS) != NULL, 1};
+    const int active[NSIDES] = {!o->recast_only, !o->onepath_only};
     side_samples *x = calloc(NSIDES, sizeof *x);
     memset(st, 0, NSIDES * sizeof *st);
     for (int s = 0; s < NSIDES; s++) { /* untimed: pages in code and data */
@@ -378,7 +406,7 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
         else if (active[s])
             fprintf(stderr, "onepath-bench: out of memory for samples\n");
     }
-    unsigned common = common_stages(st, !active[SIDE_OURS], o->upto);
+    unsigned common = common_stages(st, o->upto);
     for (int rep = 0; rep < o->reps; rep++) {
         for (int s = 0; s < NSIDES; s++) {
             if (!st[s].ok || build_once(o, lv, s, o->threads, &st[s], &st[s].last) != 0)
@@ -457,7 +485,7 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
     printf("%-22s %12s %12s %8s\n", "stage (median ms)", "onepath", "recast", "ratio");
     for (int k = 0; k <= last_stage(o->upto); k++) {
         fmt_ms(a, sizeof a, st, SIDE_OURS, k, ours_active);
-        fmt_ms(b, sizeof b, st, SIDE_RECAST, k, 1);
+        fmt_ms(b, sizeof b, st, SIDE_RECAST, k, !o->onepath_only);
         fmt_ratio(r, sizeof r, st[SIDE_OURS].med_ms[k], st[SIDE_RECAST].med_ms[k],
                   ours_active && shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k));
         printf("%-22s %12s %12s %8s\n", bench_stage_name((bench_stage)k), a, b, r);
@@ -544,7 +572,7 @@ static void print_json(const options *o, const bench_level *lv, const side_stats
     printf("],");
     json_side(st, SIDE_OURS, ours_active, o->upto, o->threads2);
     printf(",");
-    json_side(st, SIDE_RECAST, 1, o->upto, o->threads2);
+    json_side(st, SIDE_RECAST, !o->onepath_only, o->upto, o->threads2);
     printf(",\"ratio\":{");
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok, n = 0;
     for (int k = BENCH_PREPARE; both && k <= last_stage(o->upto); k++)
@@ -568,7 +596,7 @@ int main(int argc, char **argv)
     }
     if (o.mem_child)
         return mem_child_main(&o);
-    int ours_active = !o.recast_only && side_fn(SIDE_OURS) != NULL;
+    int ours_active = !o.recast_only;
     int failed = 0, printed = 0;
     if (o.json)
         printf("{\"bench\":\"onepath-bench\",\"levels\":[");
@@ -582,7 +610,7 @@ int main(int argc, char **argv)
         }
         side_stats st[NSIDES];
         unsigned common = run_level(&o, &lv, st);
-        failed |= !st[SIDE_RECAST].ok || (ours_active && !st[SIDE_OURS].ok);
+        failed |= (!o.onepath_only && !st[SIDE_RECAST].ok) || (ours_active && !st[SIDE_OURS].ok);
         if (o.json)
             print_json(&o, &lv, st, common, ours_active, printed++ == 0);
         else

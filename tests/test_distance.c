@@ -84,6 +84,48 @@ Test(distance, equals_brute_force_on_open_random_fields)
     }
 }
 
+/* Bounded distance (erosion's): below the limit exactly the brute-force value, from the
+ * limit on some value >= limit, for every limit from 0 to past the deepest span. */
+Test(distance, bounded_distance_is_exact_below_its_limit)
+{
+    int exact_checked = 0, beyond_checked = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        op_test_rng rng = {seed * 7919};
+        int w = op_test_rand_int(&rng, 1, 30), d = op_test_rand_int(&rng, 1, 30);
+        int floors = op_test_rand_int(&rng, 1, 3), nareas = op_test_rand_int(&rng, 1, 2);
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = op_test_field_random(a, &rng, w, d, floors, nareas);
+        uint32_t *want = malloc((chf->span_count + 1) * sizeof *want);
+        uint32_t *got = malloc((chf->span_count + 1) * sizeof *got);
+        op_test_brute_distance(chf, want);
+        uint32_t deepest = 0;
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            deepest = want[s] > deepest ? want[s] : deepest;
+        for (uint32_t limit = 0; limit <= deepest + 2; limit++) {
+            op_err e;
+            size_t used = op_arena_used(a);
+            cr_assert_eq(op_distance_compute_below(chf, got, limit, a, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(op_arena_used(a), used, "scratch is released");
+            for (uint32_t s = 0; s < chf->span_count; s++) {
+                if (want[s] < limit) {
+                    cr_assert_eq(got[s], want[s], "seed %llu limit %u span %u: %u != brute %u",
+                                 (unsigned long long)seed, limit, s, got[s], want[s]);
+                    exact_checked++;
+                } else {
+                    cr_assert_geq(got[s], limit, "seed %llu limit %u span %u: %u < limit",
+                                  (unsigned long long)seed, limit, s, got[s]);
+                    beyond_checked++;
+                }
+            }
+        }
+        free(want);
+        free(got);
+        op_arena_destroy(a);
+    }
+    cr_assert_gt(exact_checked, 10000);
+    cr_assert_gt(beyond_checked, 10000);
+}
+
 static op_chf *block(op_arena *a, int w, int d, const char *holes)
 {
     char **lines = calloc((size_t)d, sizeof *lines);

@@ -477,3 +477,26 @@ Test(layers, scenario_layers, .timeout = 120)
     cr_assert_eq(h, scenario_hash());
     op_test_golden("build3d/regions-layers", h);
 }
+
+/* Step 1 on single-floor fields (the direct path): every walkable span on layer 0 and one
+ * layer used, or no layer at all when nothing is walkable; area-0 spans OP_NO_LAYER. */
+Test(layers, span_layers_single_floor)
+{
+    static const char *const walk[] = {"##0.", "#0#1", "..11"};
+    static const char *const none[] = {"00.", ".00"};
+    op_arena *a = op_arena_create(0);
+    op_err e;
+    uint16_t *sl;
+    int nl = -1;
+    op_chf *g = op_test_field_from_text(a, walk, 3);
+    cr_assert_eq(op_regions_span_layers(g, a, a, &sl, &nl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(nl, 1);
+    for (uint32_t s = 0; s < g->span_count; s++)
+        cr_assert_eq(sl[s], g->areas[s] ? 0 : OP_NO_LAYER, "span %u", s);
+    g = op_test_field_from_text(a, none, 2);
+    cr_assert_eq(op_regions_span_layers(g, a, a, &sl, &nl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(nl, 0);
+    for (uint32_t s = 0; s < g->span_count; s++)
+        cr_assert_eq(sl[s], OP_NO_LAYER, "span %u", s);
+    op_arena_destroy(a);
+}

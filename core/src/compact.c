@@ -85,40 +85,44 @@ static void fill_spans(const op_heightfield *hf, op_chf *chf)
     chf->cells[ncells] = k;
 }
 
-/* The first span of cell nc (in column order: the lowest) that a can stand next to
+/* §5 rule 4's condition, symmetric in a and b: floors within the climb and a common
+ * opening of at least the walkable height. */
+static inline int can_link(const op_chf *chf, uint32_t a, uint32_t b)
+{
+    int ya = chf->y[a], yb = chf->y[b];
+    if (yb > ya + chf->walkable_climb || yb < ya - chf->walkable_climb)
+        return 0;
+    int ta = ya + chf->h[a], tb = yb + chf->h[b];
+    int top = ta < tb ? ta : tb;
+    int bot = ya > yb ? ya : yb;
+    return top - bot >= chf->walkable_height;
+}
+
+/* The first span of [b0, b1) (in column order: the lowest) that a can stand next to
  * (§5 rule 4), or OP_NO_LINK. No early exit on floor order, so a hand-made column with
  * overlapping spans gets the rule's answer too; cells hold a few spans. */
-static uint32_t lowest_link(const op_chf *chf, uint32_t a, int nc)
+static uint32_t lowest_link(const op_chf *chf, uint32_t a, uint32_t b0, uint32_t b1)
 {
-    int ya = chf->y[a], ta = ya + chf->h[a];
-    for (uint32_t b = chf->cells[nc]; b < chf->cells[nc + 1]; b++) {
-        int yb = chf->y[b];
-        if (yb > ya + chf->walkable_climb || yb < ya - chf->walkable_climb)
-            continue;
-        int tb = yb + chf->h[b];
-        int top = ta < tb ? ta : tb;
-        int bot = ya > yb ? ya : yb;
-        if (top - bot >= chf->walkable_height)
+    for (uint32_t b = b0; b < b1; b++)
+        if (can_link(chf, a, b))
             return b;
-    }
     return OP_NO_LINK;
 }
 
-/* §5 rules 4–5 for one pair of adjacent cells c → nc in direction d (1 or 2): candidate
- * links both ways, then the one-way ones dropped. Dropping in place is order-independent:
- * a dropped a → b (b's candidate is some a' ≠ a) is read only by the check of a span whose
- * candidate is a, and that span is not b, so the check fails with or without it. Pairs
- * are disjoint in the links they write, so visiting cells in order visits each pair once,
- * close in memory, with no separate pass over all links. */
-static void link_pair(op_chf *chf, int c, int nc, int d)
+/* §5 rules 4–5 for a pair of adjacent cells holding spans [a0, a1) and [b0, b1), b in
+ * direction d of a: candidate links both ways, then the one-way ones dropped. Dropping
+ * in place is order-independent: a dropped a → b (b's candidate is some a' ≠ a) is read
+ * only by the check of a span whose candidate is a, and that span is not b, so the check
+ * fails with or without it. Pairs are disjoint in the links they write, so visiting
+ * cells in order visits each pair once, close in memory, with no separate pass over all
+ * links. */
+static void link_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1, int d)
 {
     int o = (d + 2) & 3;
-    uint32_t a0 = chf->cells[c], a1 = chf->cells[c + 1];
-    uint32_t b0 = chf->cells[nc], b1 = chf->cells[nc + 1];
     for (uint32_t a = a0; a < a1; a++)
-        chf->links[a][d] = lowest_link(chf, a, nc);
+        chf->links[a][d] = lowest_link(chf, a, b0, b1);
     for (uint32_t b = b0; b < b1; b++)
-        chf->links[b][o] = lowest_link(chf, b, c);
+        chf->links[b][o] = lowest_link(chf, b, a0, a1);
     for (uint32_t a = a0; a < a1; a++) {
         uint32_t b = chf->links[a][d];
         if (b != OP_NO_LINK && chf->links[b][o] != a)
@@ -131,31 +135,40 @@ static void link_pair(op_chf *chf, int c, int nc, int d)
     }
 }
 
-/* Links toward outside the grid are none (rule 4). */
-static void unlink_side(op_chf *chf, int c, int d)
+/* One pair of adjacent non-empty cells. Most cells hold one span: two single spans
+ * link each other iff the symmetric condition holds (each is then the other's only
+ * candidate), which is link_pair's answer without its passes. */
+static inline void link_cells_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1,
+                                   int d)
 {
-    for (uint32_t a = chf->cells[c]; a < chf->cells[c + 1]; a++)
-        chf->links[a][d] = OP_NO_LINK;
+    if (a1 - a0 == 1 && b1 - b0 == 1) {
+        if (can_link(chf, a0, b0)) {
+            chf->links[a0][d] = b0;
+            chf->links[b0][(d + 2) & 3] = a0;
+        }
+    } else {
+        link_pair(chf, a0, a1, b0, b1, d);
+    }
 }
 
+/* Every link starts as none (rule 4: outside the grid, or an empty neighbour cell, gives
+ * none), then each pair of adjacent non-empty cells is linked once, through its +x and
+ * +z neighbours. Tile grids are mostly empty cells, which this skips. */
 static void link_cells(op_chf *chf)
 {
     int w = chf->width, dep = chf->depth;
+    const uint32_t *cells = chf->cells;
+    memset(chf->links, 0xff, (size_t)chf->span_count * sizeof *chf->links);
     for (int z = 0; z < dep; z++)
         for (int x = 0; x < w; x++) {
             int c = x + z * w;
-            if (x == 0)
-                unlink_side(chf, c, 0);
-            if (z == 0)
-                unlink_side(chf, c, 3);
-            if (x + 1 < w)
-                link_pair(chf, c, c + 1, 2);
-            else
-                unlink_side(chf, c, 2);
-            if (z + 1 < dep)
-                link_pair(chf, c, c + w, 1);
-            else
-                unlink_side(chf, c, 1);
+            uint32_t a0 = cells[c], a1 = cells[c + 1];
+            if (a0 == a1)
+                continue;
+            if (x + 1 < w && cells[c + 2] != a1)
+                link_cells_pair(chf, a0, a1, a1, cells[c + 2], 2);
+            if (z + 1 < dep && cells[c + w] != cells[c + w + 1])
+                link_cells_pair(chf, a0, a1, cells[c + w], cells[c + w + 1], 1);
         }
 }
 

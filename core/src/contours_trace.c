@@ -55,11 +55,23 @@ static int corner_y(const op_chf *chf, uint32_t s, int d)
     return y;
 }
 
-/* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Returns the
- * number of boundary edges. */
-static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *mask)
+/* Boundary edges per 4-bit mask. */
+static const uint8_t edge_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+
+/* A span with at least one boundary edge, and its cell. */
+typedef struct edge_span {
+    uint32_t s;
+    int x, z;
+} edge_span;
+
+/* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Lists the
+ * spans with a boundary edge in span index order (where loops can start) and returns
+ * the number of boundary edges. */
+static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *mask,
+                              edge_span *list, uint32_t *nlist)
 {
     size_t total = 0;
+    uint32_t n = 0;
     for (int z = 0; z < chf->depth; z++)
         for (int x = 0; x < chf->width; x++) {
             int c = x + z * chf->width;
@@ -70,9 +82,12 @@ static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *m
                         if (neighbour_value(chf, reg, s, x, z, d) != reg[s])
                             m |= (uint8_t)(1u << d);
                 mask[s] = (uint8_t)(m | (m << 4));
-                total += (size_t)((m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1));
+                total += edge_count[m];
+                if (m != 0)
+                    list[n++] = (edge_span){s, x, z};
             }
         }
+    *nlist = n;
     return total;
 }
 
@@ -124,10 +139,12 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena
     memset(res, 0, sizeof *res);
     const uint16_t *reg = regs->reg;
     uint8_t *mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
-    if (!mask)
+    edge_span *list = op_arena_alloc(scratch, ((size_t)chf->span_count + 1) * sizeof *list);
+    if (!mask || !list)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes of edge marks)",
-                          (size_t)chf->span_count + 1);
-    size_t total = mark_boundaries(chf, reg, mask);
+                          ((size_t)chf->span_count + 1) * (1 + sizeof *list));
+    uint32_t nlist;
+    size_t total = mark_boundaries(chf, reg, mask, list, &nlist);
     if (total > INT_MAX)
         return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", total, INT_MAX);
     /* A loop has at least two edges: on one floor four, but spans of several floors
@@ -140,24 +157,22 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena
     if (!t.verts || !res->start || !res->region)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu raw vertices)", total);
     int count = 0;
-    for (int z = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++) {
-            int c = x + z * chf->width;
-            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
-                while (mask[s] >> 4) {
-                    int d = 0;
-                    while (!(mask[s] & (1u << (d + 4))))
-                        d++;
-                    res->start[count] = t.nverts;
-                    res->region[count] = reg[s];
-                    if (!walk_loop(&t, s, d, x, z))
-                        return op_err_set(err, OP_EINVAL,
-                                          "contours: the loop from span %u direction %d does not "
-                                          "close (links not mutual?)",
-                                          s, d);
-                    count++;
-                }
+    for (uint32_t i = 0; i < nlist; i++) {
+        uint32_t s = list[i].s;
+        while (mask[s] >> 4) {
+            int d = 0;
+            while (!(mask[s] & (1u << (d + 4))))
+                d++;
+            res->start[count] = t.nverts;
+            res->region[count] = reg[s];
+            if (!walk_loop(&t, s, d, list[i].x, list[i].z))
+                return op_err_set(err, OP_EINVAL,
+                                  "contours: the loop from span %u direction %d does not "
+                                  "close (links not mutual?)",
+                                  s, d);
+            count++;
         }
+    }
     res->start[count] = t.nverts;
     res->verts = t.verts;
     res->count = count;

@@ -26,7 +26,8 @@
  *   a->d, d->b.
  * - Point location skips triangles of zero area (a forced/relaxed ear can make one).
  * - Detail off still runs the hull triangulation with its Lawson flips.
- * Memory: one workspace (op__dt, a 128 KiB edge map, the flip stack, edge-walk buffers)
+ * Memory: one workspace (op__dt, a 128 KiB edge map initialised row by row as vertex
+ * ids come into use, the flip stack, edge-walk buffers)
  * and per-polygon samples in scratch; results accumulate in scratch and are copied to
  * out at the end. Typical sizes: hundreds of polygons, a few triangles each.
  */
@@ -106,7 +107,7 @@ static op_status work_init(work *w, op_arena *scratch, op_err *err)
     if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
         !w->ew.stack)
         return nomem(err, (size_t)STACK_CAP * 2 + 131072 + steps * 41);
-    memset(w->dt->edge, 0xff, 65536 * sizeof(uint16_t));
+    w->dt->rows_ready = 0; /* rows are initialised as vertices appear */
     w->dt->stack_cap = STACK_CAP;
     return OP_OK;
 }
@@ -213,6 +214,7 @@ static op_status build_poly(work *w, const op_poly_mesh *mesh, int p, const op_c
     if (n >= 3) {
         int m = op__detail_ring(mesh, p, n, chf, regs->reg, ds, sd, min_row, detail, &w->ew, dt,
                                 w->ring);
+        op__dt_ready_rows(dt);
         op__dt_hull(dt, w->ring, m);
         if (detail) {
             op_status st = refine_poly(w, mesh, p, n, chf, regs, ds, sd, min_row, scratch, err);

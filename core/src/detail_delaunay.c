@@ -13,6 +13,7 @@
  * Typical sizes: polygons of 3-6 vertices, tens of extra vertices.
  */
 #include <math.h>
+#include <string.h>
 
 #include "detail_internal.h"
 #include "predicates.h"
@@ -186,6 +187,12 @@ void op__dt_hull(op__dt *dt, const uint8_t *ring, int m)
     legalize(dt);
 }
 
+void op__dt_ready_rows(op__dt *dt)
+{
+    for (; dt->rows_ready < dt->nv; dt->rows_ready++)
+        memset(&dt->edge[(size_t)dt->rows_ready * 256u], 0xff, 256 * sizeof *dt->edge);
+}
+
 void op__dt_clear(op__dt *dt)
 {
     for (int t = 0; t < dt->nt; t++)
@@ -233,6 +240,7 @@ static void measure(const op__dt *dt, op__samples *s, int i)
 static int add_vertex(op__dt *dt, const op__samples *s, int i)
 {
     int v = dt->nv++;
+    op__dt_ready_rows(dt);
     dt->x[v] = s->x[i];
     dt->y[v] = s->y[i];
     dt->z[v] = s->z[i];

@@ -24,6 +24,7 @@ typedef struct op__dt {
     int nt;
     uint8_t tri[OP__DT_MAXT][3]; /* counter-clockwise vertex ids; edge k = tri[k] -> tri[k+1] */
     uint16_t *edge;              /* 256 * 256: directed edge a->b -> 3 * t + k, or NONE */
+    int rows_ready;              /* edge rows [0, rows_ready) are initialised (lazily) */
     uint8_t (*stack)[2];         /* Lawson LIFO stack of directed edges */
     int nstack, stack_cap;
     uint8_t changed[OP__DT_MAXT]; /* triangles touched by the current insertion */
@@ -70,5 +71,10 @@ void op__dt_hull(op__dt *dt, const uint8_t *ring, int m);
 void op__dt_refine(op__dt *dt, op__samples *s, double max_error);
 /* Clears dt's edge map entries (for the next polygon). */
 void op__dt_clear(op__dt *dt);
+
+/* Initialises the edge map rows of vertices [rows_ready, nv) to none. The map is used
+ * only by vertices < nv, and op__dt_clear leaves initialised rows all none, so a tile
+ * touches only as many 512-byte rows as its largest polygon has vertices, not 128 KiB. */
+void op__dt_ready_rows(op__dt *dt);
 
 #endif

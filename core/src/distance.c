@@ -181,7 +181,7 @@ static void mark_boundary(const op_chf *chf, uint32_t *dist)
     }
 }
 
-static uint32_t min_plus(uint32_t v, uint32_t d, uint32_t w)
+static inline uint32_t min_plus(uint32_t v, uint32_t d, uint32_t w)
 {
     uint64_t c = (uint64_t)d + w;
     return c < v ? (uint32_t)c : v;
@@ -190,8 +190,8 @@ static uint32_t min_plus(uint32_t v, uint32_t d, uint32_t w)
 /* v lowered by the steps of one quadrant: the orthogonal step in d1 and the diagonal
  * (d1, d2) both ways round. Steps are symmetric, so pulling from a neighbour is the same
  * as the neighbour's step to s. */
-static uint32_t pull_quadrant(const op_chf *chf, const uint32_t *dist, uint32_t s, int d1, int d2,
-                              uint32_t v)
+static inline uint32_t pull_quadrant(const op_chf *chf, const uint32_t *dist, uint32_t s, int d1,
+                                     int d2, uint32_t v)
 {
     const uint32_t *l = chf->links[s];
     if (l[d1] != OP_NO_LINK) {
@@ -210,12 +210,12 @@ static uint32_t pull_quadrant(const op_chf *chf, const uint32_t *dist, uint32_t 
 
 /* The neighbours of lower span index are those at -x, -z, (-x,-z) and (+x,-z) (cells are
  * z-major); a forward sweep pulls from them, a backward sweep from the others. */
-static uint32_t pull_earlier(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
+static inline uint32_t pull_earlier(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
 {
     return pull_quadrant(chf, dist, s, 3, 2, pull_quadrant(chf, dist, s, 0, 3, v));
 }
 
-static uint32_t pull_later(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
+static inline uint32_t pull_later(const op_chf *chf, const uint32_t *dist, uint32_t s, uint32_t v)
 {
     return pull_quadrant(chf, dist, s, 1, 0, pull_quadrant(chf, dist, s, 2, 1, v));
 }
@@ -267,12 +267,15 @@ static void sort_seeds(uint32_t *seeds, uint32_t n, const uint32_t *dist, uint64
 
 /* Dijkstra from the seeds (sorted by distance) with the bucket ring: seeds join at their
  * level, settled spans queue their offers at L+2 and L+3. When nothing is queued the
- * level jumps to the next seed. Stale entries (distance lowered since) are skipped. */
+ * level jumps to the next seed. Stale entries (distance lowered since) are skipped.
+ * Levels from limit - 2 on are not settled (their offers are >= limit): distances
+ * below limit are exact, the others are path lengths (or unset) >= limit. Levels stay
+ * below 2^32 - 3 (see the bound above), so level + 2 does not wrap. */
 static void repair(const op_chf *chf, bucket_ring *q, uint32_t *dist, const uint32_t *seeds,
-                   uint32_t nseeds)
+                   uint32_t nseeds, uint32_t limit)
 {
     uint32_t next = 0;
-    for (uint32_t level = nseeds ? dist[seeds[0]] : 0;; level++) {
+    for (uint32_t level = nseeds ? dist[seeds[0]] : 0; level + 2 < limit; level++) {
         if (ring_empty(q)) {
             while (next < nseeds && dist[seeds[next]] < level) /* lowered and settled */
                 next++;
@@ -348,7 +351,30 @@ op_status op_distance_compute_method(const op_chf *chf, uint32_t *dist, op_dista
         bucket_ring q;
         st = ring_init(&q, n, scratch, err);
         if (st == OP_OK)
-            repair(chf, &q, dist, seeds, nseeds);
+            repair(chf, &q, dist, seeds, nseeds, OP__UNSET);
+    }
+    op_arena_release(scratch, mark);
+    return st;
+}
+
+op_status op_distance_compute_below(const op_chf *chf, uint32_t *dist, uint32_t limit,
+                                    op_arena *scratch, op_err *err)
+{
+    uint32_t n = chf->span_count;
+    op_arena_mark mark = op_arena_get_mark(scratch);
+    size_t bytes = (size_t)n * sizeof(uint32_t);
+    uint32_t *seeds = op_arena_alloc(scratch, bytes);
+    if (!seeds)
+        return op_err_set(err, OP_ENOMEM, "spans: distance: out of memory for %zu bytes of scratch",
+                          bytes);
+    mark_boundary(chf, dist);
+    uint32_t nseeds = boundary_seeds(dist, n, seeds);
+    op_status st = OP_OK;
+    if (nseeds > 0 && limit > 0) {
+        bucket_ring q;
+        st = ring_init(&q, n, scratch, err);
+        if (st == OP_OK)
+            repair(chf, &q, dist, seeds, nseeds, limit);
     }
     op_arena_release(scratch, mark);
     return st;

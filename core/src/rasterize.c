@@ -197,6 +197,18 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
 }
 
+/* One fragment, making room for it first. */
+static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, double ymax)
+{
+    if (rc->hf && rc->hf->frag_count >= rc->hf->frag_cap) {
+        op_status st = op__hf_reserve(rc->hf, 1, rc->err);
+        if (st != OP_OK)
+            return st;
+    }
+    emit(rc, x, z, ymin, ymax);
+    return OP_OK;
+}
+
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
  * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
@@ -226,10 +238,36 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         }
         if (n == 0)
             continue;
-        double rzlo, rzhi;
-        bounds(rp, n, 2, &rzlo, &rzhi);
+        double rxlo = rp[0].p[0], rxhi = rxlo, rylo = rp[0].p[1], ryhi = rylo;
+        double rzlo = rp[0].p[2], rzhi = rzlo;
+        for (int i = 1; i < n; i++) {
+            rxlo = rp[i].p[0] < rxlo ? rp[i].p[0] : rxlo;
+            rxhi = rp[i].p[0] > rxhi ? rp[i].p[0] : rxhi;
+            rylo = rp[i].p[1] < rylo ? rp[i].p[1] : rylo;
+            ryhi = rp[i].p[1] > ryhi ? rp[i].p[1] : ryhi;
+            rzlo = rp[i].p[2] < rzlo ? rp[i].p[2] : rzlo;
+            rzhi = rp[i].p[2] > rzhi ? rp[i].p[2] : rzhi;
+        }
         if (rzhi == zb || rzlo == zt)
             continue; /* the row's polygon lies on one boundary line */
+        int64_t kx0 = op__cell_of(rxlo, ox, cs, inv) - gx0;
+        int64_t kx1 = op__cell_of(rxhi, ox, cs, inv) - gx0;
+        if (kx1 < 0 || kx0 >= hf->width)
+            continue;
+        if (kx0 == kx1) {
+            /* The row lies in one cell: P is R itself (no vertex beyond its lines, so
+             * no crossing); it is on one edge line only if every x is the left line. */
+            if (rxhi != ox + (double)(gx0 + kx0) * cs) {
+                op_status st = emit_one(rc, (int)kx0, (int)z, rylo, ryhi);
+                if (st != OP_OK)
+                    return st;
+            }
+            continue;
+        }
+        if (kx0 < 0)
+            kx0 = 0;
+        if (kx1 >= hf->width)
+            kx1 = hf->width - 1;
         /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
         const vtx *vs[MAX_POLY];
         for (int i = 0; i < n; i++) {
@@ -240,14 +278,6 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
             }
             vs[k] = &rp[i];
         }
-        int64_t kx0 = op__cell_of(vs[0]->p[0], ox, cs, inv) - gx0;
-        int64_t kx1 = op__cell_of(vs[n - 1]->p[0], ox, cs, inv) - gx0;
-        if (kx1 < 0 || kx0 >= hf->width)
-            continue;
-        if (kx0 < 0)
-            kx0 = 0;
-        if (kx1 >= hf->width)
-            kx1 = hf->width - 1;
         /* Room for a fragment in every cell of the row (rarely grows). */
         if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
             op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);

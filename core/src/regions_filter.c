@@ -44,31 +44,47 @@ static uint32_t find_root(uint32_t *parent, uint32_t r)
     return root;
 }
 
-static void count_sizes(const op_chf *chf, const op__labels *lab, uint32_t *size)
+/* One pass over the spans: label sizes, and has_nb[r] = 1 when a span of r links to a
+ * span of another non-zero label. */
+static void sizes_and_neighbours(const op_chf *chf, const op__labels *lab, uint32_t *size,
+                                 uint8_t *has_nb)
 {
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        size[lab->reg[s]]++;
-}
-
-static void remove_islands(const op_chf *chf, op__labels *lab, const uint32_t *size, int min_area,
-                           uint8_t *has_nb)
-{
-    uint32_t n = chf->span_count;
-    for (uint32_t s = 0; s < n; s++) {
-        uint32_t r = lab->reg[s];
+    const uint32_t *reg = lab->reg;
+    for (uint32_t s = 0; s < chf->span_count; s++) {
+        uint32_t r = reg[s];
+        size[r]++;
         if (r == 0 || has_nb[r])
             continue;
+        const uint32_t *l = chf->links[s];
         for (int d = 0; d < 4; d++) {
-            uint32_t m = chf->links[s][d];
-            if (m != OP_NO_LINK && lab->reg[m] != 0 && lab->reg[m] != r)
+            uint32_t m = l[d];
+            if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r)
                 has_nb[r] = 1;
         }
     }
-    for (uint32_t s = 0; s < n; s++) {
-        uint32_t r = lab->reg[s];
-        if (r != 0 && size[r] < (uint32_t)min_area && !has_nb[r])
-            lab->reg[s] = 0;
+}
+
+/* Islands: labels below min_area with no neighbour lose their spans; their size becomes
+ * 0, as a recount would give (size[0] is never read). has_nb is turned in place into
+ * "removed" per label. Returns whether any went. */
+static int remove_islands(const op_chf *chf, op__labels *lab, uint32_t *size, int min_area,
+                          uint8_t *has_nb)
+{
+    uint8_t *gone = has_nb;
+    int any = 0;
+    for (uint32_t r = 1; r <= lab->count; r++) {
+        gone[r] = size[r] < (uint32_t)min_area && !has_nb[r];
+        if (gone[r]) {
+            size[r] = 0;
+            any = 1;
+        }
     }
+    gone[0] = 0;
+    if (any)
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (gone[lab->reg[s]])
+                lab->reg[s] = 0;
+    return any;
 }
 
 /* Adds w links to neighbour nb in list l, growing it from scratch when full. */
@@ -189,35 +205,41 @@ static op_status merge_small(const op_chf *chf, merge_state *ms, int merge_area,
             merged = 1;
         }
     }
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (ms->lab->reg[s] != 0)
-            ms->lab->reg[s] = find_root(ms->parent, ms->lab->reg[s]);
     return OP_OK;
 }
 
-static op_status number_regions(const op_chf *chf, const op__labels *lab, uint32_t *newid,
-                                op_arena *out, op_regions *res, op_err *err)
+/* Numbering in order of first span, each span through its label's final owner
+ * (root[r], r itself without merging); one pass that also writes the result. */
+static op_status number_regions(const op_chf *chf, const op__labels *lab, const uint32_t *root,
+                                uint32_t *newid, op_arena *out, op_regions *res, op_err *err)
 {
+    op_arena_mark mark = op_arena_get_mark(out);
+    uint16_t *out_reg = op_arena_alloc(out, ((size_t)chf->span_count + 1) * sizeof *out_reg);
+    if (!out_reg)
+        return op__regions_nomem(err, "result", (size_t)chf->span_count * 2);
     uint32_t k = 0;
     for (uint32_t s = 0; s < chf->span_count; s++) {
-        uint32_t r = lab->reg[s];
+        uint32_t r = root[lab->reg[s]];
         if (r != 0 && newid[r] == 0)
             newid[r] = ++k;
+        out_reg[s] = (uint16_t)newid[r];
     }
-    if (k > OP_MAX_REGIONS)
+    if (k > OP_MAX_REGIONS) {
+        op_arena_release(out, mark);
         return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
                           OP_MAX_REGIONS);
+    }
     res->span_count = chf->span_count;
     res->region_count = (int)k;
-    res->reg = op_arena_alloc(out, ((size_t)chf->span_count + 1) * sizeof *res->reg);
+    res->reg = out_reg;
     res->region_area = op_arena_calloc(out, (size_t)k + 1, 1);
-    if (!res->reg || !res->region_area)
+    if (!res->region_area) {
+        op_arena_release(out, mark);
         return op__regions_nomem(err, "result", (size_t)chf->span_count * 2 + k + 1);
+    }
     for (uint32_t r = 1; r <= lab->count; r++)
         if (newid[r] != 0)
             res->region_area[newid[r]] = lab->area[r];
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        res->reg[s] = (uint16_t)newid[lab->reg[s]];
     return OP_OK;
 }
 
@@ -228,25 +250,23 @@ op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge
     merge_state ms = {lab, scratch, NULL, NULL, NULL};
     uint8_t *has_nb = op_arena_calloc(scratch, nl, 1);
     ms.size = op_arena_calloc(scratch, nl, sizeof *ms.size);
-    if (!has_nb || !ms.size)
-        return op__regions_nomem(err, "filter", nl * 5);
-    count_sizes(chf, lab, ms.size);
+    ms.parent = op_arena_alloc(scratch, nl * sizeof *ms.parent);
+    uint32_t *newid = op_arena_calloc(scratch, nl, sizeof *newid);
+    if (!has_nb || !ms.size || !ms.parent || !newid)
+        return op__regions_nomem(err, "filter", nl * 13);
+    sizes_and_neighbours(chf, lab, ms.size, has_nb);
     remove_islands(chf, lab, ms.size, min_area, has_nb);
+    for (uint32_t r = 0; r < nl; r++)
+        ms.parent[r] = r;
     if (merge_area > 0) {
         ms.adj = op_arena_calloc(scratch, nl, sizeof *ms.adj);
-        ms.parent = op_arena_alloc(scratch, nl * sizeof *ms.parent);
-        if (!ms.adj || !ms.parent)
-            return op__regions_nomem(err, "filter", nl * (sizeof *ms.adj + 4));
-        for (uint32_t r = 0; r < nl; r++)
-            ms.parent[r] = r;
-        memset(ms.size, 0, nl * sizeof *ms.size);
-        count_sizes(chf, lab, ms.size); /* islands removed: their labels are now empty */
+        if (!ms.adj)
+            return op__regions_nomem(err, "filter", nl * sizeof *ms.adj);
         op_status st = merge_small(chf, &ms, merge_area, err);
         if (st != OP_OK)
             return st;
+        for (uint32_t r = 1; r < nl; r++)
+            find_root(ms.parent, r); /* compresses: parent[r] is now the root */
     }
-    uint32_t *newid = op_arena_calloc(scratch, nl, sizeof *newid);
-    if (!newid)
-        return op__regions_nomem(err, "numbering", nl * 4);
-    return number_regions(chf, lab, newid, out, res, err);
+    return number_regions(chf, lab, ms.parent, newid, out, res, err);
 }

@@ -324,12 +324,34 @@ op_status op_regions_assign_layers(const op_chf *chf, const op_regions *r, op_ar
 
 /* ---- layer-first partition ---- */
 
+/* Step 1 on a single-floor field: the layer regions are the components (the shortcut,
+ * every island kept) and no two of them share a column, so the assignment puts every
+ * region on layer 0: each span's layer is 0 when walkable, OP_NO_LAYER otherwise, and
+ * one layer is used if any span is walkable. */
+static op_status single_floor_layers(const op_chf *g, op_arena *out, uint16_t **span_layer,
+                                     int *nlayers, op_err *err)
+{
+    uint16_t *sl = op_arena_alloc(out, ((size_t)g->span_count + 1) * sizeof *sl);
+    if (!sl)
+        return op__regions_nomem(err, "span layers", (size_t)g->span_count * 2);
+    int any = 0;
+    for (uint32_t s = 0; s < g->span_count; s++) {
+        sl[s] = g->areas[s] != 0 ? 0 : OP_NO_LAYER;
+        any |= g->areas[s] != 0;
+    }
+    *span_layer = sl;
+    *nlayers = any;
+    return OP_OK;
+}
+
 op_status op_regions_span_layers(const op_chf *geometry_chf, op_arena *out, op_arena *scratch,
                                  uint16_t **span_layer, int *nlayers, op_err *err)
 {
     const op_chf *g = geometry_chf;
     if (!g || !out || !scratch || !span_layer || !nlayers || !g->cells || !g->links || !g->areas)
         return op_err_set(err, OP_EINVAL, "regions: bad arguments to span_layers");
+    if (single_floor(g))
+        return single_floor_layers(g, out, span_layer, nlayers, err);
     op__labels lab;
     op_regions regs;
     op_status st;

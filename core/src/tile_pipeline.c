@@ -71,6 +71,14 @@ static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratc
     return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
 }
 
+/* Spans [i0, i1) with a region join the border region. */
+static void relabel(uint16_t *reg, uint32_t i0, uint32_t i1, int border_id)
+{
+    for (uint32_t i = i0; i < i1; i++)
+        if (reg[i] != 0)
+            reg[i] = (uint16_t)border_id;
+}
+
 /* §2.3: every region span outside the core cells joins the border region. */
 static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st, op_err *err)
 {
@@ -78,22 +86,21 @@ static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st
     op_regions *r = &st->regions;
     int b = l->grid.border, tc = l->grid.tile_cells;
     if (r->region_count + 1 > OP_MAX_REGIONS)
-        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d regions + border > %d", st->tx,
-                          st->tz, r->region_count, OP_MAX_REGIONS);
+        return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d regions + border > %d", st->tx, st->tz,
+                          r->region_count, OP_MAX_REGIONS);
     int border_id = r->region_count + 1, inside = 0;
-    for (int z = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++) {
-            int core = x >= b && x < b + tc && z >= b && z < b + tc;
-            int c = x + z * chf->width;
-            for (uint32_t i = chf->cells[c]; i < chf->cells[c + 1]; i++) {
-                if (r->reg[i] == 0)
-                    continue;
-                if (core)
-                    inside = 1;
-                else
-                    r->reg[i] = (uint16_t)border_id;
-            }
-        }
+    /* Cells are z-major, so each row's spans are one index range: the core cells of a
+     * core row are its middle part, every other span of the grid is border. */
+    for (int z = 0; z < chf->depth; z++) {
+        const uint32_t *row = &chf->cells[(size_t)z * (size_t)chf->width];
+        int core_row = z >= b && z < b + tc && chf->width > b;
+        int x0 = core_row ? b : chf->width;
+        int x1 = core_row ? (b + tc < chf->width ? b + tc : chf->width) : chf->width;
+        relabel(r->reg, row[0], row[x0], border_id);
+        for (uint32_t i = row[x0]; i < row[x1]; i++)
+            inside |= r->reg[i] != 0;
+        relabel(r->reg, row[x1], row[chf->width], border_id);
+    }
     uint8_t *areas = op_arena_alloc(out, (size_t)border_id + 1);
     if (!areas)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (region areas)", st->tx,
@@ -222,8 +229,9 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
     st->tx = tx;
     st->tz = tz;
     if (op_level_tile_index(l, tx, tz) < 0)
-        return op_err_set(err, OP_ERANGE, "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d",
-                          tx, tz, l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
+        return op_err_set(err, OP_ERANGE,
+                          "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d", tx, tz,
+                          l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
     uint8_t *geometry_areas = NULL;
     double t0 = now_ms();
     op_status s = spans_step(l, tx, tz, out, scratch, st, &geometry_areas, err);

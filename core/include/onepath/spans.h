@@ -74,7 +74,8 @@ typedef struct op_heightfield {
 } op_heightfield;
 
 /* Creates an empty heightfield in arena. Checks width/depth in [1, OP_MAX_GRID_SIDE],
- * rows in [1, OP_MAX_ROWS], cs/ch > 0 and finite, origin finite. */
+ * rows in [1, OP_MAX_ROWS], cs and ch in [OP_MIN_CELL_SIZE, 2^21], origin finite and
+ * within +-OP_MAX_ORIGIN (OP_ERANGE / OP_EINVAL naming the value). */
 op_status op_heightfield_init(op_heightfield *hf, op_arena *arena, int width, int depth, int rows,
                               const double origin[3], double cs, double ch, op_err *err);
 
@@ -121,8 +122,8 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
                            const uint8_t *areas, int merge_threshold, op_err *err);
 
 /* Calls fn for every cell of hf's grid in which the triangle leaves a fragment
- * (§3.2-§3.3), in row-major order (z, then x), with the clipped polygon's double
- * y range (before rows, §3.4). For tests and tools; the rasterizer uses the same code. */
+ * (§3.2-§3.3), in row-major order (z, then x), with the double y range of the
+ * cell's point set (before rows, §3.4). For tests and tools; the rasterizer uses the same code. */
 typedef void (*op_fragment_fn)(void *ctx, int x, int z, double ymin, double ymax);
 void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
                            const float *v2, op_fragment_fn fn, void *ctx);
@@ -255,6 +256,13 @@ typedef enum op_distance_method {
 
 op_status op_distance_compute_method(const op_chf *chf, uint32_t *dist, op_distance_method method,
                                      op_arena *scratch, op_err *err);
+
+/* The distances below limit only: afterwards a span whose exact distance is below limit
+ * holds it, every other span holds some value >= limit. Dijkstra from the boundary
+ * stopped at level limit, so the cost grows with limit, not with the field (erosion asks
+ * for limit 2 * radius). Scratch as op_distance_compute, plus the bucket queue. */
+op_status op_distance_compute_below(const op_chf *chf, uint32_t *dist, uint32_t limit,
+                                    op_arena *scratch, op_err *err);
 
 /* ---- the whole stage for one tile ---- */
 

@@ -1,0 +1,587 @@
+/*
+ * The `onepath` command-line tool, run as a child process (the built binary in
+ * OP_BIN_DIR) in a fresh temporary directory: bake (summary, --json keys, --out files,
+ * --tile equals the full bake's bytes, thread count does not change the hash), verify
+ * (passes baked files, names a corrupted one), inspect (per-stage JSON keys, --set,
+ * --dump reproducible), gen (byte-identical output), and the exit codes: 0 ok, 1 failed
+ * work (missing file, malformed OBJ, naming the file and line), 2 bad usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "op_test.h"
+
+#define ONEPATH OP_BIN_DIR "/onepath"
+
+/* ---- files and processes ---- */
+
+typedef struct run_result {
+    int rc; /* exit code, or -1 when the child did not exit normally */
+    char *out, *err;
+    size_t out_len, err_len;
+} run_result;
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap)
+            buf = realloc(buf, (cap *= 2) + 1);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+static void spit(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+/* Runs onepath with args (NULL-terminated) in dir; stdout and stderr captured. */
+static run_result run_in(const char *dir, const char *const *args)
+{
+    char outp[4096], errp[4096];
+    snprintf(outp, sizeof outp, "%s/.stdout", dir);
+    snprintf(errp, sizeof errp, "%s/.stderr", dir);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = ONEPATH;
+    while (args[n - 1] && n < 63) {
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    cr_assert_eq(access(ONEPATH, X_OK), 0,
+                 "%s is missing: build the whole tree (target onepath_cli) before this test",
+                 ONEPATH);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork failed");
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || chdir(dir) != 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(127);
+        execv(ONEPATH, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    run_result r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(outp, &r.out_len);
+    r.err = slurp(errp, &r.err_len);
+    unlink(outp);
+    unlink(errp);
+    return r;
+}
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/onepath_cli_XXXXXX");
+    cr_assert(mkdtemp(tmpdir), "mkdtemp failed");
+}
+
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) {
+        unlink(path);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        remove_tree(sub);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static void drop_tmpdir(void)
+{
+    if (tmpdir[0])
+        remove_tree(tmpdir);
+}
+
+static run_result run(const char *const *args)
+{
+    return run_in(tmpdir, args);
+}
+
+/* Sorted .optile names of dir; returns the count. */
+static int list_tiles(const char *dir, char names[][64], int max)
+{
+    DIR *d = opendir(dir);
+    cr_assert(d, "cannot open %s", dir);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l > 7 && !strcmp(de->d_name + l - 7, ".optile")) {
+            cr_assert_lt(n, max);
+            snprintf(names[n++], 64, "%s", de->d_name);
+        }
+    }
+    closedir(d);
+    qsort(names, (size_t)n, 64, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+/* ---- a flat JSON object reader (what the tool prints: one object, one line) ---- */
+
+#define MAX_KEYS 32
+
+typedef struct json_obj {
+    int n;
+    char key[MAX_KEYS][40];
+    char val[MAX_KEYS][128]; /* the value's text (strings without quotes) */
+} json_obj;
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Parses a JSON string at p (escapes kept as they are); returns the char after it. */
+static const char *json_string(const char *p, char *dst, size_t cap)
+{
+    cr_assert_eq(*p, '"', "expected a string at '%.20s'", p);
+    size_t n = 0;
+    for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        if (n + 1 < cap)
+            dst[n++] = *p;
+    }
+    cr_assert_eq(*p, '"', "unterminated string");
+    dst[n] = '\0';
+    return p + 1;
+}
+
+/* The whole text must be exactly one object and a newline. */
+static json_obj json_parse(const char *text)
+{
+    json_obj o;
+    memset(&o, 0, sizeof o);
+    const char *p = skip_ws(text);
+    cr_assert_eq(*p, '{', "not a JSON object: %s", text);
+    p = skip_ws(p + 1);
+    while (*p != '}') {
+        cr_assert_lt(o.n, MAX_KEYS);
+        p = skip_ws(json_string(p, o.key[o.n], sizeof o.key[0]));
+        cr_assert_eq(*p, ':', "missing ':' in %s", text);
+        p = skip_ws(p + 1);
+        if (*p == '"') {
+            p = json_string(p, o.val[o.n], sizeof o.val[0]);
+        } else {
+            const char *v = p;
+            int depth = 0;
+            while (*p && (depth > 0 || (*p != ',' && *p != '}'))) {
+                depth += (*p == '[') - (*p == ']');
+                p++;
+            }
+            size_t len = (size_t)(p - v);
+            cr_assert(len > 0 && len < sizeof o.val[0], "bad value in %s", text);
+            memcpy(o.val[o.n], v, len);
+            o.val[o.n][len] = '\0';
+        }
+        for (int k = 0; k < o.n; k++)
+            cr_assert_str_neq(o.key[k], o.key[o.n], "key %s twice", o.key[k]);
+        o.n++;
+        p = skip_ws(p);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+        else
+            cr_assert_eq(*p, '}', "expected ',' or '}' at '%.20s'", p);
+    }
+    cr_assert_str_eq(p, "}\n", "more than one object: %s", text);
+    return o;
+}
+
+static const char *json_get(const json_obj *o, const char *key)
+{
+    for (int k = 0; k < o->n; k++)
+        if (!strcmp(o->key[k], key))
+            return o->val[k];
+    return NULL;
+}
+
+/* A number value (asserted present and numeric). */
+static double json_num(const json_obj *o, const char *key)
+{
+    const char *v = json_get(o, key);
+    cr_assert(v, "key %s missing", key);
+    char *end;
+    double d = strtod(v, &end);
+    cr_assert(end != v && *end == '\0', "key %s is not a number: %s", key, v);
+    return d;
+}
+
+/* ---- tests ---- */
+
+static const char *dungeon(void)
+{
+    return op_test_level("dungeon.obj");
+}
+
+TestSuite(cli, .init = make_tmpdir, .fini = drop_tmpdir, .timeout = 120);
+
+Test(cli, bake_without_arguments_prints_a_summary)
+{
+    const char *args[] = {"bake", NULL};
+    run_result r = run(args);
+    cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.out, "baked ") && strstr(r.out, " tiles") && strstr(r.out, "hash "),
+              "no summary: %s", r.out);
+    run_free(&r);
+}
+
+Test(cli, bake_json_has_every_key_and_the_hash_ignores_threads)
+{
+    static const char *const keys[] = {
+        "tiles",    "layers",   "polygons", "vertices", "detail_triangles",
+        "coverage", "build_ms", "bytes",    "hash"};
+    char hash[2][64];
+    for (int t = 0; t < 2; t++) {
+        const char *args[] = {"bake", dungeon(), "--json", "--threads", t ? "2" : "1", NULL};
+        run_result r = run(args);
+        cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
+        json_obj o = json_parse(r.out);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_assert(json_get(&o, keys[k]), "key %s missing in %s", keys[k], r.out);
+        cr_assert_gt(json_num(&o, "tiles"), 0);
+        cr_assert_geq(json_num(&o, "layers"), json_num(&o, "tiles"));
+        cr_assert_gt(json_num(&o, "polygons"), 0);
+        cr_assert_gt(json_num(&o, "vertices"), 2);
+        cr_assert_gt(json_num(&o, "coverage"), 0);
+        cr_assert_gt(json_num(&o, "bytes"), 0);
+        const char *h = json_get(&o, "hash");
+        cr_assert_eq(strlen(h), 16, "hash %s", h);
+        cr_assert_eq(strspn(h, "0123456789abcdef"), 16, "hash %s", h);
+        snprintf(hash[t], sizeof hash[t], "%s", h);
+        run_free(&r);
+    }
+    cr_assert_str_eq(hash[0], hash[1], "--threads 1 and 2 give different hashes");
+}
+
+static char names_full[512][64], names_one[512][64];
+
+Test(cli, bake_out_verify_single_tile_and_corruption)
+{
+    char dir[512], dir2[512];
+    snprintf(dir, sizeof dir, "%s/full", tmpdir);
+    snprintf(dir2, sizeof dir2, "%s/one", tmpdir);
+    const char *bake[] = {"bake", dungeon(), "--out", dir, "--json", NULL};
+    run_result r = run(bake);
+    cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
+    json_obj o = json_parse(r.out);
+    int n = list_tiles(dir, names_full, 512);
+    cr_assert_eq(n, (int)json_num(&o, "layers"), "%d files for %s layers", n,
+                 json_get(&o, "layers"));
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int tx, tz, layer;
+        char tail[16];
+        cr_assert_eq(sscanf(names_full[i], "tile_%d_%d_%d%15s", &tx, &tz, &layer, tail), 4,
+                     "file name %s", names_full[i]);
+        cr_assert_str_eq(tail, ".optile");
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%.63s", dir, names_full[i]);
+        struct stat sb;
+        cr_assert_eq(stat(path, &sb), 0);
+        total += (size_t)sb.st_size;
+    }
+    cr_assert_eq((double)total, json_num(&o, "bytes"), "files hold %zu bytes", total);
+    run_free(&r);
+
+    const char *verify[] = {"verify", dir, NULL};
+    r = run(verify);
+    cr_assert_eq(r.rc, 0, "verify rc %d: %s%s", r.rc, r.out, r.err);
+    char want[128];
+    snprintf(want, sizeof want, "%d tiles; %d valid, 0 invalid", n, n);
+    cr_assert(strstr(r.out, want), "verify says: %s", r.out);
+    run_free(&r);
+
+    /* One tile alone writes the same bytes as the full bake (a tile in the middle of
+     * the list, every layer of it). */
+    int tx, tz;
+    cr_assert_eq(sscanf(names_full[n / 2], "tile_%d_%d_", &tx, &tz), 2);
+    char tile[64];
+    snprintf(tile, sizeof tile, "%d,%d", tx, tz);
+    const char *one[] = {"bake", dungeon(), "--tile", tile, "--out", dir2, NULL};
+    r = run(one);
+    cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
+    run_free(&r);
+    int m = list_tiles(dir2, names_one, 512);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "tile_%d_%d_", tx, tz);
+    int expected = 0;
+    for (int i = 0; i < n; i++)
+        expected += !strncmp(names_full[i], prefix, strlen(prefix));
+    cr_assert_eq(m, expected, "--tile %s wrote %d files, the full bake %d", tile, m, expected);
+    for (int i = 0; i < m; i++) {
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s/%.63s", dir, names_one[i]);
+        snprintf(pb, sizeof pb, "%s/%.63s", dir2, names_one[i]);
+        size_t la, lb;
+        char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+        cr_assert(la == lb && !memcmp(a, b, la), "%s differs between full and single bake",
+                  names_one[i]);
+        free(a);
+        free(b);
+    }
+
+    /* Corrupt one byte of one file: verify fails and names that file only. */
+    const char *victim = names_full[n - 1];
+    char vp[1024];
+    snprintf(vp, sizeof vp, "%s/%s", dir, victim);
+    size_t vl;
+    char *bytes = slurp(vp, &vl);
+    bytes[vl / 2] ^= 0x41;
+    spit(vp, bytes, vl);
+    free(bytes);
+    r = run(verify);
+    cr_assert_eq(r.rc, 1, "verify of a corrupted file: rc %d: %s", r.rc, r.out);
+    char fail[128];
+    snprintf(fail, sizeof fail, "FAIL %s", victim);
+    cr_assert(strstr(r.out, fail), "verify does not name %s: %s", victim, r.out);
+    int fails = 0;
+    for (const char *q = r.out; (q = strstr(q, "FAIL ")); q++)
+        fails++;
+    cr_assert_eq(fails, 1, "verify names %d files: %s", fails, r.out);
+    snprintf(want, sizeof want, "%d valid, 1 invalid", n - 1);
+    cr_assert(strstr(r.out, want), "verify says: %s", r.out);
+    run_free(&r);
+}
+
+static const char *dir_find(void)
+{
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%s/find", tmpdir);
+    return dir;
+}
+
+/* A dungeon tile with contours (found from the bake's file names; the files stay in
+ * dir_find()). */
+static void busy_tile(char *tile, size_t cap)
+{
+    const char *dir = dir_find();
+    const char *bake[] = {"bake", dungeon(), "--out", dir, NULL};
+    run_result r = run(bake);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    run_free(&r);
+    int n = list_tiles(dir, names_full, 512), tx, tz;
+    cr_assert_gt(n, 0);
+    cr_assert_eq(sscanf(names_full[n / 2], "tile_%d_%d_", &tx, &tz), 2);
+    snprintf(tile, cap, "%d,%d", tx, tz);
+}
+
+static json_obj inspect_json(const char *tile, const char *stage, const char *set)
+{
+    const char *args[] = {"inspect", dungeon(), "--tile", tile,
+                          "--stage", stage,     "--json", set ? "--set" : NULL,
+                          set,       NULL};
+    run_result r = run(args);
+    cr_assert_eq(r.rc, 0, "inspect %s: rc %d: %s", stage, r.rc, r.err);
+    json_obj o = json_parse(r.out);
+    run_free(&r);
+    return o;
+}
+
+Test(cli, inspect_prints_each_stage_keys)
+{
+    char tile[64];
+    busy_tile(tile, sizeof tile);
+    static const char *const region_keys[] = {"regions"};
+    static const char *const contour_keys[] = {"contours", "holes", "vertices", "raw_fallbacks",
+                                               "dropped_holes"};
+    for (int stage = 0; stage < 3; stage++) {
+        static const char *const names[] = {"spans", "regions", "contours"};
+        json_obj o = inspect_json(tile, names[stage], NULL);
+        cr_assert_gt(json_num(&o, "spans"), 0, "%s: spans", names[stage]);
+        cr_assert_eq(json_get(&o, "polygons"), NULL, "%s: polygons present", names[stage]);
+        cr_assert_eq(!!json_get(&o, region_keys[0]), stage >= 1, "%s: key regions", names[stage]);
+        if (stage >= 1)
+            cr_assert_gt(json_num(&o, "regions"), 0);
+        for (size_t k = 0; k < sizeof contour_keys / sizeof contour_keys[0]; k++)
+            cr_assert_eq(!!json_get(&o, contour_keys[k]), stage == 2, "%s: key %s", names[stage],
+                         contour_keys[k]);
+        if (stage == 2) {
+            cr_assert_gt(json_num(&o, "contours"), 0);
+            cr_assert_geq(json_num(&o, "vertices"), 3 * json_num(&o, "contours"));
+            cr_assert_geq(json_num(&o, "holes"), 0);
+            cr_assert_geq(json_num(&o, "raw_fallbacks"), 0);
+            cr_assert_geq(json_num(&o, "dropped_holes"), 0);
+        }
+    }
+}
+
+static char *inspect_dump(const char *tile, const char *stage, const char *set)
+{
+    const char *args[] = {"inspect", dungeon(), "--tile", tile,
+                          "--stage", stage,     "--dump", set ? "--set" : NULL,
+                          set,       NULL};
+    run_result r = run(args);
+    cr_assert_eq(r.rc, 0, "inspect --dump %s: rc %d: %s", stage, r.rc, r.err);
+    cr_assert_gt(r.out_len, 0);
+    free(r.err);
+    return r.out;
+}
+
+Test(cli, inspect_dump_is_canonical_and_set_changes_it)
+{
+    char tile[64];
+    busy_tile(tile, sizeof tile);
+    static const char *const stages[] = {"spans", "regions", "contours"};
+    for (int s = 0; s < 3; s++) {
+        char *a = inspect_dump(tile, stages[s], NULL), *b = inspect_dump(tile, stages[s], NULL);
+        cr_assert_str_eq(a, b, "two --dump runs of %s differ", stages[s]);
+        free(a);
+        free(b);
+    }
+    /* --set partition=monotone changes the regions of some tile (a tile of one region
+     * may come out the same); the default set explicitly changes none. */
+    int n = list_tiles(dir_find(), names_one, 512), differ = 0;
+    for (int i = 0; i < n && !differ; i++) {
+        int tx, tz;
+        cr_assert_eq(sscanf(names_one[i], "tile_%d_%d_", &tx, &tz), 2);
+        snprintf(tile, sizeof tile, "%d,%d", tx, tz);
+        char *w = inspect_dump(tile, "regions", NULL);
+        char *m = inspect_dump(tile, "regions", "partition=monotone");
+        char *w2 = inspect_dump(tile, "regions", "partition=watershed");
+        cr_assert_str_eq(w, w2, "tile %s: --set partition=watershed changed the regions", tile);
+        differ = strcmp(w, m) != 0;
+        free(w);
+        free(m);
+        free(w2);
+    }
+    cr_assert(differ, "partition=monotone gives the same regions as watershed on all %d tiles", n);
+}
+
+Test(cli, gen_output_is_byte_identical)
+{
+    static const char *const kinds[] = {"terrain", "rooms", "ramp"};
+    for (int k = 0; k < 3; k++) {
+        const char *args[] = {"gen", kinds[k], "--size", "32", "--seed", "7", NULL};
+        run_result a = run(args), b = run(args);
+        cr_assert_eq(a.rc, 0, "%s", a.err);
+        cr_assert_eq(b.rc, 0, "%s", b.err);
+        cr_assert(a.out_len > 100 && strstr(a.out, "\nv ") && strstr(a.out, "\nf "),
+                  "gen %s: not an OBJ", kinds[k]);
+        cr_assert(a.out_len == b.out_len && !memcmp(a.out, b.out, a.out_len),
+                  "gen %s: two runs differ", kinds[k]);
+        const char *other[] = {"gen", kinds[k], "--size", "32", "--seed", "8", NULL};
+        run_result c = run(other);
+        cr_assert(c.out_len != a.out_len || memcmp(a.out, c.out, a.out_len),
+                  "gen %s: seeds 7 and 8 give the same level", kinds[k]);
+        run_free(&a);
+        run_free(&b);
+        run_free(&c);
+    }
+    /* --out writes the same bytes as stdout. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/g.obj", tmpdir);
+    const char *to_stdout[] = {"gen", "stairs", "--size", "32", NULL};
+    const char *to_file[] = {"gen", "stairs", "--size", "32", "--out", path, NULL};
+    run_result a = run(to_stdout), b = run(to_file);
+    cr_assert_eq(b.rc, 0, "%s", b.err);
+    size_t len;
+    char *file = slurp(path, &len);
+    cr_assert(len == a.out_len && !memcmp(file, a.out, len), "--out differs from stdout");
+    free(file);
+    run_free(&a);
+    run_free(&b);
+}
+
+Test(cli, bad_usage_exits_2_with_a_message)
+{
+    const char *lvl = dungeon();
+    const char *const cases[][8] = {
+        {"frobnicate", NULL},
+        {NULL},
+        {"bake", "--threads", "0", NULL},
+        {"bake", "--tile", "x", NULL},
+        {"bake", "--set", "no_such_key=1", NULL},
+        {"bake", "--set", "cell_size", NULL},
+        {"bake", "--bogus", NULL},
+        {"inspect", NULL},
+        {"inspect", lvl, "--tile", "0,0", NULL},
+        {"inspect", lvl, "--tile", "0,0", "--stage", "nonsense", NULL},
+        {"verify", NULL},
+        {"gen", NULL},
+        {"gen", "no_such_kind", NULL},
+        {"gen", "flat", "--size", "5", NULL},
+        {"gen", "flat", "--seed", "-1", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run(cases[i]);
+        cr_assert_eq(r.rc, 2, "case %zu (%s %s): rc %d, stderr %s", i,
+                     cases[i][0] ? cases[i][0] : "", cases[i][0] && cases[i][1] ? cases[i][1] : "",
+                     r.rc, r.err);
+        cr_assert_gt(r.err_len, 0, "case %zu: no message", i);
+        run_free(&r);
+    }
+}
+
+Test(cli, missing_file_and_malformed_obj_exit_1_naming_them)
+{
+    char missing[512], bad[512];
+    snprintf(missing, sizeof missing, "%s/no_such_level.obj", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.obj", tmpdir);
+    const char *text = "# three lines\nv 0 0 0\nv 1 0 zero\nf 1 2 1\n";
+    spit(bad, text, strlen(text));
+    const char *m1[] = {"bake", missing, NULL};
+    const char *m2[] = {"inspect", missing, "--tile", "0,0", "--stage", "spans", "--json", NULL};
+    const char *b1[] = {"bake", bad, NULL};
+    const char *b2[] = {"inspect", bad, "--tile", "0,0", "--stage", "spans", "--json", NULL};
+    const char *const *cases[] = {m1, m2, b1, b2};
+    for (int i = 0; i < 4; i++) {
+        run_result r = run(cases[i]);
+        const char *path = i < 2 ? missing : bad;
+        cr_assert_eq(r.rc, 1, "case %d: rc %d, stderr %s", i, r.rc, r.err);
+        cr_assert(strstr(r.err, path), "case %d: message does not name %s: %s", i, path, r.err);
+        if (i >= 2)
+            cr_assert(strstr(r.err, "line 3"), "case %d: message does not name line 3: %s", i,
+                      r.err);
+        cr_assert_eq(r.out_len, 0, "case %d: printed a result: %s", i, r.out);
+        run_free(&r);
+    }
+    const char *v[] = {"verify", missing, NULL};
+    run_result r = run(v);
+    cr_assert_eq(r.rc, 1, "verify of a missing directory: rc %d", r.rc);
+    cr_assert(strstr(r.err, missing), "verify does not name %s: %s", missing, r.err);
+    run_free(&r);
+}

@@ -139,6 +139,12 @@ class BenchContext : public rcContext
     }
 };
 
+/* Detour tile data kept for a quality run (bench_recast_build_navmesh). */
+struct KeptTile {
+    unsigned char *data = nullptr;
+    int size = 0;
+};
+
 struct Level {
     const bench_level *lv;
     const op_settings *s;
@@ -148,6 +154,7 @@ struct Level {
     bench_upto upto;
     std::vector<int> bin_start; /* tw * th + 1: tile k's triangles are bin_ids[start[k]..[k+1]) */
     std::vector<int> bin_ids;
+    std::vector<KeptTile> *keep; /* quality runs: tile data per tile index, else null */
 };
 
 /* One worker's state: its context, scratch for the tile's triangle list, its sums. */
@@ -432,6 +439,12 @@ int build_tile_data(const Level &L, Worker &w, TileData &td, int tx, int ty)
     w.r.ms[BENCH_TILE] += bench_now_ms() - t0;
     w.r.tile_bytes += (size_t)size;
     w.r.tile_layers++;
+    if (L.keep) { /* hand the data over: each worker writes only its own tiles' slots */
+        KeptTile &k = (*L.keep)[(size_t)(ty * L.tw + tx)];
+        k.data = td.nav;
+        k.size = size;
+        td.nav = nullptr;
+    }
     return 0;
 }
 
@@ -497,8 +510,11 @@ void add_result(bench_result &to, const bench_result &r)
 
 } // namespace
 
-extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, bench_upto upto,
-                                  int threads, bench_result *res, char *err, size_t errlen)
+namespace
+{
+
+int run_build(const bench_level *lv, const op_settings *s, bench_upto upto, int threads,
+              bench_result *res, Level &L, std::vector<KeptTile> *keep, char *err, size_t errlen)
 {
     std::memset(res, 0, sizeof *res);
     if (lv->nverts <= 0 || lv->ntris <= 0) {
@@ -510,7 +526,7 @@ extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, b
     g_heap_peak.store(g_heap_now.load());
     const size_t base = g_heap_now.load();
 
-    Level L;
+    L.keep = keep;
     L.lv = lv;
     L.s = s;
     L.cfg = make_config(s);
@@ -526,6 +542,8 @@ extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, b
     bin_triangles(L);
     res->ms[BENCH_PREPARE] = bench_now_ms() - p0;
     res->tiles_total = L.tw * L.th;
+    if (keep)
+        keep->assign((size_t)(L.tw * L.th), KeptTile());
 
     if (threads < 1)
         threads = 1;
@@ -552,4 +570,83 @@ extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, b
     }
     res->heap_peak = g_heap_peak.load() - base;
     return 0;
+}
+
+} // namespace
+
+extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, bench_upto upto,
+                                  int threads, bench_result *res, char *err, size_t errlen)
+{
+    Level L;
+    return run_build(lv, s, upto, threads, res, L, nullptr, err, errlen);
+}
+
+/* ===== quality runs: the tiles in one dtNavMesh ===== */
+
+namespace
+{
+
+int ilog2_ceil(unsigned v)
+{
+    int r = 0;
+    while ((1u << r) < v)
+        r++;
+    return r;
+}
+
+void free_kept(std::vector<KeptTile> &keep)
+{
+    for (KeptTile &k : keep)
+        dtFree(k.data);
+    keep.clear();
+}
+
+} // namespace
+
+extern "C" int bench_recast_build_navmesh(const bench_level *lv, const op_settings *s, int threads,
+                                          bench_result *res, void **navmesh, char *err,
+                                          size_t errlen)
+{
+    *navmesh = nullptr;
+    Level L;
+    std::vector<KeptTile> keep;
+    if (run_build(lv, s, BENCH_UPTO_ALL, threads, res, L, &keep, err, errlen) != 0) {
+        free_kept(keep);
+        return -1;
+    }
+    /* Tile and polygon id bits as Sample_TileMesh chooses them (22 bits in all). */
+    int tile_bits = ilog2_ceil((unsigned)(L.tw * L.th));
+    tile_bits = tile_bits > 14 ? 14 : tile_bits;
+    dtNavMeshParams p;
+    std::memset(&p, 0, sizeof p);
+    rcVcopy(p.orig, L.bmin);
+    p.tileWidth = p.tileHeight = (float)L.cfg.tileSize * L.cfg.cs;
+    p.maxTiles = 1 << tile_bits;
+    p.maxPolys = 1 << (22 - tile_bits);
+    dtNavMesh *nav = dtAllocNavMesh();
+    if (!nav || dtStatusFailed(nav->init(&p))) {
+        dtFreeNavMesh(nav);
+        free_kept(keep);
+        std::snprintf(err, errlen, "recast: dtNavMesh init failed (%d tiles)", L.tw * L.th);
+        return -1;
+    }
+    for (size_t i = 0; i < keep.size(); i++) { /* row-major, as built */
+        if (!keep[i].data)
+            continue;
+        if (dtStatusFailed(
+                nav->addTile(keep[i].data, keep[i].size, DT_TILE_FREE_DATA, 0, nullptr))) {
+            std::snprintf(err, errlen, "recast: addTile failed for tile %zu", i);
+            free_kept(keep);
+            dtFreeNavMesh(nav);
+            return -1;
+        }
+        keep[i].data = nullptr; /* the navmesh owns it now */
+    }
+    *navmesh = nav;
+    return 0;
+}
+
+extern "C" void bench_recast_navmesh_free(void *navmesh)
+{
+    dtFreeNavMesh(static_cast<dtNavMesh *>(navmesh));
 }

@@ -20,6 +20,16 @@ extern "C" {
 int bench_recast_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
                        int threads, bench_result *res, char *err, size_t errlen);
 
+/*
+ * Quality runs (bench/quality): the same build with upto = all, keeping every tile's
+ * Detour data and adding it (row-major) to a new dtNavMesh, tile ids and polygon ids
+ * sized as Sample_TileMesh sizes them. *navmesh is a dtNavMesh* (opaque to C), freed
+ * with bench_recast_navmesh_free. Returns 0, or -1 with err filled.
+ */
+int bench_recast_build_navmesh(const bench_level *lv, const struct op_settings *s, int threads,
+                               bench_result *res, void **navmesh, char *err, size_t errlen);
+void bench_recast_navmesh_free(void *navmesh);
+
 #ifdef __cplusplus
 }
 #endif

@@ -657,6 +657,70 @@ static void run_shared(op_partition p)
     }
 }
 
+/* Seeded random soups: overlapping triangles of random size and gentle random slope
+ * stacked at random heights in a 32 m box (many small regions, holes, floors over
+ * floors). OP_INVARIANT_SOUPS=N explores more. */
+static void run_random_soups(op_partition p)
+{
+    const char *env = getenv("OP_INVARIANT_SOUPS");
+    int nsoups = env ? atoi(env) : 3;
+    inv_stats sx = {0};
+    for (int seed = 1; seed <= nsoups; seed++) {
+        op_test_rng rng = {(uint64_t)seed * 2654435761u};
+        int ntris = op_test_rand_int(&rng, 60, 200);
+        float *verts = malloc((size_t)ntris * 9 * sizeof *verts);
+        int *tris = malloc((size_t)ntris * 3 * sizeof *tris);
+        for (int t = 0; t < ntris; t++) {
+            double cx = op_test_rand01(&rng) * 32, cz = op_test_rand01(&rng) * 32;
+            double cy = op_test_rand_int(&rng, 0, 12) * 0.5, r = 0.5 + op_test_rand01(&rng) * 8;
+            double sx_ = (op_test_rand01(&rng) - 0.5) * 1.2,
+                   sz_ = (op_test_rand01(&rng) - 0.5) * 1.2;
+            double ang[3] = {0, 0, 0};
+            for (int c = 0; c < 3; c++)
+                ang[c] = (c + op_test_rand01(&rng) * 0.8) * (2.0 / 3.0); /* ccw thirds of a turn */
+            for (int c = 0; c < 3; c++) {
+                /* Points on a rough circle, counter-clockwise seen from above (x right, z
+                 * up gives clockwise, so the order is reversed for an upward normal). */
+                int k = 2 - c;
+                double u = ang[k] * 3.14159265358979 - 3.14159265358979, dx = 0, dz = 0;
+                /* cos/sin on [-pi, pi] by a short series (within 0.03), free of libm. */
+                double u2 = u * u;
+                dx = 1 - u2 / 2 + u2 * u2 / 24 - u2 * u2 * u2 / 720 + u2 * u2 * u2 * u2 / 40320;
+                dz = u - u * u2 / 6 + u * u2 * u2 / 120 - u * u2 * u2 * u2 / 5040;
+                double x = cx + r * dx, z = cz + r * dz;
+                verts[9 * t + 3 * c + 0] = (float)x;
+                verts[9 * t + 3 * c + 1] = (float)(cy + sx_ * (x - cx) + sz_ * (z - cz));
+                verts[9 * t + 3 * c + 2] = (float)z;
+                tris[3 * t + c] = 3 * t + c;
+            }
+        }
+        op_soup soup = {verts, (size_t)ntris * 9, tris, (size_t)ntris * 3, NULL};
+        char name[64];
+        snprintf(name, sizeof name, "random soup %d", seed);
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+            check_level(&soup, p, &variants[v], name, &sx);
+        free(verts);
+        free(tris);
+    }
+    cr_assert_gt(sx.contours, 0);
+    log_stats("random soups", p, &sx);
+}
+
+Test(pipeline_invariants, random_soups_watershed, .timeout = 300)
+{
+    run_random_soups(OP_PARTITION_WATERSHED);
+}
+
+Test(pipeline_invariants, random_soups_monotone, .timeout = 300)
+{
+    run_random_soups(OP_PARTITION_MONOTONE);
+}
+
+Test(pipeline_invariants, random_soups_layers, .timeout = 300)
+{
+    run_random_soups(OP_PARTITION_LAYERS);
+}
+
 Test(pipeline_invariants, generated_watershed, .timeout = 300)
 {
     run_generated(OP_PARTITION_WATERSHED);

@@ -21,8 +21,14 @@
 #include "onepath/polys.h"
 #include "op_test.h"
 
-/* The library's exact float32 orientation (internal symbol), checked against the oracle. */
-int op__orient_f32(float ax, float az, float bx, float bz, float cx, float cz);
+/* The library's exact orientation (internal symbol, predicates.c), checked against the
+ * oracle on float32 inputs as the polygon stage uses it. */
+int op__orient2d(double ax, double ay, double bx, double by, double cx, double cy);
+
+static int op__orient_f32(float ax, float az, float bx, float bz, float cx, float cz)
+{
+    return op__orient2d(ax, az, bx, bz, cx, cz);
+}
 
 /* ====== frames ====== */
 

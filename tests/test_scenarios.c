@@ -485,9 +485,30 @@ Test(validator, hostile_random_soups, .timeout = 300)
         char name[96];
         snprintf(name, sizeof name, "hostile soup %d at (%g, %g, %g)", seed, o[0], o[1], o[2]);
         check_hostile(&soup, &s, name, &built, &limited, seen);
-        /* A small vertical reach limit turns tall tiles into §6 limit errors. */
+        /* A small vertical reach limit turns tall tiles into §6 limit errors; other
+         * settings vary with the seed. */
         s.max_local_extent = 6.0;
         s.partition = (op_partition)(seed % 3);
+        switch (seed / 3 % 4) {
+        case 1: /* fine cells */
+            s.cell_size = 0.1;
+            s.cell_height = 0.05;
+            s.tile_size = 4.8;
+            break;
+        case 2: /* a point agent that climbs nothing; no detail; triangles only */
+            s.agent_radius = 0.0;
+            s.agent_max_climb = 0.0;
+            s.detail_sample_distance = 0.0;
+            s.max_verts_per_poly = 3;
+            break;
+        case 3: /* no region filtering, no contour error, no edge split, steep slopes */
+            s.min_region_area = 0;
+            s.merge_region_area = 0;
+            s.contour_max_error = 0.0;
+            s.max_edge_length = 0.0;
+            s.agent_max_slope = 80.0;
+            break;
+        }
         check_hostile(&soup, &s, name, &built, &limited, seen);
         soup_free(&b);
     }

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cli_common.h"
+#include "onepath/hfio.h"
 #include "onepath/levelgen.h"
 #include "onepath/obj.h"
 
@@ -27,6 +28,39 @@ int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
         return 0;
     }
     if (op_obj_read_file(spec, a, soup, &e) != OP_OK) {
+        /* The reader's messages already name the file. */
+        fprintf(stderr, "onepath: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_open_level(const char *spec, const op_settings *s, op_arena *a, op_level **lvl)
+{
+    op_err e;
+    op_err_clear(&e);
+    *lvl = NULL;
+    op_input_kind kind = OP_INPUT_OTHER;
+    if (strncmp(spec, "gen:", 4) != 0 && op_input_sniff_file(spec, &kind, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s\n", e.msg);
+        return 1;
+    }
+    op_status st;
+    if (kind == OP_INPUT_HEIGHTFIELD) {
+        op_hf_input hf;
+        if ((st = op_hf_read_file(spec, a, &hf, &e)) == OP_OK)
+            st = op_level_create_hf(&hf, s, NULL, 0, lvl, &e);
+    } else if (kind == OP_INPUT_CHUNK) {
+        op_voxel_chunk vc;
+        if ((st = op_chunk_read_file(spec, a, &vc, &e)) == OP_OK)
+            st = op_level_create_chunk(&vc, s, NULL, 0, lvl, &e);
+    } else {
+        op_soup soup;
+        if (cli_load_level(spec, a, &soup))
+            return 1;
+        st = op_level_create(&soup, s, NULL, 0, lvl, &e);
+    }
+    if (st != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", spec, e.msg);
         return 1;
     }

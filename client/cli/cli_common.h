@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "onepath/arena.h"
+#include "onepath/build.h"
 #include "onepath/input.h"
 #include "onepath/settings.h"
 
@@ -14,6 +15,12 @@
 /* Loads a level: an OBJ file path, or "gen:KIND:SIZE:SEED" for a generated level.
  * Arrays come from a. Prints the error (naming the file/line) and returns nonzero on failure. */
 int cli_load_level(const char *spec, op_arena *a, op_soup *soup);
+
+/* Opens a level with settings s: "gen:KIND:SIZE:SEED", or a file whose first bytes pick the
+ * reader (docs/spec/input-formats.md: "OPHF" heightfield, "OPVC" voxel chunk, anything else
+ * OBJ). Input arrays come from a (keep it alive while the level is used). Prints the error
+ * and returns nonzero on failure; free the level with op_level_destroy. */
+int cli_open_level(const char *spec, const op_settings *s, op_arena *a, op_level **lvl);
 
 /* Applies one "key=value" to s (prints the error). */
 int cli_apply_set(op_settings *s, const char *kv);

@@ -59,8 +59,8 @@ static op_status bake_one(void *user, int i, op_arena *out, op_arena *scratch, o
     r->tx = j->single ? j->stx : j->rect.tx0 + i % w;
     r->tz = j->single ? j->stz : j->rect.tz0 + i / w;
     op_tile_stages st;
-    op_status s = op_level_build_stages(j->lvl, r->tx, r->tz, OP_STAGE_TILE, 0, out, scratch, &st,
-                                        err);
+    op_status s =
+        op_level_build_stages(j->lvl, r->tx, r->tz, OP_STAGE_TILE, 0, out, scratch, &st, err);
     if (s != OP_OK)
         return s;
     if (st.ntiles > OP_MAX_LAYERS_PER_RESULT)
@@ -120,8 +120,10 @@ typedef struct bake_opts {
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: onepath bake [LEVEL.obj | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
+            "usage: onepath bake [LEVEL | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
             "                    [--threads N] [--tile TX,TZ] [--out DIR] [--json]\n"
+            "LEVEL is an OBJ file, a heightfield (OPHF) or a voxel chunk (OPVC) file\n"
+            "(docs/spec/input-formats.md), told apart by their first bytes.\n"
             "With no level, bakes the bundled default (%s).\n",
             OP_CLI_DEFAULT_LEVEL);
     return 2;
@@ -213,18 +215,13 @@ int op_cmd_bake(int argc, char **argv)
     if (rc)
         return rc;
     op_arena *a = op_arena_create(0);
-    op_soup soup;
     op_level *lvl = NULL;
     op_err e;
     bake_job j = {0};
     int n = 0;
     rc = 1;
-    if (!a || cli_load_level(o.level, a, &soup))
+    if (!a || cli_open_level(o.level, &o.s, a, &lvl))
         goto done;
-    if (op_level_create(&soup, &o.s, NULL, 0, &lvl, &e) != OP_OK) {
-        fprintf(stderr, "onepath: %s: %s\n", o.level, e.msg);
-        goto done;
-    }
     j.lvl = lvl;
     j.rect = op_level_tiles(lvl);
     j.single = o.single;

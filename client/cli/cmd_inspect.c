@@ -1,5 +1,6 @@
 /*
- * onepath inspect LEVEL --tile TX,TZ --stage STAGE [--set k=v ...] [--json | --dump]:
+ * onepath inspect LEVEL --tile TX,TZ --stage STAGE [--set k=v ...] [--json | --dump]
+ * (LEVEL: an OBJ, heightfield or voxel-chunk file, or gen:KIND:SIZE:SEED):
  * builds one tile up to a stage and prints the counts a person debugging a navmesh
  * wants (or a canonical text dump of that stage).
  */
@@ -10,7 +11,8 @@
 #include "cli_common.h"
 #include "onepath/build.h"
 
-static const char *const stage_names[] = {"spans", "regions", "contours", "polys", "detail", "tile"};
+static const char *const stage_names[] = {"spans", "regions", "contours",
+                                          "polys", "detail",  "tile"};
 
 static int usage(void)
 {
@@ -113,15 +115,13 @@ int op_cmd_inspect(int argc, char **argv)
     if (!level || !have_tile || stage < 0 || (json && dump))
         return usage();
     op_arena *a = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
-    op_soup soup;
     op_level *lvl = NULL;
     op_err e;
     op_tile_stages st;
     int rc = 1;
-    if (!a || !out || !scratch || cli_load_level(level, a, &soup))
+    if (!a || !out || !scratch || cli_open_level(level, &s, a, &lvl))
         goto done;
-    if (op_level_create(&soup, &s, NULL, 0, &lvl, &e) != OP_OK ||
-        op_level_build_stages(lvl, tx, tz, (op_stage)stage, 1, out, scratch, &st, &e) != OP_OK) {
+    if (op_level_build_stages(lvl, tx, tz, (op_stage)stage, 1, out, scratch, &st, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", level, e.msg);
         goto done;
     }

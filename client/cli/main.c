@@ -23,6 +23,9 @@ static const op_cli_command commands[] = {
     {"inspect", op_cmd_inspect, "build one tile up to a stage and show its counts or a dump"},
     {"verify", op_cmd_verify, "decode and validate baked tile files"},
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
+    {"path", op_cmd_path, "corridor and straight path between two points"},
+    {"render", op_cmd_render, "top-down SVG of the mesh (and a path)"},
+    {"export", op_cmd_export, "write the mesh's polygons and detail as OBJ"},
 };
 
 static void usage(FILE *f)

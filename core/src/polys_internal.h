@@ -12,9 +12,15 @@
 #include "onepath/arena.h"
 #include "onepath/polys.h"
 
+#include "predicates.h"
+
 /* Exact sign (-1, 0, 1) of the orientation of float32 points a, b, c (counter-clockwise
- * positive, x right, z up). */
-int op__orient_f32(float ax, float az, float bx, float bz, float cx, float cz);
+ * positive, x right, z up). Floats widen to double exactly; one exact predicate serves
+ * the whole core (predicates.c). */
+static inline int op__orient_f32(float ax, float az, float bx, float bz, float cx, float cz)
+{
+    return op__orient2d(ax, az, bx, bz, cx, cz);
+}
 
 /* Cross product (b - a) x (c - a) on cell coordinates; exact for |coordinates| < 2^30. */
 static inline int64_t op__cross(int64_t ax, int64_t az, int64_t bx, int64_t bz, int64_t cx,

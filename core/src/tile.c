@@ -221,9 +221,9 @@ op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, con
         t->layer = layer;
         t->nvp = pm->nvp;
         t->tile_size = pm->frame.tile_size;
-        t->origin[0] = (double)src->tx * pm->frame.tile_size;
+        t->origin[0] = src->origin_x + (double)src->tx * pm->frame.tile_size;
         t->origin[1] = src->frame_origin_y + (double)src->min_row * s->cell_height;
-        t->origin[2] = (double)src->tz * pm->frame.tile_size;
+        t->origin[2] = src->origin_z + (double)src->tz * pm->frame.tile_size;
         count_layer(&c, layer, remap, t);
         if (t->npolys == 0)
             continue; /* a tile layer with no polygons is omitted */

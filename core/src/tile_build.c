@@ -165,12 +165,10 @@ static op_status input_rows(const op_span_settings *ss, int in_rows, const char 
     return OP_OK;
 }
 
-op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings *s, int tx, int tz,
-                                       op_arena *out, op_heightfield *hf, op_err *err)
+op_status op_tile_heightfield_build_hf_valid(const op_hf_input *in, const op_settings *s, int tx,
+                                             int tz, op_arena *out, op_heightfield *hf, op_err *err)
 {
-    op_status st = op_settings_validate(s, err);
-    if (st == OP_OK)
-        st = op_hf_input_validate(in, err);
+    op_status st = OP_OK;
     op_tile_grid g;
     op_span_settings ss;
     op_tile_grid_derive(s, &g);
@@ -214,6 +212,15 @@ op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings 
     return OP_OK;
 }
 
+op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings *s, int tx, int tz,
+                                       op_arena *out, op_heightfield *hf, op_err *err)
+{
+    op_status st = op_settings_validate(s, err);
+    if (st == OP_OK)
+        st = op_hf_input_validate(in, err);
+    return st != OP_OK ? st : op_tile_heightfield_build_hf_valid(in, s, tx, tz, out, hf, err);
+}
+
 /* Runs of non-empty voxels of one chunk column: each voxel is a fragment [j, j+1)
  * with its area; a run merges with threshold 0, so its area is its top voxel's. */
 static size_t chunk_column(op_heightfield *hf, const op_voxel_chunk *in, int i, int k, uint32_t col,
@@ -236,12 +243,11 @@ static size_t chunk_column(op_heightfield *hf, const op_voxel_chunk *in, int i, 
     return runs;
 }
 
-op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
-                                          int tz, op_arena *out, op_heightfield *hf, op_err *err)
+op_status op_tile_heightfield_build_chunk_valid(const op_voxel_chunk *in, const op_settings *s,
+                                                int tx, int tz, op_arena *out, op_heightfield *hf,
+                                                op_err *err)
 {
-    op_status st = op_settings_validate(s, err);
-    if (st == OP_OK)
-        st = op_voxel_chunk_validate(in, err);
+    op_status st = OP_OK;
     op_tile_grid g;
     op_span_settings ss;
     op_tile_grid_derive(s, &g);
@@ -276,4 +282,13 @@ op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_set
         return st;
     op_filters_apply(hf, ss.walkable_height, ss.walkable_climb);
     return OP_OK;
+}
+
+op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
+                                          int tz, op_arena *out, op_heightfield *hf, op_err *err)
+{
+    op_status st = op_settings_validate(s, err);
+    if (st == OP_OK)
+        st = op_voxel_chunk_validate(in, err);
+    return st != OP_OK ? st : op_tile_heightfield_build_chunk_valid(in, s, tx, tz, out, hf, err);
 }

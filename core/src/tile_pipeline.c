@@ -2,7 +2,8 @@
  * The per-tile pipeline (build3d-polys.md §2): spans → regions → border cut →
  * contours → polygons → detail → tile layers. Input: a prepared level and a tile key;
  * output: every stage's result (op_tile_stages). A tile's result depends only on its
- * own binned triangles, so it is the same whether built alone or in a full build.
+ * own binned triangles (soup) or the columns it shows (heightfield, voxel chunk), so it
+ * is the same whether built alone or in a full build.
  */
 #include <string.h>
 #include <time.h>
@@ -26,15 +27,29 @@ static void lap(op_tile_stages *st, op_stage k, double *t0)
     *t0 = t;
 }
 
-static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+/* The tile's filtered heightfield from the level's input kind (build3d-spans.md §1.5-§1.9);
+ * heightfield and chunk tiles are never skipped here. */
+static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *scratch,
+                                  op_heightfield *hf, int *skipped, op_err *err)
 {
+    *skipped = 0;
+    if (l->kind == OP_LEVEL_HEIGHTFIELD)
+        return op_tile_heightfield_build_hf_valid(&l->hf, &l->settings, tx, tz, scratch, hf, err);
+    if (l->kind == OP_LEVEL_CHUNK)
+        return op_tile_heightfield_build_chunk_valid(&l->chunk, &l->settings, tx, tz, scratch, hf,
+                                                     err);
     int k = op_level_tile_index(l, tx, tz);
     const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
     size_t n = l->bin_start[k + 1] - l->bin_start[k];
+    return op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch, scratch,
+                                         hf, skipped, err);
+}
+
+static op_status spans_step(const op_level *l, int tx, int tz, op_arena *out, op_arena *scratch,
+                            op_tile_stages *st, uint8_t **geometry_areas, op_err *err)
+{
     op_heightfield hf;
-    op_status s = op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch,
-                                                scratch, &hf, &st->skipped, err);
+    op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
     if (s != OP_OK || st->skipped)
         return s;
     op_chf *chf = &st->chf;
@@ -212,7 +227,14 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         return s;
     if ((s = layers_step(out, st, err)) != OP_OK)
         return s;
-    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row};
+    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row, 0.0, 0.0};
+    if (l->kind == OP_LEVEL_HEIGHTFIELD) {
+        src.origin_x = l->hf.origin_x;
+        src.origin_z = l->hf.origin_z;
+    } else if (l->kind == OP_LEVEL_CHUNK) {
+        src.origin_x = l->chunk.origin_x;
+        src.origin_z = l->chunk.origin_z;
+    }
     st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
     if (!st->tiles)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);

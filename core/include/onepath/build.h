@@ -29,6 +29,17 @@ typedef op_tile_range op_tile_rect;
  * owns its bins. Free with op_level_destroy. */
 op_status op_level_create(const op_soup *soup, const op_settings *s, const op_volume *vols,
                           int nvols, op_level **out, op_err *err);
+/* Prepares a level from heightfield input (build3d-spans.md §1.8) or a voxel chunk (§1.9),
+ * docs/spec/input-formats.md §5: validates the input, settings and volumes. Tile (tx, tz)
+ * shows input columns tx·TileCells − B … tx·TileCells + TileCells + B − 1 (z likewise) counted
+ * from the input's origin; the tile range is every tile whose core holds a column:
+ * 0 … ceil(width / TileCells) − 1 by 0 … ceil(depth / TileCells) − 1 (more than OP_MAX_TILES:
+ * OP_ERANGE naming the count). The level borrows the input's arrays and vols: they must
+ * stay alive and unchanged (tile builds do not validate the input again). */
+op_status op_level_create_hf(const op_hf_input *hf, const op_settings *s, const op_volume *vols,
+                             int nvols, op_level **out, op_err *err);
+op_status op_level_create_chunk(const op_voxel_chunk *vc, const op_settings *s,
+                                const op_volume *vols, int nvols, op_level **out, op_err *err);
 void op_level_destroy(op_level *lvl);
 
 op_tile_rect op_level_tiles(const op_level *lvl);
@@ -36,7 +47,8 @@ const op_settings *op_level_settings(const op_level *lvl);
 /* Number of tiles in the range, and the row-major index of (tx, tz) (-1 outside). */
 int op_level_tile_count(const op_level *lvl);
 int op_level_tile_index(const op_level *lvl, int tx, int tz);
-/* World bounds of the soup's triangles. */
+/* World bounds of the soup's triangles; for heightfield / chunk input the box of its
+ * columns and rows (cell size cs of the tile grid, row height CellHeight). */
 void op_level_bounds(const op_level *lvl, float bmin[3], float bmax[3]);
 
 /* How far op_level_build_stages goes. */

@@ -75,6 +75,16 @@
 /* OBJ reader: longest accepted line (bytes). Beyond: OP_EINVAL naming the line. */
 #define OP_OBJ_MAX_LINE 65536
 
+/* Heightfield / voxel-chunk files (hfio.h): largest file read whole (bytes). Beyond:
+ * OP_ERANGE naming the size. Bound: parsing holds the file and its arrays (about 3.4x
+ * its size for a heightfield) in memory at once. */
+#define OP_MAX_INPUT_FILE (1u << 30)
+
+/* Voxels of one voxel chunk (sx * sy * sz, one byte each). Beyond: OP_ERANGE naming the
+ * product (op_chunk_parse). Bound: a chunk file's run-length encoding expands up to
+ * 13107x, so its length alone does not bound the memory a parse takes. */
+#define OP_MAX_CHUNK_VOXELS (1u << 30)
+
 _Static_assert(OP_MAX_ROWS <= 65535, "span rows are stored as uint16");
 _Static_assert(OP_MAX_REGIONS < 0xffff, "region ids are uint16 with 0xffff reserved");
 

@@ -182,6 +182,15 @@ op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings 
                                        op_arena *out, op_heightfield *hf, op_err *err);
 op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_settings *s, int tx,
                                           int tz, op_arena *out, op_heightfield *hf, op_err *err);
+/* The same for an input and settings already validated (op_level_create_hf / _chunk): what a
+ * full build calls per tile, so that a tile costs its own columns, not a pass over the whole
+ * input. */
+op_status op_tile_heightfield_build_hf_valid(const op_hf_input *in, const op_settings *s, int tx,
+                                             int tz, op_arena *out, op_heightfield *hf,
+                                             op_err *err);
+op_status op_tile_heightfield_build_chunk_valid(const op_voxel_chunk *in, const op_settings *s,
+                                                int tx, int tz, op_arena *out, op_heightfield *hf,
+                                                op_err *err);
 
 /* ---- compact heightfield (§5) ---- */
 

@@ -49,6 +49,10 @@ typedef struct op_tile_source {
     int tx, tz;
     double frame_origin_y; /* y0 of the tile's build grid (build3d-polys.md §1) */
     int min_row;           /* lowest polygon vertex row (LocalY origin) */
+    /* World XZ origin of the tile grid: 0 for a soup (tiles aligned to the world origin),
+     * the input's origin for heightfield / voxel-chunk input, whose tiles are counted from
+     * it (build3d-spans.md §1.8). The tile's origin is origin_x + tx·TileSize (double). */
+    double origin_x, origin_z;
 } op_tile_source;
 
 /*

@@ -17,6 +17,10 @@ int op_cmd_gen(int argc, char **argv);     /* cmd_gen.c */
 int op_cmd_bake(int argc, char **argv);    /* cmd_bake.c */
 int op_cmd_verify(int argc, char **argv);  /* cmd_verify.c */
 int op_cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
+int op_cmd_remote(int argc, char **argv);  /* cmd_remote.c */
+int op_cmd_put(int argc, char **argv);     /* cmd_put.c */
+int op_cmd_fetch(int argc, char **argv);   /* cmd_fetch.c */
+int op_cmd_watch(int argc, char **argv);   /* cmd_watch.c */
 int op_cmd_path(int argc, char **argv);    /* cmd_path.c */
 int op_cmd_render(int argc, char **argv);  /* cmd_render.c */
 int op_cmd_export(int argc, char **argv);  /* cmd_export.c */

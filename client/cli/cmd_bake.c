@@ -114,6 +114,7 @@ typedef struct bake_opts {
     const char *level;
     const char *out_dir;
     int threads, json, single, stx, stz;
+    int shard, nshards; /* --shard I/N: only the I-th of N bands of tile rows */
     op_settings s;
 } bake_opts;
 
@@ -121,9 +122,11 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: onepath bake [LEVEL | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
-            "                    [--threads N] [--tile TX,TZ] [--out DIR] [--json]\n"
+            "                    [--threads N] [--tile TX,TZ | --shard I/N] [--out DIR] [--json]\n"
             "LEVEL is an OBJ file, a heightfield (OPHF) or a voxel chunk (OPVC) file\n"
             "(docs/spec/input-formats.md), told apart by their first bytes.\n"
+            "--shard I/N bakes only band I (0-based) of N equal bands of tile rows; the\n"
+            "bands' --out files together are exactly the files of the whole bake.\n"
             "With no level, bakes the bundled default (%s).\n",
             OP_CLI_DEFAULT_LEVEL);
     return 2;
@@ -155,6 +158,12 @@ static int parse(int argc, char **argv, bake_opts *o)
                 return 2;
             }
             o->single = 1;
+        } else if (!strcmp(a, "--shard") && more) {
+            if (sscanf(argv[++i], "%d/%d", &o->shard, &o->nshards) != 2 || o->nshards < 1 ||
+                o->shard < 0 || o->shard >= o->nshards) {
+                fprintf(stderr, "onepath: --shard wants I/N with 0 <= I < N, got '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--out") && more)
             o->out_dir = argv[++i];
         else if (a[0] == '-' && a[1]) {
@@ -228,6 +237,14 @@ int op_cmd_bake(int argc, char **argv)
     j.stx = o.stx;
     j.stz = o.stz;
     n = o.single ? 1 : op_level_tile_count(lvl);
+    if (o.nshards > 1 && !o.single) {
+        /* Band `shard` of the tile rows: rows tz0 + floor(k * R / N) for k = shard, shard + 1. */
+        long rows = j.rect.tz1 - j.rect.tz0 + 1, z0 = j.rect.tz0;
+        j.rect.tz0 = (int)(z0 + o.shard * rows / o.nshards);
+        j.rect.tz1 = (int)(z0 + (o.shard + 1) * rows / o.nshards - 1);
+        n = j.rect.tz1 < j.rect.tz0 ? 0
+                                    : (j.rect.tx1 - j.rect.tx0 + 1) * (j.rect.tz1 - j.rect.tz0 + 1);
+    }
     j.res = calloc((size_t)(n ? n : 1), sizeof *j.res);
     if (!j.res) {
         fprintf(stderr, "onepath: out of memory\n");

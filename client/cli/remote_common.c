@@ -1,0 +1,120 @@
+/* Helpers of the remote commands (remote, put, fetch, watch). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "onepath/hash.h"
+#include "remote_common.h"
+
+int remote_opt(int argc, char **argv, int *i, remote_opts *o)
+{
+    const char *a = argv[*i];
+    int more = *i + 1 < argc;
+    if (!more)
+        return 0;
+    if (!strcmp(a, "--url"))
+        o->url = argv[++*i];
+    else if (!strcmp(a, "--level"))
+        o->level = argv[++*i];
+    else if (!strcmp(a, "--out"))
+        o->out_dir = argv[++*i];
+    else if (!strcmp(a, "--timeout"))
+        return cli_parse_int("--timeout", argv[++*i], 1, 3600000, &o->timeout_ms) ? -1 : 1;
+    else
+        return 0;
+    return 1;
+}
+
+op_client *remote_open(const remote_opts *o)
+{
+    op_client *c = NULL;
+    op_err e;
+    if (!o->url) {
+        fprintf(stderr, "onepath: --url URL is required (tcp://HOST:PORT or ipc:///PATH)\n");
+        return NULL;
+    }
+    if (op_client_open(o->url, &c, &e) != OP_OK) {
+        remote_fail(o->url, &e);
+        return NULL;
+    }
+    return c;
+}
+
+int remote_fail(const char *what, const op_err *e)
+{
+    fprintf(stderr, "onepath: %s: %s (%s)\n", what, e->msg, op_status_name(e->status));
+    return 1;
+}
+
+int out_dir_make(const char *dir)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "onepath: cannot create %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int tile_file_write(const char *dir, int tx, int tz, int layer, const uint8_t *data, size_t len)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/tile_%d_%d_%d.optile", dir, tx, tz, layer);
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        fprintf(stderr, "onepath: cannot write %s: %s\n", tmp, strerror(errno));
+        return 1;
+    }
+    int bad = fwrite(data, 1, len, f) != len;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "onepath: writing %s failed: %s\n", path, strerror(errno));
+        unlink(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+int tile_files_prune(const char *dir, int tx, int tz, const int *keep, int nkeep)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 1;
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof prefix, "tile_%d_%d_", tx, tz);
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        if (strncmp(n, prefix, (size_t)plen) != 0)
+            continue;
+        char *end;
+        long layer = strtol(n + plen, &end, 10);
+        if (end == n + plen || strcmp(end, ".optile") != 0)
+            continue;
+        int kept = 0;
+        for (int k = 0; k < nkeep && !kept; k++)
+            kept = keep[k] == layer;
+        if (kept)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, n);
+        if (unlink(path) != 0 && errno != ENOENT)
+            rc = 1;
+    }
+    closedir(d);
+    return rc;
+}
+
+uint64_t hash_fold(uint64_t h, uint64_t layer_hash)
+{
+    uint8_t le[8];
+    for (int b = 0; b < 8; b++)
+        le[b] = (uint8_t)(layer_hash >> (8 * b));
+    return op_hash_update(h, le, 8);
+}

@@ -1,0 +1,39 @@
+/* Helpers of the commands that talk to onepathd: options, tile files, the level's rect. */
+#ifndef OP_CLI_REMOTE_COMMON_H
+#define OP_CLI_REMOTE_COMMON_H
+
+#include <stdint.h>
+
+#include "onepath/client.h"
+
+/* Default per-request timeout of the remote commands (ms). */
+#define OP_CLI_TIMEOUT_MS 60000
+
+/* Options every remote command shares. */
+typedef struct remote_opts {
+    const char *url;
+    const char *level;
+    const char *out_dir;
+    int timeout_ms;
+} remote_opts;
+
+/* Consumes a shared option at argv[*i] (--url, --level, --out, --timeout); returns 1
+ * when consumed, 0 when not ours, -1 on a bad value (printed). */
+int remote_opt(int argc, char **argv, int *i, remote_opts *o);
+
+/* Opens the client, printing the error. */
+op_client *remote_open(const remote_opts *o);
+/* Prints "onepath: what: message (OP_NAME)" and returns 1. */
+int remote_fail(const char *what, const op_err *e);
+
+/* Writes DIR/tile_<tx>_<tz>_<layer>.optile atomically (temp file, rename). 0 or 1 (printed). */
+int tile_file_write(const char *dir, int tx, int tz, int layer, const uint8_t *data, size_t len);
+/* Removes the layer files of tile (tx, tz) whose layer is not in keep[0..nkeep). */
+int tile_files_prune(const char *dir, int tx, int tz, const int *keep, int nkeep);
+/* Creates dir if missing (0 or 1, printed). */
+int out_dir_make(const char *dir);
+
+/* Folds layer hashes as `onepath bake` does for its summary. */
+uint64_t hash_fold(uint64_t h, uint64_t layer_hash);
+
+#endif

@@ -1,0 +1,37 @@
+/* libonepath-client internals: building requests and reading replies. */
+#ifndef OP_CLIENT_INTERNAL_H
+#define OP_CLIENT_INTERNAL_H
+
+#include <msgpack.h>
+
+#include "onepath/client.h"
+#include "onepath/rpc.h"
+
+/* A request being packed: the packer writes into sb. */
+typedef struct op_creq {
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+} op_creq;
+
+/* Starts {v, id, method, params: map of nparams}. */
+void op_creq_begin(op_client *c, op_creq *q, const char *method, int nparams);
+void op_creq_fini(op_creq *q);
+
+/* A decoded ok reply: result points into un. */
+typedef struct op_creply {
+    msgpack_unpacked un;
+    uint8_t *raw;
+    const msgpack_object *result;
+} op_creply;
+
+/* Sends q and decodes the reply: OP_OK with r->result a map, or the daemon's error
+ * (code and message), or a transport / decoding error. Finalises q. */
+op_status op_client_call(op_client *c, op_creq *q, int timeout_ms, op_creply *r, op_err *err);
+void op_creply_fini(op_creply *r);
+
+/* Result field getters: OP_EPROTO naming the key when missing or mistyped. */
+op_status op_cget_u64(const msgpack_object *m, const char *key, uint64_t *out, op_err *err);
+op_status op_cget_i64(const msgpack_object *m, const char *key, int64_t *out, op_err *err);
+op_status op_cget_bool(const msgpack_object *m, const char *key, int *out, op_err *err);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * libonepath-client transport: one nng REQ0 socket per client, one context per call
+ * (so calls from several threads run at once), a deadline per call covering send and
+ * receive. Replies are scanned with the bounded pre-scan before they are unpacked:
+ * the client trusts its daemon no more than the daemon trusts its clients.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "client_internal.h"
+#include "onepath/mpscan.h"
+
+/* Largest reply accepted (a tile.range reply is at most its max_bytes plus overhead). */
+#define OP_CLIENT_MAX_REPLY ((size_t)1 << 30)
+
+struct op_client {
+    nng_socket sock;
+    atomic_uint_fast64_t next_id;
+};
+
+op_status op_client_open(const char *url, op_client **out, op_err *err)
+{
+    *out = NULL;
+    op_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return op_err_set(err, OP_ENOMEM, "client: out of memory");
+    atomic_init(&c->next_id, 1);
+    int rv = nng_req0_open(&c->sock);
+    if (rv == 0)
+        rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, OP_CLIENT_MAX_REPLY);
+    if (rv == 0) {
+        nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
+        nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 500);
+        rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
+    }
+    if (rv != 0) {
+        nng_close(c->sock);
+        free(c);
+        return op_err_set(err, rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? OP_EINVAL : OP_EIO,
+                          "client: dial %s: %s", url, nng_strerror(rv));
+    }
+    *out = c;
+    return OP_OK;
+}
+
+void op_client_close(op_client *c)
+{
+    if (!c)
+        return;
+    nng_close(c->sock);
+    free(c);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static op_status nng_status(int rv, const char *what, op_err *err)
+{
+    op_status st = rv == NNG_ETIMEDOUT ? OP_ETIMEDOUT : rv == NNG_ENOMEM ? OP_ENOMEM : OP_EIO;
+    return op_err_set(err, st, "client: %s: %s", what, nng_strerror(rv));
+}
+
+op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
+                             uint8_t **reply, size_t *reply_len, op_err *err)
+{
+    *reply = NULL;
+    *reply_len = 0;
+    if (timeout_ms <= 0)
+        return op_err_set(err, OP_EINVAL, "client: timeout %d ms must be > 0", timeout_ms);
+    nng_ctx ctx;
+    nng_aio *aio = NULL;
+    nng_msg *msg = NULL;
+    int rv = nng_ctx_open(&ctx, c->sock);
+    if (rv != 0)
+        return nng_status(rv, "context", err);
+    /* Resend only when the connection drops: a long poll must not be sent twice. */
+    nng_ctx_set_ms(ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);
+    int64_t deadline = now_ms() + timeout_ms;
+    if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0 || (rv = nng_msg_alloc(&msg, 0)) != 0 ||
+        (rv = nng_msg_append(msg, req, len)) != 0) {
+        nng_msg_free(msg);
+        nng_aio_free(aio);
+        nng_ctx_close(ctx);
+        return nng_status(rv, "request", err);
+    }
+    nng_aio_set_timeout(aio, timeout_ms);
+    nng_aio_set_msg(aio, msg);
+    nng_ctx_send(ctx, aio);
+    nng_aio_wait(aio);
+    if ((rv = nng_aio_result(aio)) != 0) {
+        nng_msg_free(nng_aio_get_msg(aio));
+        nng_aio_free(aio);
+        nng_ctx_close(ctx);
+        return nng_status(rv, "send", err);
+    }
+    int64_t left = deadline - now_ms();
+    nng_aio_set_timeout(aio, left > 0 ? (nng_duration)left : 1);
+    nng_ctx_recv(ctx, aio);
+    nng_aio_wait(aio);
+    rv = nng_aio_result(aio);
+    msg = rv == 0 ? nng_aio_get_msg(aio) : NULL;
+    nng_aio_free(aio);
+    nng_ctx_close(ctx);
+    if (rv != 0)
+        return nng_status(rv, "receive", err);
+    size_t n = nng_msg_len(msg);
+    *reply = malloc(n ? n : 1);
+    if (!*reply) {
+        nng_msg_free(msg);
+        return op_err_set(err, OP_ENOMEM, "client: out of memory for a %zu-byte reply", n);
+    }
+    memcpy(*reply, nng_msg_body(msg), n);
+    *reply_len = n;
+    nng_msg_free(msg);
+    return OP_OK;
+}
+
+/* ---- requests ---- */
+
+void op_creq_begin(op_client *c, op_creq *q, const char *method, int nparams)
+{
+    msgpack_sbuffer_init(&q->sb);
+    msgpack_packer_init(&q->pk, &q->sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&q->pk, 4);
+    op_rpc_pack_key(&q->pk, "v");
+    msgpack_pack_unsigned_int(&q->pk, OP_PROTOCOL_VERSION);
+    op_rpc_pack_key(&q->pk, "id");
+    msgpack_pack_uint64(&q->pk, (uint64_t)atomic_fetch_add(&c->next_id, 1));
+    op_rpc_pack_key(&q->pk, "method");
+    op_rpc_pack_key(&q->pk, method);
+    op_rpc_pack_key(&q->pk, "params");
+    msgpack_pack_map(&q->pk, (size_t)nparams);
+}
+
+void op_creq_fini(op_creq *q)
+{
+    msgpack_sbuffer_destroy(&q->sb);
+}
+
+void op_creply_fini(op_creply *r)
+{
+    msgpack_unpacked_destroy(&r->un);
+    free(r->raw);
+    r->raw = NULL;
+    r->result = NULL;
+}
+
+static op_status decode_reply(op_creply *r, size_t len, op_err *err)
+{
+    op_mp_limits lim;
+    op_mp_limits_default(&lim);
+    lim.max_bytes = OP_CLIENT_MAX_REPLY;
+    op_status st = op_mp_scan(r->raw, len, &lim, err);
+    if (st != OP_OK)
+        return st;
+    size_t off = 0;
+    if (msgpack_unpack_next(&r->un, (const char *)r->raw, len, &off) != MSGPACK_UNPACK_SUCCESS ||
+        off != len || r->un.data.type != MSGPACK_OBJECT_MAP)
+        return op_err_set(err, OP_EPROTO, "client: the reply is not one msgpack map");
+    const msgpack_object *top = &r->un.data;
+    const msgpack_object *ok = op_rpc_get(top, "ok");
+    if (!ok || ok->type != MSGPACK_OBJECT_BOOLEAN)
+        return op_err_set(err, OP_EPROTO, "client: the reply has no 'ok'");
+    if (ok->via.boolean) {
+        r->result = op_rpc_get(top, "result");
+        if (!r->result || r->result->type != MSGPACK_OBJECT_MAP)
+            return op_err_set(err, OP_EPROTO, "client: the reply has no 'result' map");
+        return OP_OK;
+    }
+    const msgpack_object *e = op_rpc_get(top, "error");
+    const msgpack_object *code = e ? op_rpc_get(e, "code") : NULL;
+    const msgpack_object *msg = e ? op_rpc_get(e, "message") : NULL;
+    if (!code || code->type != MSGPACK_OBJECT_POSITIVE_INTEGER || code->via.u64 == 0 ||
+        code->via.u64 > 1000)
+        return op_err_set(err, OP_EPROTO, "client: the error reply has no code");
+    int ml = msg && msg->type == MSGPACK_OBJECT_STR ? (int)msg->via.str.size : 0;
+    return op_err_set(err, (op_status)code->via.u64, "%.*s", ml > 240 ? 240 : ml,
+                      ml ? msg->via.str.ptr : "");
+}
+
+op_status op_client_call(op_client *c, op_creq *q, int timeout_ms, op_creply *r, op_err *err)
+{
+    memset(r, 0, sizeof *r);
+    msgpack_unpacked_init(&r->un);
+    size_t len = 0;
+    op_status st = op_client_call_raw(c, q->sb.data, q->sb.size, timeout_ms, &r->raw, &len, err);
+    op_creq_fini(q);
+    if (st == OP_OK)
+        st = decode_reply(r, len, err);
+    if (st != OP_OK)
+        op_creply_fini(r);
+    return st;
+}
+
+/* ---- result getters ---- */
+
+op_status op_cget_i64(const msgpack_object *m, const char *key, int64_t *out, op_err *err)
+{
+    return op_rpc_get_int(m, key, INT64_MIN, INT64_MAX, 0, out, NULL, err);
+}
+
+op_status op_cget_u64(const msgpack_object *m, const char *key, uint64_t *out, op_err *err)
+{
+    const msgpack_object *v = op_rpc_get(m, key);
+    if (!v || v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+        return op_err_set(err, OP_EPROTO, "client: result '%s' is not an unsigned integer", key);
+    *out = v->via.u64;
+    return OP_OK;
+}
+
+op_status op_cget_bool(const msgpack_object *m, const char *key, int *out, op_err *err)
+{
+    const msgpack_object *v = op_rpc_get(m, key);
+    if (!v || v->type != MSGPACK_OBJECT_BOOLEAN)
+        return op_err_set(err, OP_EPROTO, "client: result '%s' is not a bool", key);
+    *out = v->via.boolean;
+    return OP_OK;
+}

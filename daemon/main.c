@@ -1,0 +1,408 @@
+/*
+ * onepathd: keeps levels resident and serves navmesh tiles over nng (docs/spec/protocol.md).
+ * This file: flags and environment, start-up (pools, registry, level files, socket)
+ * and the libuv loop, which owns the signals (SIGTERM/SIGINT drain and exit 0, SIGHUP
+ * reopens the log) and the long-poll deadline timer.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "daemon.h"
+
+typedef struct opt {
+    const char *flag;
+    const char *env;
+    const char *arg; /* NULL: a switch */
+    const char *help;
+} opt;
+
+static const opt opts[] = {
+    {"--listen", "ONEPATHD_LISTEN", "URL",
+     "listen on URL (tcp://HOST:PORT or ipc:///PATH); repeatable; the env var takes a "
+     "space-separated list; default tcp://127.0.0.1:7411"},
+    {"--data-dir", "ONEPATHD_DATA_DIR", "DIR",
+     "level files live here (created if missing); without it nothing is persisted"},
+    {"--log", "ONEPATHD_LOG", "FILE",
+     "request log (one line per request); default stderr; "
+     "SIGHUP reopens it"},
+    {"--contexts", "ONEPATHD_CONTEXTS", "N", "requests in flight (nng contexts); default 64"},
+    {"--threads", "ONEPATHD_THREADS", "N", "tile build threads; default: the CPU count"},
+    {"--request-threads", "ONEPATHD_REQUEST_THREADS", "N",
+     "request threads (decode, answer, persist); default 4"},
+    {"--max-message", "ONEPATHD_MAX_MESSAGE", "BYTES",
+     "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
+    {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
+    {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
+    {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
+    {"--cache-bytes", "ONEPATHD_CACHE_BYTES", "BYTES",
+     "tile blobs kept in memory across levels (LRU); default 1G"},
+    {"--drain-ms", "ONEPATHD_DRAIN_MS", "MS",
+     "on SIGTERM, longest wait for requests in flight; default 30000"},
+    {"--no-fsync", "ONEPATHD_NO_FSYNC", NULL,
+     "skip fsync (tests on tmpfs only: an acknowledged edit may be lost on power loss)"},
+    {"--help", NULL, NULL, "print this help"},
+    {"--version", NULL, NULL, "print the version"},
+};
+
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: onepathd [OPTIONS]\n\nServes navmesh tiles of resident levels over nng "
+               "request/reply (docs/spec/protocol.md).\n\noptions (each also read from its "
+               "environment variable; a flag wins):\n");
+    for (size_t i = 0; i < NOPTS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", opts[i].flag, opts[i].arg ? " " : "",
+                 opts[i].arg ? opts[i].arg : "");
+        fprintf(f, "  %-24s %s\n", left, opts[i].help);
+        if (opts[i].env)
+            fprintf(f, "  %-24s   env %s\n", "", opts[i].env);
+    }
+    fprintf(f, "\nsignals: SIGTERM/SIGINT stop accepting, finish requests in flight, exit 0;"
+               "\n         SIGHUP reopens the --log file.\n");
+}
+
+static int parse_size(const char *flag, const char *text, size_t lo, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30, end++;
+    if (end == text || *end || errno || text[0] == '-' || v > (~0ull) / mul || v * mul < lo) {
+        fprintf(stderr, "onepathd: %s wants a number >= %zu (K, M, G suffixes), got '%s'\n", flag,
+                lo, text);
+        return -1;
+    }
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+static int parse_int(const char *flag, const char *text, int lo, int hi, int *out)
+{
+    size_t v;
+    if (parse_size(flag, text, (size_t)lo, &v) || v > (size_t)hi) {
+        fprintf(stderr, "onepathd: %s wants %d..%d\n", flag, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
+{
+    if (!strcmp(flag, "--listen")) {
+        if (c->nlisten >= OPD_MAX_LISTEN) {
+            fprintf(stderr, "onepathd: at most %d --listen URLs\n", OPD_MAX_LISTEN);
+            return -1;
+        }
+        c->listen[c->nlisten++] = v;
+        return 0;
+    }
+    if (!strcmp(flag, "--data-dir"))
+        return c->data_dir = v, 0;
+    if (!strcmp(flag, "--log"))
+        return c->log_path = v, 0;
+    if (!strcmp(flag, "--contexts"))
+        return parse_int(flag, v, 1, 4096, &c->contexts);
+    if (!strcmp(flag, "--threads"))
+        return parse_int(flag, v, 1, 256, &c->threads);
+    if (!strcmp(flag, "--request-threads"))
+        return parse_int(flag, v, 1, 256, &c->request_threads);
+    if (!strcmp(flag, "--max-message"))
+        return parse_size(flag, v, 1024, &c->max_message);
+    if (!strcmp(flag, "--max-levels"))
+        return parse_int(flag, v, 1, 1 << 20, &c->max_levels);
+    if (!strcmp(flag, "--max-level-verts"))
+        return parse_size(flag, v, 0, &c->max_level_verts);
+    if (!strcmp(flag, "--max-level-tris"))
+        return parse_size(flag, v, 0, &c->max_level_tris);
+    if (!strcmp(flag, "--cache-bytes"))
+        return parse_size(flag, v, 0, &c->cache_bytes);
+    if (!strcmp(flag, "--drain-ms"))
+        return parse_int(flag, v, 0, 3600000, drain_ms);
+    if (!strcmp(flag, "--no-fsync"))
+        return c->no_fsync = 1, 0;
+    return -1;
+}
+
+/* Environment first (ONEPATHD_LISTEN may hold several URLs), flags after: a flag wins
+ * because it is applied last (--listen flags replace the env's URLs). */
+static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *env_listen)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    *c = (opd_config){.contexts = 64,
+                      .threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1,
+                      .request_threads = 4,
+                      .max_message = (size_t)64 << 20,
+                      .max_levels = 256,
+                      .max_level_verts = (size_t)16 << 20,
+                      .max_level_tris = (size_t)16 << 20,
+                      .cache_bytes = (size_t)1 << 30};
+    *drain_ms = 30000;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
+        if (!v || !*v || !strcmp(opts[i].flag, "--listen"))
+            continue;
+        if (!opts[i].arg && strcmp(v, "1"))
+            continue;
+        if (apply(c, drain_ms, opts[i].flag, v)) {
+            fprintf(stderr, "onepathd: bad %s\n", opts[i].env);
+            return 2;
+        }
+    }
+    for (char *tok = env_listen ? strtok(env_listen, " ,") : NULL; tok; tok = strtok(NULL, " ,"))
+        if (apply(c, drain_ms, "--listen", tok))
+            return 2;
+    int flag_listen = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("onepathd %s (protocol %d)\n", OPD_VERSION, OP_PROTOCOL_VERSION);
+            return 1;
+        }
+        const opt *o = NULL;
+        for (size_t k = 0; k < NOPTS && !o; k++)
+            if (!strcmp(a, opts[k].flag))
+                o = &opts[k];
+        if (!o || (o->arg && i + 1 >= argc)) {
+            fprintf(stderr, "onepathd: unknown or incomplete option '%s' (see --help)\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--listen") && !flag_listen++)
+            c->nlisten = 0;
+        if (apply(c, drain_ms, a, o->arg ? argv[++i] : NULL))
+            return 2;
+    }
+    if (c->nlisten == 0)
+        c->listen[c->nlisten++] = "tcp://127.0.0.1:7411";
+    return 0;
+}
+
+/* ===== the loop ===== */
+
+typedef struct loop_state {
+    opd_daemon *d;
+    uv_loop_t loop;
+    uv_signal_t sigterm, sigint, sighup;
+    uv_async_t wake;
+    uv_timer_t deadline, drain;
+    uint64_t drain_start_ms;
+    int drain_ms;
+    int drained;
+} loop_state;
+
+static void on_deadline(uv_timer_t *t);
+
+static void arm_deadline(loop_state *ls)
+{
+    int64_t now = (int64_t)opd_now_ns();
+    int64_t next = opd_registry_expire(ls->d->reg, now);
+    if (next > 0) {
+        uint64_t ms = (uint64_t)((next - now + 999999) / 1000000);
+        uv_timer_start(&ls->deadline, on_deadline, ms ? ms : 1, 0);
+    }
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+    arm_deadline(t->data);
+}
+
+static void close_all(loop_state *ls)
+{
+    uv_close((uv_handle_t *)&ls->sigterm, NULL);
+    uv_close((uv_handle_t *)&ls->sigint, NULL);
+    uv_close((uv_handle_t *)&ls->sighup, NULL);
+    uv_close((uv_handle_t *)&ls->wake, NULL);
+    uv_close((uv_handle_t *)&ls->deadline, NULL);
+    uv_close((uv_handle_t *)&ls->drain, NULL);
+}
+
+static void on_drain(uv_timer_t *t)
+{
+    loop_state *ls = t->data;
+    opd_registry_expire(ls->d->reg, (int64_t)opd_now_ns()); /* answers every long poll */
+    int left = atomic_load(&ls->d->inflight);
+    if (left == 0 || uv_now(&ls->loop) - ls->drain_start_ms >= (uint64_t)ls->drain_ms) {
+        ls->drained = left == 0;
+        if (left)
+            opd_log(ls->d, "OP-DRAIN-TIMEOUT %d requests still in flight", left);
+        uv_timer_stop(t);
+        close_all(ls);
+    }
+}
+
+static void on_wake(uv_async_t *a)
+{
+    loop_state *ls = a->data;
+    if (atomic_load(&ls->d->stopping))
+        on_drain(&ls->drain);
+    else
+        arm_deadline(ls);
+}
+
+static void on_stop_signal(uv_signal_t *s, int signum)
+{
+    loop_state *ls = s->data;
+    if (atomic_exchange(&ls->d->stopping, 1))
+        return;
+    opd_log(ls->d, "OP-STOP signal %d: draining %d requests", signum,
+            atomic_load(&ls->d->inflight));
+    ls->drain_start_ms = uv_now(&ls->loop);
+    uv_timer_start(&ls->drain, on_drain, 0, 10);
+}
+
+static void on_hup(uv_signal_t *s, int signum)
+{
+    (void)signum;
+    loop_state *ls = s->data;
+    opd_daemon *d = ls->d;
+    if (!d->cfg.log_path)
+        return;
+    FILE *f = fopen(d->cfg.log_path, "a");
+    pthread_mutex_lock(&d->log_mu);
+    if (f) {
+        if (d->log)
+            fclose(d->log);
+        d->log = f;
+    }
+    pthread_mutex_unlock(&d->log_mu);
+    opd_log(d, f ? "OP-LOG-REOPEN %s" : "OP-LOG-REOPEN-FAILED %s", d->cfg.log_path);
+}
+
+static int loop_init(loop_state *ls, opd_daemon *d)
+{
+    memset(ls, 0, sizeof *ls);
+    ls->d = d;
+    if (uv_loop_init(&ls->loop))
+        return -1;
+    uv_signal_init(&ls->loop, &ls->sigterm);
+    uv_signal_init(&ls->loop, &ls->sigint);
+    uv_signal_init(&ls->loop, &ls->sighup);
+    uv_async_init(&ls->loop, &ls->wake, on_wake);
+    uv_timer_init(&ls->loop, &ls->deadline);
+    uv_timer_init(&ls->loop, &ls->drain);
+    ls->sigterm.data = ls->sigint.data = ls->sighup.data = ls;
+    ls->wake.data = ls->deadline.data = ls->drain.data = ls;
+    uv_signal_start(&ls->sigterm, on_stop_signal, SIGTERM);
+    uv_signal_start(&ls->sigint, on_stop_signal, SIGINT);
+    uv_signal_start(&ls->sighup, on_hup, SIGHUP);
+    d->loop = &ls->loop;
+    d->wake = &ls->wake;
+    return 0;
+}
+
+/* ===== start-up ===== */
+
+static int open_log(opd_daemon *d)
+{
+    if (!d->cfg.log_path)
+        return 0;
+    d->log = fopen(d->cfg.log_path, "a");
+    if (!d->log) {
+        fprintf(stderr, "onepathd: cannot open log %s: %s\n", d->cfg.log_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int make_data_dir(const char *dir)
+{
+    if (!dir)
+        return 0;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "onepathd: cannot create %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "onepathd: %s is not writable: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int start(opd_daemon *d, loop_state *ls)
+{
+    op_err err;
+    op_err_clear(&err);
+    op_mp_limits_default(&d->limits);
+    d->limits.max_bytes = d->cfg.max_message;
+    d->start_ns = opd_now_ns();
+    if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
+        return -1;
+    d->requests = opd_pool_create(d->cfg.request_threads);
+    d->builds = opd_pool_create(d->cfg.threads);
+    d->reg = opd_registry_create(d);
+    if (!d->requests || !d->builds || !d->reg) {
+        fprintf(stderr, "onepathd: out of memory starting\n");
+        return -1;
+    }
+    opd_registry_load(d->reg);
+    if (opd_server_start(d, &err) != 0) {
+        opd_log(d, "OP-START-FAILED %s", err.msg);
+        return -1;
+    }
+    for (int i = 0; i < d->cfg.nlisten; i++)
+        opd_log(d, "OP-LISTEN %s", d->cfg.listen[i]);
+    opd_log(d, "OP-READY onepathd %s: %d contexts, %d build threads, data %s", OPD_VERSION,
+            d->cfg.contexts, d->cfg.threads, d->cfg.data_dir ? d->cfg.data_dir : "(none)");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    opd_daemon *d = calloc(1, sizeof *d);
+    loop_state *ls = calloc(1, sizeof *ls);
+    char *env_listen = getenv("ONEPATHD_LISTEN") ? strdup(getenv("ONEPATHD_LISTEN")) : NULL;
+    int drain_ms;
+    if (!d || !ls)
+        return 1;
+    int rc = configure(&d->cfg, &drain_ms, argc, argv, env_listen);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    signal(SIGPIPE, SIG_IGN);
+    pthread_mutex_init(&d->log_mu, NULL);
+    opd_stats_init(&d->stats);
+    atomic_init(&d->stopping, 0);
+    atomic_init(&d->inflight, 0);
+    if (start(d, ls) != 0)
+        return 1;
+    ls->drain_ms = drain_ms;
+    uv_run(&ls->loop, UV_RUN_DEFAULT);
+    d->wake = NULL;
+    if (!ls->drained) {
+        /* Calls still in flight own memory the teardown would free: just leave. */
+        opd_log(d, "OP-EXIT without teardown");
+        return 0;
+    }
+    opd_server_stop(d);
+    opd_pool_destroy(d->builds);
+    opd_pool_destroy(d->requests);
+    opd_registry_destroy(d->reg);
+    uv_loop_close(&ls->loop);
+    opd_log(d, "OP-EXIT clean");
+    if (d->log)
+        fclose(d->log);
+    opd_stats_fini(&d->stats);
+    pthread_mutex_destroy(&d->log_mu);
+    free(env_listen);
+    free(ls);
+    free(d);
+    return 0;
+}

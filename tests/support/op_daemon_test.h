@@ -1,0 +1,376 @@
+/*
+ * Helpers of the daemon integration tests (tests/test_daemon_*.c, test_client_*.c),
+ * header-only so that only those tests carry them: start onepathd as a child process on
+ * an ipc:// path under a fresh temporary directory, stop or kill it, and bake a soup
+ * in-process (op_level + op_tile_encode, as `onepath bake`) as the reference.
+ */
+#ifndef OP_DAEMON_TEST_H
+#define OP_DAEMON_TEST_H
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "onepath/build.h"
+#include "onepath/client.h"
+#include "onepath/tile_codec.h"
+
+#define OPT_TIMEOUT_MS 30000
+
+typedef struct opt_daemon {
+    pid_t pid;
+    char dir[256];
+    char url[320];
+    char data[320];
+    char log[320];
+} opt_daemon;
+
+static inline void opt_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Temporary directories of this test process, removed at exit even when a failed
+ * assertion ends the test before its cleanup (test processes only). */
+#define OPT_MAX_DIRS 8
+static char opt_dirs[OPT_MAX_DIRS][256];
+
+static inline void opt_remove_dirs(void)
+{
+    for (int i = 0; i < OPT_MAX_DIRS; i++)
+        if (opt_dirs[i][0]) {
+            char cmd[2200];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", opt_dirs[i]);
+            if (system(cmd) != 0)
+                fprintf(stderr, "cannot remove %s\n", opt_dirs[i]);
+            opt_dirs[i][0] = '\0';
+        }
+}
+
+/* A fresh temporary directory for one daemon (its socket, data and log). */
+static inline void opt_daemon_init(opt_daemon *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->dir, sizeof d->dir, "/tmp/opd-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(d->dir));
+    int registered = 0;
+    for (int i = 0; i < OPT_MAX_DIRS; i++)
+        registered |= opt_dirs[i][0] != '\0';
+    if (!registered)
+        atexit(opt_remove_dirs);
+    for (int i = 0; i < OPT_MAX_DIRS; i++)
+        if (!opt_dirs[i][0]) {
+            snprintf(opt_dirs[i], sizeof opt_dirs[i], "%s", d->dir);
+            break;
+        }
+    snprintf(d->url, sizeof d->url, "ipc://%s/s.ipc", d->dir);
+    snprintf(d->data, sizeof d->data, "%s/data", d->dir);
+    snprintf(d->log, sizeof d->log, "%s/log", d->dir);
+}
+
+/* Waits until the daemon answers ping (or fails the test after 10 s). */
+static inline void opt_daemon_wait_ready(opt_daemon *d)
+{
+    op_client *c;
+    op_err e;
+    cr_assert_eq(op_client_open(d->url, &c, &e), OP_OK, "%s", e.msg);
+    op_client_ping_result p;
+    op_status st = OP_ETIMEDOUT;
+    for (int i = 0; i < 100 && st != OP_OK; i++) {
+        st = op_client_ping(c, 100, &p, &e);
+        int status;
+        if (st != OP_OK && waitpid(d->pid, &status, WNOHANG) == d->pid)
+            cr_assert_fail("onepathd exited during start-up (see %s)", d->log);
+    }
+    op_client_close(c);
+    cr_assert_eq(st, OP_OK, "onepathd did not answer ping: %s", e.msg);
+}
+
+/* Starts onepathd with --listen, --data-dir, --log, --threads 2 and extra (NULL-ended). */
+static inline void opt_daemon_start(opt_daemon *d, const char *const *extra)
+{
+    const char *argv[40];
+    char bin[512];
+    int n = 0;
+    snprintf(bin, sizeof bin, "%s/onepathd", OP_BIN_DIR);
+    argv[n++] = bin;
+    argv[n++] = "--listen";
+    argv[n++] = d->url;
+    argv[n++] = "--data-dir";
+    argv[n++] = d->data;
+    argv[n++] = "--log";
+    argv[n++] = d->log;
+    argv[n++] = "--threads";
+    argv[n++] = "2";
+    for (int i = 0; extra && extra[i] && n < 38; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    d->pid = fork();
+    cr_assert_geq(d->pid, 0);
+    if (d->pid == 0) {
+        /* Dies with the test (even a failed one), and holds none of its pipes. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (!getenv("OPT_DAEMON_STDERR")) { /* set it to see sanitizer reports */
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    opt_daemon_wait_ready(d);
+}
+
+/* SIGTERM and wait: returns the exit status (-1: killed by a signal). */
+static inline int opt_daemon_stop(opt_daemon *d)
+{
+    int status = 0;
+    if (d->pid <= 0)
+        return 0;
+    kill(d->pid, SIGTERM);
+    waitpid(d->pid, &status, 0);
+    d->pid = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static inline void opt_daemon_kill9(opt_daemon *d)
+{
+    if (d->pid <= 0)
+        return;
+    kill(d->pid, SIGKILL);
+    waitpid(d->pid, NULL, 0);
+    d->pid = 0;
+}
+
+static inline void opt_daemon_cleanup(opt_daemon *d)
+{
+    opt_daemon_kill9(d);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", d->dir);
+}
+
+static inline op_client *opt_connect(const opt_daemon *d)
+{
+    op_client *c;
+    op_err e;
+    cr_assert_eq(op_client_open(d->url, &c, &e), OP_OK, "%s", e.msg);
+    return c;
+}
+
+/* ---- the reference: an in-process bake ---- */
+
+#define OPT_MAX_LAYERS 16
+
+typedef struct opt_ref_tile {
+    int tx, tz, nl;
+    int layer[OPT_MAX_LAYERS];
+    uint64_t hash[OPT_MAX_LAYERS];
+    op_bytes blob[OPT_MAX_LAYERS];
+} opt_ref_tile;
+
+typedef struct opt_ref {
+    int has_tiles;
+    op_tile_rect rect;
+    int n;
+    opt_ref_tile *t; /* row-major */
+} opt_ref;
+
+/* Bakes every tile of soup with s, serially, exactly as `onepath bake` does per tile. */
+static inline void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_ref *r)
+{
+    memset(r, 0, sizeof *r);
+    if (soup->tris_len == 0)
+        return;
+    op_level *lvl;
+    op_err e;
+    cr_assert_eq(op_level_create(soup, s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    r->has_tiles = 1;
+    r->rect = op_level_tiles(lvl);
+    r->n = op_level_tile_count(lvl);
+    r->t = calloc((size_t)r->n, sizeof *r->t);
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    int w = r->rect.tx1 - r->rect.tx0 + 1;
+    for (int i = 0; i < r->n; i++) {
+        opt_ref_tile *t = &r->t[i];
+        t->tx = r->rect.tx0 + i % w;
+        t->tz = r->rect.tz0 + i / w;
+        op_tile_stages st;
+        cr_assert_eq(
+            op_level_build_stages(lvl, t->tx, t->tz, OP_STAGE_TILE, 0, out, scratch, &st, &e),
+            OP_OK, "%s", e.msg);
+        cr_assert_leq(st.ntiles, OPT_MAX_LAYERS);
+        for (int k = 0; k < st.ntiles; k++) {
+            cr_assert_eq(op_tile_encode(&st.tiles[k], &t->blob[k], &t->hash[k], &e), OP_OK);
+            t->layer[k] = st.tiles[k].layer;
+        }
+        t->nl = st.ntiles;
+        op_arena_reset(out);
+        op_arena_reset(scratch);
+    }
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    op_level_destroy(lvl);
+}
+
+static inline void opt_ref_free(opt_ref *r)
+{
+    for (int i = 0; i < r->n; i++)
+        for (int k = 0; k < r->t[i].nl; k++)
+            op_bytes_free(&r->t[i].blob[k]);
+    free(r->t);
+    memset(r, 0, sizeof *r);
+}
+
+/* The reference tile (tx, tz), or NULL outside the range. */
+static inline const opt_ref_tile *opt_ref_find(const opt_ref *r, int tx, int tz)
+{
+    if (!r->has_tiles || tx < r->rect.tx0 || tx > r->rect.tx1 || tz < r->rect.tz0 ||
+        tz > r->rect.tz1)
+        return NULL;
+    int w = r->rect.tx1 - r->rect.tx0 + 1;
+    return &r->t[(tz - r->rect.tz0) * w + (tx - r->rect.tx0)];
+}
+
+/* Whether two bakes differ at (tx, tz) (a missing tile has no layers). */
+static inline int opt_ref_differs(const opt_ref *a, const opt_ref *b, int tx, int tz)
+{
+    const opt_ref_tile *x = opt_ref_find(a, tx, tz), *y = opt_ref_find(b, tx, tz);
+    int nx = x ? x->nl : 0, ny = y ? y->nl : 0;
+    if (nx != ny)
+        return 1;
+    for (int k = 0; k < nx; k++)
+        if (x->layer[k] != y->layer[k] || x->blob[k].len != y->blob[k].len ||
+            memcmp(x->blob[k].data, y->blob[k].data, x->blob[k].len) != 0)
+            return 1;
+    return 0;
+}
+
+/* Fetches every tile of the level (tile.range pages) and checks it equals ref byte for
+ * byte; returns the number of layers compared. */
+static inline int opt_check_level(op_client *c, const char *level, const opt_ref *ref)
+{
+    op_err e;
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    if (!ref->has_tiles) {
+        cr_assert_gt(li.tiles[0], li.tiles[2], "level %s has tiles, the reference none", level);
+        return 0;
+    }
+    cr_assert_eq(li.tiles[0], ref->rect.tx0);
+    cr_assert_eq(li.tiles[1], ref->rect.tz0);
+    cr_assert_eq(li.tiles[2], ref->rect.tx1);
+    cr_assert_eq(li.tiles[3], ref->rect.tz1);
+    int after[2], *ap = NULL, more = 1, seen = 0, layers = 0;
+    while (more) {
+        op_client_tile_range rg;
+        cr_assert_eq(op_client_tile_range_get(c, level, li.tiles, ap, 0, OPT_TIMEOUT_MS, &rg, &e),
+                     OP_OK, "%s", e.msg);
+        for (int i = 0; i < rg.ntiles; i++) {
+            const op_client_tile *t = &rg.tiles[i];
+            const opt_ref_tile *r = &ref->t[seen++];
+            cr_assert(t->tx == r->tx && t->tz == r->tz, "tile (%d, %d) where (%d, %d) was due",
+                      t->tx, t->tz, r->tx, r->tz);
+            cr_assert_eq(t->nlayers, r->nl, "tile (%d, %d): %d layers, reference %d", t->tx, t->tz,
+                         t->nlayers, r->nl);
+            for (int k = 0; k < r->nl; k++) {
+                cr_assert_eq(t->layers[k].layer, r->layer[k]);
+                cr_assert_eq(t->layers[k].hash, r->hash[k]);
+                cr_assert_eq(t->layers[k].len, r->blob[k].len, "tile (%d, %d) layer %d size", t->tx,
+                             t->tz, k);
+                cr_assert(!memcmp(t->layers[k].blob, r->blob[k].data, r->blob[k].len),
+                          "tile (%d, %d) layer %d bytes differ", t->tx, t->tz, k);
+                layers++;
+            }
+        }
+        more = rg.has_next;
+        after[0] = rg.next[0];
+        after[1] = rg.next[1];
+        ap = after;
+        op_client_tile_range_free(&rg);
+    }
+    cr_assert_eq(seen, ref->n, "fetched %d tiles of %d", seen, ref->n);
+    return layers;
+}
+
+/* ---- soups made by the tests ---- */
+
+/* A growing soup (arrays on the heap). */
+typedef struct opt_soup {
+    float *v;
+    int *t;
+    size_t nv, nt, capv, capt;
+} opt_soup;
+
+static inline void opt_soup_vert(opt_soup *s, float x, float y, float z)
+{
+    if (s->nv == s->capv) {
+        s->capv = s->capv ? 2 * s->capv : 256;
+        s->v = realloc(s->v, s->capv * 3 * sizeof *s->v);
+    }
+    s->v[3 * s->nv] = x;
+    s->v[3 * s->nv + 1] = y;
+    s->v[3 * s->nv + 2] = z;
+    s->nv++;
+}
+
+static inline void opt_soup_tri(opt_soup *s, int a, int b, int c)
+{
+    if (s->nt == s->capt) {
+        s->capt = s->capt ? 2 * s->capt : 256;
+        s->t = realloc(s->t, s->capt * 3 * sizeof *s->t);
+    }
+    s->t[3 * s->nt] = a;
+    s->t[3 * s->nt + 1] = b;
+    s->t[3 * s->nt + 2] = c;
+    s->nt++;
+}
+
+/* An axis-aligned quad at height y (two up-facing triangles). */
+static inline void opt_soup_quad(opt_soup *s, float x0, float z0, float x1, float z1, float y)
+{
+    int b = (int)s->nv;
+    opt_soup_vert(s, x0, y, z0);
+    opt_soup_vert(s, x1, y, z0);
+    opt_soup_vert(s, x1, y, z1);
+    opt_soup_vert(s, x0, y, z1);
+    opt_soup_tri(s, b, b + 2, b + 1);
+    opt_soup_tri(s, b, b + 3, b + 2);
+}
+
+/* A closed box (its top is walkable, its sides block). */
+static inline void opt_soup_box(opt_soup *s, float x0, float z0, float x1, float z1, float y0,
+                                float y1)
+{
+    int b = (int)s->nv;
+    float xs[2] = {x0, x1}, zs[2] = {z0, z1}, ys[2] = {y0, y1};
+    for (int i = 0; i < 8; i++)
+        opt_soup_vert(s, xs[i & 1], ys[(i >> 2) & 1], zs[(i >> 1) & 1]);
+    static const int f[12][3] = {{4, 6, 7}, {4, 7, 5}, {0, 1, 3}, {0, 3, 2}, {0, 4, 5}, {0, 5, 1},
+                                 {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 5, 7}, {1, 7, 3}};
+    for (int i = 0; i < 12; i++)
+        opt_soup_tri(s, b + f[i][0], b + f[i][1], b + f[i][2]);
+}
+
+static inline void opt_soup_free(opt_soup *s)
+{
+    free(s->v);
+    free(s->t);
+    memset(s, 0, sizeof *s);
+}
+
+static inline op_client_mesh opt_mesh(const char *name, const opt_soup *s)
+{
+    return (op_client_mesh){name, s->v, s->nv, (const int32_t *)s->t, s->nt, NULL};
+}
+
+#endif

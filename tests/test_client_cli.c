@@ -1,0 +1,169 @@
+/*
+ * The remote commands of the `onepath` tool against a live onepathd: `put` then `fetch`
+ * writes exactly the files of `onepath bake --out`; `watch` keeps a directory equal to
+ * a fresh bake of the level through edits (changed tiles rewritten, vanished ones
+ * deleted); `remote` subcommands answer.
+ */
+#include <sys/stat.h>
+
+#include "op_daemon_test.h"
+#include "op_test.h"
+#include "onepath/levelgen.h"
+#include "onepath/obj.h"
+
+static int run(const char *fmt, const char *a, const char *b, const char *c)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, fmt, OP_BIN_DIR, a, b, c);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static int file_write(void *ctx, const char *data, size_t len)
+{
+    return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+static void write_obj(const char *path, const op_soup *soup)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    op_err e;
+    cr_assert_eq(op_obj_write(soup, file_write, f, &e), OP_OK, "%s", e.msg);
+    fclose(f);
+}
+
+/* Waits until dir a and dir b hold the same files with the same bytes. */
+static int wait_same(const char *a, const char *b, int ms)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "diff -r '%s' '%s' > /dev/null 2>&1", a, b);
+    for (int t = 0; t < ms; t += 50) {
+        if (system(cmd) == 0)
+            return 1;
+        opt_sleep_ms(50);
+    }
+    return 0;
+}
+
+Test(client_cli, put_fetch_equals_bake, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    const char *dungeon = op_test_level("dungeon.obj");
+    char fetched[400], baked[400];
+    snprintf(fetched, sizeof fetched, "%s/fetched", d.dir);
+    snprintf(baked, sizeof baked, "%s/baked", d.dir);
+    cr_assert_eq(
+        run("%s/onepath put '%s' --url '%s' --level dungeon%s > /dev/null", dungeon, d.url, ""), 0);
+    cr_assert_eq(run("%s/onepath fetch --url '%s' --level dungeon --out '%s'%s > /dev/null", d.url,
+                     fetched, ""),
+                 0);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", dungeon, baked, ""), 0);
+    cr_assert(wait_same(fetched, baked, 0) || wait_same(fetched, baked, 100),
+              "fetch and bake wrote different files");
+    cr_assert_eq(run("%s/onepath remote ping --url '%s'%s%s > /dev/null", d.url, "", ""), 0);
+    cr_assert_eq(run("%s/onepath remote level-info --url '%s' --level dungeon%s%s > /dev/null",
+                     d.url, "", ""),
+                 0);
+    cr_assert_eq(
+        run("%s/onepath remote changes --url '%s' --level dungeon%s%s > /dev/null", d.url, "", ""),
+        0);
+    cr_assert_eq(run("%s/onepath remote stats --url '%s'%s%s > /dev/null", d.url, "", ""), 0);
+    cr_assert_eq(run("%s/onepath remote bake --url '%s' --level dungeon --wait%s > /dev/null",
+                     d.url, "", ""),
+                 0);
+    cr_assert_eq(
+        run("%s/onepath remote level-info --url '%s' --level nope%s%s 2> /dev/null", d.url, "", ""),
+        1, "a missing level must fail");
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+Test(client_cli, watch_keeps_a_directory_in_step, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_arena *a = op_arena_create(0);
+    op_soup rooms;
+    op_err e;
+    cr_assert_eq(op_levelgen("rooms", 32, 3, a, &rooms, &e), OP_OK, "%s", e.msg);
+    char path[400], watched[400], ref[400];
+    snprintf(path, sizeof path, "%s/A.obj", d.dir);
+    write_obj(path, &rooms);
+    snprintf(watched, sizeof watched, "%s/watched", d.dir);
+    cr_assert_eq(run("%s/onepath put '%s' --url '%s' --level w%s > /dev/null", path, d.url, ""), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char bin[512];
+        snprintf(bin, sizeof bin, "%s/onepath", OP_BIN_DIR);
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        execl(bin, bin, "watch", "--url", d.url, "--level", "w", "--out", watched, "--wait", "200",
+              (char *)NULL);
+        _exit(127);
+    }
+    /* 1: the level as put. */
+    snprintf(ref, sizeof ref, "%s/ref1", d.dir);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", path, ref, ""), 0);
+    cr_assert(wait_same(watched, ref, 15000), "watch did not reach the level as put");
+    /* 2: a second mesh; the soup is A.obj then B.obj (name order). */
+    opt_soup box = {0};
+    opt_soup_box(&box, 4, 4, 9, 7, -1, 2);
+    op_client *c = opt_connect(&d);
+    op_client_mesh bm = opt_mesh("B.obj", &box);
+    uint64_t v;
+    int changed;
+    cr_assert_eq(op_client_mesh_put(c, "w", &bm, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK, "%s",
+                 e.msg);
+    opt_soup all = {0};
+    for (size_t i = 0; i < rooms.verts_len / 3; i++)
+        opt_soup_vert(&all, rooms.verts[3 * i], rooms.verts[3 * i + 1], rooms.verts[3 * i + 2]);
+    for (size_t i = 0; i < rooms.tris_len / 3; i++)
+        opt_soup_tri(&all, rooms.tris[3 * i], rooms.tris[3 * i + 1], rooms.tris[3 * i + 2]);
+    int base = (int)all.nv;
+    for (size_t i = 0; i < box.nv; i++)
+        opt_soup_vert(&all, box.v[3 * i], box.v[3 * i + 1], box.v[3 * i + 2]);
+    for (size_t i = 0; i < box.nt; i++)
+        opt_soup_tri(&all, box.t[3 * i] + base, box.t[3 * i + 1] + base, box.t[3 * i + 2] + base);
+    op_soup both = {all.v, 3 * all.nv, all.t, 3 * all.nt, NULL};
+    snprintf(path, sizeof path, "%s/AB.obj", d.dir);
+    write_obj(path, &both);
+    snprintf(ref, sizeof ref, "%s/ref2", d.dir);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", path, ref, ""), 0);
+    cr_assert(wait_same(watched, ref, 15000), "watch did not follow mesh.put");
+    /* 3: drop the rooms: most tiles vanish, their files must go. */
+    cr_assert_eq(op_client_mesh_drop(c, "w", "A.obj", OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+    op_soup only = {box.v, 3 * box.nv, box.t, 3 * box.nt, NULL};
+    snprintf(path, sizeof path, "%s/B.obj", d.dir);
+    write_obj(path, &only);
+    snprintf(ref, sizeof ref, "%s/ref3", d.dir);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", path, ref, ""), 0);
+    cr_assert(wait_same(watched, ref, 15000), "watch did not follow mesh.drop");
+    /* 4: the level is dropped and put again (its versions restart at 1): watch starts over. */
+    int dropped;
+    cr_assert_eq(op_client_level_drop(c, "w", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
+    opt_soup again = {0};
+    opt_soup_quad(&again, -5, -5, 7, 3, 1);
+    op_client_mesh am = opt_mesh("again", &again);
+    cr_assert_eq(op_client_level_put(c, "w", NULL, 0, &am, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK);
+    cr_assert_eq(v, 1);
+    op_soup again_soup = {again.v, 3 * again.nv, again.t, 3 * again.nt, NULL};
+    snprintf(path, sizeof path, "%s/again.obj", d.dir);
+    write_obj(path, &again_soup);
+    snprintf(ref, sizeof ref, "%s/ref4", d.dir);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", path, ref, ""), 0);
+    cr_assert(wait_same(watched, ref, 15000), "watch did not start over after a re-put");
+    opt_soup_free(&again);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_soup_free(&box);
+    opt_soup_free(&all);
+    op_arena_destroy(a);
+}

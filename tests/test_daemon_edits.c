@@ -1,0 +1,245 @@
+/*
+ * onepathd edits: a sequence of mesh.put / mesh.drop ends with tiles equal to a fresh
+ * offline bake of the final level, byte for byte, and after every edit changes.since
+ * lists exactly the tiles whose bytes differ between the bakes before and after it.
+ */
+#include <pthread.h>
+
+#include "op_daemon_test.h"
+
+#define NMESH 4
+
+typedef struct level_state {
+    const char *name[NMESH]; /* sorted by name */
+    opt_soup *soup[NMESH];   /* NULL: absent */
+} level_state;
+
+/* The soup of protocol §3.2: present meshes in name order, indices offset. */
+static void concat(const level_state *ls, opt_soup *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int m = 0; m < NMESH; m++) {
+        const opt_soup *s = ls->soup[m];
+        if (!s)
+            continue;
+        int base = (int)out->nv;
+        for (size_t i = 0; i < s->nv; i++)
+            opt_soup_vert(out, s->v[3 * i], s->v[3 * i + 1], s->v[3 * i + 2]);
+        for (size_t i = 0; i < s->nt; i++)
+            opt_soup_tri(out, s->t[3 * i] + base, s->t[3 * i + 1] + base, s->t[3 * i + 2] + base);
+    }
+}
+
+static void bake_state(const level_state *ls, opt_ref *ref)
+{
+    opt_soup all;
+    concat(ls, &all);
+    op_soup soup = {all.v, 3 * all.nv, all.t, 3 * all.nt, NULL};
+    op_settings s;
+    op_settings_default(&s);
+    opt_ref_bake(&soup, &s, ref);
+    opt_soup_free(&all);
+}
+
+/* changes.since(prev) must list exactly the tiles where a and b differ, row-major, with
+ * b's hashes. */
+static void check_changes(op_client *c, uint64_t prev, const opt_ref *a, const opt_ref *b)
+{
+    op_client_changes ch;
+    op_err e;
+    cr_assert_eq(op_client_changes_since(c, "edits", prev, 0, OPT_TIMEOUT_MS, &ch, &e), OP_OK, "%s",
+                 e.msg);
+    int x0 = 1 << 30, z0 = 1 << 30, x1 = -(1 << 30), z1 = -(1 << 30);
+    const opt_ref *rs[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        if (rs[i]->has_tiles) {
+            x0 = rs[i]->rect.tx0 < x0 ? rs[i]->rect.tx0 : x0;
+            z0 = rs[i]->rect.tz0 < z0 ? rs[i]->rect.tz0 : z0;
+            x1 = rs[i]->rect.tx1 > x1 ? rs[i]->rect.tx1 : x1;
+            z1 = rs[i]->rect.tz1 > z1 ? rs[i]->rect.tz1 : z1;
+        }
+    int k = 0, want = 0;
+    for (int tz = z0; tz <= z1; tz++)
+        for (int tx = x0; tx <= x1; tx++) {
+            if (!opt_ref_differs(a, b, tx, tz))
+                continue;
+            want++;
+            cr_assert_lt(k, ch.ntiles, "changes.since(%llu) misses tile (%d, %d)",
+                         (unsigned long long)prev, tx, tz);
+            const op_client_change *t = &ch.tiles[k++];
+            cr_assert(t->tx == tx && t->tz == tz, "changes.since lists (%d, %d), expected (%d, %d)",
+                      t->tx, t->tz, tx, tz);
+            const opt_ref_tile *r = opt_ref_find(b, tx, tz);
+            cr_assert_eq(t->nhashes, r ? r->nl : 0);
+            for (int l = 0; l < t->nhashes; l++)
+                cr_assert_eq(t->hashes[l], r->hash[l]);
+        }
+    cr_assert_eq(ch.ntiles, want, "changes.since(%llu) lists %d tiles, %d differ",
+                 (unsigned long long)prev, ch.ntiles, want);
+    op_client_changes_free(&ch);
+}
+
+Test(daemon_edits, sequence_equals_fresh_bake_and_changes_are_exact, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    opt_soup floor = {0}, box_a = {0}, box_a2 = {0}, box_b = {0}, floor2 = {0};
+    opt_soup_quad(&floor, 0, 0, 30, 30, 0);
+    opt_soup_box(&box_a, 5, 5, 8, 8, 0, 1.5f);
+    opt_soup_box(&box_a2, 12, 20, 15, 24, 0, 3);
+    opt_soup_box(&box_b, 20, 2, 26, 6, -0.5f, 0.8f);
+    opt_soup_quad(&floor2, 0, 0, 42, 30, 0); /* grows the tile range */
+    level_state ls = {{"box-a", "box-b", "floor", "ramp"}, {NULL, NULL, &floor, NULL}};
+    op_err e;
+    uint64_t v;
+    int changed;
+    op_client_mesh fm = opt_mesh("floor", &floor);
+    cr_assert_eq(op_client_level_put(c, "edits", NULL, 0, &fm, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_eq(v, 1);
+    opt_ref prev, cur, empty = {0};
+    bake_state(&ls, &prev);
+    check_changes(c, 0, &empty, &prev);
+    opt_check_level(c, "edits", &prev);
+    /* (mesh index, new soup or NULL to drop) */
+    struct {
+        int m;
+        opt_soup *s;
+    } steps[] = {{0, &box_a}, {1, &box_b}, {0, &box_a2}, {2, &floor2},
+                 {1, NULL},   {3, &box_a}, {0, NULL},    {3, NULL}};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        ls.soup[steps[i].m] = steps[i].s;
+        if (steps[i].s) {
+            op_client_mesh m = opt_mesh(ls.name[steps[i].m], steps[i].s);
+            cr_assert_eq(op_client_mesh_put(c, "edits", &m, OPT_TIMEOUT_MS, &v, &changed, &e),
+                         OP_OK, "%s", e.msg);
+        } else {
+            cr_assert_eq(op_client_mesh_drop(c, "edits", ls.name[steps[i].m], OPT_TIMEOUT_MS, &v,
+                                             &changed, &e),
+                         OP_OK, "%s", e.msg);
+        }
+        cr_assert(changed, "step %zu changed nothing", i);
+        cr_assert_eq(v, i + 2);
+        bake_state(&ls, &cur);
+        check_changes(c, v - 1, &prev, &cur);
+        opt_check_level(c, "edits", &cur);
+        opt_ref_free(&prev);
+        prev = cur;
+    }
+    /* Idempotent edits (protocol §6): nothing changes, no version is bumped. */
+    op_client_mesh m2 = opt_mesh("floor", &floor2);
+    cr_assert_eq(op_client_mesh_put(c, "edits", &m2, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+    cr_assert(!changed);
+    cr_assert_eq(op_client_mesh_drop(c, "edits", "ramp", OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+    cr_assert(!changed);
+    cr_assert_eq(v, 1 + sizeof steps / sizeof steps[0]);
+    op_client_changes ch;
+    cr_assert_eq(op_client_changes_since(c, "edits", v, 0, OPT_TIMEOUT_MS, &ch, &e), OP_OK);
+    cr_assert_eq(ch.ntiles, 0);
+    op_client_changes_free(&ch);
+    /* level.put of what the level holds is idempotent too, whatever the mesh order. */
+    uint64_t v0 = v;
+    op_client_mesh now[2] = {opt_mesh("ramp", &box_a), opt_mesh("floor", &floor2)};
+    cr_assert_eq(
+        op_client_level_put(c, "edits", NULL, 0, now + 1, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK);
+    cr_assert(!changed && v == v0);
+    cr_assert_eq(op_client_level_put(c, "edits", NULL, 0, now, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK);
+    cr_assert(changed && v == v0 + 1);
+    op_client_mesh swapped[2] = {now[1], now[0]};
+    cr_assert_eq(
+        op_client_level_put(c, "edits", NULL, 0, swapped, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK);
+    cr_assert(!changed && v == v0 + 1);
+    op_client_setting other[] = {{"agent_radius", "0.3"}};
+    cr_assert_eq(
+        op_client_level_put(c, "edits", other, 1, swapped, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK);
+    cr_assert(changed && v == v0 + 2, "new settings are a change");
+    opt_ref_free(&prev);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_soup_free(&floor);
+    opt_soup_free(&box_a);
+    opt_soup_free(&box_a2);
+    opt_soup_free(&box_b);
+    opt_soup_free(&floor2);
+}
+
+typedef struct edit_arg {
+    const char *url;
+    const opt_soup *box;
+    op_status status;
+} edit_arg;
+
+static void *delayed_edit(void *arg)
+{
+    edit_arg *a = arg;
+    opt_sleep_ms(200);
+    op_client *c;
+    op_err e;
+    uint64_t v;
+    int changed;
+    op_client_mesh bm = opt_mesh("box", a->box);
+    a->status = op_client_open(a->url, &c, &e);
+    if (a->status == OP_OK) {
+        a->status = op_client_mesh_put(c, "poll", &bm, OPT_TIMEOUT_MS, &v, &changed, &e);
+        op_client_close(c);
+    }
+    return NULL;
+}
+
+Test(daemon_edits, long_poll_wakes_on_change_and_times_out_empty, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    opt_soup floor = {0}, box = {0};
+    opt_soup_quad(&floor, 0, 0, 20, 20, 0);
+    opt_soup_box(&box, 3, 3, 6, 6, 0, 2);
+    op_client_mesh fm = opt_mesh("floor", &floor);
+    op_err e;
+    uint64_t v;
+    int changed;
+    cr_assert_eq(op_client_level_put(c, "poll", NULL, 0, &fm, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    /* Nothing after version 1: waits ~300 ms, then lists nothing. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    op_client_changes ch;
+    cr_assert_eq(op_client_changes_since(c, "poll", 1, 300, OPT_TIMEOUT_MS, &ch, &e), OP_OK, "%s",
+                 e.msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    cr_assert_eq(ch.ntiles, 0);
+    cr_assert_geq(ms, 250.0, "returned after %.0f ms", ms);
+    op_client_changes_free(&ch);
+    /* A poll parked before an edit is woken by it: the edit comes from another thread
+     * (nng does not survive fork). */
+    edit_arg ea = {d.url, &box, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, delayed_edit, &ea);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(op_client_changes_since(c, "poll", 1, 20000, OPT_TIMEOUT_MS + 20000, &ch, &e),
+                 OP_OK, "%s", e.msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    pthread_join(th, NULL);
+    cr_assert_eq(ea.status, OP_OK);
+    cr_assert_eq(ch.version, 2);
+    cr_assert_gt(ch.ntiles, 0);
+    cr_assert_lt(ms, 10000.0, "the edit did not wake the poll (%.0f ms)", ms);
+    op_client_changes_free(&ch);
+    /* A version newer than the level's is refused (the client must start over). */
+    cr_assert_eq(op_client_changes_since(c, "poll", 99, 0, OPT_TIMEOUT_MS, &ch, &e), OP_ERANGE);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_soup_free(&floor);
+    opt_soup_free(&box);
+}

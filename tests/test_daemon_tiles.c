@@ -1,0 +1,227 @@
+/*
+ * onepathd tiles equal the offline bake byte for byte: every tile layer of the shared
+ * dungeon level and of a generated level, fetched with tile.range and tile.get, equals
+ * op_level + op_tile_encode run in-process on the same soup and settings. Concurrent
+ * requests for one unbuilt tile all get the same bytes (single flight).
+ */
+#include <pthread.h>
+
+#include "op_daemon_test.h"
+#include "op_test.h"
+#include "onepath/levelgen.h"
+#include "onepath/obj.h"
+
+static void put_soup(op_client *c, const char *level, const char *mesh, const op_soup *soup,
+                     const op_client_setting *sets, int nsets)
+{
+    op_client_mesh m = {mesh,
+                        soup->verts,
+                        soup->verts_len / 3,
+                        (const int32_t *)soup->tris,
+                        soup->tris_len / 3,
+                        soup->areas};
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(
+        op_client_level_put(c, level, sets, nsets, &m, 1, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
+        "%s", e.msg);
+    cr_assert_eq(v, 1);
+    cr_assert(changed);
+}
+
+/* tile.get of every tile equals the reference too (the per-tile path). */
+static void check_tile_gets(op_client *c, const char *level, const opt_ref *ref)
+{
+    op_err e;
+    for (int i = 0; i < ref->n; i++) {
+        const opt_ref_tile *r = &ref->t[i];
+        op_client_tile t;
+        cr_assert_eq(op_client_tile_get(c, level, r->tx, r->tz, OPT_TIMEOUT_MS, &t, &e), OP_OK,
+                     "%s", e.msg);
+        cr_assert_eq(t.nlayers, r->nl);
+        for (int k = 0; k < r->nl; k++)
+            cr_assert(t.layers[k].len == r->blob[k].len &&
+                          !memcmp(t.layers[k].blob, r->blob[k].data, r->blob[k].len),
+                      "tile (%d, %d) layer %d differs", r->tx, r->tz, k);
+        op_client_tile_free(&t);
+    }
+}
+
+/* Pages of one tile (max_bytes 1) over a sub-rectangle reaching past the level's range:
+ * row-major, clipped, each tile once, equal to the reference. */
+static void check_small_pages(op_client *c, const char *level, const opt_ref *ref)
+{
+    int rect[4] = {ref->rect.tx0 + 1, ref->rect.tz0 + 1, ref->rect.tx1 + 5, ref->rect.tz1 - 1};
+    int after[2], *ap = NULL, more = 1, tx = rect[0], tz = rect[1], pages = 0, seen = 0;
+    op_err e;
+    while (more) {
+        op_client_tile_range rg;
+        cr_assert_eq(op_client_tile_range_get(c, level, rect, ap, 1, OPT_TIMEOUT_MS, &rg, &e),
+                     OP_OK, "%s", e.msg);
+        cr_assert_geq(rg.ntiles, 1, "a page holds at least one tile");
+        size_t bytes = 0;
+        for (int i = 0; i < rg.ntiles; i++) {
+            const op_client_tile *t = &rg.tiles[i];
+            cr_assert(t->tx == tx && t->tz == tz, "page %d: (%d, %d), expected (%d, %d)", pages,
+                      t->tx, t->tz, tx, tz);
+            const opt_ref_tile *r = opt_ref_find(ref, tx, tz);
+            cr_assert_eq(t->nlayers, r->nl);
+            for (int k = 0; k < r->nl; k++) {
+                cr_assert(!memcmp(t->layers[k].blob, r->blob[k].data, r->blob[k].len));
+                if (i > 0)
+                    bytes += t->layers[k].len;
+            }
+            if (++tx > ref->rect.tx1) {
+                tx = rect[0];
+                tz++;
+            }
+            seen++;
+        }
+        cr_assert_eq(bytes, 0, "a page went past max_bytes after its first tile");
+        pages++;
+        more = rg.has_next;
+        after[0] = rg.next[0];
+        after[1] = rg.next[1];
+        ap = after;
+        op_client_tile_range_free(&rg);
+    }
+    cr_assert_eq(seen, (ref->rect.tx1 - rect[0] + 1) * (rect[3] - rect[1] + 1));
+    cr_assert_gt(pages, 1);
+}
+
+Test(daemon_tiles, dungeon_equals_offline_bake, .timeout = 120)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
+    op_settings s;
+    op_settings_default(&s);
+    opt_ref ref;
+    opt_ref_bake(&soup, &s, &ref);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_soup(c, "dungeon", "dungeon.obj", &soup, NULL, 0);
+    int layers = opt_check_level(c, "dungeon", &ref);
+    cr_assert_gt(layers, 20, "only %d layers: the dungeon should have many", layers);
+    check_tile_gets(c, "dungeon", &ref);
+    check_small_pages(c, "dungeon", &ref);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_ref_free(&ref);
+    op_arena_destroy(a);
+}
+
+Test(daemon_tiles, generated_level_with_settings_equals_offline_bake, .timeout = 120)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("rooms", 48, 7, a, &soup, &e), OP_OK, "%s", e.msg);
+    /* Settings travel as the map of protocol §3.3 and must reach the build unchanged. */
+    op_client_setting sets[] = {{"cell_size", "0.25"},
+                                {"tile_size", "8"},
+                                {"partition", "monotone"},
+                                {"agent_radius", "0.5"},
+                                {"detail_sample_distance", "1.5"}};
+    op_settings s;
+    op_settings_default(&s);
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        cr_assert_eq(op_settings_set(&s, sets[i].key, sets[i].value, &e), OP_OK);
+    opt_ref ref;
+    opt_ref_bake(&soup, &s, &ref);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    static const char *const extra[] = {"--cache-bytes", "200K", NULL};
+    opt_daemon_start(&d, extra);
+    op_client *c = opt_connect(&d);
+    put_soup(c, "rooms", "generated", &soup, sets, (int)(sizeof sets / sizeof sets[0]));
+    cr_assert_gt(opt_check_level(c, "rooms", &ref), 0);
+    /* A second pass reads through a cache smaller than the level: rebuilt tiles are the
+     * same bytes. */
+    opt_check_level(c, "rooms", &ref);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_ref_free(&ref);
+    op_arena_destroy(a);
+}
+
+typedef struct getter {
+    const char *url;
+    int tx, tz;
+    op_client_tile t;
+    op_status st;
+} getter;
+
+static void *get_one(void *arg)
+{
+    getter *g = arg;
+    op_client *c;
+    op_err e;
+    g->st = op_client_open(g->url, &c, &e);
+    if (g->st == OP_OK) {
+        g->st = op_client_tile_get(c, "dungeon", g->tx, g->tz, OPT_TIMEOUT_MS, &g->t, &e);
+        op_client_close(c);
+    }
+    return NULL;
+}
+
+Test(daemon_tiles, concurrent_gets_of_one_tile_agree, .timeout = 120)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_soup(c, "dungeon", "dungeon.obj", &soup, NULL, 0);
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "dungeon", OPT_TIMEOUT_MS, &li, &e), OP_OK);
+    /* The last tile of the range: the background bake reaches it last. */
+    getter g[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        g[i] = (getter){d.url, li.tiles[2], li.tiles[3], {0}, OP_OK};
+        pthread_create(&th[i], NULL, get_one, &g[i]);
+    }
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(g[i].st, OP_OK);
+        cr_assert_eq(g[i].t.nlayers, g[0].t.nlayers);
+        for (int k = 0; k < g[0].t.nlayers; k++)
+            cr_assert(g[i].t.layers[k].len == g[0].t.layers[k].len &&
+                      !memcmp(g[i].t.layers[k].blob, g[0].t.layers[k].blob, g[0].t.layers[k].len));
+    }
+    for (int i = 0; i < 8; i++)
+        op_client_tile_free(&g[i].t);
+    /* Single flight: after everything is read, every tile was built exactly once (the
+     * background rebuild of the put and the 8 concurrent gets shared one build). */
+    opt_ref ref;
+    op_settings s;
+    op_settings_default(&s);
+    opt_ref_bake(&soup, &s, &ref);
+    opt_check_level(c, "dungeon", &ref);
+    opt_ref_free(&ref);
+    op_client_stats ss;
+    cr_assert_eq(op_client_stats_get(c, OPT_TIMEOUT_MS, &ss, &e), OP_OK);
+    cr_assert_eq(ss.cache_evictions, 0);
+    cr_assert_eq(ss.builds, (uint64_t)li.tiles_total, "%llu builds for %lld tiles",
+                 (unsigned long long)ss.builds, (long long)li.tiles_total);
+    op_client_tile t;
+    cr_assert_eq(
+        op_client_tile_get(c, "dungeon", li.tiles[2] + 1, li.tiles[3], OPT_TIMEOUT_MS, &t, &e),
+        OP_ERANGE);
+    cr_assert(strstr(e.msg, "outside"), "%s", e.msg);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    op_arena_destroy(a);
+}

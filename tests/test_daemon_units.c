@@ -1,0 +1,170 @@
+/*
+ * onepathd's pure parts, without a socket: the latency histogram, the level file codec
+ * (round trip, every flipped byte refused), the settings map and mesh checks.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "daemon.h"
+
+Test(daemon_stats, buckets_are_monotonic_and_cover)
+{
+    uint64_t prev = 0;
+    for (int b = 0; b < OPD_LAT_BUCKETS - 1; b++) {
+        uint64_t up = opd_lat_bucket_upper(b);
+        cr_assert_gt(up, prev, "bucket %d", b);
+        /* Each bucket is at most 1/8 wider than the previous edge (plus rounding). */
+        cr_assert_leq(up - prev, prev / 8 + 1, "bucket %d: %llu..%llu", b, (unsigned long long)prev,
+                      (unsigned long long)up);
+        prev = up;
+    }
+    uint64_t samples[] = {0, 1, 2, 3, 7, 100, 1000, 123456, 5000000000ull};
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        int b = opd_lat_bucket(samples[i]);
+        cr_assert_leq(samples[i], opd_lat_bucket_upper(b));
+        if (b > 0)
+            cr_assert_gt(samples[i], opd_lat_bucket_upper(b - 1));
+    }
+}
+
+Test(daemon_stats, quantiles_bound_the_samples)
+{
+    opd_stats s;
+    opd_stats_init(&s);
+    /* 90 fast requests (100 µs) and 10 slow ones (50 ms). */
+    for (int i = 0; i < 90; i++)
+        opd_stats_request(&s, OPD_M_TILE_GET, 1, 100);
+    for (int i = 0; i < 10; i++)
+        opd_stats_request(&s, OPD_M_LEVEL_PUT, i != 0, 50000);
+    uint64_t p50 = opd_stats_quantile(&s, 0.5), p90 = opd_stats_quantile(&s, 0.9),
+             p99 = opd_stats_quantile(&s, 0.99);
+    cr_assert(p50 >= 100 && p50 <= 113, "p50 %llu", (unsigned long long)p50);
+    cr_assert(p90 >= 100 && p90 <= 113, "p90 %llu", (unsigned long long)p90);
+    cr_assert_eq(p99, 50000, "p99 is clipped to the max seen");
+    cr_assert_eq(s.requests[OPD_M_TILE_GET], 90);
+    cr_assert_eq(s.errors[OPD_M_LEVEL_PUT], 1);
+    opd_stats_fini(&s);
+}
+
+static opd_mesh *mesh(const char *name, int with_areas)
+{
+    static const float v[12] = {0, 0, 0, 4, 0, 0, 4, 0, 4, 0, 0, 4};
+    static const int32_t t[6] = {0, 2, 1, 0, 3, 2};
+    static const uint8_t a[2] = {63, 5};
+    opd_mesh *m;
+    op_err e;
+    cr_assert_eq(opd_mesh_make(name, (const uint8_t *)v, sizeof v, (const uint8_t *)t, sizeof t,
+                               with_areas ? a : NULL, with_areas ? 2 : 0, &m, &e),
+                 OP_OK, "%s", e.msg);
+    return m;
+}
+
+Test(daemon_store, round_trip_and_every_flipped_byte_is_refused)
+{
+    opd_level_data ld = {0}, back;
+    snprintf(ld.name, sizeof ld.name, "lvl-1");
+    ld.version = 42;
+    op_settings_default(&ld.settings);
+    ld.settings.cell_size = 0.1 + 0.2; /* not a short decimal: must survive exactly */
+    ld.settings.partition = OP_PARTITION_LAYERS;
+    opd_mesh *ms[2] = {mesh("a", 1), mesh("b", 0)};
+    ld.meshes = ms;
+    ld.nmeshes = 2;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    op_err e;
+    cr_assert_eq(opd_store_encode(&ld, &sb, &e), OP_OK);
+    cr_assert_eq(opd_store_decode((const uint8_t *)sb.data, sb.size, &back, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert(!strcmp(back.name, "lvl-1"), "%s", back.name);
+    cr_assert_eq(back.version, 42);
+    cr_assert(opd_settings_equal(&back.settings, &ld.settings));
+    cr_assert_eq(back.nmeshes, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert(!strcmp(back.meshes[i]->name, ms[i]->name));
+        cr_assert(opd_mesh_equal(back.meshes[i], ms[i]));
+    }
+    opd_level_data_fini(&back);
+    for (size_t i = 0; i < sb.size; i++) {
+        sb.data[i] ^= 0x20;
+        cr_assert_neq(opd_store_decode((const uint8_t *)sb.data, sb.size, &back, &e), OP_OK,
+                      "flipped byte %zu accepted", i);
+        sb.data[i] ^= 0x20;
+    }
+    for (size_t n = 0; n < sb.size; n++)
+        cr_assert_neq(opd_store_decode((const uint8_t *)sb.data, n, &back, &e), OP_OK,
+                      "truncation to %zu accepted", n);
+    msgpack_sbuffer_destroy(&sb);
+    opd_mesh_free(ms[0]);
+    opd_mesh_free(ms[1]);
+}
+
+Test(daemon_content, mesh_checks_name_the_problem)
+{
+    static const float v[9] = {0, 0, 0, 1, 0, 0, 1, 0, 1};
+    static const int32_t bad[3] = {0, 1, 3};
+    static const uint8_t area[1] = {64};
+    static const int32_t ok[3] = {0, 1, 2};
+    opd_mesh *m;
+    op_err e;
+    cr_assert_eq(
+        opd_mesh_make("m", (const uint8_t *)v, 8, (const uint8_t *)ok, 12, NULL, 0, &m, &e),
+        OP_EINVAL);
+    cr_assert_eq(
+        opd_mesh_make("m", (const uint8_t *)v, 36, (const uint8_t *)bad, 12, NULL, 0, &m, &e),
+        OP_ERANGE);
+    cr_assert(strstr(e.msg, "index 3"), "%s", e.msg);
+    cr_assert_eq(
+        opd_mesh_make("m", (const uint8_t *)v, 36, (const uint8_t *)ok, 12, area, 1, &m, &e),
+        OP_ERANGE);
+    cr_assert_eq(
+        opd_mesh_make("m", (const uint8_t *)v, 36, (const uint8_t *)ok, 12, area, 2, &m, &e),
+        OP_EINVAL);
+    cr_assert_eq(
+        opd_mesh_make("m", (const uint8_t *)v, 36, (const uint8_t *)ok, 12, NULL, 0, &m, &e),
+        OP_OK);
+    cr_assert(m->has_box);
+    cr_assert(m->bmin[0] == 0.0f && m->bmax[0] == 1.0f && m->bmax[2] == 1.0f);
+    opd_mesh_free(m);
+}
+
+Test(daemon_content, settings_map)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    op_settings s, t;
+    op_settings_default(&s);
+    s.cell_size = 0.123456789012345;
+    s.min_region_area = 7;
+    s.straight_region_borders = 0;
+    s.partition = OP_PARTITION_MONOTONE;
+    opd_settings_pack(&pk, &s);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    cr_assert_eq(msgpack_unpack_next(&u, sb.data, sb.size, NULL), MSGPACK_UNPACK_SUCCESS);
+    op_err e;
+    cr_assert_eq(opd_settings_from_map(&u.data, &t, &e), OP_OK, "%s", e.msg);
+    cr_assert(opd_settings_equal(&s, &t));
+    msgpack_unpacked_destroy(&u);
+    /* An unknown name, a bad value. */
+    msgpack_sbuffer_clear(&sb);
+    msgpack_pack_map(&pk, 1);
+    op_rpc_pack_key(&pk, "cell_sise");
+    msgpack_pack_double(&pk, 0.3);
+    msgpack_unpacked_init(&u);
+    msgpack_unpack_next(&u, sb.data, sb.size, NULL);
+    cr_assert_eq(opd_settings_from_map(&u.data, &t, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "cell_sise"), "%s", e.msg);
+    msgpack_unpacked_destroy(&u);
+    msgpack_sbuffer_clear(&sb);
+    msgpack_pack_map(&pk, 1);
+    op_rpc_pack_key(&pk, "max_verts_per_poly");
+    msgpack_pack_int(&pk, 9);
+    msgpack_unpacked_init(&u);
+    msgpack_unpack_next(&u, sb.data, sb.size, NULL);
+    cr_assert_eq(opd_settings_from_map(&u.data, &t, &e), OP_ERANGE, "%s", e.msg);
+    msgpack_unpacked_destroy(&u);
+    msgpack_sbuffer_destroy(&sb);
+}

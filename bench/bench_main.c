@@ -445,7 +445,7 @@ static int shown(const side_stats *st, int s, int k)
 static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int active)
 {
     if (!active)
-        snprintf(buf, n, "pending");
+        snprintf(buf, n, "skipped");
     else if (!st[s].ok)
         snprintf(buf, n, "failed");
     else if (!shown(st, s, k))
@@ -458,7 +458,7 @@ static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int 
 static void fmt_sum(char *buf, size_t n, const side_stats *st, double v, int active)
 {
     if (!active)
-        snprintf(buf, n, "pending");
+        snprintf(buf, n, "skipped");
     else if (!st[SIDE_OURS].ok)
         snprintf(buf, n, "failed");
     else
@@ -477,7 +477,7 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
                         unsigned common, int ours_active)
 {
     char a[32], b[32], r[32];
-    char tiles[32] = "pending";
+    char tiles[32] = "skipped";
     if (ours_active && st[SIDE_OURS].ok)
         snprintf(tiles, sizeof tiles, "%d", st[SIDE_OURS].last.tiles_total);
     printf("\n%s: %d triangles, %d tiles (onepath %s), stage %s, reps %d, threads %d\n", lv->name,
@@ -532,7 +532,7 @@ static void json_side(const side_stats *st, int s, int active, bench_upto upto, 
 {
     printf("\"%s\":{", side_names[s]);
     if (!active || !st[s].ok) {
-        printf("\"status\":\"%s\"}", active ? "failed" : "pending");
+        printf("\"status\":\"%s\"}", active ? "failed" : "skipped");
         return;
     }
     const bench_result *x = &st[s].last;

@@ -15,18 +15,17 @@
 extern "C" {
 #endif
 
-/* Stage groups, in pipeline order. BENCH_SELECT (finding the triangles of a tile)
- * is timed on its own for information and is also counted inside BENCH_SPANS:
- * op_tile_spans_build selects its triangles itself, so only spans-with-selection
- * compares like with like. */
+/* Stage groups, in pipeline order. BENCH_PREPARE is once per level (bounds, tile
+ * grid, each tile's triangles binned: op_level_create on our side, the same binning
+ * written out on Recast's); the others are summed over tiles. */
 typedef enum bench_stage {
-    BENCH_SELECT = 0,
-    BENCH_SPANS,    /* select + rasterize + 3 filters + compact + erode + distance */
+    BENCH_PREPARE = 0,
+    BENCH_SPANS,    /* rasterize + 3 filters + compact + erode + distance */
     BENCH_REGIONS,  /* partition (and, on our side, the tile border cut) */
     BENCH_CONTOURS, /* trace + simplify */
     BENCH_POLYS,    /* polygons */
     BENCH_DETAIL,   /* height detail */
-    BENCH_TILE,     /* tile data (dtCreateNavMeshData / our tile assembly) */
+    BENCH_TILE,     /* tile data (dtCreateNavMeshData / op_tile_assemble + op_tile_encode) */
     BENCH_NSTAGES
 } bench_stage;
 
@@ -40,19 +39,28 @@ typedef enum bench_upto {
 
 const char *bench_stage_name(bench_stage s);
 
+/* A loaded level: the soup's arrays live in `arena` (an op_arena). */
 typedef struct bench_level {
     char name[256];
-    float *verts; /* nverts * 3 */
+    const float *verts; /* nverts * 3 */
     int nverts;
-    int *tris; /* ntris * 3 */
+    const int *tris; /* ntris * 3 */
     int ntris;
+    void *arena;
 } bench_level;
+
+/* spec: an OBJ path (op_obj_read_file) or "gen:KIND:SIZE[:SEED]" (op_levelgen, seed
+ * 1 by default). Both sides build from the same arrays. Returns 0, or -1 with err. */
+int bench_level_load(const char *spec, bench_level *lv, char *err, size_t errlen);
+void bench_level_free(bench_level *lv);
 
 typedef struct bench_result {
     double ms[BENCH_NSTAGES]; /* per stage group, summed over tiles (and threads) */
     double wall_ms;           /* the whole run, wall clock */
+    double cpu_ms;            /* the whole run, process CPU time (set by the driver) */
     int tiles_total;          /* tiles of the grid */
     int tiles_built;          /* tiles that produced a mesh (or, upto < all, a stage result) */
+    int tile_layers;          /* tile data blocks (onepath: layers of the built tiles) */
     long spans;               /* compact spans, summed over tiles */
     long regions;             /* regions, summed over tiles (border excluded) */
     long contours;
@@ -60,9 +68,9 @@ typedef struct bench_result {
     long verts;
     long detail_tris;
     size_t tile_bytes; /* tile data bytes, summed */
-    size_t heap_peak;  /* peak heap bytes counted by the side's own allocator */
-    unsigned missing;  /* bit (1u << stage): this side does not time that stage group
-                          (onepath: select is inside spans; tile has no assembler yet) */
+    size_t heap_peak;  /* peak bytes of the per-tile working memory (own allocator count;
+                          the level's triangle bins excluded on both sides) */
+    unsigned missing;  /* bit (1u << stage): this side does not time that stage group */
 } bench_result;
 
 struct op_settings;

@@ -2,9 +2,10 @@
  * onepath-bench: onepath against Recast 1.5.1, side by side, on the same levels in
  * the same process run.
  *
- *   onepath-bench [--level PATH]... [--gen KIND:SIZE]... [--stage spans|regions|contours|all]
- *                 [--reps N] [--threads N] [--set key=value]... [--json] [--recast-only]
- *                 [--no-mem]
+ *   onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]... [--stage
+ * spans|regions|contours|all]
+ *                 [--reps N] [--threads N] [--also-threads N] [--set key=value]... [--json]
+ *                 [--recast-only | --onepath-only] [--no-mem]
  *
  * Per level: one untimed warm-up build of each side, then N reps alternating
  * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
@@ -13,6 +14,9 @@
  * Memory: each side's own allocator count (Recast's alloc hooks, onepath's arena
  * peaks), and the peak RSS of a fresh child process (this program re-executed with
  * --mem-child) that loads the level and builds it once with that side only.
+ * --also-threads N: each rep also builds both sides with N workers (after the
+ * --threads builds, same alternation) and reports their median wall times and the
+ * speed-up wall(--threads) / wall(N).
  * Output: a table on stdout, or one JSON document with --json.
  */
 #include <errno.h>
@@ -22,12 +26,12 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "onepath/levelgen.h"
 #include "onepath/settings.h"
 #include "bench.h"
-#include "genlevel.h"
-#include "objload.h"
 #include "onepath_side.h"
 #include "recast_side.h"
 
@@ -45,7 +49,7 @@ typedef struct options {
     int nsets;
     const char *stage_arg;
     bench_upto upto;
-    int reps, threads, json, recast_only, mem;
+    int reps, threads, threads2, json, recast_only, onepath_only, mem;
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
     char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
@@ -58,6 +62,8 @@ typedef struct side_stats {
     bench_result last;
     double med_ms[BENCH_NSTAGES];
     double med_total, med_wall;
+    double med_wall2;  /* median wall time with --also-threads workers (0: not run) */
+    double med_cpu;    /* median process CPU time of a whole build (all threads) */
     long maxrss_kb;    /* child's peak RSS, -1 unknown */
     long base_rss_kb;  /* child's RSS after loading, before building */
     size_t child_heap; /* allocator peak seen by the child */
@@ -67,11 +73,14 @@ typedef struct side_stats {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE]...\n"
-               "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
-               "         [--set key=value]... [--json] [--recast-only] [--no-mem]\n"
-               "KIND: flat, terrain, stairs (SIZE in world units). Default level:\n"
-               "  " OP_BENCH_DEFAULT_LEVEL "\n");
+    fprintf(f,
+            "usage: onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]...\n"
+            "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
+            "         [--also-threads N]\n"
+            "         [--set key=value]... [--json] [--recast-only | --onepath-only] [--no-mem]\n"
+            "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
+            "  SEED 1 by default). Default level:\n"
+            "  " OP_BENCH_DEFAULT_LEVEL "\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -126,7 +135,9 @@ static int parse_args(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         int bad = 0;
-        if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem")) {
+        if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem") ||
+            !strcmp(a, "--onepath-only")) {
+            o->onepath_only |= !strcmp(a, "--onepath-only");
             o->json |= !strcmp(a, "--json");
             o->recast_only |= !strcmp(a, "--recast-only");
             o->mem &= !!strcmp(a, "--no-mem");
@@ -154,6 +165,8 @@ static int parse_args(int argc, char **argv, options *o)
             bad = parse_int(v, 1, MAX_REPS, &o->reps);
         } else if (!strcmp(a, "--threads")) {
             bad = parse_int(v, 1, 256, &o->threads);
+        } else if (!strcmp(a, "--also-threads")) {
+            bad = parse_int(v, 1, 256, &o->threads2);
         } else if (!strcmp(a, "--mem-child")) {
             o->mem_child = v;
         } else if (!strcmp(a, "--set") && o->nsets < MAX_SETS) {
@@ -175,28 +188,16 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->nlevels == 0)
         o->levels[o->nlevels++] = OP_BENCH_DEFAULT_LEVEL;
-#ifdef OP_BENCH_RECAST_ONLY
-    o->recast_only = 1;
-#endif
+    if (o->recast_only && o->onepath_only) {
+        fprintf(stderr, "onepath-bench: --recast-only and --onepath-only exclude each other\n");
+        return -1;
+    }
     return 0;
-}
-
-static int load_level(const char *spec, bench_level *lv, char *err, size_t errlen)
-{
-    if (strncmp(spec, "gen:", 4) == 0)
-        return bench_gen_level(spec + 4, lv, err, errlen);
-    return bench_obj_load(spec, lv, err, errlen);
 }
 
 static bench_build_fn side_fn(int side)
 {
-    if (side == SIDE_RECAST)
-        return bench_recast_build;
-#ifdef OP_BENCH_RECAST_ONLY
-    return NULL;
-#else
-    return bench_onepath_build;
-#endif
+    return side == SIDE_RECAST ? bench_recast_build : bench_onepath_build;
 }
 
 /* ===== statistics ===== */
@@ -219,14 +220,14 @@ static int last_stage(bench_upto upto)
     return (upto == BENCH_UPTO_ALL) ? BENCH_TILE : BENCH_SPANS + (int)upto;
 }
 
-/* Stage groups the run builds and both sides time (spans..); select is inside spans. */
-static unsigned common_stages(const side_stats *st, int recast_only, bench_upto upto)
+/* Stage groups the run builds and both sides time (prepare..). */
+static unsigned common_stages(const side_stats *st, bench_upto upto)
 {
     unsigned m = 0;
-    for (int k = BENCH_SPANS; k <= last_stage(upto); k++)
+    for (int k = BENCH_PREPARE; k <= last_stage(upto); k++)
         m |= 1u << k;
     for (int s = 0; s < NSIDES; s++)
-        if (st[s].ok && !(recast_only && s == SIDE_OURS))
+        if (st[s].ok)
             m &= ~st[s].last.missing;
     return m;
 }
@@ -249,7 +250,36 @@ static long rss_kb(void)
     return ru.ru_maxrss;
 }
 
-/* In the child: build once with one side, print "base_kb peak_kb heap". */
+/* A "Key:  N kB" line of /proc/self/status, -1 when absent. */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(key);
+    while (f && v < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            v = strtol(line + n + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Resets the peak RSS (VmHWM) to the current RSS (Linux: "5" to clear_refs), so that
+ * the build's peak is not hidden by a larger peak of loading or generating the level. */
+static int reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return -1;
+    int bad = fputs("5", f) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+/* In the child: build once with one side, print "base_kb peak_kb heap": the RSS after
+ * loading and the peak RSS during the build (VmRSS and VmHWM after a peak reset; where
+ * that is not possible, ru_maxrss before and after). */
 static int mem_child_main(const options *o)
 {
     int side = !strcmp(o->mem_child, "recast") ? SIDE_RECAST : SIDE_OURS;
@@ -257,11 +287,12 @@ static int mem_child_main(const options *o)
     bench_level lv;
     char err[320];
     bench_result r;
-    if (!fn || load_level(o->levels[0], &lv, err, sizeof err) != 0)
+    if (!fn || bench_level_load(o->levels[0], &lv, err, sizeof err) != 0)
         return 1;
-    long base = rss_kb();
+    int hwm = reset_peak_rss() == 0 && status_kb("VmHWM") > 0;
+    long base = hwm ? status_kb("VmRSS") : rss_kb();
     int rc = fn(&lv, &o->settings, o->upto, o->threads, &r, err, sizeof err);
-    printf("%ld %ld %zu\n", base, rss_kb(), r.heap_peak);
+    printf("%ld %ld %zu\n", base, hwm ? status_kb("VmHWM") : rss_kb(), r.heap_peak);
     bench_level_free(&lv);
     return rc == 0 ? 0 : 1;
 }
@@ -321,20 +352,33 @@ static void measure_child(const options *o, const char *level, int side, side_st
 /* Per-rep samples of one side. */
 typedef struct side_samples {
     double ms[BENCH_NSTAGES][MAX_REPS];
-    double total[MAX_REPS], wall[MAX_REPS];
+    double total[MAX_REPS], wall[MAX_REPS], wall2[MAX_REPS], cpu[MAX_REPS];
 } side_samples;
 
+/* CPU time of the process (all threads), in ms: less disturbed than wall time by
+ * other processes on a shared machine. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 /* One build of side s; on failure st->ok drops to 0 and the message is printed. */
-static int build_once(const options *o, const bench_level *lv, int s, side_stats *st)
+static int build_once(const options *o, const bench_level *lv, int s, int threads, side_stats *st,
+                      bench_result *out)
 {
     bench_result r;
-    if (side_fn(s)(lv, &o->settings, o->upto, o->threads, &r, st->err, sizeof st->err) != 0) {
+    double c0 = cpu_ms();
+    int rc = side_fn(s)(lv, &o->settings, o->upto, threads, &r, st->err, sizeof st->err);
+    r.cpu_ms = cpu_ms() - c0;
+    if (rc != 0) {
         if (st->ok)
             fprintf(stderr, "onepath-bench: %s: %s\n", side_names[s], st->err);
         st->ok = 0;
         return -1;
     }
-    st->last = r;
+    *out = r;
     return 0;
 }
 
@@ -344,31 +388,39 @@ static void take_medians(const options *o, side_samples *x, side_stats *st)
         st->med_ms[k] = median(x->ms[k], o->reps);
     st->med_total = median(x->total, o->reps);
     st->med_wall = median(x->wall, o->reps);
+    st->med_cpu = median(x->cpu, o->reps);
+    st->med_wall2 = o->threads2 ? median(x->wall2, o->reps) : 0.0;
 }
 
 /* Warm-up, then reps alternating the sides (A B A B ...), then the memory children.
  * Returns the stage groups summed in the totals. */
 static unsigned run_level(const options *o, const bench_level *lv, side_stats st[NSIDES])
 {
-    const int active[NSIDES] = {!o->recast_only && side_fn(SIDE_OURS) != NULL, 1};
+    const int active[NSIDES] = {!o->recast_only, !o->onepath_only};
     side_samples *x = calloc(NSIDES, sizeof *x);
     memset(st, 0, NSIDES * sizeof *st);
     for (int s = 0; s < NSIDES; s++) { /* untimed: pages in code and data */
         st[s].ok = active[s] && x != NULL;
         if (st[s].ok)
-            build_once(o, lv, s, &st[s]);
+            build_once(o, lv, s, o->threads, &st[s], &st[s].last);
         else if (active[s])
             fprintf(stderr, "onepath-bench: out of memory for samples\n");
     }
-    unsigned common = common_stages(st, !active[SIDE_OURS], o->upto);
+    unsigned common = common_stages(st, o->upto);
     for (int rep = 0; rep < o->reps; rep++) {
         for (int s = 0; s < NSIDES; s++) {
-            if (!st[s].ok || build_once(o, lv, s, &st[s]) != 0)
+            if (!st[s].ok || build_once(o, lv, s, o->threads, &st[s], &st[s].last) != 0)
                 continue;
             for (int k = 0; k < BENCH_NSTAGES; k++)
                 x[s].ms[k][rep] = st[s].last.ms[k];
             x[s].total[rep] = total_of(&st[s].last, common);
             x[s].wall[rep] = st[s].last.wall_ms;
+            x[s].cpu[rep] = st[s].last.cpu_ms;
+        }
+        for (int s = 0; s < NSIDES && o->threads2; s++) {
+            bench_result r;
+            if (st[s].ok && build_once(o, lv, s, o->threads2, &st[s], &r) == 0)
+                x[s].wall2[rep] = r.wall_ms;
         }
     }
     for (int s = 0; s < NSIDES; s++) {
@@ -393,11 +445,11 @@ static int shown(const side_stats *st, int s, int k)
 static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int active)
 {
     if (!active)
-        snprintf(buf, n, "pending");
+        snprintf(buf, n, "skipped");
     else if (!st[s].ok)
         snprintf(buf, n, "failed");
     else if (!shown(st, s, k))
-        snprintf(buf, n, k == BENCH_SELECT ? "in spans" : "n/a");
+        snprintf(buf, n, "n/a");
     else
         snprintf(buf, n, "%.2f", st[s].med_ms[k]);
 }
@@ -406,7 +458,7 @@ static void fmt_ms(char *buf, size_t n, const side_stats *st, int s, int k, int 
 static void fmt_sum(char *buf, size_t n, const side_stats *st, double v, int active)
 {
     if (!active)
-        snprintf(buf, n, "pending");
+        snprintf(buf, n, "skipped");
     else if (!st[SIDE_OURS].ok)
         snprintf(buf, n, "failed");
     else
@@ -425,7 +477,7 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
                         unsigned common, int ours_active)
 {
     char a[32], b[32], r[32];
-    char tiles[32] = "pending";
+    char tiles[32] = "skipped";
     if (ours_active && st[SIDE_OURS].ok)
         snprintf(tiles, sizeof tiles, "%d", st[SIDE_OURS].last.tiles_total);
     printf("\n%s: %d triangles, %d tiles (onepath %s), stage %s, reps %d, threads %d\n", lv->name,
@@ -433,14 +485,14 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
     printf("%-22s %12s %12s %8s\n", "stage (median ms)", "onepath", "recast", "ratio");
     for (int k = 0; k <= last_stage(o->upto); k++) {
         fmt_ms(a, sizeof a, st, SIDE_OURS, k, ours_active);
-        fmt_ms(b, sizeof b, st, SIDE_RECAST, k, 1);
+        fmt_ms(b, sizeof b, st, SIDE_RECAST, k, !o->onepath_only);
         fmt_ratio(r, sizeof r, st[SIDE_OURS].med_ms[k], st[SIDE_RECAST].med_ms[k],
                   ours_active && shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k));
         printf("%-22s %12s %12s %8s\n", bench_stage_name((bench_stage)k), a, b, r);
     }
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok;
     char stages[96] = "";
-    for (int k = BENCH_SPANS; k < BENCH_NSTAGES; k++)
+    for (int k = BENCH_PREPARE; k < BENCH_NSTAGES; k++)
         if (common & (1u << k))
             snprintf(stages + strlen(stages), sizeof stages - strlen(stages), "%s%s",
                      stages[0] ? "+" : "", bench_stage_name((bench_stage)k));
@@ -451,25 +503,36 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
     fmt_ratio(r, sizeof r, st[SIDE_OURS].med_wall, st[SIDE_RECAST].med_wall, both);
     printf("%-22s %12s %12.2f %8s   (whole run, all stages each side builds)\n", "wall", a,
            st[SIDE_RECAST].med_wall, r);
+    fmt_sum(a, sizeof a, st, st[SIDE_OURS].med_cpu, ours_active);
+    fmt_ratio(r, sizeof r, st[SIDE_OURS].med_cpu, st[SIDE_RECAST].med_cpu, both);
+    printf("%-22s %12s %12.2f %8s   (process CPU time of the whole run)\n", "cpu", a,
+           st[SIDE_RECAST].med_cpu, r);
+    if (o->threads2 && both)
+        printf("%-22s %12.2f %12.2f %8.2f   (wall, %d workers; speed-up over %d: onepath %.2f, "
+               "recast %.2f)\n",
+               "wall threads", st[SIDE_OURS].med_wall2, st[SIDE_RECAST].med_wall2,
+               st[SIDE_OURS].med_wall2 / st[SIDE_RECAST].med_wall2, o->threads2, o->threads,
+               st[SIDE_OURS].med_wall / st[SIDE_OURS].med_wall2,
+               st[SIDE_RECAST].med_wall / st[SIDE_RECAST].med_wall2);
     for (int s = 0; s < NSIDES; s++) {
         if (!st[s].ok)
             continue;
         const bench_result *x = &st[s].last;
-        printf("%-8s tiles %d/%d  spans %ld  regions %ld  contours %ld  polys %ld  verts %ld  "
-               "detail tris %ld  tile bytes %zu\n",
-               side_names[s], x->tiles_built, x->tiles_total, x->spans, x->regions, x->contours,
-               x->polys, x->verts, x->detail_tris, x->tile_bytes);
+        printf("%-8s tiles %d/%d (%d data)  spans %ld  regions %ld  contours %ld  polys %ld  "
+               "verts %ld  detail tris %ld  tile bytes %zu\n",
+               side_names[s], x->tiles_built, x->tiles_total, x->tile_layers, x->spans, x->regions,
+               x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes);
         printf("%-8s heap peak %.1f KiB (own allocator); child max RSS %ld KiB (%ld KiB after "
                "loading)\n",
                side_names[s], (double)x->heap_peak / 1024.0, st[s].maxrss_kb, st[s].base_rss_kb);
     }
 }
 
-static void json_side(const side_stats *st, int s, int active, bench_upto upto)
+static void json_side(const side_stats *st, int s, int active, bench_upto upto, int threads2)
 {
     printf("\"%s\":{", side_names[s]);
     if (!active || !st[s].ok) {
-        printf("\"status\":\"%s\"}", active ? "failed" : "pending");
+        printf("\"status\":\"%s\"}", active ? "failed" : "skipped");
         return;
     }
     const bench_result *x = &st[s].last;
@@ -482,13 +545,19 @@ static void json_side(const side_stats *st, int s, int active, bench_upto upto)
                st[s].med_ms[k]);
         first = 0;
     }
-    printf("},\"total_ms\":%.4f,\"wall_ms\":%.4f,\"tiles_total\":%d,\"tiles_built\":%d,"
-           "\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,\"verts\":%ld,"
+    printf("}");
+    if (threads2)
+        printf(",\"wall_ms_threads_%d\":%.4f,\"speedup\":%.4f", threads2, st[s].med_wall2,
+               st[s].med_wall / st[s].med_wall2);
+    printf(",\"cpu_ms\":%.4f", st[s].med_cpu);
+    printf(",\"total_ms\":%.4f,\"wall_ms\":%.4f,\"tiles_total\":%d,\"tiles_built\":%d,"
+           "\"tile_layers\":%d,\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,"
+           "\"verts\":%ld,"
            "\"detail_tris\":%ld,\"tile_bytes\":%zu,\"heap_peak\":%zu,\"child_maxrss_kb\":%ld,"
            "\"child_base_rss_kb\":%ld}",
-           st[s].med_total, st[s].med_wall, x->tiles_total, x->tiles_built, x->spans, x->regions,
-           x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes, x->heap_peak,
-           st[s].maxrss_kb, st[s].base_rss_kb);
+           st[s].med_total, st[s].med_wall, x->tiles_total, x->tiles_built, x->tile_layers,
+           x->spans, x->regions, x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes,
+           x->heap_peak, st[s].maxrss_kb, st[s].base_rss_kb);
 }
 
 static void print_json(const options *o, const bench_level *lv, const side_stats *st,
@@ -497,19 +566,21 @@ static void print_json(const options *o, const bench_level *lv, const side_stats
     printf("%s{\"level\":\"%s\",\"triangles\":%d,\"stage\":\"%s\",\"reps\":%d,\"threads\":%d,",
            first ? "" : ",", lv->name, lv->ntris, o->stage_arg, o->reps, o->threads);
     printf("\"total_stages\":[");
-    for (int k = BENCH_SPANS, n = 0; k < BENCH_NSTAGES; k++)
+    for (int k = BENCH_PREPARE, n = 0; k < BENCH_NSTAGES; k++)
         if (common & (1u << k))
             printf("%s\"%s\"", n++ ? "," : "", bench_stage_name((bench_stage)k));
     printf("],");
-    json_side(st, SIDE_OURS, ours_active, o->upto);
+    json_side(st, SIDE_OURS, ours_active, o->upto, o->threads2);
     printf(",");
-    json_side(st, SIDE_RECAST, 1, o->upto);
+    json_side(st, SIDE_RECAST, !o->onepath_only, o->upto, o->threads2);
     printf(",\"ratio\":{");
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok, n = 0;
-    for (int k = BENCH_SPANS; both && k <= last_stage(o->upto); k++)
+    for (int k = BENCH_PREPARE; both && k <= last_stage(o->upto); k++)
         if (shown(st, SIDE_OURS, k) && shown(st, SIDE_RECAST, k) && st[SIDE_RECAST].med_ms[k] > 0)
             printf("%s\"%s\":%.4f", n++ ? "," : "", bench_stage_name((bench_stage)k),
                    st[SIDE_OURS].med_ms[k] / st[SIDE_RECAST].med_ms[k]);
+    if (both && st[SIDE_RECAST].med_cpu > 0)
+        printf("%s\"cpu\":%.4f", n++ ? "," : "", st[SIDE_OURS].med_cpu / st[SIDE_RECAST].med_cpu);
     if (both && st[SIDE_RECAST].med_total > 0)
         printf("%s\"total\":%.4f", n ? "," : "",
                st[SIDE_OURS].med_total / st[SIDE_RECAST].med_total);
@@ -525,21 +596,21 @@ int main(int argc, char **argv)
     }
     if (o.mem_child)
         return mem_child_main(&o);
-    int ours_active = !o.recast_only && side_fn(SIDE_OURS) != NULL;
+    int ours_active = !o.recast_only;
     int failed = 0, printed = 0;
     if (o.json)
         printf("{\"bench\":\"onepath-bench\",\"levels\":[");
     for (int i = 0; i < o.nlevels; i++) {
         bench_level lv;
         char err[320];
-        if (load_level(o.levels[i], &lv, err, sizeof err) != 0) {
+        if (bench_level_load(o.levels[i], &lv, err, sizeof err) != 0) {
             fprintf(stderr, "onepath-bench: %s\n", err);
             failed = 1;
             continue;
         }
         side_stats st[NSIDES];
         unsigned common = run_level(&o, &lv, st);
-        failed |= !st[SIDE_RECAST].ok || (ours_active && !st[SIDE_OURS].ok);
+        failed |= (!o.onepath_only && !st[SIDE_RECAST].ok) || (ours_active && !st[SIDE_OURS].ok);
         if (o.json)
             print_json(&o, &lv, st, common, ours_active, printed++ == 0);
         else

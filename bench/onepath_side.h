@@ -1,5 +1,5 @@
 /*
- * onepath side of the benchmark: the core's stage functions per tile.
+ * onepath side of the benchmark: the core's build API per tile, as `onepath bake`.
  */
 #ifndef ONEPATH_BENCH_ONEPATH_SIDE_H
 #define ONEPATH_BENCH_ONEPATH_SIDE_H
@@ -7,10 +7,10 @@
 #include "bench.h"
 
 /*
- * Builds every tile of lv with the onepath core (op_tile_spans_build, op_regions_build,
- * op_contours_build, op_polys_build, op_detail_build), stopping after `upto`. Memory
- * comes from two arenas per worker (output, scratch), reset per tile; res->heap_peak
- * is the sum of their peaks. Returns 0, or -1 with err filled.
+ * Builds every tile of lv with op_level_create + op_level_build_stages (on
+ * op_parallel_for with `threads` workers), stopping after `upto`; with upto = all,
+ * every tile layer is also encoded (op_tile_encode). res->heap_peak sums the
+ * workers' arena peaks and blob bytes. Returns 0, or -1 with err filled.
  */
 int bench_onepath_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
                         int threads, bench_result *res, char *err, size_t errlen);

@@ -13,14 +13,16 @@
  * compaction, erosion, distance field (watershed only), regions, contours, polygon
  * mesh, detail mesh and dtCreateNavMeshData. Differences from the demo, so that the
  * comparison is fair (docs/benchmarks.md):
- *  - triangles of a tile are found by a plain loop over all triangles with an XZ
- *    bounding-box test (the demo's chunky tri mesh is a prebuilt spatial index).
- *    That loop is timed as "select" and counted in "spans", because onepath's
- *    op_tile_spans_build selects its triangles itself;
+ *  - "prepare" (once per level, timed): bounds, grid, and every tile's triangles
+ *    binned by a counting sort with the demo's XZ box test against the widened tile
+ *    box, as op_level_create bins them on our side (the demo's chunky tri mesh is a
+ *    spatial index serving the same purpose); a tile copies its triangles out of its
+ *    bin inside "spans";
  *  - freeing is not timed (onepath's arena resets are not timed either);
  *  - tile data is freed after it is measured instead of being added to a dtNavMesh.
  * Typical size: dungeon.obj, 88 grid tiles (41 with a mesh), about 24 ms single-threaded.
  */
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -150,6 +152,8 @@ struct Level {
     float bmin[3], bmax[3];
     int tw, th;
     bench_upto upto;
+    std::vector<int> bin_start; /* tw * th + 1: tile k's triangles are bin_ids[start[k]..[k+1]) */
+    std::vector<int> bin_ids;
     std::vector<KeptTile> *keep; /* quality runs: tile data per tile index, else null */
 };
 
@@ -191,7 +195,7 @@ int fail(Worker &w, const char *what, int tx, int ty)
     return -1;
 }
 
-/* ===== the stage groups of one tile ===== */
+/* ===== prepare: tile grid and triangle bins ===== */
 
 inline float min3(float a, float b, float c)
 {
@@ -205,22 +209,75 @@ inline float max3(float a, float b, float c)
     return m > c ? m : c;
 }
 
-/* Appends to w.ttris every triangle whose XZ box touches the widened tile box. */
-int select_tris(const Level &L, Worker &w, const rcConfig &c)
+/* Tile tx's box along one axis, widened by the border (as build_tile computes it). */
+inline void tile_span(const Level &L, int axis, int t, float &lo, float &hi)
+{
+    const rcConfig &c = L.cfg;
+    float tcs = (float)c.tileSize * c.cs;
+    lo = L.bmin[axis] + (float)t * tcs - (float)c.borderSize * c.cs;
+    hi = L.bmin[axis] + (float)(t + 1) * tcs + (float)c.borderSize * c.cs;
+}
+
+/* The tiles whose widened box the triangle's XZ box touches (the demo's test:
+ * maxx < bmin or minx > bmax excludes), along one axis. A range one tile wider
+ * than the arithmetic gives is tested exactly, so rounding cannot drop a tile. */
+inline void tile_range(const Level &L, int axis, float mn, float mx, int n, int &t0, int &t1)
+{
+    const rcConfig &c = L.cfg;
+    float tcs = (float)c.tileSize * c.cs, b = (float)c.borderSize * c.cs;
+    int a = (int)std::floor((mn - L.bmin[axis] - b) / tcs) - 1;
+    int z = (int)std::floor((mx - L.bmin[axis] + b) / tcs) + 1;
+    a = a < 0 ? 0 : a;
+    z = z > n - 1 ? n - 1 : z;
+    float lo, hi;
+    while (a <= z && (tile_span(L, axis, a, lo, hi), mn > hi))
+        a++;
+    while (z >= a && (tile_span(L, axis, z, lo, hi), mx < lo))
+        z--;
+    t0 = a;
+    t1 = z;
+}
+
+/* Counting sort of the triangles by tile, input order within a tile. */
+template <typename F> void for_each_pair(const Level &L, F &&f)
 {
     const float *v = L.lv->verts;
     const int *t = L.lv->tris;
-    int n = 0;
     for (int i = 0; i < L.lv->ntris; i++) {
         const float *a = &v[t[3 * i] * 3], *b = &v[t[3 * i + 1] * 3], *d = &v[t[3 * i + 2] * 3];
-        float minx = min3(a[0], b[0], d[0]), maxx = max3(a[0], b[0], d[0]);
-        float minz = min3(a[2], b[2], d[2]), maxz = max3(a[2], b[2], d[2]);
-        if (maxx < c.bmin[0] || minx > c.bmax[0] || maxz < c.bmin[2] || minz > c.bmax[2])
-            continue;
-        w.ttris[3 * n] = t[3 * i];
-        w.ttris[3 * n + 1] = t[3 * i + 1];
-        w.ttris[3 * n + 2] = t[3 * i + 2];
-        n++;
+        int x0, x1, z0, z1;
+        tile_range(L, 0, min3(a[0], b[0], d[0]), max3(a[0], b[0], d[0]), L.tw, x0, x1);
+        tile_range(L, 2, min3(a[2], b[2], d[2]), max3(a[2], b[2], d[2]), L.th, z0, z1);
+        for (int tz = z0; tz <= z1; tz++)
+            for (int tx = x0; tx <= x1; tx++)
+                f(tz * L.tw + tx, i);
+    }
+}
+
+void bin_triangles(Level &L)
+{
+    const size_t ntiles = (size_t)L.tw * (size_t)L.th;
+    L.bin_start.assign(ntiles + 1, 0);
+    for_each_pair(L, [&](int k, int) { L.bin_start[(size_t)k + 1]++; });
+    for (size_t k = 0; k < ntiles; k++)
+        L.bin_start[k + 1] += L.bin_start[k];
+    L.bin_ids.assign((size_t)L.bin_start[ntiles], 0);
+    std::vector<int> fill(L.bin_start.begin(), L.bin_start.end() - 1);
+    for_each_pair(L, [&](int k, int i) { L.bin_ids[(size_t)fill[(size_t)k]++] = i; });
+}
+
+/* ===== the stage groups of one tile ===== */
+
+/* Copies the tile's binned triangles into w.ttris; returns their count. */
+int select_tris(const Level &L, Worker &w, int k)
+{
+    const int *t = L.lv->tris;
+    int n = 0;
+    for (int j = L.bin_start[(size_t)k]; j < L.bin_start[(size_t)k + 1]; j++, n++) {
+        int i = L.bin_ids[(size_t)j];
+        w.ttris[3 * (size_t)n] = t[3 * i];
+        w.ttris[3 * (size_t)n + 1] = t[3 * i + 1];
+        w.ttris[3 * (size_t)n + 2] = t[3 * i + 2];
     }
     return n;
 }
@@ -229,8 +286,7 @@ int select_tris(const Level &L, Worker &w, const rcConfig &c)
 int build_spans(const Level &L, Worker &w, rcConfig &c, TileData &td, int tx, int ty)
 {
     double t0 = bench_now_ms();
-    int nt = select_tris(L, w, c);
-    w.r.ms[BENCH_SELECT] += bench_now_ms() - t0;
+    int nt = select_tris(L, w, ty * L.tw + tx);
     if (nt == 0) {
         w.r.ms[BENCH_SPANS] += bench_now_ms() - t0;
         return 1;
@@ -256,8 +312,12 @@ int build_spans(const Level &L, Worker &w, rcConfig &c, TileData &td, int tx, in
     if (!td.chf ||
         !rcBuildCompactHeightfield(ctx, c.walkableHeight, c.walkableClimb, *td.solid, *td.chf))
         return fail(w, "compact", tx, ty);
-    rcFreeHeightField(td.solid); /* as the demo does: the solid field is done */
+    double f0 = bench_now_ms(); /* as the demo does, free the solid field now (not timed) */
+    rcFreeHeightField(td.solid);
     td.solid = nullptr;
+    rcFree(td.areas);
+    td.areas = nullptr;
+    t0 += bench_now_ms() - f0;
     if (!rcErodeWalkableArea(ctx, c.walkableRadius, *td.chf))
         return fail(w, "erode", tx, ty);
     if (L.s->partition == OP_PARTITION_WATERSHED && !rcBuildDistanceField(ctx, *td.chf))
@@ -378,6 +438,7 @@ int build_tile_data(const Level &L, Worker &w, TileData &td, int tx, int ty)
         return fail(w, "dtCreateNavMeshData", tx, ty);
     w.r.ms[BENCH_TILE] += bench_now_ms() - t0;
     w.r.tile_bytes += (size_t)size;
+    w.r.tile_layers++;
     if (L.keep) { /* hand the data over: each worker writes only its own tiles' slots */
         KeptTile &k = (*L.keep)[(size_t)(ty * L.tw + tx)];
         k.data = td.nav;
@@ -423,7 +484,10 @@ int build_tile(const Level &L, Worker &w, int tx, int ty)
 
 void worker_run(const Level &L, Worker &w, std::atomic<int> &next)
 {
-    w.ttris.assign((size_t)L.lv->ntris * 3, 0);
+    int most = 0; /* the largest bin: the tile triangle list's size */
+    for (size_t k = 0; k + 1 < L.bin_start.size(); k++)
+        most = std::max(most, L.bin_start[k + 1] - L.bin_start[k]);
+    w.ttris.assign((size_t)most * 3, 0);
     const int n = L.tw * L.th;
     for (int i = next.fetch_add(1); i < n && !w.failed; i = next.fetch_add(1))
         build_tile(L, w, i % L.tw, i / L.tw); /* row-major, as the demo's loops */
@@ -441,6 +505,7 @@ void add_result(bench_result &to, const bench_result &r)
     to.verts += r.verts;
     to.detail_tris += r.detail_tris;
     to.tile_bytes += r.tile_bytes;
+    to.tile_layers += r.tile_layers;
 }
 
 } // namespace
@@ -466,11 +531,16 @@ int run_build(const bench_level *lv, const op_settings *s, bench_upto upto, int 
     L.s = s;
     L.cfg = make_config(s);
     L.upto = upto;
+    double p0 = bench_now_ms();
     rcCalcBounds(lv->verts, lv->nverts, L.bmin, L.bmax);
     int gw = 0, gh = 0;
     rcCalcGridSize(L.bmin, L.bmax, L.cfg.cs, &gw, &gh);
     L.tw = (gw + L.cfg.tileSize - 1) / L.cfg.tileSize;
     L.th = (gh + L.cfg.tileSize - 1) / L.cfg.tileSize;
+    L.tw = L.tw < 1 ? 1 : L.tw;
+    L.th = L.th < 1 ? 1 : L.th;
+    bin_triangles(L);
+    res->ms[BENCH_PREPARE] = bench_now_ms() - p0;
     res->tiles_total = L.tw * L.th;
     if (keep)
         keep->assign((size_t)(L.tw * L.th), KeptTile());
@@ -490,7 +560,7 @@ int run_build(const bench_level *lv, const op_settings *s, bench_upto upto, int 
         for (auto &t : pool)
             t.join();
     }
-    res->wall_ms = bench_now_ms() - t0;
+    res->wall_ms = bench_now_ms() - t0 + res->ms[BENCH_PREPARE];
     for (const Worker &w : workers) {
         if (w.failed) {
             std::snprintf(err, errlen, "%s", w.err);

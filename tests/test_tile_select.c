@@ -248,7 +248,7 @@ Test(tiles, buckets_equal_per_tile_selection_and_builds)
     op_err e;
     cr_assert_eq(op_soup_tile_range(&so, &st, &r, &e), OP_OK);
     uint32_t *off, *ids;
-    cr_assert_eq(op_tile_buckets(&so, &st, &r, out, &off, &ids, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_tile_buckets(&so, &st, &r, out, scratch, &off, &ids, &e), OP_OK, "%s", e.msg);
     int ntx = r.tx1 - r.tx0 + 1, tiles = 0;
     for (int tz = r.tz0; tz <= r.tz1; tz++)
         for (int tx = r.tx0; tx <= r.tx1; tx++) {

@@ -53,9 +53,16 @@ op_status op_level_create(const op_soup *soup, const op_settings *s, const op_vo
     l->kind = OP_LEVEL_SOUP;
     l->soup = *soup;
     op_soup_bounds(soup, l->bmin, l->bmax);
-    if ((st = op_soup_tile_range(soup, s, &l->rect, err)) != OP_OK ||
-        (st = op_tile_buckets(soup, s, &l->rect, l->arena, &l->bin_start, &l->bin_ids, err)) !=
-            OP_OK) {
+    /* The binning's temporaries (a tile rectangle per triangle) live only here. */
+    op_arena *scratch = op_arena_create(0);
+    if (!scratch) {
+        op_level_destroy(l);
+        return op_err_set(err, OP_ENOMEM, "level: out of memory");
+    }
+    if ((st = op_soup_tile_range(soup, s, &l->rect, err)) == OP_OK)
+        st = op_tile_buckets(soup, s, &l->rect, l->arena, scratch, &l->bin_start, &l->bin_ids, err);
+    op_arena_destroy(scratch);
+    if (st != OP_OK) {
         op_level_destroy(l);
         return st;
     }

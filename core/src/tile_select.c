@@ -7,6 +7,7 @@
  * the rasterizer clips against, so a triangle that can leave a fragment in a tile's
  * grid is always selected for it. Typical: 10^5 triangles, each in 1-4 tiles.
  */
+#include <string.h>
 #include "heightfield_internal.h"
 #include "onepath/limits.h"
 
@@ -51,6 +52,7 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
 {
     const int *ix = &soup->tris[3 * t];
     int64_t lo[2], hi[2];
+    const double inv = 1.0 / g->cs;
     for (int i = 0; i < 2; i++) {
         int ax = i ? 2 : 0;
         float a = soup->verts[3 * (size_t)ix[0] + (size_t)ax], b = a;
@@ -61,7 +63,6 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
         }
         /* Cells c0..c1 of the box meet tile t's grid cells t*TC - B .. t*TC + TC + B - 1
          * iff floor((c0 - B) / TC) <= t <= floor((c1 + B) / TC). */
-        double inv = 1.0 / g->cs;
         lo[i] = floor_div(op__cell_of(a, 0.0, g->cs, inv) - g->border, g->tile_cells);
         hi[i] = floor_div(op__cell_of(b, 0.0, g->cs, inv) + g->border, g->tile_cells);
     }
@@ -108,44 +109,68 @@ op_status op_tile_select(const op_soup *soup, const op_settings *s, const op_til
     return OP_OK;
 }
 
+/* The tiles of triangle t relative to r (x0, z0, x1, z1), or x0 > x1 when none. */
+typedef struct tri_rect {
+    int32_t x0, z0, x1, z1;
+} tri_rect;
+
 op_status op_tile_buckets(const op_soup *soup, const op_settings *s, const op_tile_range *r,
-                          op_arena *out, uint32_t **offsets, uint32_t **ids, op_err *err)
+                          op_arena *out, op_arena *scratch, uint32_t **offsets, uint32_t **ids,
+                          op_err *err)
 {
     op_tile_grid g;
     op_tile_grid_derive(s, &g);
     size_t ntx = (size_t)(r->tx1 - r->tx0 + 1), ntiles = ntx * (size_t)(r->tz1 - r->tz0 + 1);
     size_t ntris = soup->tris_len / 3;
+    op_arena_mark mark = op_arena_get_mark(scratch);
     uint32_t *off = op_arena_calloc(out, ntiles + 1, sizeof *off);
-    if (!off)
+    tri_rect *rect = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *rect);
+    if (!off || !rect)
         return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of offsets)",
-                          (ntiles + 1) * sizeof *off);
-    /* Counting sort by tile: count, prefix sums, fill in input order. */
+                          (ntiles + 1) * sizeof *off + ntris * sizeof *rect);
+    /* Counting sort by tile: each triangle's tiles once (op_triangle_tiles is the costly
+     * part), count, prefix sums, fill in input order. */
     uint64_t total = 0;
     op_tile_range tr;
-    for (size_t t = 0; t < ntris; t++)
-        if (op_triangle_tiles(soup, t, &g, r, &tr))
-            for (int tz = tr.tz0; tz <= tr.tz1; tz++)
-                for (int tx = tr.tx0; tx <= tr.tx1; tx++) {
-                    off[(size_t)(tz - r->tz0) * ntx + (size_t)(tx - r->tx0) + 1]++;
-                    total++;
-                }
-    if (total > 0xffffffffu)
+    for (size_t t = 0; t < ntris; t++) {
+        tri_rect *q = &rect[t];
+        if (!op_triangle_tiles(soup, t, &g, r, &tr)) {
+            q->x0 = 1;
+            q->x1 = 0;
+            continue;
+        }
+        q->x0 = tr.tx0 - r->tx0;
+        q->x1 = tr.tx1 - r->tx0;
+        q->z0 = tr.tz0 - r->tz0;
+        q->z1 = tr.tz1 - r->tz0;
+        for (int32_t tz = q->z0; tz <= q->z1; tz++)
+            for (int32_t tx = q->x0; tx <= q->x1; tx++)
+                off[(size_t)tz * ntx + (size_t)tx + 1]++;
+        total += (uint64_t)(q->x1 - q->x0 + 1) * (uint64_t)(q->z1 - q->z0 + 1);
+    }
+    if (total > 0xffffffffu) {
+        op_arena_release(scratch, mark);
         return op_err_set(err, OP_ELIMIT, "tiles: %llu triangle-tile pairs exceed 2^32",
                           (unsigned long long)total);
+    }
     for (size_t i = 0; i < ntiles; i++)
         off[i + 1] += off[i];
-    uint32_t *list = op_arena_alloc(out, (size_t)total * sizeof *list);
-    uint32_t *fill = op_arena_alloc(out, ntiles * sizeof *fill);
-    if (!list || !fill)
+    uint32_t *list = op_arena_alloc(out, (total ? (size_t)total : 1) * sizeof *list);
+    uint32_t *fill = op_arena_alloc(scratch, (ntiles ? ntiles : 1) * sizeof *fill);
+    if (!list || !fill) {
+        op_arena_release(scratch, mark);
         return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of triangle ids)",
                           (size_t)total * sizeof *list + ntiles * sizeof *fill);
-    for (size_t i = 0; i < ntiles; i++)
-        fill[i] = off[i];
-    for (size_t t = 0; t < ntris; t++)
-        if (op_triangle_tiles(soup, t, &g, r, &tr))
-            for (int tz = tr.tz0; tz <= tr.tz1; tz++)
-                for (int tx = tr.tx0; tx <= tr.tx1; tx++)
-                    list[fill[(size_t)(tz - r->tz0) * ntx + (size_t)(tx - r->tx0)]++] = (uint32_t)t;
+    }
+    memcpy(fill, off, ntiles * sizeof *fill);
+    for (size_t t = 0; t < ntris; t++) {
+        const tri_rect *q = &rect[t];
+        for (int32_t tz = q->z0; tz <= q->z1; tz++)
+            for (int32_t tx = q->x0; tx <= q->x1; tx++)
+                list[fill[(size_t)tz * ntx + (size_t)tx]++] = (uint32_t)t;
+    }
+    if (scratch != out) /* the same arena for both keeps the temporaries */
+        op_arena_release(scratch, mark);
     *offsets = off;
     *ids = list;
     op_err_clear(err);

@@ -157,9 +157,11 @@ op_status op_tile_select(const op_soup *soup, const op_settings *s, const op_til
 
 /* The triangles of every tile of r in one pass: tile (tx, tz) has
  * ids[offsets[i] .. offsets[i+1]) with i = (tz - r->tz0) * (r->tx1 - r->tx0 + 1) + (tx - r->tx0),
- * in input order; the same lists as op_tile_select. Both arrays from out. */
+ * in input order; the same lists as op_tile_select. Both arrays from out; temporaries
+ * (16 bytes a triangle) from scratch, released before returning. */
 op_status op_tile_buckets(const op_soup *soup, const op_settings *s, const op_tile_range *r,
-                          op_arena *out, uint32_t **offsets, uint32_t **ids, op_err *err);
+                          op_arena *out, op_arena *scratch, uint32_t **offsets, uint32_t **ids,
+                          op_err *err);
 
 /* The heightfield of tile (tx, tz) of a soup, filtered (§1, §2, §3, §4): selection,
  * skip rule, y0 and rows, classification, rasterization, filters. When the tile is

@@ -232,10 +232,14 @@ static void p_put_meshes_not_array(msgpack_packer *pk)
 
 static opt_daemon d;
 
+static char tcp_url[64];
+
 static void setup(void)
 {
     opt_daemon_init(&d);
-    static const char *const extra[] = {"--max-message", "64K", NULL};
+    /* A loopback tcp listener beside the ipc one for the oversized-message test. */
+    snprintf(tcp_url, sizeof tcp_url, "tcp://127.0.0.1:%d", 30000 + (int)(getpid() % 20000));
+    const char *const extra[] = {"--max-message", "64K", "--listen", tcp_url, NULL};
     opt_daemon_start(&d, extra);
 }
 
@@ -318,7 +322,12 @@ Test(daemon_bad, bad_params, .init = setup, .fini = teardown, .timeout = 60)
 Test(daemon_bad, oversized_message_drops_the_connection, .init = setup, .fini = teardown,
      .timeout = 60)
 {
-    op_client *c = opt_connect(&d);
+    /* Over tcp: with nng 1.5.2's ipc transport, closing a client whose oversized request
+     * was dropped by the peer can hang in nng_close (seen in about half the runs); over
+     * tcp it never did. The daemon side is the same for both transports. */
+    op_client *c;
+    op_err e;
+    cr_assert_eq(op_client_open(tcp_url, &c, &e), OP_OK, "%s", e.msg);
     size_t n = 200 * 1024; /* over --max-message 64K */
     uint8_t *big = calloc(n, 1);
     big[0] = 0xc6; /* bin32 of n - 5 bytes: well-formed, just too big */
@@ -330,8 +339,11 @@ Test(daemon_bad, oversized_message_drops_the_connection, .init = setup, .fini = 
     reply r;
     cr_assert_eq(call(c, big, n, 700, &r), OP_ETIMEDOUT, "an oversized message got a reply");
     free(big);
+    /* That REQ socket would resend the oversized request on every reconnect (and be
+     * dropped again), so the daemon's health is checked from a fresh client. */
+    op_client_close(c);
+    c = opt_connect(&d); /* and on ipc */
     op_client_ping_result p;
-    op_err e;
     cr_assert_eq(op_client_ping(c, OPT_TIMEOUT_MS, &p, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(p.max_message, 64 * 1024);
     op_client_close(c);

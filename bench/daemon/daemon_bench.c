@@ -1,0 +1,286 @@
+/*
+ * onepathd-bench: tile.get latency and throughput of onepathd, and the RPC overhead
+ * against building the same tiles in-process. Starts its own onepathd (next to this
+ * binary) on an ipc:// socket and a loopback tcp:// port, uploads one level, then:
+ *   1. cached tile.get latency (p50, p99) over ipc and tcp;
+ *   2. on-demand builds: a second daemon with --cache-bytes 0 builds every tile.get;
+ *      its latency against op_level_build_stages + op_tile_encode of the same tiles
+ *      in this process (the ratio is the RPC overhead);
+ *   3. throughput of cached tile.get with 1, 4 and 16 concurrent clients (ipc).
+ * Figures for docs/benchmarks.md. The machine is shared: run it on a quiet one.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "onepath/build.h"
+#include "onepath/client.h"
+#include "onepath/levelgen.h"
+#include "onepath/obj.h"
+#include "onepath/tile_codec.h"
+
+#define TIMEOUT_MS 60000
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, double p)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    int i = (int)(p * (n - 1) + 0.5);
+    return v[i];
+}
+
+static pid_t start_daemon(const char *self, const char *dir, const char *tag, const char *urls[2],
+                          const char *cache)
+{
+    char bin[4096], data[4096], log[4096];
+    snprintf(bin, sizeof bin, "%.*s/onepathd", (int)(strrchr(self, '/') - self), self);
+    snprintf(data, sizeof data, "%s/data-%s", dir, tag);
+    snprintf(log, sizeof log, "%s/%s.log", dir, tag);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(bin, bin, "--listen", urls[0], "--listen", urls[1], "--data-dir", data, "--log", log,
+              "--no-fsync", "--cache-bytes", cache, (char *)NULL);
+        perror(bin);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void stop_daemon(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+typedef struct level_in {
+    op_soup soup;
+    op_level *lvl;
+    int ntiles, *tx, *tz; /* tiles with layers */
+} level_in;
+
+static int load(const char *spec, op_arena *a, level_in *li)
+{
+    op_err e;
+    op_status st;
+    if (!strncmp(spec, "gen:", 4)) {
+        char kind[32];
+        int size;
+        if (sscanf(spec + 4, "%31[a-z]:%d", kind, &size) != 2)
+            return fprintf(stderr, "bad level %s\n", spec), 1;
+        st = op_levelgen(kind, size, 1, a, &li->soup, &e);
+    } else {
+        st = op_obj_read_file(spec, a, &li->soup, &e);
+    }
+    op_settings s;
+    op_settings_default(&s);
+    if (st != OP_OK || op_level_create(&li->soup, &s, NULL, 0, &li->lvl, &e) != OP_OK)
+        return fprintf(stderr, "%s: %s\n", spec, e.msg), 1;
+    return 0;
+}
+
+/* In-process reference: build + encode of each tile, and the list of tiles with layers. */
+static double inprocess_us(level_in *li, int reps)
+{
+    op_tile_range r = op_level_tiles(li->lvl);
+    int n = op_level_tile_count(li->lvl);
+    li->tx = calloc((size_t)n, sizeof(int));
+    li->tz = calloc((size_t)n, sizeof(int));
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    double best = 1e30;
+    for (int rep = 0; rep < reps; rep++) {
+        li->ntiles = 0;
+        double t0 = now_us();
+        for (int tz = r.tz0; tz <= r.tz1; tz++)
+            for (int tx = r.tx0; tx <= r.tx1; tx++) {
+                op_arena_reset(out);
+                op_arena_reset(scratch);
+                op_tile_stages st;
+                op_err e;
+                if (op_level_build_stages(li->lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st,
+                                          &e) != OP_OK)
+                    exit((fprintf(stderr, "%s\n", e.msg), 1));
+                for (int k = 0; k < st.ntiles; k++) {
+                    op_bytes b;
+                    op_tile_encode(&st.tiles[k], &b, NULL, &e);
+                    op_bytes_free(&b);
+                }
+                if (st.ntiles > 0) {
+                    li->tx[li->ntiles] = tx;
+                    li->tz[li->ntiles++] = tz;
+                }
+            }
+        double t = now_us() - t0;
+        best = t < best ? t : best;
+    }
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    return best;
+}
+
+static op_client *open_ready(const char *url)
+{
+    op_client *c;
+    op_err e;
+    if (op_client_open(url, &c, &e) != OP_OK)
+        exit((fprintf(stderr, "%s\n", e.msg), 1));
+    op_client_ping_result p;
+    if (op_client_ping(c, 10000, &p, &e) != OP_OK)
+        exit((fprintf(stderr, "ping %s: %s\n", url, e.msg), 1));
+    return c;
+}
+
+static void put_level(op_client *c, const level_in *li)
+{
+    op_client_mesh m = {"level",       li->soup.verts,        li->soup.verts_len / 3,
+                        li->soup.tris, li->soup.tris_len / 3, li->soup.areas};
+    uint64_t v;
+    int changed;
+    op_err e;
+    if (op_client_level_put(c, "bench", NULL, 0, &m, 1, TIMEOUT_MS, &v, &changed, &e) != OP_OK)
+        exit((fprintf(stderr, "level.put: %s\n", e.msg), 1));
+}
+
+static double get_us(op_client *c, int tx, int tz)
+{
+    op_client_tile t;
+    op_err e;
+    double t0 = now_us();
+    if (op_client_tile_get(c, "bench", tx, tz, TIMEOUT_MS, &t, &e) != OP_OK)
+        exit((fprintf(stderr, "tile.get: %s\n", e.msg), 1));
+    double us = now_us() - t0;
+    op_client_tile_free(&t);
+    return us;
+}
+
+static void latency(const char *what, op_client *c, const level_in *li, int n)
+{
+    double *v = malloc((size_t)n * sizeof *v);
+    for (int i = 0; i < li->ntiles; i++) /* warm every tile once */
+        get_us(c, li->tx[i], li->tz[i]);
+    for (int i = 0; i < n; i++)
+        v[i] = get_us(c, li->tx[i % li->ntiles], li->tz[i % li->ntiles]);
+    printf("%-34s p50 %8.1f us   p99 %8.1f us   (%d gets)\n", what, pct(v, n, 0.5), pct(v, n, 0.99),
+           n);
+    free(v);
+}
+
+typedef struct tp_arg {
+    const char *url;
+    const level_in *li;
+    int n, seed;
+} tp_arg;
+
+static void *tp_main(void *p)
+{
+    tp_arg *a = p;
+    op_client *c = open_ready(a->url);
+    for (int i = 0; i < a->n; i++) {
+        int k = (i * 7 + a->seed) % a->li->ntiles;
+        get_us(c, a->li->tx[k], a->li->tz[k]);
+    }
+    op_client_close(c);
+    return NULL;
+}
+
+static void throughput(const char *url, const level_in *li, int clients, int per_client)
+{
+    pthread_t th[16];
+    tp_arg args[16];
+    double t0 = now_us();
+    for (int i = 0; i < clients; i++) {
+        args[i] = (tp_arg){url, li, per_client, i * 13};
+        pthread_create(&th[i], NULL, tp_main, &args[i]);
+    }
+    for (int i = 0; i < clients; i++)
+        pthread_join(th[i], NULL);
+    double s = (now_us() - t0) / 1e6;
+    printf("throughput, %2d clients (ipc)       %8.0f tile.get/s (%d gets)\n", clients,
+           clients * per_client / s, clients * per_client);
+}
+
+static double ondemand_pass(op_client *c, const level_in *li)
+{
+    double t0 = now_us();
+    for (int i = 0; i < li->ntiles; i++)
+        get_us(c, li->tx[i], li->tz[i]);
+    return now_us() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = argc > 1 ? argv[1] : OP_BENCH_DEFAULT_LEVEL;
+    int reps = argc > 2 ? atoi(argv[2]) : 5;
+    op_arena *a = op_arena_create(0);
+    level_in li = {0};
+    if (load(spec, a, &li))
+        return 1;
+    double inproc = inprocess_us(&li, reps);
+    char dir[] = "/tmp/onepathd-bench-XXXXXX";
+    if (!mkdtemp(dir))
+        return perror("mkdtemp"), 1;
+    char ipc1[256], ipc2[256], tcp1[64], tcp2[64];
+    snprintf(ipc1, sizeof ipc1, "ipc://%s/cached.sock", dir);
+    snprintf(ipc2, sizeof ipc2, "ipc://%s/ondemand.sock", dir);
+    int port = 20000 + (int)(getpid() % 20000);
+    snprintf(tcp1, sizeof tcp1, "tcp://127.0.0.1:%d", port);
+    snprintf(tcp2, sizeof tcp2, "tcp://127.0.0.1:%d", port + 1);
+    const char *u1[2] = {ipc1, tcp1}, *u2[2] = {ipc2, tcp2};
+    pid_t cached = start_daemon(argv[0], dir, "cached", u1, "1G");
+    pid_t ondemand = start_daemon(argv[0], dir, "ondemand", u2, "0");
+    op_client *ci = open_ready(ipc1), *ct = open_ready(tcp1);
+    op_client *oi = open_ready(ipc2), *ot = open_ready(tcp2);
+    put_level(ci, &li);
+    put_level(oi, &li);
+    printf("level %s: %d tiles with layers; in-process build+encode of all: %.2f ms (best of %d)\n",
+           spec, li.ntiles, inproc / 1e3, reps);
+    latency("cached tile.get, ipc", ci, &li, 4000);
+    latency("cached tile.get, tcp", ct, &li, 4000);
+    sleep(1); /* let the uncached daemon finish the background builds of level.put */
+    double best_i = 1e30, best_t = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double x = ondemand_pass(oi, &li), y = ondemand_pass(ot, &li);
+        best_i = x < best_i ? x : best_i;
+        best_t = y < best_t ? y : best_t;
+    }
+    printf("on-demand, all tiles, ipc          %8.2f ms  overhead %+.1f%% over in-process\n",
+           best_i / 1e3, 100.0 * (best_i - inproc) / inproc);
+    printf("on-demand, all tiles, tcp          %8.2f ms  overhead %+.1f%% over in-process\n",
+           best_t / 1e3, 100.0 * (best_t - inproc) / inproc);
+    printf("on-demand, per tile, ipc           %8.1f us  (in-process %.1f us)\n",
+           best_i / li.ntiles, inproc / li.ntiles);
+    int counts[3] = {1, 4, 16};
+    for (int k = 0; k < 3; k++)
+        throughput(ipc1, &li, counts[k], 3200 / counts[k]);
+    op_client_close(ci);
+    op_client_close(ct);
+    op_client_close(oi);
+    op_client_close(ot);
+    stop_daemon(cached);
+    stop_daemon(ondemand);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    op_level_destroy(li.lvl);
+    free(li.tx);
+    free(li.tz);
+    op_arena_destroy(a);
+    return 0;
+}

@@ -165,3 +165,63 @@ Test(build, span_stage_same_bytes_at_any_thread_count)
     check_level(&soup, &s, OP_STAGE_SPANS, "build3d/spans-multifloor-level");
     op_arena_destroy(a);
 }
+
+Test(build, layer_by_layer_tiles_validate_and_are_thread_and_tile_independent, .timeout = 600)
+{
+    /* Layers with a detail stage that does not sample (sd <= 0.9 cells): every layer of a
+     * tile is built on its own (build3d-regions.md §4, build3d-runtime.md §2.3). */
+    op_settings s;
+    op_settings_default(&s);
+    s.partition = OP_PARTITION_LAYERS;
+    s.detail_sample_distance = 0.0;
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    gen("multifloor", 64, a, &soup);
+    check_level(&soup, &s, OP_STAGE_TILE, "build3d/mesh-layers-apart");
+    op_arena_destroy(a);
+    a = op_arena_create(0);
+    gen("ramp", 64, a, &soup);
+    check_level(&soup, &s, OP_STAGE_TILE, NULL);
+    op_arena_destroy(a);
+}
+
+Test(build, layer_by_layer_views_hold_only_their_layer)
+{
+    /* Every polygon of a layer-by-layer tile layer comes from a region of that layer, and
+     * the tile's layers are distinct and ascending. */
+    op_settings s;
+    op_settings_default(&s);
+    s.partition = OP_PARTITION_LAYERS;
+    s.detail_sample_distance = 0.0;
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    gen("multifloor", 64, a, &soup);
+    op_level *lvl;
+    op_err e;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_tile_rect r = op_level_tiles(lvl);
+    int stacked = 0;
+    for (int tz = r.tz0; tz <= r.tz1; tz++)
+        for (int tx = r.tx0; tx <= r.tx1; tx++) {
+            op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+            op_tile_stages st;
+            cr_assert_eq(op_level_build_stages(lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st,
+                                               &e),
+                         OP_OK, "%s", e.msg);
+            if (!st.skipped)
+                cr_assert(st.layer_by_layer);
+            for (int k = 0; k < st.ntiles; k++) {
+                const op_tile *t = &st.tiles[k];
+                if (k > 0)
+                    cr_assert_gt(t->layer, st.tiles[k - 1].layer);
+                for (int p = 0; p < t->npolys; p++)
+                    cr_assert_eq(st.region_layer[t->regs[p]], t->layer, "tile (%d, %d)", tx, tz);
+            }
+            stacked += st.ntiles > 1;
+            op_arena_destroy(out);
+            op_arena_destroy(scratch);
+        }
+    cr_assert_gt(stacked, 0, "no tile with two layers: the test shows nothing");
+    op_level_destroy(lvl);
+    op_arena_destroy(a);
+}

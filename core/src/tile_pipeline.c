@@ -86,8 +86,21 @@ static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratc
     if (rs.partition == OP_PARTITION_LAYERS) {
         op_chf geo = st->chf;
         geo.areas = (uint8_t *)geometry_areas;
-        return op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions,
-                                            &st->region_layer, err);
+        op_status s = op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions,
+                                                   &st->region_layer, err);
+        if (s != OP_OK)
+            return s;
+        /* Each span's layer, kept before the border cut relabels the band. */
+        uint32_t n = st->chf.span_count;
+        st->span_layer = op_arena_alloc(out, ((size_t)n + 1) * sizeof *st->span_layer);
+        if (!st->span_layer)
+            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (span layers)", st->tx,
+                              st->tz);
+        for (uint32_t i = 0; i < n; i++) {
+            uint16_t r = st->regions.reg[i];
+            st->span_layer[i] = r ? st->region_layer[r] : (uint16_t)OP_NO_LAYER;
+        }
+        return OP_OK;
     }
     return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
 }
@@ -135,8 +148,9 @@ static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st
     return OP_OK;
 }
 
-static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, op_arena *scratch,
-                               op_tile_stages *st, op_err *err)
+static op_status contours_on(const op_level *l, int keep_raw, const op_chf *chf,
+                             const op_regions *regs, op_arena *out, op_arena *scratch,
+                             op_tile_stages *st, op_err *err)
 {
     op_contour_settings cs;
     op_contour_settings_default(&cs);
@@ -145,7 +159,7 @@ static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, o
     cs.straight_region_borders = l->settings.straight_region_borders;
     cs.border_region = st->border_region;
     cs.keep_raw = keep_raw;
-    op_status s = op_contours_build(&st->chf, &st->regions, &cs, out, scratch, &st->contours, err);
+    op_status s = op_contours_build(chf, regs, &cs, out, scratch, &st->contours, err);
     if (s != OP_OK)
         return s;
     /* Contours of the border region are ignored from here on (§2.4). */
@@ -156,6 +170,12 @@ static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, o
             set->contours[kept++] = set->contours[i];
     set->count = kept;
     return OP_OK;
+}
+
+static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, op_arena *scratch,
+                               op_tile_stages *st, op_err *err)
+{
+    return contours_on(l, keep_raw, &st->chf, &st->regions, out, scratch, st, err);
 }
 
 /* minRow is the lowest row of a vertex some polygon uses (welding keeps vertices that end
@@ -212,8 +232,10 @@ static op_status layers_step(op_arena *out, op_tile_stages *st, op_err *err)
     return OP_OK;
 }
 
+/* Polygons, detail and tile data of st's contours. fixed_layer >= 0: every polygon is on
+ * that layer (a layer-by-layer build) and st->tiles is already allocated. */
 static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, double *t0, op_err *err)
+                            op_tile_stages *st, int fixed_layer, double *t0, op_err *err)
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
@@ -231,8 +253,17 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
     lap(st, OP_STAGE_DETAIL, t0);
     if (s != OP_OK || last == OP_STAGE_DETAIL)
         return s;
-    if ((s = layers_step(out, st, err)) != OP_OK)
+    if (fixed_layer >= 0) {
+        st->nlayers = fixed_layer + 1;
+        st->poly_layer = op_arena_alloc(out, ((size_t)st->polys.npolys + 1) * sizeof(int));
+        if (!st->poly_layer)
+            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layers)", st->tx,
+                              st->tz);
+        for (int p = 0; p < st->polys.npolys; p++)
+            st->poly_layer[p] = fixed_layer;
+    } else if ((s = layers_step(out, st, err)) != OP_OK) {
         return s;
+    }
     op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row, 0.0, 0.0};
     if (l->kind == OP_LEVEL_HEIGHTFIELD) {
         src.origin_x = l->hf.origin_x;
@@ -241,13 +272,93 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         src.origin_x = l->chunk.origin_x;
         src.origin_z = l->chunk.origin_z;
     }
-    st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
+    if (fixed_layer < 0)
+        st->tiles = op_arena_alloc(out, (size_t)st->nlayers * sizeof *st->tiles);
     if (!st->tiles)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx, st->tz);
     s = op_tile_assemble(&st->polys, &st->detail, st->poly_layer, st->nlayers, &src, &l->settings,
                          out, scratch, st->tiles, &st->ntiles, err);
     lap(st, OP_STAGE_TILE, t0);
     return s;
+}
+
+/* build3d-regions.md §4 "Layer-by-layer build": with Layers and a detail stage that does
+ * not sample heights (sd <= 0.9 cells), each layer of the tile is built on its own from its
+ * own spans (build3d-runtime.md §2.3). */
+static int layer_by_layer(const op_level *l)
+{
+    return l->settings.partition == OP_PARTITION_LAYERS &&
+           l->settings.detail_sample_distance / l->grid.cs <= 0.9;
+}
+
+/* The view of layer L: links between spans of layer L only, regions of other layers 0. */
+static op_status layer_view(const op_tile_stages *st, uint16_t layer, op_arena *scratch,
+                            op_chf *chf, op_regions *regs, op_err *err)
+{
+    uint32_t n = st->chf.span_count;
+    *chf = st->chf;
+    *regs = st->regions;
+    chf->links = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *chf->links);
+    regs->reg = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *regs->reg);
+    if (!chf->links || !regs->reg)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layer %u view)", st->tx,
+                          st->tz, layer);
+    const uint16_t *sl = st->span_layer;
+    for (uint32_t i = 0; i < n; i++) {
+        int mine = sl[i] == layer;
+        regs->reg[i] = mine ? st->regions.reg[i] : 0;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = st->chf.links[i][d];
+            chf->links[i][d] = (mine && t != OP_NO_LINK && sl[t] == layer) ? t : OP_NO_LINK;
+        }
+    }
+    return OP_OK;
+}
+
+static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op_arena *out,
+                              op_arena *scratch, op_tile_stages *st, double *t0, op_err *err)
+{
+    int nl = 0;
+    for (uint32_t i = 0; i < st->chf.span_count; i++)
+        if (st->span_layer[i] != OP_NO_LAYER && st->span_layer[i] + 1 > nl)
+            nl = st->span_layer[i] + 1;
+    st->layer_by_layer = 1;
+    if (last >= OP_STAGE_TILE) {
+        st->tiles = op_arena_alloc(out, ((size_t)nl + 1) * sizeof *st->tiles);
+        if (!st->tiles)
+            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (tiles)", st->tx,
+                              st->tz);
+    }
+    op_tile_stages one = *st;
+    for (int layer = 0; layer < nl; layer++) {
+        op_arena_mark m = op_arena_get_mark(scratch);
+        op_chf chf;
+        op_regions regs;
+        op_status s = layer_view(st, (uint16_t)layer, scratch, &chf, &regs, err);
+        if (s == OP_OK)
+            s = contours_on(l, keep_raw, &chf, &regs, out, scratch, &one, err);
+        lap(&one, OP_STAGE_CONTOURS, t0);
+        if (s == OP_OK && last > OP_STAGE_CONTOURS) {
+            one.chf = chf;
+            one.regions = regs;
+            one.tiles = st->tiles ? &st->tiles[st->ntiles] : NULL;
+            one.ntiles = 0;
+            s = mesh_steps(l, last, out, scratch, &one, layer, t0, err);
+        }
+        op_arena_release(scratch, m);
+        if (s != OP_OK)
+            return s;
+        st->ntiles += one.ntiles;
+    }
+    for (int k = 0; k < 6; k++)
+        st->stage_ms[k] = one.stage_ms[k];
+    /* The intermediate results stay those of the last layer (the view itself is gone). */
+    st->contours = one.contours;
+    st->polys = one.polys;
+    st->detail = one.detail;
+    st->min_row = one.min_row;
+    st->nlayers = nl;
+    return OP_OK;
 }
 
 op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,
@@ -272,9 +383,11 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
     lap(st, OP_STAGE_REGIONS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
         return s;
+    if (layer_by_layer(l))
+        return layers_apart(l, last, keep_raw, out, scratch, st, &t0, err);
     s = contours_step(l, keep_raw, out, scratch, st, err);
     lap(st, OP_STAGE_CONTOURS, &t0);
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
-    return mesh_steps(l, last, out, scratch, st, &t0, err);
+    return mesh_steps(l, last, out, scratch, st, -1, &t0, err);
 }

@@ -68,6 +68,9 @@ typedef struct op_tile_stages {
     op_chf chf;
     op_regions regions;
     uint16_t *region_layer; /* Layers partition: each region's layer (else NULL) */
+    uint16_t *span_layer;   /* Layers partition: each span's layer before the border cut */
+    int layer_by_layer;     /* built layer by layer (docs/spec/build3d-runtime.md §2.3): the
+                               contour, polygon and detail results are the last layer's */
     int border_region;
     op_contour_set contours;
     op_poly_mesh polys;

@@ -5,6 +5,7 @@
  * wants (or a canonical text dump of that stage).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -44,6 +45,25 @@ static int dump_stage(const op_tile_stages *st, op_stage stage)
     }
 }
 
+/* Regions of the tile: region ids that still have spans, the border band not counted. */
+static int tile_regions(const op_tile_stages *st)
+{
+    if (st->skipped || !st->regions.reg)
+        return 0;
+    int n = st->border_region > 0 ? st->border_region : st->regions.region_count + 1;
+    uint8_t *seen = calloc((size_t)n + 1, 1);
+    int count = 0;
+    for (uint32_t i = 0; seen && i < st->chf.span_count; i++) {
+        int r = st->regions.reg[i];
+        if (r > 0 && r < n && !seen[r]) {
+            seen[r] = 1;
+            count++;
+        }
+    }
+    free(seen);
+    return count;
+}
+
 static void print_counts(const op_tile_stages *st, op_stage stage)
 {
     uint32_t walkable = 0;
@@ -52,7 +72,7 @@ static void print_counts(const op_tile_stages *st, op_stage stage)
     printf("{\"tile\": [%d, %d], \"skipped\": %s, \"spans\": %u, \"walkable_spans\": %u", st->tx,
            st->tz, st->skipped ? "true" : "false", st->chf.span_count, walkable);
     if (stage >= OP_STAGE_REGIONS)
-        printf(", \"regions\": %d", st->skipped ? 0 : st->regions.region_count);
+        printf(", \"regions\": %d", tile_regions(st));
     if (stage >= OP_STAGE_CONTOURS) {
         const op_contour_set *cs = &st->contours;
         int holes = 0, verts = 0;

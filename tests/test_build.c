@@ -205,9 +205,9 @@ Test(build, layer_by_layer_views_hold_only_their_layer)
         for (int tx = r.tx0; tx <= r.tx1; tx++) {
             op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
             op_tile_stages st;
-            cr_assert_eq(op_level_build_stages(lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st,
-                                               &e),
-                         OP_OK, "%s", e.msg);
+            cr_assert_eq(
+                op_level_build_stages(lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st, &e), OP_OK,
+                "%s", e.msg);
             if (!st.skipped)
                 cr_assert(st.layer_by_layer);
             for (int k = 0; k < st.ntiles; k++) {

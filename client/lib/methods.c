@@ -147,19 +147,26 @@ op_status op_client_level_put(op_client *c, const char *level, const op_client_s
     return st;
 }
 
-op_status op_client_level_drop(op_client *c, const char *level, int timeout_ms, int *dropped,
-                               op_err *err)
+/* A method whose only param is the level and whose result is one bool. */
+static op_status level_bool_call(op_client *c, const char *method, const char *level,
+                                 const char *key, int timeout_ms, int *out, op_err *err)
 {
     op_creq q;
     op_creply r;
-    op_creq_begin(c, &q, "level.drop", 1);
+    op_creq_begin(c, &q, method, 1);
     str_param(&q, "level", level);
     op_status st = op_client_call(c, &q, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
-    st = op_cget_bool(r.result, "dropped", dropped, err);
+    st = op_cget_bool(r.result, key, out, err);
     op_creply_fini(&r);
     return st;
+}
+
+op_status op_client_level_drop(op_client *c, const char *level, int timeout_ms, int *dropped,
+                               op_err *err)
+{
+    return level_bool_call(c, "level.drop", level, "dropped", timeout_ms, dropped, err);
 }
 
 op_status op_client_mesh_put(op_client *c, const char *level, const op_client_mesh *mesh,
@@ -282,16 +289,7 @@ op_status op_client_level_info_get(op_client *c, const char *level, int timeout_
 op_status op_client_level_bake(op_client *c, const char *level, int timeout_ms, int *started,
                                op_err *err)
 {
-    op_creq q;
-    op_creply r;
-    op_creq_begin(c, &q, "level.bake", 1);
-    str_param(&q, "level", level);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = op_cget_bool(r.result, "started", started, err);
-    op_creply_fini(&r);
-    return st;
+    return level_bool_call(c, "level.bake", level, "started", timeout_ms, started, err);
 }
 
 /* ---- tiles ---- */

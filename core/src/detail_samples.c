@@ -6,29 +6,13 @@
  * heightfield and its region ids. Output: vertices and samples as float32 tile-local
  * positions widened to double (op__dt, op__samples).
  * Geometry of the walk is in cells (double); each point is converted to tile-local
- * float32 once (detail_local), so two polygons sharing an edge compute bitwise equal
+ * float32 once (op_tile_local_at), so two polygons sharing an edge compute bitwise equal
  * edge points: both walk from the lexicographically smaller end and sample every region.
  * Typical sizes: a few edge points per edge; tens to hundreds of interior samples.
  */
 #include <math.h>
 
 #include "detail_internal.h"
-
-/* TileCoordinates.Local extended to fractional cells (edge points, samples). */
-static float detail_local(const op_tile_frame *f, double c)
-{
-    if (c == (double)f->border)
-        return 0.0f;
-    if (c == (double)(f->border + f->tile_cells))
-        return (float)f->tile_size;
-    return (float)((c - (double)f->border) * f->cs);
-}
-
-/* TileCoordinates.LocalY extended to fractional rows (interpolated edge points). */
-static float detail_local_y(const op_tile_frame *f, double row, int min_row)
-{
-    return (float)((row - (double)min_row) * f->ch);
-}
 
 int op__detail_nearest_row(const op_chf *chf, const uint16_t *reg, double x, double z,
                            double expected, int region, int climb, int *row)
@@ -144,9 +128,9 @@ static int walk_edge(const op_poly_mesh *mesh, int p, int k, int nverts, const o
 static void add_vertex(op__dt *dt, const op_tile_frame *f, double x, double row, double z,
                        int min_row)
 {
-    dt->x[dt->nv] = (double)detail_local(f, x);
-    dt->y[dt->nv] = (double)detail_local_y(f, row, min_row);
-    dt->z[dt->nv] = (double)detail_local(f, z);
+    dt->x[dt->nv] = (double)op_tile_local_at(f, x);
+    dt->y[dt->nv] = (double)op_tile_local_y_at(f, row, min_row);
+    dt->z[dt->nv] = (double)op_tile_local_at(f, z);
     dt->nv++;
 }
 
@@ -266,9 +250,9 @@ void op__detail_samples(const op_poly_mesh *mesh, int p, int nverts, const op_ch
                 continue;
             if (!op__detail_nearest_row(chf, reg, x, z, mean, region, ds->walkable_climb, &row))
                 continue;
-            s->x[s->n] = (double)detail_local(&mesh->frame, x);
-            s->y[s->n] = (double)detail_local_y(&mesh->frame, (double)row, min_row);
-            s->z[s->n] = (double)detail_local(&mesh->frame, z);
+            s->x[s->n] = (double)op_tile_local_at(&mesh->frame, x);
+            s->y[s->n] = (double)op_tile_local_y_at(&mesh->frame, (double)row, min_row);
+            s->z[s->n] = (double)op_tile_local_at(&mesh->frame, z);
             s->tri[s->n] = -1;
             s->err[s->n] = 0.0;
             s->n++;

@@ -24,18 +24,29 @@
 /* Cell coordinates must stay below this magnitude (exact long products). */
 #define MAX_CELL_COORD (1 << 20)
 
+float op_tile_local_at(const op_tile_frame *f, double c)
+{
+    if (c == (double)f->border)
+        return 0.0f;
+    if (c == (double)(f->border + f->tile_cells))
+        return (float)f->tile_size;
+    return (float)((c - (double)f->border) * f->cs);
+}
+
+float op_tile_local_y_at(const op_tile_frame *f, double row, int min_row)
+{
+    return (float)((row - (double)min_row) * f->ch);
+}
+
+/* At whole cells and rows the double forms are exact: (double)c - B = (double)(c - B). */
 float op_tile_local(const op_tile_frame *f, int c)
 {
-    if (c == f->border)
-        return 0.0f;
-    if (c == f->border + f->tile_cells)
-        return (float)f->tile_size;
-    return (float)((double)(c - f->border) * f->cs);
+    return op_tile_local_at(f, (double)c);
 }
 
 float op_tile_local_y(const op_tile_frame *f, int row, int min_row)
 {
-    return (float)((double)(row - min_row) * f->ch);
+    return op_tile_local_y_at(f, (double)row, min_row);
 }
 
 /* The mesh while it is built (scratch), copied to the output arena at the end. */

@@ -8,34 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_sink.h"
 #include "onepath/obj.h"
-
-typedef struct sink {
-    char *buf;
-    size_t len, cap;
-} sink;
-
-static int sink_write(void *ctx, const char *data, size_t len)
-{
-    sink *s = ctx;
-    if (s->len + len > s->cap) {
-        size_t cap = (s->len + len) * 2;
-        char *nb = realloc(s->buf, cap);
-        if (!nb)
-            return -1;
-        s->buf = nb;
-        s->cap = cap;
-    }
-    memcpy(s->buf + s->len, data, len);
-    s->len += len;
-    return 0;
-}
 
 static void check_round_trip(const op_soup *soup, op_arena *a)
 {
-    sink s = {NULL, 0, 0};
+    fuzz_sink s = {NULL, 0, 0};
     op_err err;
-    if (op_obj_write(soup, sink_write, &s, &err) != OP_OK)
+    if (op_obj_write(soup, fuzz_sink_write, &s, &err) != OP_OK)
         abort();
     op_soup back;
     if (op_obj_parse(s.buf, s.len, a, &back, &err) != OP_OK)

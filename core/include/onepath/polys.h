@@ -31,6 +31,10 @@ typedef struct op_tile_frame {
 float op_tile_local(const op_tile_frame *f, int c);
 /* LocalY(row) = (float)((row - min_row) * ch). */
 float op_tile_local_y(const op_tile_frame *f, int row, int min_row);
+/* The same at fractional cells and rows (detail edge points and samples,
+ * build3d-polys.md §4): equal to the int forms at whole values. */
+float op_tile_local_at(const op_tile_frame *f, double c);
+float op_tile_local_y_at(const op_tile_frame *f, double row, int min_row);
 
 typedef struct op_poly_mesh {
     int nverts;

@@ -120,40 +120,6 @@ static inline int clip_row(const vtx *in, vtx *out, double zb, double zt)
     return m;
 }
 
-/* What the crossings of a row polygon's edges with one line x = L contribute to a
- * cell's point set (§3.2): their count and y / z ranges (their x is L). A crossing
- * is computed once per line and shared by the cells on both sides. */
-typedef struct line_sum {
-    int n;
-    double ylo, yhi, zlo, zhi;
-} line_sum;
-
-/* Empty sums hold infinities, so that merging is plain min / max. */
-static inline void sum_add(line_sum *s, const vtx *q)
-{
-    s->n++;
-    s->ylo = q->p[1] < s->ylo ? q->p[1] : s->ylo;
-    s->yhi = q->p[1] > s->yhi ? q->p[1] : s->yhi;
-    s->zlo = q->p[2] < s->zlo ? q->p[2] : s->zlo;
-    s->zhi = q->p[2] > s->zhi ? q->p[2] : s->zhi;
-}
-
-static inline void line_crossings(const vtx *r, int n, double L, line_sum *s)
-{
-    s->n = 0;
-    s->ylo = s->zlo = INFINITY;
-    s->yhi = s->zhi = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        const vtx *a = &r[i], *b = &r[i + 1 == n ? 0 : i + 1];
-        double va = a->p[0], vb = b->p[0];
-        if (!((va < L && L < vb) || (vb < L && L < va)))
-            continue;
-        vtx q;
-        crossing(a, b, 0, L, &q);
-        sum_add(s, &q);
-    }
-}
-
 /* Bounds of one axis over a polygon. */
 static inline void bounds(const vtx *v, int n, int ax, double *lo, double *hi)
 {
@@ -207,6 +173,128 @@ static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, doub
     }
     emit(rc, x, z, ymin, ymax);
     return OP_OK;
+}
+
+/* Cells of a row handled in one pass (a tile grid is 42 cells wide; a wider row of a
+ * plain heightfield is cut into chunks). */
+#define ROW_CHUNK 64
+
+/* A row chunk's point sets, gathered edge by edge and vertex by vertex rather than
+ * cell by cell: per line j (line c0 + j) the y / z ranges of the crossings on it,
+ * per cell j the x / y / z ranges of the row vertices in its closed x slab. Empty
+ * ranges hold +inf / -inf, so merging is plain min / max and a set is empty iff
+ * its y range is (every point has a finite y). */
+typedef struct row_sums {
+    double xs[ROW_CHUNK + 1];
+    double lylo[ROW_CHUNK + 1], lyhi[ROW_CHUNK + 1], lzlo[ROW_CHUNK + 1], lzhi[ROW_CHUNK + 1];
+    double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK], vylo[ROW_CHUNK], vyhi[ROW_CHUNK];
+    double vzlo[ROW_CHUNK], vzhi[ROW_CHUNK];
+} row_sums;
+
+static inline double mind(double a, double b)
+{
+    return a < b ? a : b;
+}
+static inline double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* The crossings of edge (a, b) with lines first..last of the chunk (all strictly
+ * between a.x and b.x), added to their lines' sums. As crossing() on axis x. */
+static inline void edge_crossings(const vtx *a, const vtx *b, int first, int last, row_sums *rs)
+{
+    double xa = a->p[0], xb = b->p[0], d = xb - xa;
+    double ay = a->p[1], by = b->p[1], az = a->p[2], bz = b->p[2];
+    for (int j = first; j <= last; j++) {
+        double L = rs->xs[j], wa = xb - L, wb = L - xa;
+        double y = lerp_at(ay, by, wa, wb, d), z = lerp_at(az, bz, wa, wb, d);
+        rs->lylo[j] = mind(y, rs->lylo[j]);
+        rs->lyhi[j] = maxd(y, rs->lyhi[j]);
+        rs->lzlo[j] = mind(z, rs->lzlo[j]);
+        rs->lzhi[j] = maxd(z, rs->lzhi[j]);
+    }
+}
+
+static inline void vertex_add(row_sums *rs, int j, const vtx *v)
+{
+    rs->vxlo[j] = mind(v->p[0], rs->vxlo[j]);
+    rs->vxhi[j] = maxd(v->p[0], rs->vxhi[j]);
+    rs->vylo[j] = mind(v->p[1], rs->vylo[j]);
+    rs->vyhi[j] = maxd(v->p[1], rs->vyhi[j]);
+    rs->vzlo[j] = mind(v->p[2], rs->vzlo[j]);
+    rs->vzhi[j] = maxd(v->p[2], rs->vzhi[j]);
+}
+
+/* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK); cell[i] is the grid cell of
+ * row vertex i (clamped beyond the grid), on[i] whether it lies on that cell's
+ * left line. Cell j's points: vertices of cell j, vertices on line j + 1 (the
+ * next cell's left line), crossings on lines j and j + 1. */
+static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *rp, int n,
+                         const int *cell, const int *on, int c0, int m, int z, double zb, double zt)
+{
+    row_sums rs;
+    const double cs = hf->cs, ox = hf->line_origin[0];
+    const int64_t gx0 = hf->cell0[0];
+    for (int j = 0; j <= m; j++) {
+        rs.xs[j] = ox + (double)(gx0 + c0 + j) * cs;
+        rs.lylo[j] = rs.lzlo[j] = INFINITY;
+        rs.lyhi[j] = rs.lzhi[j] = -INFINITY;
+    }
+    for (int j = 0; j < m; j++) {
+        rs.vxlo[j] = rs.vylo[j] = rs.vzlo[j] = INFINITY;
+        rs.vxhi[j] = rs.vyhi[j] = rs.vzhi[j] = -INFINITY;
+    }
+    for (int i = 0; i < n; i++) {
+        int i2 = i + 1 == n ? 0 : i + 1;
+        /* Lines strictly between the two x: after the lower one's cell, before the
+         * higher one's cell or up to it when the higher x is not on its line. */
+        int lo = rp[i].p[0] < rp[i2].p[0] ? i : i2, hi = lo == i ? i2 : i;
+        int first = cell[lo] + 1 - c0, last = cell[hi] - on[hi] - c0;
+        first = first < 0 ? 0 : first;
+        last = last > m ? m : last;
+        if (first <= last)
+            edge_crossings(&rp[i], &rp[i2], first, last, &rs);
+    }
+    for (int i = 0; i < n; i++) {
+        int j = cell[i] - c0;
+        if (j >= 0 && j < m)
+            vertex_add(&rs, j, &rp[i]);
+        if (on[i] && j >= 1 && j <= m)
+            vertex_add(&rs, j - 1, &rp[i]);
+    }
+    for (int j = 0; j < m; j++) {
+        double xl = rs.xs[j], xr = rs.xs[j + 1];
+        int ln = rs.lylo[j] <= rs.lyhi[j], rn = rs.lylo[j + 1] <= rs.lyhi[j + 1];
+        double ylo = mind(mind(rs.lylo[j], rs.lylo[j + 1]), rs.vylo[j]);
+        double yhi = maxd(maxd(rs.lyhi[j], rs.lyhi[j + 1]), rs.vyhi[j]);
+        double czlo = mind(mind(rs.lzlo[j], rs.lzlo[j + 1]), rs.vzlo[j]);
+        double czhi = maxd(maxd(rs.lzhi[j], rs.lzhi[j + 1]), rs.vzhi[j]);
+        double cxlo = mind(ln ? xl : (rn ? xr : INFINITY), rs.vxlo[j]);
+        double cxhi = maxd(rn ? xr : (ln ? xl : -INFINITY), rs.vxhi[j]);
+        if (ylo <= yhi && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
+            emit(rc, c0 + j, z, ylo, yhi); /* not empty, not on one edge line */
+    }
+}
+
+/* A row polygon over cells kx0 .. kx1 (clipped to the grid, kx0 < kx1 before the
+ * clip): each vertex's cell once, then the cells chunk by chunk. */
+static void raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx *rp, int n, int64_t kx0,
+                       int64_t kx1, int z, double zb, double zt)
+{
+    const double cs = hf->cs, ox = hf->line_origin[0];
+    const int64_t gx0 = hf->cell0[0];
+    int cell[MAX_POLY], on[MAX_POLY];
+    for (int i = 0; i < n; i++) {
+        int64_t k = op__cell_of(rp[i].p[0], ox, cs, rc->inv_cs);
+        on[i] = rp[i].p[0] == ox + (double)k * cs;
+        k -= gx0; /* beyond the grid only its side matters */
+        cell[i] = k < -2 ? -2 : (k > (int64_t)hf->width + 2 ? hf->width + 2 : (int)k);
+    }
+    for (int64_t c0 = kx0; c0 <= kx1; c0 += ROW_CHUNK) {
+        int m = kx1 - c0 + 1 < ROW_CHUNK ? (int)(kx1 - c0 + 1) : ROW_CHUNK;
+        raster_chunk(hf, rc, rp, n, cell, on, (int)c0, m, z, zb, zt);
+    }
 }
 
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
@@ -268,56 +356,13 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
             kx0 = 0;
         if (kx1 >= hf->width)
             kx1 = hf->width - 1;
-        /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
-        const vtx *vs[MAX_POLY];
-        for (int i = 0; i < n; i++) {
-            int k = i;
-            while (k > 0 && vs[k - 1]->p[0] > rp[i].p[0]) {
-                vs[k] = vs[k - 1];
-                k--;
-            }
-            vs[k] = &rp[i];
-        }
         /* Room for a fragment in every cell of the row (rarely grows). */
         if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
             op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
             if (st != OP_OK)
                 return st;
         }
-        int i0 = 0, i1 = 0;
-        line_sum left, right;
-        double xl = ox + (double)(gx0 + kx0) * cs;
-        line_crossings(rp, n, xl, &left);
-        for (int64_t x = kx0; x <= kx1; x++, left = right) {
-            double xr = ox + (double)(gx0 + x + 1) * cs;
-            line_crossings(rp, n, xr, &right);
-            /* The cell's points: row vertices in [xl, xr], crossings at xl and xr. */
-            while (i0 < n && vs[i0]->p[0] < xl)
-                i0++;
-            if (i1 < i0)
-                i1 = i0;
-            while (i1 < n && vs[i1]->p[0] <= xr)
-                i1++;
-            int np = left.n + right.n + (i1 - i0);
-            double ylo = left.ylo < right.ylo ? left.ylo : right.ylo;
-            double yhi = left.yhi > right.yhi ? left.yhi : right.yhi;
-            double czlo = left.zlo < right.zlo ? left.zlo : right.zlo;
-            double czhi = left.zhi > right.zhi ? left.zhi : right.zhi;
-            double cxlo = left.n ? xl : (right.n ? xr : INFINITY);
-            double cxhi = right.n ? xr : (left.n ? xl : -INFINITY);
-            for (int i = i0; i < i1; i++) {
-                const double *v = vs[i]->p;
-                cxlo = v[0] < cxlo ? v[0] : cxlo;
-                cxhi = v[0] > cxhi ? v[0] : cxhi;
-                ylo = v[1] < ylo ? v[1] : ylo;
-                yhi = v[1] > yhi ? v[1] : yhi;
-                czlo = v[2] < czlo ? v[2] : czlo;
-                czhi = v[2] > czhi ? v[2] : czhi;
-            }
-            if (np && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
-                emit(rc, (int)x, (int)z, ylo, yhi); /* not empty, not on one edge line */
-            xl = xr;
-        }
+        raster_row(hf, rc, rp, n, kx0, kx1, (int)z, zb, zt);
     }
     return OP_OK;
 }

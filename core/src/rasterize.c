@@ -70,10 +70,22 @@ typedef struct vtx {
  * (a triangle's cyclic sequence of z values is unimodal), so 7; 5 when convex. */
 #define MAX_POLY 8
 
+static inline double mind(double a, double b)
+{
+    return a < b ? a : b;
+}
+static inline double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* v clamped to [min(a, b), max(a, b)] with min / max selections, which compile
+ * without a branch: the value of v < lo ? lo : (v > hi ? hi : v) since lo <= hi
+ * (only the sign of a zero can differ when a == b, and no rule sees it). */
 static inline double clampd(double v, double a, double b)
 {
-    double lo = a < b ? a : b, hi = a < b ? b : a;
-    return v < lo ? lo : (v > hi ? hi : v);
+    double lo = mind(a, b), hi = maxd(a, b);
+    return maxd(lo, mind(hi, v));
 }
 
 /* The crossing of edge (a, b) with the line p[ax] = L (§3.2): exactly L on ax and,
@@ -190,15 +202,6 @@ typedef struct row_sums {
     double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK], vylo[ROW_CHUNK], vyhi[ROW_CHUNK];
     double vzlo[ROW_CHUNK], vzhi[ROW_CHUNK];
 } row_sums;
-
-static inline double mind(double a, double b)
-{
-    return a < b ? a : b;
-}
-static inline double maxd(double a, double b)
-{
-    return a > b ? a : b;
-}
 
 /* The crossings of edge (a, b) with lines first..last of the chunk (all strictly
  * between a.x and b.x), added to their lines' sums. As crossing() on axis x. */

@@ -62,8 +62,12 @@ void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_
 
 /* ---- clipping (§3.2) ---- */
 
+/* A row polygon's vertex: its point, and its x cell on the grid with whether it lies
+ * on that cell's left line (the cell is clamped to [-2, width + 2]: beyond the grid
+ * only the side matters). The cell is found once per vertex or crossing. */
 typedef struct vtx {
     double p[3];
+    int cell, on;
 } vtx;
 
 /* Largest row polygon: three vertices plus at most two strict crossings per line
@@ -106,46 +110,6 @@ static inline void crossing(const vtx *a, const vtx *b, int ax, double L, vtx *q
     q->p[o2] = lerp_at(a->p[o2], b->p[o2], wa, wb, d);
 }
 
-/* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each
- * vertex a, the crossings of edge (a, b) with the lines zb, zt that lie strictly
- * between a.z and b.z, in their order along the edge. */
-static inline int clip_row(const vtx *in, vtx *out, double zb, double zt)
-{
-    int m = 0;
-    for (int i = 0; i < 3; i++) {
-        const vtx *a = &in[i], *b = &in[i == 2 ? 0 : i + 1];
-        double va = a->p[2], vb = b->p[2];
-        if (va >= zb && va <= zt)
-            out[m++] = *a;
-        if (va < vb) {
-            if (va < zb && zb < vb)
-                crossing(a, b, 2, zb, &out[m++]);
-            if (va < zt && zt < vb)
-                crossing(a, b, 2, zt, &out[m++]);
-        } else if (vb < va) {
-            if (vb < zt && zt < va)
-                crossing(a, b, 2, zt, &out[m++]);
-            if (vb < zb && zb < va)
-                crossing(a, b, 2, zb, &out[m++]);
-        }
-    }
-    return m;
-}
-
-/* Bounds of one axis over a polygon. */
-static inline void bounds(const vtx *v, int n, int ax, double *lo, double *hi)
-{
-    double a = v[0].p[ax], b = a;
-    for (int i = 1; i < n; i++) {
-        if (v[i].p[ax] < a)
-            a = v[i].p[ax];
-        if (v[i].p[ax] > b)
-            b = v[i].p[ax];
-    }
-    *lo = a;
-    *hi = b;
-}
-
 /* Where fragments go: a callback (op_triangle_fragments) or the heightfield. */
 typedef struct raster_ctx {
     op_heightfield *hf; /* NULL with a callback */
@@ -155,6 +119,59 @@ typedef struct raster_ctx {
     double inv_cs; /* 1 / cs, for CellOf's estimate */
     op_err *err;
 } raster_ctx;
+
+/* v's x cell (CellOf against the grid's lines, §1.2) and whether v is on its line. */
+static inline void set_cell(const op_heightfield *hf, const raster_ctx *rc, vtx *v)
+{
+    double x = v->p[0], ox = hf->line_origin[0], cs = hf->cs;
+    int64_t k = op__cell_of(x, ox, cs, rc->inv_cs);
+    v->on = x == ox + (double)k * cs;
+    k -= hf->cell0[0];
+    v->cell = k < -2 ? -2 : (k > (int64_t)hf->width + 2 ? hf->width + 2 : (int)k);
+}
+
+/* The crossings of the triangle's edges (tri[e], tri[e + 1]) with the line z = L
+ * where it lies strictly between their z (has[e]). A line's crossings serve the rows
+ * on both of its sides, as clipping each row against its own lines would give. */
+static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, const vtx *tri,
+                               double L, vtx *q, int *has)
+{
+    for (int e = 0; e < 3; e++) {
+        const vtx *a = &tri[e], *b = &tri[e == 2 ? 0 : e + 1];
+        double va = a->p[2], vb = b->p[2];
+        has[e] = (va < L && L < vb) || (vb < L && L < va);
+        if (has[e]) {
+            crossing(a, b, 2, L, &q[e]);
+            set_cell(hf, rc, &q[e]);
+        }
+    }
+}
+
+/* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each
+ * vertex a, the crossings of edge (a, b) with the lines zb (qb), zt (qt) that lie
+ * strictly between a.z and b.z, in their order along the edge. */
+static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, const vtx *qt,
+                              const int *ht, double zb, double zt, const vtx **out)
+{
+    int m = 0;
+    for (int i = 0; i < 3; i++) {
+        const vtx *a = &tri[i], *b = &tri[i == 2 ? 0 : i + 1];
+        if (a->p[2] >= zb && a->p[2] <= zt)
+            out[m++] = a;
+        if (a->p[2] < b->p[2]) {
+            if (hb[i])
+                out[m++] = &qb[i];
+            if (ht[i])
+                out[m++] = &qt[i];
+        } else {
+            if (ht[i])
+                out[m++] = &qt[i];
+            if (hb[i])
+                out[m++] = &qb[i];
+        }
+    }
+    return m;
+}
 
 /* Rows of a fragment (§3.4) and its push into the column. */
 static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
@@ -229,12 +246,11 @@ static inline void vertex_add(row_sums *rs, int j, const vtx *v)
     rs->vzhi[j] = maxd(v->p[2], rs->vzhi[j]);
 }
 
-/* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK); cell[i] is the grid cell of
- * row vertex i (clamped beyond the grid), on[i] whether it lies on that cell's
- * left line. Cell j's points: vertices of cell j, vertices on line j + 1 (the
- * next cell's left line), crossings on lines j and j + 1. */
-static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *rp, int n,
-                         const int *cell, const int *on, int c0, int m, int z, double zb, double zt)
+/* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK). Cell j's points: the vertices of
+ * cell j, those on line j + 1 (the next cell's left line), the crossings on lines
+ * j and j + 1. */
+static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
+                         int c0, int m, int z, double zb, double zt)
 {
     row_sums rs;
     const double cs = hf->cs, ox = hf->line_origin[0];
@@ -249,22 +265,22 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *rp
         rs.vxhi[j] = rs.vyhi[j] = rs.vzhi[j] = -INFINITY;
     }
     for (int i = 0; i < n; i++) {
-        int i2 = i + 1 == n ? 0 : i + 1;
+        const vtx *a = rp[i], *b = rp[i + 1 == n ? 0 : i + 1];
         /* Lines strictly between the two x: after the lower one's cell, before the
          * higher one's cell or up to it when the higher x is not on its line. */
-        int lo = rp[i].p[0] < rp[i2].p[0] ? i : i2, hi = lo == i ? i2 : i;
-        int first = cell[lo] + 1 - c0, last = cell[hi] - on[hi] - c0;
+        const vtx *lo = a->p[0] < b->p[0] ? a : b, *hi = lo == a ? b : a;
+        int first = lo->cell + 1 - c0, last = hi->cell - hi->on - c0;
         first = first < 0 ? 0 : first;
         last = last > m ? m : last;
         if (first <= last)
-            edge_crossings(&rp[i], &rp[i2], first, last, &rs);
+            edge_crossings(a, b, first, last, &rs);
     }
     for (int i = 0; i < n; i++) {
-        int j = cell[i] - c0;
+        int j = rp[i]->cell - c0;
         if (j >= 0 && j < m)
-            vertex_add(&rs, j, &rp[i]);
-        if (on[i] && j >= 1 && j <= m)
-            vertex_add(&rs, j - 1, &rp[i]);
+            vertex_add(&rs, j, rp[i]);
+        if (rp[i]->on && j >= 1 && j <= m)
+            vertex_add(&rs, j - 1, rp[i]);
     }
     for (int j = 0; j < m; j++) {
         double xl = rs.xs[j], xr = rs.xs[j + 1];
@@ -280,92 +296,92 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *rp
     }
 }
 
-/* A row polygon over cells kx0 .. kx1 (clipped to the grid, kx0 < kx1 before the
- * clip): each vertex's cell once, then the cells chunk by chunk. */
-static void raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx *rp, int n, int64_t kx0,
-                       int64_t kx1, int z, double zb, double zt)
+/* Row z's polygon (§3.2, §3.3): nothing when it lies on one of its lines, one
+ * fragment when it lies in one cell, else its cells (clipped to the grid) in
+ * chunks. Cells come from the vertices' cells: CellOf is monotone. */
+static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
+                            int z, double zb, double zt)
 {
-    const double cs = hf->cs, ox = hf->line_origin[0];
-    const int64_t gx0 = hf->cell0[0];
-    int cell[MAX_POLY], on[MAX_POLY];
-    for (int i = 0; i < n; i++) {
-        int64_t k = op__cell_of(rp[i].p[0], ox, cs, rc->inv_cs);
-        on[i] = rp[i].p[0] == ox + (double)k * cs;
-        k -= gx0; /* beyond the grid only its side matters */
-        cell[i] = k < -2 ? -2 : (k > (int64_t)hf->width + 2 ? hf->width + 2 : (int)k);
+    double rylo = rp[0]->p[1], ryhi = rylo, rzlo = rp[0]->p[2], rzhi = rzlo;
+    int kx0 = rp[0]->cell, kx1 = kx0, allon = rp[0]->on;
+    for (int i = 1; i < n; i++) {
+        rylo = mind(rp[i]->p[1], rylo);
+        ryhi = maxd(rp[i]->p[1], ryhi);
+        rzlo = mind(rp[i]->p[2], rzlo);
+        rzhi = maxd(rp[i]->p[2], rzhi);
+        kx0 = rp[i]->cell < kx0 ? rp[i]->cell : kx0;
+        kx1 = rp[i]->cell > kx1 ? rp[i]->cell : kx1;
+        allon &= rp[i]->on;
     }
-    for (int64_t c0 = kx0; c0 <= kx1; c0 += ROW_CHUNK) {
-        int m = kx1 - c0 + 1 < ROW_CHUNK ? (int)(kx1 - c0 + 1) : ROW_CHUNK;
-        raster_chunk(hf, rc, rp, n, cell, on, (int)c0, m, z, zb, zt);
+    if (rzhi == zb || rzlo == zt)
+        return OP_OK; /* the row's polygon lies on one boundary line */
+    if (kx1 < 0 || kx0 >= hf->width)
+        return OP_OK;
+    if (kx0 == kx1) {
+        /* The row lies in one cell: P is R itself (no vertex beyond its lines, so no
+         * crossing); it is on one edge line only if every x is the left line. */
+        return allon ? OP_OK : emit_one(rc, kx0, z, rylo, ryhi);
     }
+    kx0 = kx0 < 0 ? 0 : kx0;
+    kx1 = kx1 >= hf->width ? hf->width - 1 : kx1;
+    /* Room for a fragment in every cell of the row (rarely grows). */
+    if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
+        op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
+        if (st != OP_OK)
+            return st;
+    }
+    for (int c0 = kx0; c0 <= kx1; c0 += ROW_CHUNK) {
+        int m = kx1 - c0 + 1 < ROW_CHUNK ? kx1 - c0 + 1 : ROW_CHUNK;
+        raster_chunk(hf, rc, rp, n, c0, m, z, zb, zt);
+    }
+    return OP_OK;
 }
 
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
- * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
- * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
+ * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
+ * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
+ * boundary line. */
 static op_status raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
                             const float *v2, raster_ctx *rc)
 {
-    const double cs = hf->cs, inv = rc->inv_cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
-    const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
-    vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
-    double zlo, zhi;
-    bounds(tri, 3, 2, &zlo, &zhi);
-    int64_t kz0 = op__cell_of(zlo, oz, cs, inv) - gz0, kz1 = op__cell_of(zhi, oz, cs, inv) - gz0;
+    const double cs = hf->cs, oz = hf->line_origin[1];
+    const int64_t gz0 = hf->cell0[1];
+    vtx tri[3] = {{{v0[0], v0[1], v0[2]}, 0, 0},
+                  {{v1[0], v1[1], v1[2]}, 0, 0},
+                  {{v2[0], v2[1], v2[2]}, 0, 0}};
+    double zlo = mind(mind(tri[0].p[2], tri[1].p[2]), tri[2].p[2]);
+    double zhi = maxd(maxd(tri[0].p[2], tri[1].p[2]), tri[2].p[2]);
+    int64_t kz0 = op__cell_of(zlo, oz, cs, rc->inv_cs) - gz0;
+    int64_t kz1 = op__cell_of(zhi, oz, cs, rc->inv_cs) - gz0;
     if (kz1 < 0 || kz0 >= hf->depth)
         return OP_OK;
-    if (kz0 < 0)
-        kz0 = 0;
-    if (kz1 >= hf->depth)
-        kz1 = hf->depth - 1;
-    vtx row[MAX_POLY];
+    kz0 = kz0 < 0 ? 0 : kz0;
+    kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
+    for (int i = 0; i < 3; i++)
+        set_cell(hf, rc, &tri[i]);
+    vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */
+    int ha[3], hc[3];
+    vtx *qb = qa, *qt = qc;
+    int *hb = ha, *ht = hc;
+    double zb = oz + (double)(gz0 + kz0) * cs;
+    z_crossings(hf, rc, tri, zb, qb, hb);
     for (int64_t z = kz0; z <= kz1; z++) {
-        double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
-        const vtx *rp = tri;
-        int n = 3;
-        if (zlo < zb || zhi > zt) { /* otherwise the row polygon is the triangle */
-            n = clip_row(tri, row, zb, zt);
-            rp = row;
-        }
-        if (n == 0)
-            continue;
-        double rxlo = rp[0].p[0], rxhi = rxlo, rylo = rp[0].p[1], ryhi = rylo;
-        double rzlo = rp[0].p[2], rzhi = rzlo;
-        for (int i = 1; i < n; i++) {
-            rxlo = rp[i].p[0] < rxlo ? rp[i].p[0] : rxlo;
-            rxhi = rp[i].p[0] > rxhi ? rp[i].p[0] : rxhi;
-            rylo = rp[i].p[1] < rylo ? rp[i].p[1] : rylo;
-            ryhi = rp[i].p[1] > ryhi ? rp[i].p[1] : ryhi;
-            rzlo = rp[i].p[2] < rzlo ? rp[i].p[2] : rzlo;
-            rzhi = rp[i].p[2] > rzhi ? rp[i].p[2] : rzhi;
-        }
-        if (rzhi == zb || rzlo == zt)
-            continue; /* the row's polygon lies on one boundary line */
-        int64_t kx0 = op__cell_of(rxlo, ox, cs, inv) - gx0;
-        int64_t kx1 = op__cell_of(rxhi, ox, cs, inv) - gx0;
-        if (kx1 < 0 || kx0 >= hf->width)
-            continue;
-        if (kx0 == kx1) {
-            /* The row lies in one cell: P is R itself (no vertex beyond its lines, so
-             * no crossing); it is on one edge line only if every x is the left line. */
-            if (rxhi != ox + (double)(gx0 + kx0) * cs) {
-                op_status st = emit_one(rc, (int)kx0, (int)z, rylo, ryhi);
-                if (st != OP_OK)
-                    return st;
-            }
-            continue;
-        }
-        if (kx0 < 0)
-            kx0 = 0;
-        if (kx1 >= hf->width)
-            kx1 = hf->width - 1;
-        /* Room for a fragment in every cell of the row (rarely grows). */
-        if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
-            op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
+        double zt = oz + (double)(gz0 + z + 1) * cs;
+        z_crossings(hf, rc, tri, zt, qt, ht);
+        const vtx *rp[MAX_POLY];
+        int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
+        if (n) {
+            op_status st = raster_row(hf, rc, rp, n, (int)z, zb, zt);
             if (st != OP_OK)
                 return st;
         }
-        raster_row(hf, rc, rp, n, kx0, kx1, (int)z, zb, zt);
+        vtx *tq = qb; /* the top line is the next row's bottom line */
+        qb = qt;
+        qt = tq;
+        int *th = hb;
+        hb = ht;
+        ht = th;
+        zb = zt;
     }
     return OP_OK;
 }

@@ -83,31 +83,116 @@ static inline double maxd(double a, double b)
     return a > b ? a : b;
 }
 
-/* v clamped to [min(a, b), max(a, b)] with min / max selections, which compile
- * without a branch: the value of v < lo ? lo : (v > hi ? hi : v) since lo <= hi
- * (only the sign of a zero can differ when a == b, and no rule sees it). */
-static inline double clampd(double v, double a, double b)
+/* Two coordinates of a point handled together: with SSE2 (every x86-64) in one
+ * register, so that a crossing's two quotients cost one division; elsewhere as two
+ * doubles. Lane by lane the operations are the same IEEE ones: min(a, b) is
+ * a < b ? a : b and max(a, b) is a > b ? a : b, as mind / maxd. */
+#if defined(__SSE2__) && !defined(OP_RASTER_SCALAR)
+#include <emmintrin.h>
+typedef __m128d dpair;
+static inline dpair dp_load(const double *p)
 {
-    double lo = mind(a, b), hi = maxd(a, b);
-    return maxd(lo, mind(hi, v));
+    return _mm_loadu_pd(p);
 }
+static inline void dp_store(double *p, dpair a)
+{
+    _mm_storeu_pd(p, a);
+}
+static inline dpair dp_set(double lo, double hi)
+{
+    return _mm_set_pd(hi, lo);
+}
+static inline dpair dp_set1(double v)
+{
+    return _mm_set1_pd(v);
+}
+static inline double dp_lo(dpair a)
+{
+    return _mm_cvtsd_f64(a);
+}
+static inline double dp_hi(dpair a)
+{
+    return _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
+}
+static inline dpair dp_min(dpair a, dpair b)
+{
+    return _mm_min_pd(a, b);
+}
+static inline dpair dp_max(dpair a, dpair b)
+{
+    return _mm_max_pd(a, b);
+}
+/* (a * wa + b * wb) / d, lane by lane. */
+static inline dpair dp_lerp(dpair a, dpair b, double wa, double wb, double d)
+{
+    return _mm_div_pd(_mm_add_pd(_mm_mul_pd(a, _mm_set1_pd(wa)), _mm_mul_pd(b, _mm_set1_pd(wb))),
+                      _mm_set1_pd(d));
+}
+/* (a - o) / c, lane by lane. */
+static inline dpair dp_scale(dpair a, double o, double c)
+{
+    return _mm_div_pd(_mm_sub_pd(a, _mm_set1_pd(o)), _mm_set1_pd(c));
+}
+#else
+typedef struct dpair {
+    double v[2];
+} dpair;
+static inline dpair dp_load(const double *p)
+{
+    dpair r = {{p[0], p[1]}};
+    return r;
+}
+static inline void dp_store(double *p, dpair a)
+{
+    p[0] = a.v[0];
+    p[1] = a.v[1];
+}
+static inline dpair dp_set(double lo, double hi)
+{
+    dpair r = {{lo, hi}};
+    return r;
+}
+static inline dpair dp_set1(double v)
+{
+    return dp_set(v, v);
+}
+static inline double dp_lo(dpair a)
+{
+    return a.v[0];
+}
+static inline double dp_hi(dpair a)
+{
+    return a.v[1];
+}
+static inline dpair dp_min(dpair a, dpair b)
+{
+    return dp_set(mind(a.v[0], b.v[0]), mind(a.v[1], b.v[1]));
+}
+static inline dpair dp_max(dpair a, dpair b)
+{
+    return dp_set(maxd(a.v[0], b.v[0]), maxd(a.v[1], b.v[1]));
+}
+static inline dpair dp_lerp(dpair a, dpair b, double wa, double wb, double d)
+{
+    return dp_set((a.v[0] * wa + b.v[0] * wb) / d, (a.v[1] * wa + b.v[1] * wb) / d);
+}
+static inline dpair dp_scale(dpair a, double o, double c)
+{
+    return dp_set((a.v[0] - o) / c, (a.v[1] - o) / c);
+}
+#endif
 
 /* The crossing of edge (a, b) with the line p[ax] = L (§3.2): exactly L on ax and,
  * on each other axis, (a * (b_ax - L) + b * (L - a_ax)) / (b_ax - a_ax) clamped to
- * the edge's range. One rounding at the end: exact whenever the products and the
- * sum are (then a crossing at a cell corner lands on it), and the same for (b, a). */
-static inline double lerp_at(double ca, double cb, double wa, double wb, double d)
+ * [min(a, b), max(a, b)]. One rounding at the end: exact whenever the products and
+ * the sum are (then a crossing at a cell corner lands on it), and the same for
+ * (b, a). Here for the two other axes at once (ca, cb: the ends' coordinates on
+ * them); the clamp is max(lo, min(hi, v)), which compiles without a branch and
+ * equals v < lo ? lo : (v > hi ? hi : v) since lo <= hi (only the sign of a zero
+ * can differ when a == b, and no rule sees it). */
+static inline dpair lerp2(dpair ca, dpair cb, double wa, double wb, double d)
 {
-    return clampd((ca * wa + cb * wb) / d, ca, cb);
-}
-
-static inline void crossing(const vtx *a, const vtx *b, int ax, double L, vtx *q)
-{
-    double wa = b->p[ax] - L, wb = L - a->p[ax], d = b->p[ax] - a->p[ax];
-    int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the other two axes */
-    q->p[ax] = L;
-    q->p[o1] = lerp_at(a->p[o1], b->p[o1], wa, wb, d);
-    q->p[o2] = lerp_at(a->p[o2], b->p[o2], wa, wb, d);
+    return dp_max(dp_min(ca, cb), dp_min(dp_max(ca, cb), dp_lerp(ca, cb, wa, wb, d)));
 }
 
 /* Where fragments go: a callback (op_triangle_fragments) or the heightfield. */
@@ -141,7 +226,8 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
         double va = a->p[2], vb = b->p[2];
         has[e] = (va < L && L < vb) || (vb < L && L < va);
         if (has[e]) {
-            crossing(a, b, 2, L, &q[e]);
+            dp_store(q[e].p, lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
+            q[e].p[2] = L;
             set_cell(hf, rc, &q[e]);
         }
     }
@@ -182,7 +268,8 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     }
     op_heightfield *hf = rc->hf;
     double oy = hf->origin[1], ch = hf->ch;
-    double fmin = op__floor((ymin - oy) / ch), fmax = op__ceil((ymax - oy) / ch);
+    dpair t = dp_scale(dp_set(ymin, ymax), oy, ch); /* (ymin - oy) / ch, (ymax - oy) / ch */
+    double fmin = op__floor(dp_lo(t)), fmax = op__ceil(dp_hi(t));
     if (fmax < fmin + 1.0)
         fmax = fmin + 1.0;
     if (fmax <= 0.0 || fmin >= (double)hf->rows)
@@ -210,29 +297,28 @@ static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, doub
 
 /* A row chunk's point sets, gathered edge by edge and vertex by vertex rather than
  * cell by cell: per line j (line c0 + j) the y / z ranges of the crossings on it,
- * per cell j the x / y / z ranges of the row vertices in its closed x slab. Empty
- * ranges hold +inf / -inf, so merging is plain min / max and a set is empty iff
- * its y range is (every point has a finite y). */
+ * per cell j the x / y / z ranges of the row vertices in its closed x slab ((y, z)
+ * pairs: lo = minima, hi = maxima). Empty ranges hold +inf / -inf, so merging is
+ * plain min / max and a set is empty iff its y range is (every point has a finite
+ * y). */
 typedef struct row_sums {
     double xs[ROW_CHUNK + 1];
-    double lylo[ROW_CHUNK + 1], lyhi[ROW_CHUNK + 1], lzlo[ROW_CHUNK + 1], lzhi[ROW_CHUNK + 1];
-    double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK], vylo[ROW_CHUNK], vyhi[ROW_CHUNK];
-    double vzlo[ROW_CHUNK], vzhi[ROW_CHUNK];
+    double llo[ROW_CHUNK + 1][2], lhi[ROW_CHUNK + 1][2];
+    double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK];
+    double vlo[ROW_CHUNK][2], vhi[ROW_CHUNK][2];
 } row_sums;
 
 /* The crossings of edge (a, b) with lines first..last of the chunk (all strictly
- * between a.x and b.x), added to their lines' sums. As crossing() on axis x. */
+ * between a.x and b.x), added to their lines' sums. */
 static inline void edge_crossings(const vtx *a, const vtx *b, int first, int last, row_sums *rs)
 {
     double xa = a->p[0], xb = b->p[0], d = xb - xa;
-    double ay = a->p[1], by = b->p[1], az = a->p[2], bz = b->p[2];
+    dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
     for (int j = first; j <= last; j++) {
-        double L = rs->xs[j], wa = xb - L, wb = L - xa;
-        double y = lerp_at(ay, by, wa, wb, d), z = lerp_at(az, bz, wa, wb, d);
-        rs->lylo[j] = mind(y, rs->lylo[j]);
-        rs->lyhi[j] = maxd(y, rs->lyhi[j]);
-        rs->lzlo[j] = mind(z, rs->lzlo[j]);
-        rs->lzhi[j] = maxd(z, rs->lzhi[j]);
+        double L = rs->xs[j];
+        dpair q = lerp2(ca, cb, xb - L, L - xa, d);
+        dp_store(rs->llo[j], dp_min(q, dp_load(rs->llo[j])));
+        dp_store(rs->lhi[j], dp_max(q, dp_load(rs->lhi[j])));
     }
 }
 
@@ -240,10 +326,9 @@ static inline void vertex_add(row_sums *rs, int j, const vtx *v)
 {
     rs->vxlo[j] = mind(v->p[0], rs->vxlo[j]);
     rs->vxhi[j] = maxd(v->p[0], rs->vxhi[j]);
-    rs->vylo[j] = mind(v->p[1], rs->vylo[j]);
-    rs->vyhi[j] = maxd(v->p[1], rs->vyhi[j]);
-    rs->vzlo[j] = mind(v->p[2], rs->vzlo[j]);
-    rs->vzhi[j] = maxd(v->p[2], rs->vzhi[j]);
+    dpair q = dp_load(&v->p[1]);
+    dp_store(rs->vlo[j], dp_min(q, dp_load(rs->vlo[j])));
+    dp_store(rs->vhi[j], dp_max(q, dp_load(rs->vhi[j])));
 }
 
 /* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK). Cell j's points: the vertices of
@@ -255,14 +340,17 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
     row_sums rs;
     const double cs = hf->cs, ox = hf->line_origin[0];
     const int64_t gx0 = hf->cell0[0];
+    const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
     for (int j = 0; j <= m; j++) {
         rs.xs[j] = ox + (double)(gx0 + c0 + j) * cs;
-        rs.lylo[j] = rs.lzlo[j] = INFINITY;
-        rs.lyhi[j] = rs.lzhi[j] = -INFINITY;
+        dp_store(rs.llo[j], inf);
+        dp_store(rs.lhi[j], ninf);
     }
     for (int j = 0; j < m; j++) {
-        rs.vxlo[j] = rs.vylo[j] = rs.vzlo[j] = INFINITY;
-        rs.vxhi[j] = rs.vyhi[j] = rs.vzhi[j] = -INFINITY;
+        rs.vxlo[j] = INFINITY;
+        rs.vxhi[j] = -INFINITY;
+        dp_store(rs.vlo[j], inf);
+        dp_store(rs.vhi[j], ninf);
     }
     for (int i = 0; i < n; i++) {
         const vtx *a = rp[i], *b = rp[i + 1 == n ? 0 : i + 1];
@@ -284,11 +372,10 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
     }
     for (int j = 0; j < m; j++) {
         double xl = rs.xs[j], xr = rs.xs[j + 1];
-        int ln = rs.lylo[j] <= rs.lyhi[j], rn = rs.lylo[j + 1] <= rs.lyhi[j + 1];
-        double ylo = mind(mind(rs.lylo[j], rs.lylo[j + 1]), rs.vylo[j]);
-        double yhi = maxd(maxd(rs.lyhi[j], rs.lyhi[j + 1]), rs.vyhi[j]);
-        double czlo = mind(mind(rs.lzlo[j], rs.lzlo[j + 1]), rs.vzlo[j]);
-        double czhi = maxd(maxd(rs.lzhi[j], rs.lzhi[j + 1]), rs.vzhi[j]);
+        int ln = rs.llo[j][0] <= rs.lhi[j][0], rn = rs.llo[j + 1][0] <= rs.lhi[j + 1][0];
+        dpair lo = dp_min(dp_min(dp_load(rs.llo[j]), dp_load(rs.llo[j + 1])), dp_load(rs.vlo[j]));
+        dpair hi = dp_max(dp_max(dp_load(rs.lhi[j]), dp_load(rs.lhi[j + 1])), dp_load(rs.vhi[j]));
+        double ylo = dp_lo(lo), czlo = dp_hi(lo), yhi = dp_lo(hi), czhi = dp_hi(hi);
         double cxlo = mind(ln ? xl : (rn ? xr : INFINITY), rs.vxlo[j]);
         double cxhi = maxd(rn ? xr : (ln ? xl : -INFINITY), rs.vxhi[j]);
         if (ylo <= yhi && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)

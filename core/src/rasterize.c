@@ -269,13 +269,18 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     op_heightfield *hf = rc->hf;
     double oy = hf->origin[1], ch = hf->ch;
     dpair t = dp_scale(dp_set(ymin, ymax), oy, ch); /* (ymin - oy) / ch, (ymax - oy) / ch */
-    double fmin = op__floor(dp_lo(t)), fmax = op__ceil(dp_hi(t));
-    if (fmax < fmin + 1.0)
-        fmax = fmin + 1.0;
-    if (fmax <= 0.0 || fmin >= (double)hf->rows)
+    /* floor and ceil in integers: |t| < 2^51 here (coordinates within 2^21, the
+     * origin within 2^40, ch >= 0.001), so the conversions are exact. */
+    double t0 = dp_lo(t), t1 = dp_hi(t);
+    int64_t fmin = (int64_t)t0, fmax = (int64_t)t1;
+    fmin -= (double)fmin > t0;
+    fmax += (double)fmax < t1;
+    if (fmax < fmin + 1)
+        fmax = fmin + 1;
+    if (fmax <= 0 || fmin >= hf->rows)
         return;
-    int smin = fmin < 0.0 ? 0 : (int)fmin;
-    int smax = fmax > (double)hf->rows ? hf->rows : (int)fmax;
+    int smin = fmin < 0 ? 0 : (int)fmin;
+    int smax = fmax > hf->rows ? hf->rows : (int)fmax;
     op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
 }
 

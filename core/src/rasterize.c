@@ -219,8 +219,12 @@ static inline void set_cell(const op_heightfield *hf, const raster_ctx *rc, vtx 
  * where it lies strictly between their z (has[e]). A line's crossings serve the rows
  * on both of its sides, as clipping each row against its own lines would give. */
 static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, const vtx *tri,
-                               double L, vtx *q, int *has)
+                               double zlo, double zhi, double L, vtx *q, int *has)
 {
+    if (!(zlo < L && L < zhi)) { /* outside the triangle's open z range: none */
+        has[0] = has[1] = has[2] = 0;
+        return;
+    }
     for (int e = 0; e < 3; e++) {
         const vtx *a = &tri[e], *b = &tri[e == 2 ? 0 : e + 1];
         double va = a->p[2], vb = b->p[2];
@@ -456,10 +460,10 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     vtx *qb = qa, *qt = qc;
     int *hb = ha, *ht = hc;
     double zb = oz + (double)(gz0 + kz0) * cs;
-    z_crossings(hf, rc, tri, zb, qb, hb);
+    z_crossings(hf, rc, tri, zlo, zhi, zb, qb, hb);
     for (int64_t z = kz0; z <= kz1; z++) {
         double zt = oz + (double)(gz0 + z + 1) * cs;
-        z_crossings(hf, rc, tri, zt, qt, ht);
+        z_crossings(hf, rc, tri, zlo, zhi, zt, qt, ht);
         const vtx *rp[MAX_POLY];
         int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
         if (n) {

@@ -40,8 +40,8 @@ void op_filter_low_hanging(op_heightfield *hf, int walkable_climb)
 
 /* Is the span (floor, ceiling) at a ledge towards column nc, or does nc's floor
  * widen the accessible range [*lo, *hi] (§4.2)? Returns 1 for a ledge. */
-static int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int ceiling,
-                         int walkable_height, int walkable_climb, int *lo, int *hi)
+static inline int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int ceiling,
+                                int walkable_height, int walkable_climb, int *lo, int *hi)
 {
     uint32_t n = hf->heads[nc];
     int nceil = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
@@ -66,20 +66,23 @@ static int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int c
     return 0;
 }
 
-/* Is the span (floor, ceiling) of cell (x, z) a ledge or on a steep slope (§4.2)? */
+/* Is the span (floor, ceiling) of cell (x, z) a ledge or on a steep slope (§4.2)? A
+ * cell on the grid's edge has a neighbour outside, a drop: always a ledge. */
 static inline int ledge_or_steep(const op_heightfield *hf, int x, int z, int floor, int ceiling,
                                  int walkable_height, int walkable_climb)
 {
     const int w = hf->width, d = hf->depth;
+    if (x == 0 || z == 0 || x == w - 1 || z == d - 1)
+        return 1;
+    uint32_t c = (uint32_t)x + (uint32_t)z * (uint32_t)w;
     int lo = floor, hi = floor;
-    for (int dir = 0; dir < 4; dir++) {
-        int nx = x + op_dir_dx(dir), nz = z + op_dir_dz(dir);
-        if (nx < 0 || nz < 0 || nx >= w || nz >= d)
-            return 1; /* outside the grid is a drop */
-        if (ledge_towards(hf, (uint32_t)nx + (uint32_t)nz * (uint32_t)w, floor, ceiling,
-                          walkable_height, walkable_climb, &lo, &hi))
-            return 1;
-    }
+    if (ledge_towards(hf, c - 1, floor, ceiling, walkable_height, walkable_climb, &lo, &hi) ||
+        ledge_towards(hf, c + (uint32_t)w, floor, ceiling, walkable_height, walkable_climb, &lo,
+                      &hi) ||
+        ledge_towards(hf, c + 1, floor, ceiling, walkable_height, walkable_climb, &lo, &hi) ||
+        ledge_towards(hf, c - (uint32_t)w, floor, ceiling, walkable_height, walkable_climb, &lo,
+                      &hi))
+        return 1;
     return hi - lo > walkable_climb;
 }
 

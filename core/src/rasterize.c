@@ -12,7 +12,13 @@
  * degeneracy test. Every crossing depends only on its edge and its line, never on
  * the grid or the loops, so two tiles that share a cell compute bitwise identical
  * fragments there, and the cells beside a line share its crossings.
- * Typical sizes: a tile grid of 46 x 46 cells, 1-20k triangles, 1-3 cells each.
+ * Cost: the points are gathered per row, edge by edge and vertex by vertex (each
+ * crossing computed once, each vertex's x cell found once), not per cell; a
+ * crossing's two coordinates share one packed division. Any change here must keep
+ * every value bitwise (tests/golden; a random-triangle comparison against the
+ * previous code is the quickest check).
+ * Typical sizes: a tile grid of 42 x 42 cells, 1-20k triangles, 1-3 cells each
+ * (dungeon: 4 rows a triangle, 2-3 cells a row, 4 vertices a row polygon).
  */
 #include <math.h>
 

@@ -15,8 +15,8 @@
  * Cost: the points are gathered per row, edge by edge and vertex by vertex (each
  * crossing computed once, each vertex's x cell found once), not per cell; a
  * crossing's two coordinates share one packed division. Any change here must keep
- * every value bitwise (tests/golden; a random-triangle comparison against the
- * previous code is the quickest check).
+ * every value bitwise: tests/golden, and test_rasterize_rule, which compares with
+ * the rule written out literally cell by cell.
  * Typical sizes: a tile grid of 42 x 42 cells, 1-20k triangles, 1-3 cells each
  * (dungeon: 4 rows a triangle, 2-3 cells a row, 4 vertices a row polygon).
  */

@@ -6,6 +6,7 @@
 
 #include "onepath/limits.h"
 #include "onepath/spans.h"
+#include "op_test.h"
 
 static op_arena *arena;
 
@@ -225,4 +226,46 @@ Test(filters, filters_run_low_hanging_before_low_height)
     uint32_t s = hf.heads[4];
     cr_assert_eq(hf.spans[s].smin, 0);
     cr_assert_eq(hf.spans[s].smax, 10);
+}
+
+/* op_filters_apply walks the spans once; it must give exactly what the three passes
+ * give one after the other (§4: each reads the state before it). Random columns of
+ * up to four spans with areas 0, 63 and others, heights near the thresholds. */
+Test(filters, filters_apply_equals_the_three_passes_in_order)
+{
+    op_test_rng rng = {20261130};
+    for (int field_no = 0; field_no < 400; field_no++) {
+        int w = op_test_rand_int(&rng, 1, 7), d = op_test_rand_int(&rng, 1, 7);
+        int wh = op_test_rand_int(&rng, 1, 8), wc = op_test_rand_int(&rng, 0, 5);
+        op_heightfield a = field(w, d, 60), b = field(w, d, 60);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int n = op_test_rand_int(&rng, 0, 4), y = op_test_rand_int(&rng, 0, 6);
+                for (int k = 0; k < n && y < 58; k++) {
+                    int h = op_test_rand_int(&rng, 1, 6);
+                    int top = y + h > 60 ? 60 : y + h;
+                    int r = op_test_rand_int(&rng, 0, 9);
+                    int area = r < 4 ? 0 : (r < 8 ? 63 : op_test_rand_int(&rng, 1, 62));
+                    add(&a, x, z, y, top, area);
+                    add(&b, x, z, y, top, area);
+                    y = top + op_test_rand_int(&rng, 1, wh + 3);
+                }
+            }
+        op_filter_low_hanging(&a, wc);
+        op_filter_ledges(&a, wh, wc);
+        op_filter_low_height(&a, wh);
+        op_filters_apply(&b, wh, wc);
+        for (int c = 0; c < w * d; c++) {
+            uint32_t sa = a.heads[c], sb = b.heads[c];
+            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
+                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
+                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
+                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
+                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
+                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
+            }
+            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
+        }
+        op_arena_reset(arena);
+    }
 }

@@ -4,8 +4,9 @@
  *
  * Input/output: op_heightfield (spans in columns). Each pass reads only heights
  * and, for low-hanging obstacles, the areas as they were before the pass, so the
- * result does not depend on the order cells are visited. Typical tile: 2k columns,
- * 3-6k spans; each pass is linear (ledges: 4 neighbour columns per walkable span).
+ * result does not depend on the order cells are visited. op_filters_apply (what a
+ * build runs) does the three in one walk; the single passes stay for tests. Typical
+ * tile: 2k columns, 3-6k spans; linear (ledges: 4 neighbour columns per walkable span).
  */
 #include "onepath/limits.h"
 #include "onepath/spans.h"
@@ -39,8 +40,8 @@ void op_filter_low_hanging(op_heightfield *hf, int walkable_climb)
 
 /* Is the span (floor, ceiling) at a ledge towards column nc, or does nc's floor
  * widen the accessible range [*lo, *hi] (§4.2)? Returns 1 for a ledge. */
-static int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int ceiling,
-                         int walkable_height, int walkable_climb, int *lo, int *hi)
+static inline int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int ceiling,
+                                int walkable_height, int walkable_climb, int *lo, int *hi)
 {
     uint32_t n = hf->heads[nc];
     int nceil = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
@@ -65,6 +66,26 @@ static int ledge_towards(const op_heightfield *hf, uint32_t nc, int floor, int c
     return 0;
 }
 
+/* Is the span (floor, ceiling) of cell (x, z) a ledge or on a steep slope (§4.2)? A
+ * cell on the grid's edge has a neighbour outside, a drop: always a ledge. */
+static inline int ledge_or_steep(const op_heightfield *hf, int x, int z, int floor, int ceiling,
+                                 int walkable_height, int walkable_climb)
+{
+    const int w = hf->width, d = hf->depth;
+    if (x == 0 || z == 0 || x == w - 1 || z == d - 1)
+        return 1;
+    uint32_t c = (uint32_t)x + (uint32_t)z * (uint32_t)w;
+    int lo = floor, hi = floor;
+    if (ledge_towards(hf, c - 1, floor, ceiling, walkable_height, walkable_climb, &lo, &hi) ||
+        ledge_towards(hf, c + (uint32_t)w, floor, ceiling, walkable_height, walkable_climb, &lo,
+                      &hi) ||
+        ledge_towards(hf, c + 1, floor, ceiling, walkable_height, walkable_climb, &lo, &hi) ||
+        ledge_towards(hf, c - (uint32_t)w, floor, ceiling, walkable_height, walkable_climb, &lo,
+                      &hi))
+        return 1;
+    return hi - lo > walkable_climb;
+}
+
 void op_filter_ledges(op_heightfield *hf, int walkable_height, int walkable_climb)
 {
     const int w = hf->width, d = hf->depth;
@@ -73,19 +94,8 @@ void op_filter_ledges(op_heightfield *hf, int walkable_height, int walkable_clim
             for (uint32_t i = hf->heads[(size_t)x + (size_t)z * (size_t)w]; i != OP_NO_SPAN;
                  i = hf->spans[i].next) {
                 op_hf_span *s = &hf->spans[i];
-                if (s->area == OP_NULL_AREA)
-                    continue;
-                int floor = s->smax, ceiling = ceiling_of(hf, s);
-                int lo = floor, hi = floor, ledge = 0;
-                for (int dir = 0; dir < 4 && !ledge; dir++) {
-                    int nx = x + op_dir_dx(dir), nz = z + op_dir_dz(dir);
-                    if (nx < 0 || nz < 0 || nx >= w || nz >= d)
-                        ledge = 1; /* outside the grid is a drop */
-                    else
-                        ledge = ledge_towards(hf, (uint32_t)nx + (uint32_t)nz * (uint32_t)w, floor,
-                                              ceiling, walkable_height, walkable_climb, &lo, &hi);
-                }
-                if (ledge || hi - lo > walkable_climb)
+                if (s->area != OP_NULL_AREA && ledge_or_steep(hf, x, z, s->smax, ceiling_of(hf, s),
+                                                              walkable_height, walkable_climb))
                     s->area = OP_NULL_AREA;
             }
         }
@@ -103,9 +113,35 @@ void op_filter_low_height(op_heightfield *hf, int walkable_height)
         }
 }
 
+/* The three passes in one walk over the spans, column by column, bottom up. It
+ * gives what they give one after the other: the low-hanging rule needs, for a span,
+ * only the span below's walkability before the pass and its area after it (kept
+ * here in locals, untouched by the later rules); the ledge rule then sees the span's
+ * area after the low-hanging rule and reads only heights elsewhere; the low-height
+ * rule reads only heights, and a span it clears needs no ledge test. */
 void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb)
 {
-    op_filter_low_hanging(hf, walkable_climb);
-    op_filter_ledges(hf, walkable_height, walkable_climb);
-    op_filter_low_height(hf, walkable_height);
+    const int w = hf->width, d = hf->depth;
+    for (int z = 0; z < d; z++) {
+        for (int x = 0; x < w; x++) {
+            int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
+            for (uint32_t i = hf->heads[(size_t)x + (size_t)z * (size_t)w]; i != OP_NO_SPAN;
+                 i = hf->spans[i].next) {
+                op_hf_span *s = &hf->spans[i];
+                int area = s->area, floor = s->smax, ceiling = ceiling_of(hf, s);
+                int walkable = area != OP_NULL_AREA;
+                if (!walkable && below_walkable && floor - below_top <= walkable_climb)
+                    area = below_area; /* §4.1 */
+                below_walkable = walkable;
+                below_area = area;
+                below_top = floor;
+                if (ceiling - floor < walkable_height)
+                    area = OP_NULL_AREA; /* §4.3 */
+                else if (area != OP_NULL_AREA &&
+                         ledge_or_steep(hf, x, z, floor, ceiling, walkable_height, walkable_climb))
+                    area = OP_NULL_AREA; /* §4.2 */
+                s->area = (uint8_t)area;
+            }
+        }
+    }
 }

@@ -9,8 +9,9 @@
  * each column's spans are a pure function of the SET of its fragments (never of
  * their order), so any permutation of the triangles gives the same bytes.
  *
- * Fragments stay in the log (12 bytes each, in a column list kept sorted by smin)
- * because the area rule needs them when a later fragment raises a span's top.
+ * Fragments stay in the log (12 bytes each, in a column list, newest first)
+ * because the area rule needs them when a later fragment raises a span's top; a
+ * rebuild sorts a column's fragments by smin (in a local array when few).
  * Typical tile: 2k columns, 5-20k fragments, 3-6k spans.
  */
 #include <math.h>
@@ -171,31 +172,6 @@ static uint32_t sort_frags(op_hf_frag *f, uint32_t head)
     }
 }
 
-/* Short lists (nearly all) are sorted by insertion in a local array, then relinked. */
-#define SHORT_COLUMN 64
-
-static uint32_t sort_column(op_hf_frag *f, uint32_t head)
-{
-    uint32_t idx[SHORT_COLUMN];
-    int n = 0;
-    for (uint32_t i = head; i != OP_NO_SPAN; i = f[i].next) {
-        if (n == SHORT_COLUMN)
-            return sort_frags(f, head);
-        uint16_t key = f[i].smin;
-        int k = n++;
-        while (k > 0 && f[idx[k - 1]].smin > key) {
-            idx[k] = idx[k - 1];
-            k--;
-        }
-        idx[k] = i;
-    }
-    for (int k = 0; k + 1 < n; k++)
-        f[idx[k]].next = idx[k + 1];
-    if (n)
-        f[idx[n - 1]].next = OP_NO_SPAN;
-    return n ? idx[0] : OP_NO_SPAN;
-}
-
 static uint32_t take_slot(op_heightfield *hf)
 {
     uint32_t s = hf->free_list;
@@ -206,24 +182,30 @@ static uint32_t take_slot(op_heightfield *hf)
     return hf->span_slots++;
 }
 
-/* Rebuilds column c from its sorted fragments: union of touching groups; area =
- * largest area among the group's fragments whose top is within the threshold of
- * the group's top (§3.5). */
-static void rebuild_column(op_heightfield *hf, size_t c)
+/* Appends span [gmin, gmax) with area on top of column c (prev: its last span). */
+static void append_span(op_heightfield *hf, size_t c, uint32_t *prev, int gmin, int gmax, int area)
 {
-    op_hf_frag *f = hf->frags;
-    for (uint32_t s = hf->heads[c]; s != OP_NO_SPAN;) {
-        uint32_t nx = hf->spans[s].next;
-        hf->spans[s].next = hf->free_list;
-        hf->free_list = s;
-        hf->span_count--;
-        s = nx;
-    }
-    uint32_t head = sort_column(f, hf->frag_heads[c]);
-    hf->frag_heads[c] = head;
+    uint32_t s = take_slot(hf);
+    hf->spans[s].smin = (uint16_t)gmin;
+    hf->spans[s].smax = (uint16_t)gmax;
+    hf->spans[s].area = (uint8_t)area;
+    hf->spans[s].next = OP_NO_SPAN;
+    if (*prev == OP_NO_SPAN)
+        hf->heads[c] = s;
+    else
+        hf->spans[*prev].next = s;
+    *prev = s;
+    hf->span_count++;
+}
+
+/* Column c's spans from its fragments sorted by smin (the links, for long columns):
+ * union of touching groups; area = largest area among the group's fragments whose
+ * top is within the threshold of the group's top (§3.5). */
+static void build_from_links(op_heightfield *hf, size_t c, uint32_t head)
+{
+    const op_hf_frag *f = hf->frags;
     int thr = hf->merge_threshold;
     uint32_t prev = OP_NO_SPAN;
-    hf->heads[c] = OP_NO_SPAN;
     for (uint32_t i = head; i != OP_NO_SPAN;) {
         int gmin = f[i].smin, gmax = f[i].smax;
         uint32_t j = f[i].next;
@@ -236,19 +218,68 @@ static void rebuild_column(op_heightfield *hf, size_t c)
         for (uint32_t k = i; k != j; k = f[k].next)
             if (gmax - f[k].smax <= thr && f[k].area > area)
                 area = f[k].area;
-        uint32_t s = take_slot(hf);
-        hf->spans[s].smin = (uint16_t)gmin;
-        hf->spans[s].smax = (uint16_t)gmax;
-        hf->spans[s].area = (uint8_t)area;
-        hf->spans[s].next = OP_NO_SPAN;
-        if (prev == OP_NO_SPAN)
-            hf->heads[c] = s;
-        else
-            hf->spans[prev].next = s;
-        prev = s;
-        hf->span_count++;
+        append_span(hf, c, &prev, gmin, gmax, area);
         i = j;
     }
+}
+
+/* Short columns (nearly all): the fragments as keys smin << 32 | smax << 8 | area,
+ * sorted by insertion in a local array, so the groups are read without following
+ * links. Sorting by the whole key orders by smin, which is all the rule needs. */
+#define SHORT_COLUMN 64
+
+static void build_from_keys(op_heightfield *hf, size_t c, const uint64_t *key, int n)
+{
+    int thr = hf->merge_threshold;
+    uint32_t prev = OP_NO_SPAN;
+    for (int i = 0; i < n;) {
+        int gmin = (int)(key[i] >> 32), gmax = (int)(key[i] >> 8 & 0xffff);
+        int j = i + 1;
+        for (; j < n && (int)(key[j] >> 32) <= gmax; j++) {
+            int t = (int)(key[j] >> 8 & 0xffff);
+            gmax = t > gmax ? t : gmax;
+        }
+        int area = 0;
+        for (int k = i; k < j; k++) {
+            int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
+            if (gmax - t <= thr && a > area)
+                area = a;
+        }
+        append_span(hf, c, &prev, gmin, gmax, area);
+        i = j;
+    }
+}
+
+/* Rebuilds column c from its fragments (§3.5), freeing its old spans first. */
+static void rebuild_column(op_heightfield *hf, size_t c)
+{
+    op_hf_frag *f = hf->frags;
+    for (uint32_t s = hf->heads[c]; s != OP_NO_SPAN;) {
+        uint32_t nx = hf->spans[s].next;
+        hf->spans[s].next = hf->free_list;
+        hf->free_list = s;
+        hf->span_count--;
+        s = nx;
+    }
+    hf->heads[c] = OP_NO_SPAN;
+    uint64_t key[SHORT_COLUMN];
+    int n = 0;
+    for (uint32_t i = hf->frag_heads[c]; i != OP_NO_SPAN; i = f[i].next) {
+        if (n == SHORT_COLUMN) {
+            uint32_t head = sort_frags(f, hf->frag_heads[c]);
+            hf->frag_heads[c] = head;
+            build_from_links(hf, c, head);
+            return;
+        }
+        uint64_t k = (uint64_t)f[i].smin << 32 | (uint64_t)f[i].smax << 8 | f[i].area;
+        int m = n++;
+        while (m > 0 && key[m - 1] > k) {
+            key[m] = key[m - 1];
+            m--;
+        }
+        key[m] = k;
+    }
+    build_from_keys(hf, c, key, n);
 }
 
 op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)

@@ -12,7 +12,13 @@
  * degeneracy test. Every crossing depends only on its edge and its line, never on
  * the grid or the loops, so two tiles that share a cell compute bitwise identical
  * fragments there, and the cells beside a line share its crossings.
- * Typical sizes: a tile grid of 46 x 46 cells, 1-20k triangles, 1-3 cells each.
+ * Cost: the points are gathered per row, edge by edge and vertex by vertex (each
+ * crossing computed once, each vertex's x cell found once), not per cell; a
+ * crossing's two coordinates share one packed division. Any change here must keep
+ * every value bitwise: tests/golden, and test_rasterize_rule, which compares with
+ * the rule written out literally cell by cell.
+ * Typical sizes: a tile grid of 42 x 42 cells, 1-20k triangles, 1-3 cells each
+ * (dungeon: 4 rows a triangle, 2-3 cells a row, 4 vertices a row polygon).
  */
 #include <math.h>
 
@@ -62,110 +68,137 @@ void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_
 
 /* ---- clipping (§3.2) ---- */
 
+/* A row polygon's vertex: its point, and its x cell on the grid with whether it lies
+ * on that cell's left line (the cell is clamped to [-2, width + 2]: beyond the grid
+ * only the side matters). The cell is found once per vertex or crossing. */
 typedef struct vtx {
     double p[3];
+    int cell, on;
 } vtx;
 
 /* Largest row polygon: three vertices plus at most two strict crossings per line
  * (a triangle's cyclic sequence of z values is unimodal), so 7; 5 when convex. */
 #define MAX_POLY 8
 
-static inline double clampd(double v, double a, double b)
+static inline double mind(double a, double b)
 {
-    double lo = a < b ? a : b, hi = a < b ? b : a;
-    return v < lo ? lo : (v > hi ? hi : v);
+    return a < b ? a : b;
 }
+static inline double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* Two coordinates of a point handled together: with SSE2 (every x86-64) in one
+ * register, so that a crossing's two quotients cost one division; elsewhere as two
+ * doubles. Lane by lane the operations are the same IEEE ones: min(a, b) is
+ * a < b ? a : b and max(a, b) is a > b ? a : b, as mind / maxd. */
+#if defined(__SSE2__) && !defined(OP_RASTER_SCALAR)
+#include <emmintrin.h>
+typedef __m128d dpair;
+static inline dpair dp_load(const double *p)
+{
+    return _mm_loadu_pd(p);
+}
+static inline void dp_store(double *p, dpair a)
+{
+    _mm_storeu_pd(p, a);
+}
+static inline dpair dp_set(double lo, double hi)
+{
+    return _mm_set_pd(hi, lo);
+}
+static inline dpair dp_set1(double v)
+{
+    return _mm_set1_pd(v);
+}
+static inline double dp_lo(dpair a)
+{
+    return _mm_cvtsd_f64(a);
+}
+static inline double dp_hi(dpair a)
+{
+    return _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
+}
+static inline dpair dp_min(dpair a, dpair b)
+{
+    return _mm_min_pd(a, b);
+}
+static inline dpair dp_max(dpair a, dpair b)
+{
+    return _mm_max_pd(a, b);
+}
+/* (a * wa + b * wb) / d, lane by lane. */
+static inline dpair dp_lerp(dpair a, dpair b, double wa, double wb, double d)
+{
+    return _mm_div_pd(_mm_add_pd(_mm_mul_pd(a, _mm_set1_pd(wa)), _mm_mul_pd(b, _mm_set1_pd(wb))),
+                      _mm_set1_pd(d));
+}
+/* (a - o) / c, lane by lane. */
+static inline dpair dp_scale(dpair a, double o, double c)
+{
+    return _mm_div_pd(_mm_sub_pd(a, _mm_set1_pd(o)), _mm_set1_pd(c));
+}
+#else
+typedef struct dpair {
+    double v[2];
+} dpair;
+static inline dpair dp_load(const double *p)
+{
+    dpair r = {{p[0], p[1]}};
+    return r;
+}
+static inline void dp_store(double *p, dpair a)
+{
+    p[0] = a.v[0];
+    p[1] = a.v[1];
+}
+static inline dpair dp_set(double lo, double hi)
+{
+    dpair r = {{lo, hi}};
+    return r;
+}
+static inline dpair dp_set1(double v)
+{
+    return dp_set(v, v);
+}
+static inline double dp_lo(dpair a)
+{
+    return a.v[0];
+}
+static inline double dp_hi(dpair a)
+{
+    return a.v[1];
+}
+static inline dpair dp_min(dpair a, dpair b)
+{
+    return dp_set(mind(a.v[0], b.v[0]), mind(a.v[1], b.v[1]));
+}
+static inline dpair dp_max(dpair a, dpair b)
+{
+    return dp_set(maxd(a.v[0], b.v[0]), maxd(a.v[1], b.v[1]));
+}
+static inline dpair dp_lerp(dpair a, dpair b, double wa, double wb, double d)
+{
+    return dp_set((a.v[0] * wa + b.v[0] * wb) / d, (a.v[1] * wa + b.v[1] * wb) / d);
+}
+static inline dpair dp_scale(dpair a, double o, double c)
+{
+    return dp_set((a.v[0] - o) / c, (a.v[1] - o) / c);
+}
+#endif
 
 /* The crossing of edge (a, b) with the line p[ax] = L (§3.2): exactly L on ax and,
  * on each other axis, (a * (b_ax - L) + b * (L - a_ax)) / (b_ax - a_ax) clamped to
- * the edge's range. One rounding at the end: exact whenever the products and the
- * sum are (then a crossing at a cell corner lands on it), and the same for (b, a). */
-static inline double lerp_at(double ca, double cb, double wa, double wb, double d)
+ * [min(a, b), max(a, b)]. One rounding at the end: exact whenever the products and
+ * the sum are (then a crossing at a cell corner lands on it), and the same for
+ * (b, a). Here for the two other axes at once (ca, cb: the ends' coordinates on
+ * them); the clamp is max(lo, min(hi, v)), which compiles without a branch and
+ * equals v < lo ? lo : (v > hi ? hi : v) since lo <= hi (only the sign of a zero
+ * can differ when a == b, and no rule sees it). */
+static inline dpair lerp2(dpair ca, dpair cb, double wa, double wb, double d)
 {
-    return clampd((ca * wa + cb * wb) / d, ca, cb);
-}
-
-static inline void crossing(const vtx *a, const vtx *b, int ax, double L, vtx *q)
-{
-    double wa = b->p[ax] - L, wb = L - a->p[ax], d = b->p[ax] - a->p[ax];
-    int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2; /* the other two axes */
-    q->p[ax] = L;
-    q->p[o1] = lerp_at(a->p[o1], b->p[o1], wa, wb, d);
-    q->p[o2] = lerp_at(a->p[o2], b->p[o2], wa, wb, d);
-}
-
-/* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each
- * vertex a, the crossings of edge (a, b) with the lines zb, zt that lie strictly
- * between a.z and b.z, in their order along the edge. */
-static inline int clip_row(const vtx *in, vtx *out, double zb, double zt)
-{
-    int m = 0;
-    for (int i = 0; i < 3; i++) {
-        const vtx *a = &in[i], *b = &in[i == 2 ? 0 : i + 1];
-        double va = a->p[2], vb = b->p[2];
-        if (va >= zb && va <= zt)
-            out[m++] = *a;
-        if (va < vb) {
-            if (va < zb && zb < vb)
-                crossing(a, b, 2, zb, &out[m++]);
-            if (va < zt && zt < vb)
-                crossing(a, b, 2, zt, &out[m++]);
-        } else if (vb < va) {
-            if (vb < zt && zt < va)
-                crossing(a, b, 2, zt, &out[m++]);
-            if (vb < zb && zb < va)
-                crossing(a, b, 2, zb, &out[m++]);
-        }
-    }
-    return m;
-}
-
-/* What the crossings of a row polygon's edges with one line x = L contribute to a
- * cell's point set (§3.2): their count and y / z ranges (their x is L). A crossing
- * is computed once per line and shared by the cells on both sides. */
-typedef struct line_sum {
-    int n;
-    double ylo, yhi, zlo, zhi;
-} line_sum;
-
-/* Empty sums hold infinities, so that merging is plain min / max. */
-static inline void sum_add(line_sum *s, const vtx *q)
-{
-    s->n++;
-    s->ylo = q->p[1] < s->ylo ? q->p[1] : s->ylo;
-    s->yhi = q->p[1] > s->yhi ? q->p[1] : s->yhi;
-    s->zlo = q->p[2] < s->zlo ? q->p[2] : s->zlo;
-    s->zhi = q->p[2] > s->zhi ? q->p[2] : s->zhi;
-}
-
-static inline void line_crossings(const vtx *r, int n, double L, line_sum *s)
-{
-    s->n = 0;
-    s->ylo = s->zlo = INFINITY;
-    s->yhi = s->zhi = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        const vtx *a = &r[i], *b = &r[i + 1 == n ? 0 : i + 1];
-        double va = a->p[0], vb = b->p[0];
-        if (!((va < L && L < vb) || (vb < L && L < va)))
-            continue;
-        vtx q;
-        crossing(a, b, 0, L, &q);
-        sum_add(s, &q);
-    }
-}
-
-/* Bounds of one axis over a polygon. */
-static inline void bounds(const vtx *v, int n, int ax, double *lo, double *hi)
-{
-    double a = v[0].p[ax], b = a;
-    for (int i = 1; i < n; i++) {
-        if (v[i].p[ax] < a)
-            a = v[i].p[ax];
-        if (v[i].p[ax] > b)
-            b = v[i].p[ax];
-    }
-    *lo = a;
-    *hi = b;
+    return dp_max(dp_min(ca, cb), dp_min(dp_max(ca, cb), dp_lerp(ca, cb, wa, wb, d)));
 }
 
 /* Where fragments go: a callback (op_triangle_fragments) or the heightfield. */
@@ -178,6 +211,64 @@ typedef struct raster_ctx {
     op_err *err;
 } raster_ctx;
 
+/* v's x cell (CellOf against the grid's lines, §1.2) and whether v is on its line. */
+static inline void set_cell(const op_heightfield *hf, const raster_ctx *rc, vtx *v)
+{
+    double x = v->p[0], ox = hf->line_origin[0], cs = hf->cs;
+    int64_t k = op__cell_of(x, ox, cs, rc->inv_cs);
+    v->on = x == ox + (double)k * cs;
+    k -= hf->cell0[0];
+    v->cell = k < -2 ? -2 : (k > (int64_t)hf->width + 2 ? hf->width + 2 : (int)k);
+}
+
+/* The crossings of the triangle's edges (tri[e], tri[e + 1]) with the line z = L
+ * where it lies strictly between their z (has[e]). A line's crossings serve the rows
+ * on both of its sides, as clipping each row against its own lines would give. */
+static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, const vtx *tri,
+                               double zlo, double zhi, double L, vtx *q, int *has)
+{
+    if (!(zlo < L && L < zhi)) { /* outside the triangle's open z range: none */
+        has[0] = has[1] = has[2] = 0;
+        return;
+    }
+    for (int e = 0; e < 3; e++) {
+        const vtx *a = &tri[e], *b = &tri[e == 2 ? 0 : e + 1];
+        double va = a->p[2], vb = b->p[2];
+        has[e] = (va < L && L < vb) || (vb < L && L < va);
+        if (has[e]) {
+            dp_store(q[e].p, lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
+            q[e].p[2] = L;
+            set_cell(hf, rc, &q[e]);
+        }
+    }
+}
+
+/* The row polygon (§3.2): the triangle's vertices with zb <= z <= zt and, after each
+ * vertex a, the crossings of edge (a, b) with the lines zb (qb), zt (qt) that lie
+ * strictly between a.z and b.z, in their order along the edge. */
+static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, const vtx *qt,
+                              const int *ht, double zb, double zt, const vtx **out)
+{
+    int m = 0;
+    for (int i = 0; i < 3; i++) {
+        const vtx *a = &tri[i], *b = &tri[i == 2 ? 0 : i + 1];
+        if (a->p[2] >= zb && a->p[2] <= zt)
+            out[m++] = a;
+        if (a->p[2] < b->p[2]) {
+            if (hb[i])
+                out[m++] = &qb[i];
+            if (ht[i])
+                out[m++] = &qt[i];
+        } else {
+            if (ht[i])
+                out[m++] = &qt[i];
+            if (hb[i])
+                out[m++] = &qb[i];
+        }
+    }
+    return m;
+}
+
 /* Rows of a fragment (§3.4) and its push into the column. */
 static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
 {
@@ -187,13 +278,19 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     }
     op_heightfield *hf = rc->hf;
     double oy = hf->origin[1], ch = hf->ch;
-    double fmin = op__floor((ymin - oy) / ch), fmax = op__ceil((ymax - oy) / ch);
-    if (fmax < fmin + 1.0)
-        fmax = fmin + 1.0;
-    if (fmax <= 0.0 || fmin >= (double)hf->rows)
+    dpair t = dp_scale(dp_set(ymin, ymax), oy, ch); /* (ymin - oy) / ch, (ymax - oy) / ch */
+    /* floor and ceil in integers: |t| < 2^51 here (coordinates within 2^21, the
+     * origin within 2^40, ch >= 0.001), so the conversions are exact. */
+    double t0 = dp_lo(t), t1 = dp_hi(t);
+    int64_t fmin = (int64_t)t0, fmax = (int64_t)t1;
+    fmin -= (double)fmin > t0;
+    fmax += (double)fmax < t1;
+    if (fmax < fmin + 1)
+        fmax = fmin + 1;
+    if (fmax <= 0 || fmin >= hf->rows)
         return;
-    int smin = fmin < 0.0 ? 0 : (int)fmin;
-    int smax = fmax > (double)hf->rows ? hf->rows : (int)fmax;
+    int smin = fmin < 0 ? 0 : (int)fmin;
+    int smax = fmax > hf->rows ? hf->rows : (int)fmax;
     op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
 }
 
@@ -209,115 +306,184 @@ static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, doub
     return OP_OK;
 }
 
+/* Cells of a row handled in one pass (a tile grid is 42 cells wide; a wider row of a
+ * plain heightfield is cut into chunks). */
+#define ROW_CHUNK 64
+
+/* A row chunk's point sets, gathered edge by edge and vertex by vertex rather than
+ * cell by cell: per line j (line c0 + j) the y / z ranges of the crossings on it,
+ * per cell j the x / y / z ranges of the row vertices in its closed x slab ((y, z)
+ * pairs: lo = minima, hi = maxima). Empty ranges hold +inf / -inf, so merging is
+ * plain min / max and a set is empty iff its y range is (every point has a finite
+ * y). */
+typedef struct row_sums {
+    double xs[ROW_CHUNK + 1];
+    double llo[ROW_CHUNK + 1][2], lhi[ROW_CHUNK + 1][2];
+    double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK];
+    double vlo[ROW_CHUNK][2], vhi[ROW_CHUNK][2];
+} row_sums;
+
+/* The crossings of edge (a, b) with lines first..last of the chunk (all strictly
+ * between a.x and b.x), added to their lines' sums. */
+static inline void edge_crossings(const vtx *a, const vtx *b, int first, int last, row_sums *rs)
+{
+    double xa = a->p[0], xb = b->p[0], d = xb - xa;
+    dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
+    for (int j = first; j <= last; j++) {
+        double L = rs->xs[j];
+        dpair q = lerp2(ca, cb, xb - L, L - xa, d);
+        dp_store(rs->llo[j], dp_min(q, dp_load(rs->llo[j])));
+        dp_store(rs->lhi[j], dp_max(q, dp_load(rs->lhi[j])));
+    }
+}
+
+static inline void vertex_add(row_sums *rs, int j, const vtx *v)
+{
+    rs->vxlo[j] = mind(v->p[0], rs->vxlo[j]);
+    rs->vxhi[j] = maxd(v->p[0], rs->vxhi[j]);
+    dpair q = dp_load(&v->p[1]);
+    dp_store(rs->vlo[j], dp_min(q, dp_load(rs->vlo[j])));
+    dp_store(rs->vhi[j], dp_max(q, dp_load(rs->vhi[j])));
+}
+
+/* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK). Cell j's points: the vertices of
+ * cell j, those on line j + 1 (the next cell's left line), the crossings on lines
+ * j and j + 1. */
+static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
+                         int c0, int m, int z, double zb, double zt)
+{
+    row_sums rs;
+    const double cs = hf->cs, ox = hf->line_origin[0];
+    const int64_t gx0 = hf->cell0[0];
+    const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
+    for (int j = 0; j <= m; j++) {
+        rs.xs[j] = ox + (double)(gx0 + c0 + j) * cs;
+        dp_store(rs.llo[j], inf);
+        dp_store(rs.lhi[j], ninf);
+    }
+    for (int j = 0; j < m; j++) {
+        rs.vxlo[j] = INFINITY;
+        rs.vxhi[j] = -INFINITY;
+        dp_store(rs.vlo[j], inf);
+        dp_store(rs.vhi[j], ninf);
+    }
+    for (int i = 0; i < n; i++) {
+        const vtx *a = rp[i], *b = rp[i + 1 == n ? 0 : i + 1];
+        /* Lines strictly between the two x: after the lower one's cell, before the
+         * higher one's cell or up to it when the higher x is not on its line. */
+        const vtx *lo = a->p[0] < b->p[0] ? a : b, *hi = lo == a ? b : a;
+        int first = lo->cell + 1 - c0, last = hi->cell - hi->on - c0;
+        first = first < 0 ? 0 : first;
+        last = last > m ? m : last;
+        if (first <= last)
+            edge_crossings(a, b, first, last, &rs);
+    }
+    for (int i = 0; i < n; i++) {
+        int j = rp[i]->cell - c0;
+        if (j >= 0 && j < m)
+            vertex_add(&rs, j, rp[i]);
+        if (rp[i]->on && j >= 1 && j <= m)
+            vertex_add(&rs, j - 1, rp[i]);
+    }
+    for (int j = 0; j < m; j++) {
+        double xl = rs.xs[j], xr = rs.xs[j + 1];
+        int ln = rs.llo[j][0] <= rs.lhi[j][0], rn = rs.llo[j + 1][0] <= rs.lhi[j + 1][0];
+        dpair lo = dp_min(dp_min(dp_load(rs.llo[j]), dp_load(rs.llo[j + 1])), dp_load(rs.vlo[j]));
+        dpair hi = dp_max(dp_max(dp_load(rs.lhi[j]), dp_load(rs.lhi[j + 1])), dp_load(rs.vhi[j]));
+        double ylo = dp_lo(lo), czlo = dp_hi(lo), yhi = dp_lo(hi), czhi = dp_hi(hi);
+        double cxlo = mind(ln ? xl : (rn ? xr : INFINITY), rs.vxlo[j]);
+        double cxhi = maxd(rn ? xr : (ln ? xl : -INFINITY), rs.vxhi[j]);
+        if (ylo <= yhi && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
+            emit(rc, c0 + j, z, ylo, yhi); /* not empty, not on one edge line */
+    }
+}
+
+/* Row z's polygon (§3.2, §3.3): nothing when it lies on one of its lines, one
+ * fragment when it lies in one cell, else its cells (clipped to the grid) in
+ * chunks. Cells come from the vertices' cells: CellOf is monotone. */
+static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
+                            int z, double zb, double zt)
+{
+    double rylo = rp[0]->p[1], ryhi = rylo, rzlo = rp[0]->p[2], rzhi = rzlo;
+    int kx0 = rp[0]->cell, kx1 = kx0, allon = rp[0]->on;
+    for (int i = 1; i < n; i++) {
+        rylo = mind(rp[i]->p[1], rylo);
+        ryhi = maxd(rp[i]->p[1], ryhi);
+        rzlo = mind(rp[i]->p[2], rzlo);
+        rzhi = maxd(rp[i]->p[2], rzhi);
+        kx0 = rp[i]->cell < kx0 ? rp[i]->cell : kx0;
+        kx1 = rp[i]->cell > kx1 ? rp[i]->cell : kx1;
+        allon &= rp[i]->on;
+    }
+    if (rzhi == zb || rzlo == zt)
+        return OP_OK; /* the row's polygon lies on one boundary line */
+    if (kx1 < 0 || kx0 >= hf->width)
+        return OP_OK;
+    if (kx0 == kx1) {
+        /* The row lies in one cell: P is R itself (no vertex beyond its lines, so no
+         * crossing); it is on one edge line only if every x is the left line. */
+        return allon ? OP_OK : emit_one(rc, kx0, z, rylo, ryhi);
+    }
+    kx0 = kx0 < 0 ? 0 : kx0;
+    kx1 = kx1 >= hf->width ? hf->width - 1 : kx1;
+    /* Room for a fragment in every cell of the row (rarely grows). */
+    if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
+        op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
+        if (st != OP_OK)
+            return st;
+    }
+    for (int c0 = kx0; c0 <= kx1; c0 += ROW_CHUNK) {
+        int m = kx1 - c0 + 1 < ROW_CHUNK ? kx1 - c0 + 1 : ROW_CHUNK;
+        raster_chunk(hf, rc, rp, n, c0, m, z, zb, zt);
+    }
+    return OP_OK;
+}
+
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
- * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
- * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
+ * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
+ * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
+ * boundary line. */
 static op_status raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
                             const float *v2, raster_ctx *rc)
 {
-    const double cs = hf->cs, inv = rc->inv_cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
-    const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
-    vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
-    double zlo, zhi;
-    bounds(tri, 3, 2, &zlo, &zhi);
-    int64_t kz0 = op__cell_of(zlo, oz, cs, inv) - gz0, kz1 = op__cell_of(zhi, oz, cs, inv) - gz0;
+    const double cs = hf->cs, oz = hf->line_origin[1];
+    const int64_t gz0 = hf->cell0[1];
+    vtx tri[3] = {{{v0[0], v0[1], v0[2]}, 0, 0},
+                  {{v1[0], v1[1], v1[2]}, 0, 0},
+                  {{v2[0], v2[1], v2[2]}, 0, 0}};
+    double zlo = mind(mind(tri[0].p[2], tri[1].p[2]), tri[2].p[2]);
+    double zhi = maxd(maxd(tri[0].p[2], tri[1].p[2]), tri[2].p[2]);
+    int64_t kz0 = op__cell_of(zlo, oz, cs, rc->inv_cs) - gz0;
+    int64_t kz1 = op__cell_of(zhi, oz, cs, rc->inv_cs) - gz0;
     if (kz1 < 0 || kz0 >= hf->depth)
         return OP_OK;
-    if (kz0 < 0)
-        kz0 = 0;
-    if (kz1 >= hf->depth)
-        kz1 = hf->depth - 1;
-    vtx row[MAX_POLY];
+    kz0 = kz0 < 0 ? 0 : kz0;
+    kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
+    for (int i = 0; i < 3; i++)
+        set_cell(hf, rc, &tri[i]);
+    vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */
+    int ha[3], hc[3];
+    vtx *qb = qa, *qt = qc;
+    int *hb = ha, *ht = hc;
+    double zb = oz + (double)(gz0 + kz0) * cs;
+    z_crossings(hf, rc, tri, zlo, zhi, zb, qb, hb);
     for (int64_t z = kz0; z <= kz1; z++) {
-        double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
-        const vtx *rp = tri;
-        int n = 3;
-        if (zlo < zb || zhi > zt) { /* otherwise the row polygon is the triangle */
-            n = clip_row(tri, row, zb, zt);
-            rp = row;
-        }
-        if (n == 0)
-            continue;
-        double rxlo = rp[0].p[0], rxhi = rxlo, rylo = rp[0].p[1], ryhi = rylo;
-        double rzlo = rp[0].p[2], rzhi = rzlo;
-        for (int i = 1; i < n; i++) {
-            rxlo = rp[i].p[0] < rxlo ? rp[i].p[0] : rxlo;
-            rxhi = rp[i].p[0] > rxhi ? rp[i].p[0] : rxhi;
-            rylo = rp[i].p[1] < rylo ? rp[i].p[1] : rylo;
-            ryhi = rp[i].p[1] > ryhi ? rp[i].p[1] : ryhi;
-            rzlo = rp[i].p[2] < rzlo ? rp[i].p[2] : rzlo;
-            rzhi = rp[i].p[2] > rzhi ? rp[i].p[2] : rzhi;
-        }
-        if (rzhi == zb || rzlo == zt)
-            continue; /* the row's polygon lies on one boundary line */
-        int64_t kx0 = op__cell_of(rxlo, ox, cs, inv) - gx0;
-        int64_t kx1 = op__cell_of(rxhi, ox, cs, inv) - gx0;
-        if (kx1 < 0 || kx0 >= hf->width)
-            continue;
-        if (kx0 == kx1) {
-            /* The row lies in one cell: P is R itself (no vertex beyond its lines, so
-             * no crossing); it is on one edge line only if every x is the left line. */
-            if (rxhi != ox + (double)(gx0 + kx0) * cs) {
-                op_status st = emit_one(rc, (int)kx0, (int)z, rylo, ryhi);
-                if (st != OP_OK)
-                    return st;
-            }
-            continue;
-        }
-        if (kx0 < 0)
-            kx0 = 0;
-        if (kx1 >= hf->width)
-            kx1 = hf->width - 1;
-        /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
-        const vtx *vs[MAX_POLY];
-        for (int i = 0; i < n; i++) {
-            int k = i;
-            while (k > 0 && vs[k - 1]->p[0] > rp[i].p[0]) {
-                vs[k] = vs[k - 1];
-                k--;
-            }
-            vs[k] = &rp[i];
-        }
-        /* Room for a fragment in every cell of the row (rarely grows). */
-        if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
-            op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
+        double zt = oz + (double)(gz0 + z + 1) * cs;
+        z_crossings(hf, rc, tri, zlo, zhi, zt, qt, ht);
+        const vtx *rp[MAX_POLY];
+        int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
+        if (n) {
+            op_status st = raster_row(hf, rc, rp, n, (int)z, zb, zt);
             if (st != OP_OK)
                 return st;
         }
-        int i0 = 0, i1 = 0;
-        line_sum left, right;
-        double xl = ox + (double)(gx0 + kx0) * cs;
-        line_crossings(rp, n, xl, &left);
-        for (int64_t x = kx0; x <= kx1; x++, left = right) {
-            double xr = ox + (double)(gx0 + x + 1) * cs;
-            line_crossings(rp, n, xr, &right);
-            /* The cell's points: row vertices in [xl, xr], crossings at xl and xr. */
-            while (i0 < n && vs[i0]->p[0] < xl)
-                i0++;
-            if (i1 < i0)
-                i1 = i0;
-            while (i1 < n && vs[i1]->p[0] <= xr)
-                i1++;
-            int np = left.n + right.n + (i1 - i0);
-            double ylo = left.ylo < right.ylo ? left.ylo : right.ylo;
-            double yhi = left.yhi > right.yhi ? left.yhi : right.yhi;
-            double czlo = left.zlo < right.zlo ? left.zlo : right.zlo;
-            double czhi = left.zhi > right.zhi ? left.zhi : right.zhi;
-            double cxlo = left.n ? xl : (right.n ? xr : INFINITY);
-            double cxhi = right.n ? xr : (left.n ? xl : -INFINITY);
-            for (int i = i0; i < i1; i++) {
-                const double *v = vs[i]->p;
-                cxlo = v[0] < cxlo ? v[0] : cxlo;
-                cxhi = v[0] > cxhi ? v[0] : cxhi;
-                ylo = v[1] < ylo ? v[1] : ylo;
-                yhi = v[1] > yhi ? v[1] : yhi;
-                czlo = v[2] < czlo ? v[2] : czlo;
-                czhi = v[2] > czhi ? v[2] : czhi;
-            }
-            if (np && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
-                emit(rc, (int)x, (int)z, ylo, yhi); /* not empty, not on one edge line */
-            xl = xr;
-        }
+        vtx *tq = qb; /* the top line is the next row's bottom line */
+        qb = qt;
+        qt = tq;
+        int *th = hb;
+        hb = ht;
+        ht = th;
+        zb = zt;
     }
     return OP_OK;
 }

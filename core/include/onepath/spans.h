@@ -42,7 +42,7 @@ typedef struct op_hf_span {
 typedef struct op_hf_frag {
     uint16_t smin, smax; /* rows [smin, smax) */
     uint8_t area;
-    uint32_t next; /* next fragment of the column (sorted by smin after a rebuild) */
+    uint32_t next; /* next fragment of the column (in no particular order) */
 } op_hf_frag;
 
 typedef struct op_heightfield {

@@ -1,0 +1,209 @@
+/*
+ * Rasterization against the cell rule written out literally (build3d-spans.md §3.2-§3.4):
+ * for every cell of every row, the row polygon R and the cell's point set P are built
+ * exactly as the spec words them (no range skipping, no sharing of crossings between
+ * rows or cells), and op_triangle_fragments must give the same cells in the same order
+ * with the same ymin / ymax (compared with ==). Triangles are random, off the dyadic
+ * grid, near lines and corners, degenerate; grids are plain or on world lines, some
+ * wider than a row chunk of the implementation.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "onepath/spans.h"
+#include "op_test.h"
+
+static op_arena *arena;
+
+static void setup(void)
+{
+    arena = op_arena_create(0);
+}
+static void teardown(void)
+{
+    op_arena_destroy(arena);
+}
+
+TestSuite(rasterize_rule, .init = setup, .fini = teardown);
+
+typedef struct pt {
+    double p[3];
+} pt;
+
+typedef struct frag {
+    int x, z;
+    double ymin, ymax;
+} frag;
+
+#define MAXF 20000
+
+typedef struct frags {
+    frag v[MAXF];
+    int n;
+} frags;
+
+static void collect(void *ctx, int x, int z, double ymin, double ymax)
+{
+    frags *f = ctx;
+    cr_assert_lt(f->n, MAXF);
+    f->v[f->n++] = (frag){x, z, ymin, ymax};
+}
+
+/* §3.2: the crossing of edge (a, b) with p[ax] = L, spelled as the spec spells it. */
+static pt cross(const pt *a, const pt *b, int ax, double L)
+{
+    pt q;
+    for (int c = 0; c < 3; c++) {
+        if (c == ax) {
+            q.p[c] = L;
+            continue;
+        }
+        double v = (a->p[c] * (b->p[ax] - L) + b->p[c] * (L - a->p[ax])) / (b->p[ax] - a->p[ax]);
+        double lo = fmin(a->p[c], b->p[c]), hi = fmax(a->p[c], b->p[c]);
+        q.p[c] = v < lo ? lo : (v > hi ? hi : v);
+    }
+    return q;
+}
+
+static int strictly_between(double L, double u, double v)
+{
+    return (u < L && L < v) || (v < L && L < u);
+}
+
+/* The row polygon of lines zb < zt. */
+static int row_poly(const pt *t, double zb, double zt, pt *r)
+{
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        const pt *a = &t[i], *b = &t[(i + 1) % 3];
+        if (zb <= a->p[2] && a->p[2] <= zt)
+            r[n++] = *a;
+        double first = a->p[2] < b->p[2] ? zb : zt, second = first == zb ? zt : zb;
+        if (strictly_between(first, a->p[2], b->p[2]))
+            r[n++] = cross(a, b, 2, first);
+        if (strictly_between(second, a->p[2], b->p[2]))
+            r[n++] = cross(a, b, 2, second);
+    }
+    return n;
+}
+
+static void oracle(const op_heightfield *hf, const float *v0, const float *v1, const float *v2,
+                   frags *out)
+{
+    pt t[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
+    for (int z = 0; z < hf->depth; z++) {
+        double zb = hf->line_origin[1] + (double)(hf->cell0[1] + z) * hf->cs;
+        double zt = hf->line_origin[1] + (double)(hf->cell0[1] + z + 1) * hf->cs;
+        pt r[16];
+        int n = row_poly(t, zb, zt, r);
+        if (n == 0)
+            continue;
+        for (int x = 0; x < hf->width; x++) {
+            double xl = hf->line_origin[0] + (double)(hf->cell0[0] + x) * hf->cs;
+            double xr = hf->line_origin[0] + (double)(hf->cell0[0] + x + 1) * hf->cs;
+            pt p[64];
+            int np = 0;
+            for (int i = 0; i < n; i++)
+                if (xl <= r[i].p[0] && r[i].p[0] <= xr)
+                    p[np++] = r[i];
+            for (int i = 0; i < n; i++) {
+                const pt *a = &r[i], *b = &r[(i + 1) % n];
+                if (strictly_between(xl, a->p[0], b->p[0]))
+                    p[np++] = cross(a, b, 0, xl);
+                if (strictly_between(xr, a->p[0], b->p[0]))
+                    p[np++] = cross(a, b, 0, xr);
+            }
+            if (np == 0)
+                continue;
+            int all_l = 1, all_r = 1, all_b = 1, all_t = 1;
+            double ymin = p[0].p[1], ymax = p[0].p[1];
+            for (int i = 0; i < np; i++) {
+                all_l &= p[i].p[0] == xl;
+                all_r &= p[i].p[0] == xr;
+                all_b &= p[i].p[2] == zb;
+                all_t &= p[i].p[2] == zt;
+                ymin = fmin(ymin, p[i].p[1]);
+                ymax = fmax(ymax, p[i].p[1]);
+            }
+            if (!all_l && !all_r && !all_b && !all_t)
+                collect(out, x, z, ymin, ymax);
+        }
+    }
+}
+
+/* A coordinate near the grid's lines: on a line, a hair off it, or anywhere. */
+static float coord(op_test_rng *r, double line0, double cs, int cells)
+{
+    double v = line0 + op_test_rand01(r) * cells * cs;
+    int kind = op_test_rand_int(r, 0, 5);
+    if (kind == 0)
+        v = line0 + (double)op_test_rand_int(r, -2, cells + 2) * cs;
+    float f = (float)v;
+    if (kind == 1)
+        f = nextafterf(f, op_test_rand_int(r, 0, 1) ? INFINITY : -INFINITY);
+    return f;
+}
+
+static frags want, got;
+
+Test(rasterize_rule, fragments_match_the_literal_rule)
+{
+    op_test_rng rng = {7340033};
+    long total = 0;
+    for (int iter = 0; iter < 40000; iter++) {
+        op_arena_reset(arena);
+        int kind = iter % 4;
+        double cs = kind == 0 ? 0.3 : (kind == 1 ? 0.25 : 0.05 + op_test_rand01(&rng) * 2.0);
+        int w = op_test_rand_int(&rng, 1, 24), d = op_test_rand_int(&rng, 1, 24);
+        if (iter % 10 == 0)
+            w = op_test_rand_int(&rng, 60, 150); /* wider than a row chunk */
+        double o[3] = {(op_test_rand01(&rng) - 0.5) * 40, -3.0, (op_test_rand01(&rng) - 0.5) * 40};
+        op_heightfield hf;
+        op_err e;
+        cr_assert_eq(op_heightfield_init(&hf, arena, w, d, 200, o, cs, 0.1, &e), OP_OK, "%s",
+                     e.msg);
+        if (kind == 0)
+            op_heightfield_use_global_lines(&hf, op_test_rand_int(&rng, -60, 60),
+                                            op_test_rand_int(&rng, -60, 60));
+        double lx = hf.line_origin[0] + (double)hf.cell0[0] * cs;
+        double lz = hf.line_origin[1] + (double)hf.cell0[1] * cs;
+        /* A box of a few cells somewhere over (or partly beyond) the grid. */
+        int span = op_test_rand_int(&rng, 1, iter % 10 == 0 ? w + 4 : 6);
+        double bx = lx + (double)op_test_rand_int(&rng, -span, w) * cs;
+        double bz = lz + (double)op_test_rand_int(&rng, -span, d) * cs;
+        float v[3][3];
+        for (int k = 0; k < 3; k++) {
+            v[k][0] = coord(&rng, bx, cs, span);
+            v[k][1] = (float)(op_test_rand01(&rng) * 10.0);
+            v[k][2] = coord(&rng, bz, cs, span);
+        }
+        int deg = op_test_rand_int(&rng, 0, 11);
+        if (deg == 0) { /* wall */
+            v[2][0] = v[1][0];
+            v[2][2] = v[1][2];
+        } else if (deg == 1) { /* a horizontal edge on a line */
+            v[1][2] = v[0][2];
+        } else if (deg == 2) { /* a vertical edge */
+            v[1][0] = v[0][0];
+        } else if (deg == 3) { /* a point */
+            memcpy(v[1], v[0], sizeof v[0]);
+            memcpy(v[2], v[0], sizeof v[0]);
+        }
+        want.n = got.n = 0;
+        oracle(&hf, v[0], v[1], v[2], &want);
+        op_triangle_fragments(&hf, v[0], v[1], v[2], collect, &got);
+        cr_assert_eq(got.n, want.n, "iter %d: %d fragments, the rule gives %d", iter, got.n,
+                     want.n);
+        for (int i = 0; i < want.n; i++) {
+            cr_assert(got.v[i].x == want.v[i].x && got.v[i].z == want.v[i].z &&
+                          got.v[i].ymin == want.v[i].ymin && got.v[i].ymax == want.v[i].ymax,
+                      "iter %d fragment %d: (%d, %d) [%.17g, %.17g], the rule (%d, %d) "
+                      "[%.17g, %.17g]",
+                      iter, i, got.v[i].x, got.v[i].z, got.v[i].ymin, got.v[i].ymax, want.v[i].x,
+                      want.v[i].z, want.v[i].ymin, want.v[i].ymax);
+        }
+        total += want.n;
+    }
+    cr_assert_gt(total, 100000, "only %ld fragments compared", total);
+}

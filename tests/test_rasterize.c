@@ -99,6 +99,42 @@ static int oracle_meets(const float *v0, const float *v1, const float *v2, doubl
     return 1;
 }
 
+/* The wall rule's oracle: for a triangle whose three x (axis 0) or z (axis 2) values
+ * are one value L on a line of the grid (origin o, size cs), the cell behind it: the
+ * one whose far side from the outward normal n = e0 x e1 is L, when the wall's extent
+ * along the line meets the open side of that cell. 1 / 0 for a wall on a line, -1 for
+ * any other triangle (then oracle_meets decides). Quarter-integers: all exact. */
+static int oracle_wall(const float *v0, const float *v1, const float *v2, double o, double cs,
+                       double x0, double z0)
+{
+    const float *v[3] = {v0, v1, v2};
+    for (int ax = 0; ax <= 2; ax += 2) {
+        double L = v0[ax];
+        if (v1[ax] != L || v2[ax] != L || fmod(L - o, cs) != 0.0)
+            continue;
+        double e0[3], e1[3];
+        for (int k = 0; k < 3; k++) {
+            e0[k] = (double)v1[k] - v0[k];
+            e1[k] = (double)v2[k] - v0[k];
+        }
+        double n = ax == 0 ? e0[1] * e1[2] - e0[2] * e1[1] : e0[0] * e1[1] - e0[1] * e1[0];
+        if (n == 0.0)
+            return -1;                      /* a segment: the plain rule (nothing on a line) */
+        double lo = ax == 0 ? x0 : z0;      /* the cell's extent across the line */
+        double behind = n > 0 ? L - cs : L; /* the low side of the cell behind */
+        if (lo != behind)
+            return 0;
+        int along = ax == 0 ? 2 : 0;
+        double a = ax == 0 ? z0 : x0, amin = INFINITY, amax = -INFINITY;
+        for (int k = 0; k < 3; k++) {
+            amin = fmin(amin, v[k][along]);
+            amax = fmax(amax, v[k][along]);
+        }
+        return amin < a + cs && amax > a;
+    }
+    return -1;
+}
+
 static float qrand(op_test_rng *r, int lo4, int hi4)
 {
     return (float)op_test_rand_int(r, lo4, hi4) / 4.0f;
@@ -130,6 +166,10 @@ Test(rasterize, cells_match_the_open_square_oracle)
         } else if (kind == 2) { /* collinear in XZ through grid lines */
             v[2][0] = 2 * v[1][0] - v[0][0];
             v[2][2] = 2 * v[1][2] - v[0][2];
+        } else if (kind == 5) { /* an axis-aligned wall, on a line or not (wall rule) */
+            int ax = (iter / 6) % 4 < 2 ? 0 : 2;
+            float L = (iter / 12) % 2 ? roundf(v[0][ax]) : v[0][ax];
+            v[0][ax] = v[1][ax] = v[2][ax] = L;
         } else if (kind == 4) { /* a point */
             memcpy(v[1], v[0], sizeof v[0]);
             memcpy(v[2], v[0], sizeof v[0]);
@@ -143,7 +183,9 @@ Test(rasterize, cells_match_the_open_square_oracle)
         op_triangle_fragments(&hf, v[0], v[1], v[2], collect, &f);
         for (int z = 0; z < side; z++)
             for (int x = 0; x < side; x++) {
-                int want = oracle_meets(v[0], v[1], v[2], o + x * cs, o + z * cs, cs);
+                int want = oracle_wall(v[0], v[1], v[2], o, cs, o + x * cs, o + z * cs);
+                if (want < 0)
+                    want = oracle_meets(v[0], v[1], v[2], o + x * cs, o + z * cs, cs);
                 cr_assert_eq(has_cell(&f, x, z), want,
                              "iter %d cell (%d,%d): tri (%g,%g) (%g,%g) (%g,%g) rule %d oracle %d",
                              iter, x, z, v[0][0], v[0][2], v[1][0], v[1][2], v[2][0], v[2][2],
@@ -173,7 +215,7 @@ Test(rasterize, corner_and_edge_touches_add_no_span)
     cr_assert(has_cell(&f, 1, 1));
 }
 
-Test(rasterize, vertical_wall_adds_spans_but_not_on_a_grid_line)
+Test(rasterize, vertical_wall_adds_spans_on_a_grid_line_behind_it)
 {
     op_heightfield hf = plain(4, 4, 16, 0, 0, 0, 1, 1);
     /* Wall along z = 1.5 from x = 0.5 to 2.5, y 1..3: crosses the interiors of
@@ -189,10 +231,37 @@ Test(rasterize, vertical_wall_adds_spans_but_not_on_a_grid_line)
     cr_assert_eq(f.v[0].ymin, 1.0);
     cr_assert_eq(f.v[0].ymax, 1.5);
     cr_assert_eq(f.v[2].ymax, 3.0);
-    /* The same wall exactly on the line z = 2 leaves nothing (it meets no open square). */
+    /* The same wall exactly on the line z = 2 goes to the one cell row behind it. Its
+     * outward normal (b - a) x (c - a) = (2,0,0) x (2,2,0) points +z, so the solid is on
+     * the -z side: row 1. Reversed winding faces -z: row 2. */
     a[2] = b[2] = c[2] = 2.0f;
     f.n = 0;
     op_triangle_fragments(&hf, a, b, c, collect, &f);
+    cr_assert_eq(f.n, 3);
+    for (int x = 0; x < 3; x++)
+        cr_assert(has_cell(&f, x, 1));
+    f.n = 0;
+    op_triangle_fragments(&hf, a, c, b, collect, &f);
+    cr_assert_eq(f.n, 3);
+    for (int x = 0; x < 3; x++)
+        cr_assert(has_cell(&f, x, 2));
+    /* A wall on the line x = 1 (z 0.5..2.5): one column, the side away from its normal. */
+    float p[3] = {1, 1, 0.5f}, q[3] = {1, 1, 2.5f}, r[3] = {1, 3, 2.5f};
+    f.n = 0;
+    op_triangle_fragments(&hf, p, q, r, collect, &f); /* normal (-4,0,0): solid at x > 1 */
+    cr_assert_eq(f.n, 3);
+    for (int z = 0; z < 3; z++)
+        cr_assert(has_cell(&f, 1, z));
+    /* On the grid's outer line x = 0 facing -x: the cell behind is column 0; facing +x
+     * it would be column -1, outside the grid: nothing. */
+    p[0] = q[0] = r[0] = 0.0f;
+    f.n = 0;
+    op_triangle_fragments(&hf, p, q, r, collect, &f);
+    cr_assert_eq(f.n, 3);
+    for (int z = 0; z < 3; z++)
+        cr_assert(has_cell(&f, 0, z));
+    f.n = 0;
+    op_triangle_fragments(&hf, p, r, q, collect, &f);
     cr_assert_eq(f.n, 0);
 }
 
@@ -215,6 +284,37 @@ Test(rasterize, clipping_at_grid_bounds_and_negative_coordinates)
     f.n = 0;
     op_triangle_fragments(&hf, p, q, r, collect, &f);
     cr_assert_eq(f.n, 0);
+}
+
+/* A closed box with outward faces, all on cell lines (x 1..3, z 1..2, y 0..3): the wall
+ * rule makes each of its columns one solid span from the floor to its top, and leaves
+ * the cells around it empty, whichever way its triangles are split. */
+Test(rasterize, box_on_cell_lines_fills_its_own_columns)
+{
+    static const float v[8 * 3] = {1, 0, 1, 3, 0, 1, 3, 0, 2, 1, 0, 2,  /* bottom */
+                                   1, 3, 1, 3, 3, 1, 3, 3, 2, 1, 3, 2}; /* top */
+    /* Outward (e0 x e1 points out of the box): bottom -y, top +y, sides. */
+    static const int t[12 * 3] = {0, 1, 2, 0, 2, 3, 4, 6, 5, 4, 7, 6, 0, 5, 1, 0, 4, 5,
+                                  1, 6, 2, 1, 5, 6, 2, 7, 3, 2, 6, 7, 3, 4, 0, 3, 7, 4};
+    uint8_t a[12];
+    memset(a, 0, sizeof a);
+    op_heightfield hf = plain(5, 4, 16, 0, 0, 0, 1, 1);
+    op_err e;
+    cr_assert_eq(op_rasterize(&hf, v, 8, t, a, 12, 0, &e), OP_OK, "%s", e.msg);
+    for (int z = 0; z < 4; z++)
+        for (int x = 0; x < 5; x++) {
+            uint32_t h = hf.heads[x + z * 5];
+            int inside = x >= 1 && x < 3 && z == 1;
+            if (!inside) {
+                cr_assert_eq(h, OP_NO_SPAN, "cell (%d,%d) outside the box has a span", x, z);
+                continue;
+            }
+            cr_assert_neq(h, OP_NO_SPAN, "cell (%d,%d)", x, z);
+            cr_assert_eq(hf.spans[h].smin, 0, "cell (%d,%d) smin %d", x, z, hf.spans[h].smin);
+            /* the top face at y = 3 is row [3, 4) (§3.4: at least one row) */
+            cr_assert_eq(hf.spans[h].smax, 4, "cell (%d,%d) smax %d", x, z, hf.spans[h].smax);
+            cr_assert_eq(hf.spans[h].next, OP_NO_SPAN);
+        }
 }
 
 /* Rasterize one triangle into a fresh heightfield and return its single span. */

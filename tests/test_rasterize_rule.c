@@ -1,5 +1,6 @@
 /*
- * Rasterization against the cell rule written out literally (build3d-spans.md §3.2-§3.4):
+ * Rasterization against the cell rule written out literally (build3d-spans.md §3.2-§3.4,
+ * the wall rule §3.2a included):
  * for every cell of every row, the row polygon R and the cell's point set P are built
  * exactly as the spec words them (no range skipping, no sharing of crossings between
  * rows or cells), and op_triangle_fragments must give the same cells in the same order
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../core/src/predicates.h"
 #include "onepath/spans.h"
 #include "op_test.h"
 
@@ -88,11 +90,42 @@ static int row_poly(const pt *t, double zb, double zt, pt *r)
     return n;
 }
 
+/* §3.2a: a wall on a cell line. Returns the axis (0, 2) and the grid-local column / row
+ * behind it, or -1. The line test is the spec's: L is the line of CellOf(L), CellOf
+ * spelled as the largest k with line k <= L. */
+static int wall_of(const op_heightfield *hf, const pt *t, int *cell)
+{
+    for (int ax = 0; ax <= 2; ax += 2) {
+        double L = t[0].p[ax];
+        if (t[1].p[ax] != L || t[2].p[ax] != L)
+            continue;
+        int i = ax == 0 ? 0 : 1;
+        double o = hf->line_origin[i];
+        long k = (long)floor((L - o) / hf->cs);
+        while (o + (double)(k + 1) * hf->cs <= L)
+            k++;
+        while (o + (double)k * hf->cs > L)
+            k--;
+        if (o + (double)k * hf->cs != L)
+            return -1;
+        int u = ax == 0 ? 1 : 0, w = ax == 0 ? 2 : 1;
+        int n = op__orient2d(t[0].p[u], t[0].p[w], t[1].p[u], t[1].p[w], t[2].p[u], t[2].p[w]);
+        if (n == 0)
+            return -1;
+        *cell = (int)((n > 0 ? k - 1 : k) - hf->cell0[i]);
+        return ax;
+    }
+    return -1;
+}
+
 static void oracle(const op_heightfield *hf, const float *v0, const float *v1, const float *v2,
                    frags *out)
 {
     pt t[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
+    int wcell = 0, wall = wall_of(hf, t, &wcell);
     for (int z = 0; z < hf->depth; z++) {
+        if (wall == 2 && z != wcell)
+            continue;
         double zb = hf->line_origin[1] + (double)(hf->cell0[1] + z) * hf->cs;
         double zt = hf->line_origin[1] + (double)(hf->cell0[1] + z + 1) * hf->cs;
         pt r[16];
@@ -100,6 +133,8 @@ static void oracle(const op_heightfield *hf, const float *v0, const float *v1, c
         if (n == 0)
             continue;
         for (int x = 0; x < hf->width; x++) {
+            if (wall == 0 && x != wcell)
+                continue;
             double xl = hf->line_origin[0] + (double)(hf->cell0[0] + x) * hf->cs;
             double xr = hf->line_origin[0] + (double)(hf->cell0[0] + x + 1) * hf->cs;
             pt p[64];
@@ -126,6 +161,10 @@ static void oracle(const op_heightfield *hf, const float *v0, const float *v1, c
                 ymin = fmin(ymin, p[i].p[1]);
                 ymax = fmax(ymax, p[i].p[1]);
             }
+            if (wall == 0) /* the part of the test across the wall's line is left out */
+                all_l = all_r = 0;
+            if (wall == 2)
+                all_b = all_t = 0;
             if (!all_l && !all_r && !all_b && !all_t)
                 collect(out, x, z, ymin, ymax);
         }
@@ -186,6 +225,9 @@ Test(rasterize_rule, fragments_match_the_literal_rule)
             v[1][2] = v[0][2];
         } else if (deg == 2) { /* a vertical edge */
             v[1][0] = v[0][0];
+        } else if (deg == 4 || deg == 5) { /* an axis wall, often on a line (§3.2a) */
+            int ax = deg == 4 ? 0 : 2;
+            v[1][ax] = v[2][ax] = v[0][ax];
         } else if (deg == 3) { /* a point */
             memcpy(v[1], v[0], sizeof v[0]);
             memcpy(v[2], v[0], sizeof v[0]);

@@ -9,7 +9,8 @@
  * meets the open cell square, decided in double on the row polygon R (the triangle
  * clipped to the row's closed z slab) and the cell's point set P (R's vertices in
  * the x slab plus R's strict crossings with the two x lines), followed by the
- * degeneracy test. Every crossing depends only on its edge and its line, never on
+ * degeneracy test. A wall lying exactly on a cell line goes to the one column or row
+ * behind it (§3.2a, raster_wall). Every crossing depends only on its edge and its line, never on
  * the grid or the loops, so two tiles that share a cell compute bitwise identical
  * fragments there, and the cells beside a line share its crossings.
  * Cost: the points are gathered per row, edge by edge and vertex by vertex (each
@@ -24,6 +25,7 @@
 
 #include "heightfield_internal.h"
 #include "onepath/limits.h"
+#include "predicates.h"
 
 /* ---- classification (§2) ---- */
 
@@ -439,6 +441,110 @@ static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx 
     return OP_OK;
 }
 
+/* ---- the wall rule (§3.2a) ---- */
+
+/* A triangle whose three vertices share one x (or one z) that is exactly a cell line
+ * lies on that line and belongs to the cells behind it: the side its outward normal
+ * (e0 x e1, as for floors) points away from. Returns the axis (0 for x, 2 for z) and
+ * the grid's local index of that column (x) or row (z) in *cell, or -1 when the
+ * triangle is no such wall (a degenerate one included: rule 2 gives it nothing). */
+static int wall_on_line(const op_heightfield *hf, const vtx *t, double inv, int64_t *cell)
+{
+    for (int ax = 0; ax <= 2; ax += 2) {
+        double c = t[0].p[ax];
+        if (t[1].p[ax] != c || t[2].p[ax] != c)
+            continue;
+        int i = ax == 0 ? 0 : 1;
+        double o = hf->line_origin[i];
+        int64_t k = op__cell_of(c, o, hf->cs, inv);
+        if (c != o + (double)k * hf->cs)
+            return -1; /* inside a column (row): the plain rule applies */
+        /* The normal's component along ax: n.x = orient(y, z), n.z = orient(x, y). */
+        int u = ax == 0 ? 1 : 0, w = ax == 0 ? 2 : 1;
+        int side = op__orient2d(t[0].p[u], t[0].p[w], t[1].p[u], t[1].p[w], t[2].p[u], t[2].p[w]);
+        if (side == 0)
+            return -1;
+        *cell = (side > 0 ? k - 1 : k) - hf->cell0[i];
+        return ax;
+    }
+    return -1;
+}
+
+/* y of the crossing of edge (a, b) with the line p[ax] = L (§3.2's formula). */
+static double wall_crossing_y(const vtx *a, const vtx *b, int ax, double L)
+{
+    double ya = a->p[1], yb = b->p[1];
+    double y = (ya * (b->p[ax] - L) + yb * (L - a->p[ax])) / (b->p[ax] - a->p[ax]);
+    double lo = mind(ya, yb), hi = maxd(ya, yb);
+    return y < lo ? lo : (y > hi ? hi : y);
+}
+
+/* The y range and the range along ax of the triangle clipped to the closed slab
+ * lo <= p[ax] <= hi: its vertices inside and the strict crossings of its edges with
+ * the slab's lines (these lie on the lines). Returns 0 when the clip is empty. */
+static int wall_slab(const vtx *t, int ax, double lo, double hi, double r[4])
+{
+    r[0] = r[2] = INFINITY;
+    r[1] = r[3] = -INFINITY;
+    for (int i = 0; i < 3; i++) {
+        const vtx *a = &t[i], *b = &t[i == 2 ? 0 : i + 1];
+        double va = a->p[ax], vb = b->p[ax], emin = mind(va, vb), emax = maxd(va, vb);
+        double pts[3][2];
+        int m = 0;
+        if (va >= lo && va <= hi) {
+            pts[m][0] = va;
+            pts[m++][1] = a->p[1];
+        }
+        if (emin < lo && lo < emax) {
+            pts[m][0] = lo;
+            pts[m][1] = wall_crossing_y(a, b, ax, lo);
+            m++;
+        }
+        if (emin < hi && hi < emax) {
+            pts[m][0] = hi;
+            pts[m][1] = wall_crossing_y(a, b, ax, hi);
+            m++;
+        }
+        for (int k = 0; k < m; k++) {
+            r[0] = mind(r[0], pts[k][1]);
+            r[1] = maxd(r[1], pts[k][1]);
+            r[2] = mind(r[2], pts[k][0]);
+            r[3] = maxd(r[3], pts[k][0]);
+        }
+    }
+    return r[0] <= r[1];
+}
+
+/* A wall on the line p[ax] = L: its cells are those of the one column (ax = 0) or row
+ * (ax = 2) behind it, found along the other axis: the triangle clipped to each cell's
+ * slab there, unless empty or on one of the slab's lines (§3.2a). Row-major order. */
+static op_status raster_wall(const op_heightfield *hf, raster_ctx *rc, const vtx *tri, int ax,
+                             int64_t cell)
+{
+    int along = ax == 0 ? 2 : 0, i = ax == 0 ? 1 : 0;
+    int64_t limit = ax == 0 ? hf->width : hf->depth, count = ax == 0 ? hf->depth : hf->width;
+    if (cell < 0 || cell >= limit)
+        return OP_OK;
+    const double cs = hf->cs, o = hf->line_origin[i];
+    const int64_t g0 = hf->cell0[i];
+    double lo = mind(mind(tri[0].p[along], tri[1].p[along]), tri[2].p[along]);
+    double hi = maxd(maxd(tri[0].p[along], tri[1].p[along]), tri[2].p[along]);
+    int64_t k0 = op__cell_of(lo, o, cs, rc->inv_cs) - g0;
+    int64_t k1 = op__cell_of(hi, o, cs, rc->inv_cs) - g0;
+    k0 = k0 < 0 ? 0 : k0;
+    k1 = k1 >= count ? count - 1 : k1;
+    for (int64_t k = k0; k <= k1; k++) {
+        double a = o + (double)(g0 + k) * cs, b = o + (double)(g0 + k + 1) * cs, r[4];
+        if (!wall_slab(tri, along, a, b, r) || r[3] == a || r[2] == b)
+            continue; /* empty, or on one of the slab's lines as well: no area */
+        op_status st = ax == 0 ? emit_one(rc, (int)cell, (int)k, r[0], r[1])
+                               : emit_one(rc, (int)k, (int)cell, r[0], r[1]);
+        if (st != OP_OK)
+            return st;
+    }
+    return OP_OK;
+}
+
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
  * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
@@ -451,6 +557,10 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     vtx tri[3] = {{{v0[0], v0[1], v0[2]}, 0, 0},
                   {{v1[0], v1[1], v1[2]}, 0, 0},
                   {{v2[0], v2[1], v2[2]}, 0, 0}};
+    int64_t wall_cell;
+    int wall = wall_on_line(hf, tri, rc->inv_cs, &wall_cell);
+    if (wall >= 0)
+        return raster_wall(hf, rc, tri, wall, wall_cell);
     double zlo = mind(mind(tri[0].p[2], tri[1].p[2]), tri[2].p[2]);
     double zhi = maxd(maxd(tri[0].p[2], tri[1].p[2]), tri[2].p[2]);
     int64_t kz0 = op__cell_of(zlo, oz, cs, rc->inv_cs) - gz0;

@@ -12,9 +12,12 @@
  *   stats.c     counters and the latency histogram
  *   main.c      flags, start-up, the libuv loop (signals, deadline timer, drain)
  *
- * Threads: nng callbacks only hand a received message to the request pool; request
- * workers parse and answer, or park the call (a tile being built, a long poll); build
- * workers build tiles and wake parked calls by re-dispatching them to the request pool.
+ * Threads: an nng callback parses a small request and answers a read at once (a cached
+ * tile only locks its level briefly), or parks it (a tile being built, a long poll);
+ * edits and large messages go to the request pool (they prepare levels and fsync).
+ * Build workers build tiles and answer the calls parked on them themselves, so an
+ * on-demand tile.get crosses one thread hand-off (callback -> build worker); a build
+ * never runs on an nng thread, so it never delays a cached read.
  * Lock order: registry table -> level edit lock -> level state lock -> cache lock; the
  * stats and log locks are leaves. No lock is held while a tile builds.
  */
@@ -194,9 +197,16 @@ typedef struct opd_call {
     opd_level *wait_level; /* the level a parked call holds a reference to */
 } opd_call;
 
-/* Sends the packed reply (copied) and logs the request; ok says whether it is an ok
- * reply, err_name the error name otherwise. The call returns to receiving. */
-void opd_call_reply(opd_call *c, const msgpack_sbuffer *sb, int ok, const char *err_name);
+/* Replies are packed straight into the nng message that is sent: no copy of a blob.
+ * opd_reply_begin makes an empty message with room for `reserve` bytes and points pk
+ * at it (NULL: out of memory; pk then fails every write); opd_reply_reserve makes room
+ * for `more` bytes after what is packed (0, or -1 when out of memory). */
+nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve);
+int opd_reply_reserve(msgpack_packer *pk, size_t more);
+/* Sends msg (taken; NULL: no memory for a reply, the client's request times out and
+ * is resent) and logs the request; ok says whether it is an ok reply, err_name the
+ * error name otherwise. The call returns to receiving. */
+void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name);
 /* Packs and sends an error reply. */
 void opd_call_error(opd_call *c, op_status code, const char *msg);
 /* Hands a parked call back to the request pool to be dispatched again. */
@@ -209,7 +219,11 @@ void opd_server_stop(opd_daemon *d);
 
 /* ---- dispatch (dispatch.c) ---- */
 
-/* Handles c's request: replies, or parks the call (it will be re-dispatched). */
+/* A request just received (on nng's callback thread): small read requests are parsed
+ * and answered (or parked) right here; edits and large messages go to the request pool. */
+void opd_dispatch_received(opd_call *c);
+/* Handles c's request on the calling thread: replies, or parks the call (it will be
+ * dispatched again). */
 void opd_dispatch(opd_call *c);
 
 /* ---- registry (registry.c) ---- */

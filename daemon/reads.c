@@ -115,7 +115,9 @@ static op_status range_error(const opd_level *lv, int tx, int tz, op_err *err)
 /* Packs one tile.get result map from a ready tile (level lock held). */
 static int pack_tile(msgpack_packer *pk, const opd_level *lv, const tent *t)
 {
-    int p = msgpack_pack_map(pk, 4);
+    /* The blobs are copied once, into the reply message: make room for them first. */
+    int p = opd_reply_reserve(pk, t->blob_bytes + 64 + 48 * (size_t)t->nl);
+    p |= msgpack_pack_map(pk, 4);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
     p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
     p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, t->tz);

@@ -418,6 +418,25 @@ static void wake_list(opd_call **list)
     }
 }
 
+/* Detaches a wait list (level lock held) to be answered by answer_list after unlock. */
+static void take_list(opd_call **list, opd_call **out)
+{
+    *out = *list;
+    *list = NULL;
+}
+
+/* Answers detached calls on this thread (no lock held): the build worker that built a
+ * tile replies to its waiters itself instead of waking a request thread. */
+static void answer_list(opd_call *c)
+{
+    while (c) {
+        opd_call *next = c->next_wait;
+        c->next_wait = NULL;
+        opd_dispatch(c);
+        c = next;
+    }
+}
+
 static void build_job(void *arg, op_arena *out, op_arena *scratch);
 
 /* Starts the single build of t from the current snapshot (level lock held). */
@@ -549,23 +568,28 @@ static void build_job(void *arg, op_arena *out, op_arena *scratch)
         build_tile(j->sn, t->tx, t->tz, out, scratch, &b);
         opd_stats_build(&r->d->stats);
     }
+    /* Calls to answer on this thread once the level lock is released. */
+    opd_call *ready = NULL, *polls = NULL;
     pthread_mutex_lock(&lv->mu);
     t->building = 0;
     lv->building--;
     int valid = !skip && !lv->dropped && j->sn->version >= t->inval_version;
     if (valid) {
         install(j->r, lv, t, &b);
-        wake_list(&t->waiters);
+        take_list(&t->waiters, &ready);
         if (lv->pending == 0)
-            wake_list(&lv->pollers);
+            take_list(&lv->pollers, &polls);
     } else {
         bresult_free(&b);
         if (lv->dropped || !opd_reg_in_rect(lv->sn, t->tx, t->tz))
-            wake_list(&t->waiters); /* they answer ENOTFOUND / ERANGE */
+            take_list(&t->waiters, &ready); /* they answer ENOTFOUND / ERANGE */
         else if ((t->dirty && !atomic_load(&j->r->d->stopping)) || t->waiters)
             opd_reg_start_build(lv, t);
     }
     pthread_mutex_unlock(&lv->mu);
+    /* Before evict: a tile is answered while it is the newest entry of the cache. */
+    answer_list(ready);
+    answer_list(polls);
     snap_unref(j->sn);
     opd_level_unref(lv);
     free(j);

@@ -2,9 +2,11 @@
  * onepathd transport (protocol §1): one nng REP0 socket listening on every --listen
  * URL, --contexts nng contexts, each an aio state machine
  *
- *   RECV --message--> WORK (queued to the request pool; may park) --reply--> SEND --> RECV
+ *   RECV --message--> WORK (answered here, or queued to the request pool; may park)
+ *        --reply--> SEND --> RECV
  *
- * nng callbacks never block: they only queue work and re-arm the aio. A message over
+ * nng callbacks never wait for a build or the disk: they answer reads that need only a
+ * level's lock (dispatch.c decides), queue the rest, and re-arm the aio. A message over
  * --max-message is dropped by nng with its connection (NNG_OPT_RECVMAXSZ on each
  * listener), never decoded. Every other request gets exactly one reply.
  */
@@ -67,15 +69,45 @@ void opd_call_redispatch(opd_call *c)
         opd_call_error(c, OP_EBUSY, "onepathd is shutting down");
 }
 
+/* msgpack write callback: appends to the reply message, growing it by doubling. */
+static int msg_write(void *data, const char *buf, size_t len)
+{
+    nng_msg *m = data;
+    if (!m)
+        return -1;
+    size_t need = nng_msg_len(m) + len, cap = nng_msg_capacity(m);
+    if (need > cap && nng_msg_reserve(m, need > 2 * cap ? need : 2 * cap) != 0)
+        return -1;
+    return nng_msg_append(m, buf, len) != 0 ? -1 : 0;
+}
+
+nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve)
+{
+    nng_msg *m = NULL;
+    if (nng_msg_alloc(&m, 0) != 0 || nng_msg_reserve(m, reserve) != 0) {
+        if (m)
+            nng_msg_free(m);
+        m = NULL;
+    }
+    msgpack_packer_init(pk, m, msg_write);
+    return m;
+}
+
+int opd_reply_reserve(msgpack_packer *pk, size_t more)
+{
+    nng_msg *m = pk->data;
+    return m && nng_msg_reserve(m, nng_msg_len(m) + more) == 0 ? 0 : -1;
+}
+
 void opd_call_error(opd_call *c, op_status code, const char *msg)
 {
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, code, msg);
-    opd_call_reply(c, &sb, 0, op_status_name(code));
-    msgpack_sbuffer_destroy(&sb);
+    nng_msg *m = opd_reply_begin(&pk, 256);
+    if (m && op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, code, msg) != 0) {
+        nng_msg_free(m);
+        m = NULL;
+    }
+    opd_call_reply(c, m, 0, op_status_name(code));
 }
 
 static void log_call(opd_call *c, int ok, const char *err_name)
@@ -88,7 +120,7 @@ static void log_call(opd_call *c, int ok, const char *err_name)
             ok ? "ok" : err_name);
 }
 
-void opd_call_reply(opd_call *c, const msgpack_sbuffer *sb, int ok, const char *err_name)
+void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
 {
     log_call(c, ok, err_name);
     if (c->parsed)
@@ -96,10 +128,8 @@ void opd_call_reply(opd_call *c, const msgpack_sbuffer *sb, int ok, const char *
     c->parsed = 0;
     nng_msg_free(c->in);
     c->in = NULL;
-    nng_msg *msg = NULL;
-    if (nng_msg_alloc(&msg, 0) != 0 || nng_msg_append(msg, sb->data, sb->size) != 0) {
+    if (!msg) {
         /* No memory for the reply: the client's request times out and is resent. */
-        nng_msg_free(msg);
         atomic_fetch_sub(&c->d->inflight, 1);
         c->state = S_RECV;
         nng_ctx_recv(c->ctx, c->aio);
@@ -128,8 +158,7 @@ static void on_recv(opd_call *c, int rv)
     c->next_wait = NULL;
     c->t0_ns = opd_now_ns();
     atomic_fetch_add(&c->d->inflight, 1);
-    if (opd_pool_submit(c->d->requests, job_dispatch, c) != 0)
-        opd_call_error(c, OP_EBUSY, "onepathd is shutting down");
+    opd_dispatch_received(c);
 }
 
 static void call_cb(void *arg)

@@ -110,34 +110,64 @@ void opd_call_error(opd_call *c, op_status code, const char *msg)
     opd_call_reply(c, m, 0, op_status_name(code));
 }
 
-static void log_call(opd_call *c, int ok, const char *err_name)
+/* What is left of a call once its reply is sent: the request's memory, freed, and the
+ * figures of its log line (a call belongs to its next request as soon as the send
+ * starts, so they are taken before). */
+typedef struct call_end {
+    opd_daemon *d;
+    opd_method method;
+    char level[65];
+    uint64_t us;
+    int ok, parsed;
+    const char *err_name;
+    op_rpc_request req;
+    nng_msg *in;
+} call_end;
+
+static void end_take(opd_call *c, int ok, const char *err_name, call_end *e)
 {
-    opd_daemon *d = c->d;
-    uint64_t us = (opd_now_ns() - c->t0_ns) / 1000;
-    opd_stats_request(&d->stats, c->method, ok, us);
-    const char *m = c->method != OPD_M_UNKNOWN ? opd_method_names[c->method] : "unknown";
-    opd_log(d, "%s level=%s ms=%.3f %s", m, c->level[0] ? c->level : "-", (double)us / 1000.0,
-            ok ? "ok" : err_name);
+    e->d = c->d;
+    e->method = c->method;
+    memcpy(e->level, c->level, sizeof e->level);
+    e->us = (opd_now_ns() - c->t0_ns) / 1000;
+    e->ok = ok;
+    e->err_name = err_name;
+    e->parsed = c->parsed;
+    if (c->parsed)
+        e->req = c->req; /* a shallow copy: the unpacked zone moves to e */
+    e->in = c->in;
+    c->parsed = 0;
+    c->in = NULL;
+}
+
+/* Frees the request and logs it, after the reply left: the log write (a syscall) is not
+ * in the client's wait. */
+static void end_finish(call_end *e)
+{
+    if (e->parsed)
+        op_rpc_request_fini(&e->req);
+    nng_msg_free(e->in);
+    opd_stats_request(&e->d->stats, e->method, e->ok, e->us);
+    const char *m = e->method != OPD_M_UNKNOWN ? opd_method_names[e->method] : "unknown";
+    opd_log(e->d, "%s level=%s ms=%.3f %s", m, e->level[0] ? e->level : "-", (double)e->us / 1000.0,
+            e->ok ? "ok" : e->err_name);
 }
 
 void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
 {
-    log_call(c, ok, err_name);
-    if (c->parsed)
-        op_rpc_request_fini(&c->req);
-    c->parsed = 0;
-    nng_msg_free(c->in);
-    c->in = NULL;
+    call_end e;
+    end_take(c, ok, err_name, &e);
     if (!msg) {
         /* No memory for the reply: the client's request times out and is resent. */
         atomic_fetch_sub(&c->d->inflight, 1);
         c->state = S_RECV;
         nng_ctx_recv(c->ctx, c->aio);
-        return;
+    } else {
+        c->state = S_SEND;
+        nng_aio_set_msg(c->aio, msg);
+        nng_ctx_send(c->ctx, c->aio);
     }
-    c->state = S_SEND;
-    nng_aio_set_msg(c->aio, msg);
-    nng_ctx_send(c->ctx, c->aio);
+    end_finish(&e);
 }
 
 static void on_recv(opd_call *c, int rv)

@@ -8,7 +8,7 @@
  *               change versions, edits (registry_internal.h: what reads.c shares)
  *   reads.c     the read methods: level list/info, tiles, bake, changes, parked polls
  *   store.c     level files in the data directory (write, fsync, rename, fsync dir)
- *   pool.c      worker threads (one pool for requests, one for tile builds)
+ *   pool.c      worker threads (one pool for edits, one for tile builds)
  *   stats.c     counters and the latency histogram
  *   main.c      flags, start-up, the libuv loop (signals, deadline timer, drain)
  *
@@ -49,8 +49,8 @@ typedef struct opd_config {
     const char *data_dir;
     const char *log_path; /* NULL: stderr */
     int contexts;         /* nng contexts: requests in flight */
-    int threads;          /* tile build workers */
-    int request_threads;  /* request workers (parse, answer, persist) */
+    int threads;          /* tile build workers (+1 build on a receiving thread) */
+    int request_threads;  /* request workers: edits and large messages */
     size_t max_message;   /* bytes; larger messages drop the connection */
     int max_levels;
     size_t max_level_verts;

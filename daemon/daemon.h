@@ -15,9 +15,10 @@
  * Threads: an nng callback parses a small request and answers a read at once (a cached
  * tile only locks its level briefly), or parks it (a tile being built, a long poll);
  * edits and large messages go to the request pool (they prepare levels and fsync).
- * Build workers build tiles and answer the calls parked on them themselves, so an
- * on-demand tile.get crosses one thread hand-off (callback -> build worker); a build
- * never runs on an nng thread, so it never delays a cached read.
+ * A tile.get of a tile that is not cached builds it on the callback that received it
+ * (no thread hand-off) when no other build runs on an nng thread; otherwise it parks and
+ * a build worker builds. Whoever builds answers the calls parked on the tile. At most
+ * one build at a time holds an nng thread, so the others keep answering cached reads.
  * Lock order: registry table -> level edit lock -> level state lock -> cache lock; the
  * stats and log locks are leaves. No lock is held while a tile builds.
  */

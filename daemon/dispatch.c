@@ -6,7 +6,7 @@
  * every handler is a pure function of the request and the registry state.
  * Where a request runs: reads on the nng callback that received them (they take a
  * level's lock for microseconds and never wait for a build), edits and large messages
- * on the request pool, parked tile reads on the build worker that built their tile.
+ * on the request pool, parked tile reads on the thread that built their tile.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -227,6 +227,21 @@ static void throughput(const char *url, const level_in *li, int clients, int per
            clients * per_client / s, clients * per_client);
 }
 
+/* Waits until the daemon's background bake of the bench level has ended. */
+static void wait_baked(op_client *c)
+{
+    for (;;) {
+        op_client_level_info li;
+        op_err e;
+        if (op_client_level_info_get(c, "bench", TIMEOUT_MS, &li, &e) != OP_OK)
+            exit((fprintf(stderr, "level.info: %s\n", e.msg), 1));
+        if (!li.bake_running && li.tiles_built == li.tiles_total)
+            return;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static double ondemand_pass(op_client *c, const level_in *li, double *best)
 {
     double t0 = now_us();
@@ -266,7 +281,7 @@ int main(int argc, char **argv)
     printf("level %s: %d tiles with layers\n", spec, li.ntiles);
     latency("cached tile.get, ipc", ci, &li, 4000);
     latency("cached tile.get, tcp", ct, &li, 4000);
-    sleep(1); /* let the uncached daemon finish the background builds of level.put */
+    wait_baked(oi); /* the uncached daemon's background builds of level.put are done */
     /* The three sides alternate in every rep, so a load change on a shared machine hits
      * them alike; best and median of the reps. */
     double *v = malloc(3 * (size_t)reps * sizeof *v);

@@ -196,6 +196,7 @@ typedef struct opd_call {
     int64_t deadline_ns; /* long poll: answer empty at this time */
     struct opd_call *next_wait;
     opd_level *wait_level; /* the level a parked call holds a reference to */
+    int woken;             /* answered by the thread of a build: it builds nothing more there */
 } opd_call;
 
 /* Replies are packed straight into the nng message that is sent: no copy of a blob.

@@ -165,7 +165,7 @@ op_status opd_tile_get(opd_registry *r, opd_call *c, const char *level, int tx, 
         st = range_error(lv, tx, tz, err);
     } else if (!tile_ready(t)) {
         opd_stats_cache(&r->d->stats, 0, 1, 0);
-        here = park_on(lv, t, c, 1);
+        here = park_on(lv, t, c, !c->woken);
         st = OPD_PARKED;
     } else if (t->err_status != OP_OK) {
         st = op_err_set(err, t->err_status, "%s", t->err_msg ? t->err_msg : "build failed");

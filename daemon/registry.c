@@ -432,6 +432,7 @@ static void answer_list(opd_call *c)
     while (c) {
         opd_call *next = c->next_wait;
         c->next_wait = NULL;
+        c->woken = 1; /* should its tile be gone again, no nested build on this stack */
         opd_dispatch(c);
         c = next;
     }

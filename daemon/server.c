@@ -186,6 +186,7 @@ static void on_recv(opd_call *c, int rv)
     c->level[0] = '\0';
     c->deadline_ns = 0;
     c->next_wait = NULL;
+    c->woken = 0;
     c->t0_ns = opd_now_ns();
     atomic_fetch_add(&c->d->inflight, 1);
     opd_dispatch_received(c);

@@ -8,13 +8,17 @@
  *               change versions, edits (registry_internal.h: what reads.c shares)
  *   reads.c     the read methods: level list/info, tiles, bake, changes, parked polls
  *   store.c     level files in the data directory (write, fsync, rename, fsync dir)
- *   pool.c      worker threads (one pool for requests, one for tile builds)
+ *   pool.c      worker threads (one pool for edits, one for tile builds)
  *   stats.c     counters and the latency histogram
  *   main.c      flags, start-up, the libuv loop (signals, deadline timer, drain)
  *
- * Threads: nng callbacks only hand a received message to the request pool; request
- * workers parse and answer, or park the call (a tile being built, a long poll); build
- * workers build tiles and wake parked calls by re-dispatching them to the request pool.
+ * Threads: an nng callback parses a small request and answers a read at once (a cached
+ * tile only locks its level briefly), or parks it (a tile being built, a long poll);
+ * edits and large messages go to the request pool (they prepare levels and fsync).
+ * A tile.get of a tile that is not cached builds it on the callback that received it
+ * (no thread hand-off) when no other build runs on an nng thread; otherwise it parks and
+ * a build worker builds. Whoever builds answers the calls parked on the tile. At most
+ * one build at a time holds an nng thread, so the others keep answering cached reads.
  * Lock order: registry table -> level edit lock -> level state lock -> cache lock; the
  * stats and log locks are leaves. No lock is held while a tile builds.
  */
@@ -46,8 +50,8 @@ typedef struct opd_config {
     const char *data_dir;
     const char *log_path; /* NULL: stderr */
     int contexts;         /* nng contexts: requests in flight */
-    int threads;          /* tile build workers */
-    int request_threads;  /* request workers (parse, answer, persist) */
+    int threads;          /* tile build workers (+1 build on a receiving thread) */
+    int request_threads;  /* request workers: edits and large messages */
     size_t max_message;   /* bytes; larger messages drop the connection */
     int max_levels;
     size_t max_level_verts;
@@ -192,11 +196,19 @@ typedef struct opd_call {
     int64_t deadline_ns; /* long poll: answer empty at this time */
     struct opd_call *next_wait;
     opd_level *wait_level; /* the level a parked call holds a reference to */
+    int woken;             /* answered by the thread of a build: it builds nothing more there */
 } opd_call;
 
-/* Sends the packed reply (copied) and logs the request; ok says whether it is an ok
- * reply, err_name the error name otherwise. The call returns to receiving. */
-void opd_call_reply(opd_call *c, const msgpack_sbuffer *sb, int ok, const char *err_name);
+/* Replies are packed straight into the nng message that is sent: no copy of a blob.
+ * opd_reply_begin makes an empty message with room for `reserve` bytes and points pk
+ * at it (NULL: out of memory; pk then fails every write); opd_reply_reserve makes room
+ * for `more` bytes after what is packed (0, or -1 when out of memory). */
+nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve);
+int opd_reply_reserve(msgpack_packer *pk, size_t more);
+/* Sends msg (taken; NULL: no memory for a reply, the client's request times out and
+ * is resent) and logs the request; ok says whether it is an ok reply, err_name the
+ * error name otherwise. The call returns to receiving. */
+void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name);
 /* Packs and sends an error reply. */
 void opd_call_error(opd_call *c, op_status code, const char *msg);
 /* Hands a parked call back to the request pool to be dispatched again. */
@@ -209,7 +221,11 @@ void opd_server_stop(opd_daemon *d);
 
 /* ---- dispatch (dispatch.c) ---- */
 
-/* Handles c's request: replies, or parks the call (it will be re-dispatched). */
+/* A request just received (on nng's callback thread): small read requests are parsed
+ * and answered (or parked) right here; edits and large messages go to the request pool. */
+void opd_dispatch_received(opd_call *c);
+/* Handles c's request on the calling thread: replies, or parks the call (it will be
+ * dispatched again). */
 void opd_dispatch(opd_call *c);
 
 /* ---- registry (registry.c) ---- */

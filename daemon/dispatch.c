@@ -4,6 +4,9 @@
  * result map. A request is parsed once; a parked call (tile being built, long poll)
  * is dispatched again from the start with the same parsed request, which is why
  * every handler is a pure function of the request and the registry state.
+ * Where a request runs: reads on the nng callback that received them (they take a
+ * level's lock for microseconds and never wait for a build), edits and large messages
+ * on the request pool, parked tile reads on the thread that built their tile.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,11 @@ typedef op_status (*handler_fn)(opd_call *c, const msgpack_object *p, msgpack_pa
 
 /* tile.range replies stop adding tiles past this many blob bytes unless asked. */
 #define OPD_RANGE_DEFAULT_BYTES ((size_t)8 << 20)
+/* Requests up to this size are decoded on nng's callback thread (reads are a few
+ * dozen bytes); larger ones (mesh uploads) on a request thread. */
+#define OPD_INLINE_MAX_BYTES ((size_t)64 << 10)
+/* First capacity of a reply message; tile replies reserve their blobs' size. */
+#define OPD_REPLY_RESERVE 512
 /* changes.since: the longest long poll (protocol §4). */
 #define OPD_MAX_WAIT_MS 600000
 
@@ -363,34 +371,69 @@ static op_status parse(opd_call *c, op_err *err)
     return OP_OK;
 }
 
+/* Runs the handler of a parsed request (st: the parse result) and replies, unless the
+ * call parks. The reply is packed into the message that is sent. */
+static void answer(opd_call *c, op_status st, op_err *err)
+{
+    msgpack_packer pk;
+    nng_msg *msg = opd_reply_begin(&pk, OPD_REPLY_RESERVE);
+    if (st == OP_OK) {
+        int rc = op_rpc_reply_ok(&pk, &c->req);
+        st = rc ? op_err_set(err, OP_ENOMEM, "reply: out of memory")
+                : handlers[c->method](c, c->req.params, &pk, err);
+    }
+    if (st == OPD_PARKED) {
+        if (msg)
+            nng_msg_free(msg);
+        return; /* dispatched again when its tile lands or its poll ends */
+    }
+    if (st != OP_OK && msg) {
+        nng_msg_clear(msg);
+        if (op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, st, err->msg) != 0) {
+            nng_msg_free(msg);
+            msg = NULL;
+        }
+    }
+    opd_call_reply(c, msg, st == OP_OK, st == OP_OK ? NULL : op_status_name(st));
+}
+
+/* A new request: parsed, and refused while the daemon drains. */
+static op_status admit(opd_call *c, op_err *err)
+{
+    op_status st = parse(c, err);
+    if (st == OP_OK && atomic_load(&c->d->stopping))
+        st = op_err_set(err, OP_EBUSY, "onepathd is shutting down");
+    return st;
+}
+
 void opd_dispatch(opd_call *c)
 {
     op_err err;
     op_err_clear(&err);
+    /* A parked call, or one admitted on nng's thread, is already parsed (a parked one
+     * was accepted before the drain began). */
+    op_status st = c->parsed ? OP_OK : admit(c, &err);
+    answer(c, st, &err);
+}
+
+/* Edits prepare a level (CPU) and persist it (fsync): never on an nng thread. */
+static int answers_inline(opd_method m)
+{
+    return m != OPD_M_LEVEL_PUT && m != OPD_M_LEVEL_DROP && m != OPD_M_MESH_PUT &&
+           m != OPD_M_MESH_DROP;
+}
+
+void opd_dispatch_received(opd_call *c)
+{
+    op_err err;
+    op_err_clear(&err);
     op_status st = OP_OK;
-    if (!c->parsed) {
-        /* A new request; a parked one was accepted before the drain began. */
-        st = parse(c, &err);
-        if (st == OP_OK && atomic_load(&c->d->stopping))
-            st = op_err_set(&err, OP_EBUSY, "onepathd is shutting down");
+    if (nng_msg_len(c->in) <= OPD_INLINE_MAX_BYTES) {
+        st = admit(c, &err);
+        if (st != OP_OK || answers_inline(c->method)) {
+            answer(c, st, &err);
+            return;
+        }
     }
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    if (st == OP_OK) {
-        int rc = op_rpc_reply_ok(&pk, &c->req);
-        st = rc ? op_err_set(&err, OP_ENOMEM, "reply: out of memory")
-                : handlers[c->method](c, c->req.params, &pk, &err);
-    }
-    if (st == OPD_PARKED) {
-        msgpack_sbuffer_destroy(&sb);
-        return; /* dispatched again when its tile lands or its poll ends */
-    }
-    if (st != OP_OK) {
-        sb.size = 0;
-        op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, st, err.msg);
-    }
-    opd_call_reply(c, &sb, st == OP_OK, st == OP_OK ? NULL : op_status_name(st));
-    msgpack_sbuffer_destroy(&sb);
+    opd_call_redispatch(c);
 }

@@ -31,9 +31,12 @@ static const opt opts[] = {
      "request log (one line per request); default stderr; "
      "SIGHUP reopens it"},
     {"--contexts", "ONEPATHD_CONTEXTS", "N", "requests in flight (nng contexts); default 64"},
-    {"--threads", "ONEPATHD_THREADS", "N", "tile build threads; default: the CPU count"},
+    {"--threads", "ONEPATHD_THREADS", "N",
+     "tile build threads (plus one on-demand build at a time on the thread that received "
+     "its tile.get); default: the CPU count"},
     {"--request-threads", "ONEPATHD_REQUEST_THREADS", "N",
-     "request threads (decode, answer, persist); default 4"},
+     "threads for edits (decode, prepare, persist) and requests over 64 KiB; reads are "
+     "answered where they are received; default 4"},
     {"--max-message", "ONEPATHD_MAX_MESSAGE", "BYTES",
      "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},

@@ -1,9 +1,9 @@
 /*
  * onepathd worker pool: a FIFO of jobs served by a fixed set of threads. Each worker
  * owns an output and a scratch arena (reset after every job), so tile builds reuse
- * their memory. Two pools run in the daemon: requests (short jobs, never wait on a
- * build) and builds (tile builds, as long as a tile takes). Typical: 2..64 threads,
- * queues of 0..10^5 jobs.
+ * their memory. Two pools run in the daemon: requests (edits, large messages and
+ * re-dispatched long polls; never wait on a build) and builds (tile builds, as long as
+ * a tile takes). Typical: 2..64 threads, queues of 0..10^5 jobs.
  */
 #include <stdlib.h>
 

@@ -115,7 +115,9 @@ static op_status range_error(const opd_level *lv, int tx, int tz, op_err *err)
 /* Packs one tile.get result map from a ready tile (level lock held). */
 static int pack_tile(msgpack_packer *pk, const opd_level *lv, const tent *t)
 {
-    int p = msgpack_pack_map(pk, 4);
+    /* The blobs are copied once, into the reply message: make room for them first. */
+    int p = opd_reply_reserve(pk, t->blob_bytes + 64 + 48 * (size_t)t->nl);
+    p |= msgpack_pack_map(pk, 4);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
     p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
     p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, t->tz);
@@ -137,12 +139,16 @@ static int tile_ready(const tent *t)
     return t->known && (t->blobs || t->nl == 0 || t->err_status != OP_OK);
 }
 
-/* Parks c on t and makes sure t builds (level lock held). */
-static void park_on(opd_level *lv, tent *t, opd_call *c)
+/* Parks c on t and makes sure t builds (level lock held). here: the build may run on
+ * this thread (the claimed job is returned, to run once the lock is released). */
+static bjob *park_on(opd_level *lv, tent *t, opd_call *c, int here)
 {
     c->next_wait = t->waiters;
     t->waiters = c;
-    opd_reg_start_build(lv, t);
+    bjob *j = here ? opd_reg_claim_here(lv, t) : NULL;
+    if (!j)
+        opd_reg_start_build(lv, t);
+    return j;
 }
 
 op_status opd_tile_get(opd_registry *r, opd_call *c, const char *level, int tx, int tz,
@@ -152,13 +158,14 @@ op_status opd_tile_get(opd_registry *r, opd_call *c, const char *level, int tx, 
     if (!lv)
         return err->status;
     op_status st = OP_OK;
+    bjob *here = NULL;
     pthread_mutex_lock(&lv->mu);
     tent *t = opd_reg_in_rect(lv->sn, tx, tz) ? opd_reg_map_get(lv, tx, tz) : NULL;
     if (!t) {
         st = range_error(lv, tx, tz, err);
     } else if (!tile_ready(t)) {
         opd_stats_cache(&r->d->stats, 0, 1, 0);
-        park_on(lv, t, c);
+        here = park_on(lv, t, c, !c->woken);
         st = OPD_PARKED;
     } else if (t->err_status != OP_OK) {
         st = op_err_set(err, t->err_status, "%s", t->err_msg ? t->err_msg : "build failed");
@@ -170,6 +177,9 @@ op_status opd_tile_get(opd_registry *r, opd_call *c, const char *level, int tx, 
     }
     pthread_mutex_unlock(&lv->mu);
     opd_level_unref(lv);
+    /* The build answers c (and whoever else waits): c is not ours after this. */
+    if (here)
+        opd_reg_build_here(here);
     return st;
 }
 
@@ -254,7 +264,7 @@ static op_status range_page(opd_registry *r, opd_level *lv, opd_call *c, const i
             if (pg->n > 0 || !t)
                 return OP_OK;
             opd_stats_cache(&r->d->stats, 0, 1, 0);
-            park_on(lv, t, c);
+            park_on(lv, t, c, 0);
             return OPD_PARKED;
         }
         if (t->err_status != OP_OK)

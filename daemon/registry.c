@@ -25,12 +25,12 @@
 
 #include "registry_internal.h"
 
-typedef struct bjob {
+struct bjob {
     opd_registry *r;
     opd_level *lv;
     snap *sn;
     tent *t;
-} bjob;
+};
 
 /* ===== snapshots ===== */
 
@@ -418,21 +418,37 @@ static void wake_list(opd_call **list)
     }
 }
 
+/* Detaches a wait list (level lock held) to be answered by answer_list after unlock. */
+static void take_list(opd_call **list, opd_call **out)
+{
+    *out = *list;
+    *list = NULL;
+}
+
+/* Answers detached calls on this thread (no lock held): the build worker that built a
+ * tile replies to its waiters itself instead of waking a request thread. */
+static void answer_list(opd_call *c)
+{
+    while (c) {
+        opd_call *next = c->next_wait;
+        c->next_wait = NULL;
+        c->woken = 1; /* should its tile be gone again, no nested build on this stack */
+        opd_dispatch(c);
+        c = next;
+    }
+}
+
 static void build_job(void *arg, op_arena *out, op_arena *scratch);
+static bjob *job_new(opd_level *lv, tent *t);
 
 /* Starts the single build of t from the current snapshot (level lock held). */
 void opd_reg_start_build(opd_level *lv, tent *t)
 {
     if (t->building || !opd_reg_in_rect(lv->sn, t->tx, t->tz))
         return;
-    bjob *j = malloc(sizeof *j);
+    bjob *j = job_new(lv, t);
     if (!j)
         return;
-    *j = (bjob){lv->r, lv, lv->sn, t};
-    atomic_fetch_add(&lv->refs, 1);
-    atomic_fetch_add(&lv->sn->refs, 1);
-    t->building = 1;
-    lv->building++;
     if (opd_pool_submit(lv->r->d->builds, build_job, j) != 0) {
         t->building = 0;
         lv->building--;
@@ -532,18 +548,20 @@ static void install(opd_registry *r, opd_level *lv, tent *t, bresult *b)
     }
 }
 
-static void build_job(void *arg, op_arena *out, op_arena *scratch)
+/* Builds j's tile and installs the result; the calls to answer come back in ready and
+ * polls (answered by the caller once it holds no lock). */
+static void build_run(bjob *j, op_arena *out, op_arena *scratch, opd_call **ready, opd_call **polls)
 {
-    bjob *j = arg;
     opd_registry *r = j->r;
     opd_level *lv = j->lv;
     tent *t = j->t;
     bresult b;
     memset(&b, 0, sizeof b);
+    *ready = *polls = NULL;
     pthread_mutex_lock(&lv->mu);
     /* Shutting down: only builds that someone waits for still run. */
     int skip = lv->dropped || j->sn->version < t->inval_version ||
-               (atomic_load(&j->r->d->stopping) && !t->waiters);
+               (atomic_load(&r->d->stopping) && !t->waiters);
     pthread_mutex_unlock(&lv->mu);
     if (!skip) {
         build_tile(j->sn, t->tx, t->tz, out, scratch, &b);
@@ -554,22 +572,76 @@ static void build_job(void *arg, op_arena *out, op_arena *scratch)
     lv->building--;
     int valid = !skip && !lv->dropped && j->sn->version >= t->inval_version;
     if (valid) {
-        install(j->r, lv, t, &b);
-        wake_list(&t->waiters);
+        install(r, lv, t, &b);
+        take_list(&t->waiters, ready);
         if (lv->pending == 0)
-            wake_list(&lv->pollers);
+            take_list(&lv->pollers, polls);
     } else {
         bresult_free(&b);
         if (lv->dropped || !opd_reg_in_rect(lv->sn, t->tx, t->tz))
-            wake_list(&t->waiters); /* they answer ENOTFOUND / ERANGE */
-        else if ((t->dirty && !atomic_load(&j->r->d->stopping)) || t->waiters)
+            take_list(&t->waiters, ready); /* they answer ENOTFOUND / ERANGE */
+        else if ((t->dirty && !atomic_load(&r->d->stopping)) || t->waiters)
             opd_reg_start_build(lv, t);
     }
     pthread_mutex_unlock(&lv->mu);
+}
+
+/* Answers what a build woke (before evict: a tile is answered while it is the newest
+ * entry of the cache) and releases the job. */
+static void build_finish(bjob *j, opd_call *ready, opd_call *polls)
+{
+    opd_registry *r = j->r;
+    answer_list(ready);
+    answer_list(polls);
     snap_unref(j->sn);
-    opd_level_unref(lv);
+    opd_level_unref(j->lv);
     free(j);
     evict(r);
+}
+
+static void build_job(void *arg, op_arena *out, op_arena *scratch)
+{
+    opd_call *ready, *polls;
+    build_run(arg, out, scratch, &ready, &polls);
+    build_finish(arg, ready, polls);
+}
+
+/* A job for t's single build, holding references to the level and the snapshot (level
+ * lock held); NULL when out of memory. */
+static bjob *job_new(opd_level *lv, tent *t)
+{
+    bjob *j = malloc(sizeof *j);
+    if (!j)
+        return NULL;
+    *j = (bjob){lv->r, lv, lv->sn, t};
+    atomic_fetch_add(&lv->refs, 1);
+    atomic_fetch_add(&lv->sn->refs, 1);
+    t->building = 1;
+    lv->building++;
+    return j;
+}
+
+bjob *opd_reg_claim_here(opd_level *lv, tent *t)
+{
+    opd_registry *r = lv->r;
+    if (t->building || !opd_reg_in_rect(lv->sn, t->tx, t->tz) || !r->here_out ||
+        atomic_exchange(&r->here_busy, 1))
+        return NULL;
+    bjob *j = job_new(lv, t);
+    if (!j)
+        atomic_store(&r->here_busy, 0);
+    return j;
+}
+
+void opd_reg_build_here(bjob *j)
+{
+    opd_registry *r = j->r;
+    opd_call *ready, *polls;
+    build_run(j, r->here_out, r->here_scratch, &ready, &polls);
+    op_arena_reset(r->here_out);
+    op_arena_reset(r->here_scratch);
+    atomic_store(&r->here_busy, 0);
+    build_finish(j, ready, polls);
 }
 
 /* ===== edits ===== */
@@ -968,6 +1040,14 @@ opd_registry *opd_registry_create(opd_daemon *d)
     r->d = d;
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->cache_mu, NULL);
+    atomic_init(&r->here_busy, 0);
+    r->here_out = op_arena_create(0);
+    r->here_scratch = op_arena_create(0);
+    if (!r->here_out || !r->here_scratch) { /* no builds on the receiving thread */
+        op_arena_destroy(r->here_out);
+        op_arena_destroy(r->here_scratch);
+        r->here_out = r->here_scratch = NULL;
+    }
     return r;
 }
 
@@ -978,6 +1058,8 @@ void opd_registry_destroy(opd_registry *r)
     for (int i = 0; i < r->n; i++)
         opd_level_unref(r->levels[i]);
     free(r->levels);
+    op_arena_destroy(r->here_out);
+    op_arena_destroy(r->here_scratch);
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->cache_mu);
     free(r);

@@ -71,7 +71,14 @@ struct opd_registry {
     pthread_mutex_t cache_mu;
     tent *lru_head, *lru_tail;
     size_t cache_bytes;
+    /* The one build at a time that runs on the thread that received its tile.get (so
+     * the request crosses no thread hand-off), with its arenas; NULL arenas: none. */
+    atomic_int here_busy;
+    op_arena *here_out, *here_scratch;
 };
+
+/* One tile build: the level, the snapshot it builds from, the tile. */
+typedef struct bjob bjob;
 
 /* A live level (version > 0, not dropped) by name, a reference; else NULL and
  * OP_ENOTFOUND in err. */
@@ -82,6 +89,13 @@ int opd_reg_in_rect(const snap *s, int tx, int tz);
 tent *opd_reg_map_get(opd_level *lv, int tx, int tz);
 /* Starts the single build of t from the current snapshot (level lock held). */
 void opd_reg_start_build(opd_level *lv, tent *t);
+/* Claims t's single build to run on this thread (level lock held): the job, or NULL
+ * when t is already building or another build runs on a receiving thread (then the
+ * caller starts it on the build pool as usual). At most one build at a time runs
+ * outside the build pool, so nng's other callback threads always answer cached reads. */
+bjob *opd_reg_claim_here(opd_level *lv, tent *t);
+/* Runs a claimed build on this thread and answers its waiters (no lock held). */
+void opd_reg_build_here(bjob *j);
 /* Marks t most recently used (level lock held). */
 void opd_reg_touch(opd_registry *r, tent *t);
 

@@ -2,9 +2,11 @@
  * onepathd transport (protocol §1): one nng REP0 socket listening on every --listen
  * URL, --contexts nng contexts, each an aio state machine
  *
- *   RECV --message--> WORK (queued to the request pool; may park) --reply--> SEND --> RECV
+ *   RECV --message--> WORK (answered here, or queued to the request pool; may park)
+ *        --reply--> SEND --> RECV
  *
- * nng callbacks never block: they only queue work and re-arm the aio. A message over
+ * nng callbacks never wait for a build or the disk: they answer reads that need only a
+ * level's lock (dispatch.c decides), queue the rest, and re-arm the aio. A message over
  * --max-message is dropped by nng with its connection (NNG_OPT_RECVMAXSZ on each
  * listener), never decoded. Every other request gets exactly one reply.
  */
@@ -33,24 +35,39 @@ void opd_daemon_wake(opd_daemon *d)
         uv_async_send(d->wake);
 }
 
+/* Longest log line written in one piece; a longer one (a long error message) is
+ * written in parts, still under the lock. */
+#define OPD_LOG_LINE 512
+
 void opd_log(opd_daemon *d, const char *fmt, ...)
 {
-    char stamp[40];
+    /* The line is formatted here, outside the lock, and written with one write (an
+     * unbuffered stderr would otherwise take one per part). */
+    char line[OPD_LOG_LINE];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(stamp + n, sizeof stamp - n, ".%03ldZ", ts.tv_nsec / 1000000);
-    va_list ap;
+    size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ ", ts.tv_nsec / 1000000);
+    va_list ap, ap2;
     va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
+    int whole = m >= 0 && (size_t)m + 1 < sizeof line - n;
     pthread_mutex_lock(&d->log_mu);
     FILE *f = d->log ? d->log : stderr;
-    fprintf(f, "%s ", stamp);
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
+    if (whole) {
+        line[n + (size_t)m] = '\n';
+        fwrite(line, 1, n + (size_t)m + 1, f);
+    } else {
+        fwrite(line, 1, n, f);
+        vfprintf(f, fmt, ap2);
+        fputc('\n', f);
+    }
     fflush(f);
     pthread_mutex_unlock(&d->log_mu);
+    va_end(ap2);
     va_end(ap);
 }
 
@@ -67,47 +84,105 @@ void opd_call_redispatch(opd_call *c)
         opd_call_error(c, OP_EBUSY, "onepathd is shutting down");
 }
 
+/* msgpack write callback: appends to the reply message, growing it by doubling. */
+static int msg_write(void *data, const char *buf, size_t len)
+{
+    nng_msg *m = data;
+    if (!m)
+        return -1;
+    size_t need = nng_msg_len(m) + len, cap = nng_msg_capacity(m);
+    if (need > cap && nng_msg_reserve(m, need > 2 * cap ? need : 2 * cap) != 0)
+        return -1;
+    return nng_msg_append(m, buf, len) != 0 ? -1 : 0;
+}
+
+nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve)
+{
+    nng_msg *m = NULL;
+    if (nng_msg_alloc(&m, 0) != 0 || nng_msg_reserve(m, reserve) != 0) {
+        if (m)
+            nng_msg_free(m);
+        m = NULL;
+    }
+    msgpack_packer_init(pk, m, msg_write);
+    return m;
+}
+
+int opd_reply_reserve(msgpack_packer *pk, size_t more)
+{
+    nng_msg *m = pk->data;
+    return m && nng_msg_reserve(m, nng_msg_len(m) + more) == 0 ? 0 : -1;
+}
+
 void opd_call_error(opd_call *c, op_status code, const char *msg)
 {
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, code, msg);
-    opd_call_reply(c, &sb, 0, op_status_name(code));
-    msgpack_sbuffer_destroy(&sb);
+    nng_msg *m = opd_reply_begin(&pk, 256);
+    if (m && op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, code, msg) != 0) {
+        nng_msg_free(m);
+        m = NULL;
+    }
+    opd_call_reply(c, m, 0, op_status_name(code));
 }
 
-static void log_call(opd_call *c, int ok, const char *err_name)
-{
-    opd_daemon *d = c->d;
-    uint64_t us = (opd_now_ns() - c->t0_ns) / 1000;
-    opd_stats_request(&d->stats, c->method, ok, us);
-    const char *m = c->method != OPD_M_UNKNOWN ? opd_method_names[c->method] : "unknown";
-    opd_log(d, "%s level=%s ms=%.3f %s", m, c->level[0] ? c->level : "-", (double)us / 1000.0,
-            ok ? "ok" : err_name);
-}
+/* What is left of a call once its reply is sent: the request's memory, freed, and the
+ * figures of its log line (a call belongs to its next request as soon as the send
+ * starts, so they are taken before). */
+typedef struct call_end {
+    opd_daemon *d;
+    opd_method method;
+    char level[65];
+    uint64_t us;
+    int ok, parsed;
+    const char *err_name;
+    op_rpc_request req;
+    nng_msg *in;
+} call_end;
 
-void opd_call_reply(opd_call *c, const msgpack_sbuffer *sb, int ok, const char *err_name)
+static void end_take(opd_call *c, int ok, const char *err_name, call_end *e)
 {
-    log_call(c, ok, err_name);
+    e->d = c->d;
+    e->method = c->method;
+    memcpy(e->level, c->level, sizeof e->level);
+    e->us = (opd_now_ns() - c->t0_ns) / 1000;
+    e->ok = ok;
+    e->err_name = err_name;
+    e->parsed = c->parsed;
     if (c->parsed)
-        op_rpc_request_fini(&c->req);
+        e->req = c->req; /* a shallow copy: the unpacked zone moves to e */
+    e->in = c->in;
     c->parsed = 0;
-    nng_msg_free(c->in);
     c->in = NULL;
-    nng_msg *msg = NULL;
-    if (nng_msg_alloc(&msg, 0) != 0 || nng_msg_append(msg, sb->data, sb->size) != 0) {
+}
+
+/* Frees the request and logs it, after the reply left: the log write (a syscall) is not
+ * in the client's wait. */
+static void end_finish(call_end *e)
+{
+    if (e->parsed)
+        op_rpc_request_fini(&e->req);
+    nng_msg_free(e->in);
+    opd_stats_request(&e->d->stats, e->method, e->ok, e->us);
+    const char *m = e->method != OPD_M_UNKNOWN ? opd_method_names[e->method] : "unknown";
+    opd_log(e->d, "%s level=%s ms=%.3f %s", m, e->level[0] ? e->level : "-", (double)e->us / 1000.0,
+            e->ok ? "ok" : e->err_name);
+}
+
+void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
+{
+    call_end e;
+    end_take(c, ok, err_name, &e);
+    if (!msg) {
         /* No memory for the reply: the client's request times out and is resent. */
-        nng_msg_free(msg);
         atomic_fetch_sub(&c->d->inflight, 1);
         c->state = S_RECV;
         nng_ctx_recv(c->ctx, c->aio);
-        return;
+    } else {
+        c->state = S_SEND;
+        nng_aio_set_msg(c->aio, msg);
+        nng_ctx_send(c->ctx, c->aio);
     }
-    c->state = S_SEND;
-    nng_aio_set_msg(c->aio, msg);
-    nng_ctx_send(c->ctx, c->aio);
+    end_finish(&e);
 }
 
 static void on_recv(opd_call *c, int rv)
@@ -126,10 +201,10 @@ static void on_recv(opd_call *c, int rv)
     c->level[0] = '\0';
     c->deadline_ns = 0;
     c->next_wait = NULL;
+    c->woken = 0;
     c->t0_ns = opd_now_ns();
     atomic_fetch_add(&c->d->inflight, 1);
-    if (opd_pool_submit(c->d->requests, job_dispatch, c) != 0)
-        opd_call_error(c, OP_EBUSY, "onepathd is shutting down");
+    opd_dispatch_received(c);
 }
 
 static void call_cb(void *arg)

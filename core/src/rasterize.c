@@ -18,6 +18,7 @@
 
 #include "heightfield_internal.h"
 #include "onepath/limits.h"
+#include "predicates.h"
 
 /* ---- classification (§2) ---- */
 
@@ -209,24 +210,176 @@ static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, doub
     return OP_OK;
 }
 
+/* The cells of row z where the row polygon rp (n vertices) leaves a fragment (§3.2):
+ * only cells whose closed square the row's box meets are tried, elsewhere the clip
+ * is empty or lies on one boundary line. With on_zline the row polygon lies on one
+ * of the row's lines (a wall on a line, §3.2's wall rule) and only the x part of the
+ * degeneracy test applies. */
+static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx *rp, int n,
+                            int64_t z, double zb, double zt, int on_zline)
+{
+    const double cs = hf->cs, inv = rc->inv_cs, ox = hf->line_origin[0];
+    const int64_t gx0 = hf->cell0[0];
+    double rxlo = rp[0].p[0], rxhi = rxlo, rylo = rp[0].p[1], ryhi = rylo;
+    double rzlo = rp[0].p[2], rzhi = rzlo;
+    for (int i = 1; i < n; i++) {
+        rxlo = rp[i].p[0] < rxlo ? rp[i].p[0] : rxlo;
+        rxhi = rp[i].p[0] > rxhi ? rp[i].p[0] : rxhi;
+        rylo = rp[i].p[1] < rylo ? rp[i].p[1] : rylo;
+        ryhi = rp[i].p[1] > ryhi ? rp[i].p[1] : ryhi;
+        rzlo = rp[i].p[2] < rzlo ? rp[i].p[2] : rzlo;
+        rzhi = rp[i].p[2] > rzhi ? rp[i].p[2] : rzhi;
+    }
+    if (!on_zline && (rzhi == zb || rzlo == zt))
+        return OP_OK; /* the row's polygon lies on one boundary line */
+    int64_t kx0 = op__cell_of(rxlo, ox, cs, inv) - gx0;
+    int64_t kx1 = op__cell_of(rxhi, ox, cs, inv) - gx0;
+    if (kx1 < 0 || kx0 >= hf->width)
+        return OP_OK;
+    if (kx0 == kx1) {
+        /* The row lies in one cell: P is R itself (no vertex beyond its lines, so
+         * no crossing); it is on one edge line only if every x is the left line. */
+        if (rxhi != ox + (double)(gx0 + kx0) * cs)
+            return emit_one(rc, (int)kx0, (int)z, rylo, ryhi);
+        return OP_OK;
+    }
+    if (kx0 < 0)
+        kx0 = 0;
+    if (kx1 >= hf->width)
+        kx1 = hf->width - 1;
+    /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
+    const vtx *vs[MAX_POLY];
+    for (int i = 0; i < n; i++) {
+        int k = i;
+        while (k > 0 && vs[k - 1]->p[0] > rp[i].p[0]) {
+            vs[k] = vs[k - 1];
+            k--;
+        }
+        vs[k] = &rp[i];
+    }
+    /* Room for a fragment in every cell of the row (rarely grows). */
+    if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
+        op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
+        if (st != OP_OK)
+            return st;
+    }
+    int i0 = 0, i1 = 0;
+    line_sum left, right;
+    double xl = ox + (double)(gx0 + kx0) * cs;
+    line_crossings(rp, n, xl, &left);
+    for (int64_t x = kx0; x <= kx1; x++, left = right) {
+        double xr = ox + (double)(gx0 + x + 1) * cs;
+        line_crossings(rp, n, xr, &right);
+        /* The cell's points: row vertices in [xl, xr], crossings at xl and xr. */
+        while (i0 < n && vs[i0]->p[0] < xl)
+            i0++;
+        if (i1 < i0)
+            i1 = i0;
+        while (i1 < n && vs[i1]->p[0] <= xr)
+            i1++;
+        int np = left.n + right.n + (i1 - i0);
+        double ylo = left.ylo < right.ylo ? left.ylo : right.ylo;
+        double yhi = left.yhi > right.yhi ? left.yhi : right.yhi;
+        double czlo = left.zlo < right.zlo ? left.zlo : right.zlo;
+        double czhi = left.zhi > right.zhi ? left.zhi : right.zhi;
+        double cxlo = left.n ? xl : (right.n ? xr : INFINITY);
+        double cxhi = right.n ? xr : (left.n ? xl : -INFINITY);
+        for (int i = i0; i < i1; i++) {
+            const double *v = vs[i]->p;
+            cxlo = v[0] < cxlo ? v[0] : cxlo;
+            cxhi = v[0] > cxhi ? v[0] : cxhi;
+            ylo = v[1] < ylo ? v[1] : ylo;
+            yhi = v[1] > yhi ? v[1] : yhi;
+            czlo = v[2] < czlo ? v[2] : czlo;
+            czhi = v[2] > czhi ? v[2] : czhi;
+        }
+        if (np && cxhi != xl && cxlo != xr && (on_zline || (czhi != zb && czlo != zt)))
+            emit(rc, (int)x, (int)z, ylo, yhi); /* not empty, not on one edge line */
+        xl = xr;
+    }
+    return OP_OK;
+}
+
+/* The wall rule (§3.2): a triangle whose three vertices share one x (or one z) that is
+ * exactly a cell line lies on that line, and belongs to the cell behind it: the side
+ * its normal (e0 x e1, outward as for floors) points away from. Returns the axis
+ * (0 for x, 2 for z) and the grid's local index of that column (x) or row (z) in
+ * *cell, or -1 when the triangle is no such wall (a degenerate one included). */
+static int wall_on_line(const op_heightfield *hf, const vtx *t, double inv, int64_t *cell)
+{
+    for (int ax = 0; ax <= 2; ax += 2) {
+        double c = t[0].p[ax];
+        if (t[1].p[ax] != c || t[2].p[ax] != c)
+            continue;
+        int i = ax == 0 ? 0 : 1;
+        double o = hf->line_origin[i];
+        int64_t k = op__cell_of(c, o, hf->cs, inv);
+        if (c != o + (double)k * hf->cs)
+            return -1; /* inside a column (row): the plain rule applies */
+        /* The normal's component along ax: n.x = orient(y, z), n.z = orient(x, y). */
+        int u = ax == 0 ? 1 : 0, w = ax == 0 ? 2 : 1;
+        int side = op__orient2d(t[0].p[u], t[0].p[w], t[1].p[u], t[1].p[w], t[2].p[u], t[2].p[w]);
+        if (side == 0)
+            return -1; /* degenerate: a segment, no area on either side */
+        *cell = (side > 0 ? k - 1 : k) - hf->cell0[i];
+        return ax;
+    }
+    return -1;
+}
+
+/* A wall lying on the line x = L: each row's polygon goes to the one column behind it. */
+static op_status raster_xwall(const op_heightfield *hf, raster_ctx *rc, const vtx *tri, int64_t col,
+                              int64_t kz0, int64_t kz1)
+{
+    const double cs = hf->cs, oz = hf->line_origin[1];
+    const int64_t gz0 = hf->cell0[1];
+    if (col < 0 || col >= hf->width)
+        return OP_OK;
+    vtx row[MAX_POLY];
+    for (int64_t z = kz0; z <= kz1; z++) {
+        double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
+        int n = clip_row(tri, row, zb, zt);
+        if (n == 0)
+            continue;
+        double zlo, zhi, ylo, yhi;
+        bounds(row, n, 2, &zlo, &zhi);
+        bounds(row, n, 1, &ylo, &yhi);
+        if (zhi == zb || zlo == zt)
+            continue; /* on one z line as well: a corner, no area */
+        op_status st = emit_one(rc, (int)col, (int)z, ylo, yhi);
+        if (st != OP_OK)
+            return st;
+    }
+    return OP_OK;
+}
+
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
- * (§3.2, §3.3). Only cells whose closed square the triangle's (or the row's) box
- * meets are tried: elsewhere the clip is empty or lies on one boundary line. */
+ * (§3.2, §3.3). */
 static op_status raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
                             const float *v2, raster_ctx *rc)
 {
-    const double cs = hf->cs, inv = rc->inv_cs, ox = hf->line_origin[0], oz = hf->line_origin[1];
-    const int64_t gx0 = hf->cell0[0], gz0 = hf->cell0[1];
+    const double cs = hf->cs, inv = rc->inv_cs, oz = hf->line_origin[1];
+    const int64_t gz0 = hf->cell0[1];
     vtx tri[3] = {{{v0[0], v0[1], v0[2]}}, {{v1[0], v1[1], v1[2]}}, {{v2[0], v2[1], v2[2]}}};
     double zlo, zhi;
     bounds(tri, 3, 2, &zlo, &zhi);
     int64_t kz0 = op__cell_of(zlo, oz, cs, inv) - gz0, kz1 = op__cell_of(zhi, oz, cs, inv) - gz0;
+    int64_t wall_cell = 0;
+    int wall = wall_on_line(hf, tri, inv, &wall_cell);
+    if (wall == 2)
+        kz0 = kz1 = wall_cell; /* the one row behind a wall on a z line */
     if (kz1 < 0 || kz0 >= hf->depth)
         return OP_OK;
     if (kz0 < 0)
         kz0 = 0;
     if (kz1 >= hf->depth)
         kz1 = hf->depth - 1;
+    if (wall == 0)
+        return raster_xwall(hf, rc, tri, wall_cell, kz0, kz1);
+    if (wall == 2) {
+        double zb = oz + (double)(gz0 + kz0) * cs;
+        return raster_row(hf, rc, tri, 3, kz0, zb, oz + (double)(gz0 + kz0 + 1) * cs, 1);
+    }
     vtx row[MAX_POLY];
     for (int64_t z = kz0; z <= kz1; z++) {
         double zb = oz + (double)(gz0 + z) * cs, zt = oz + (double)(gz0 + z + 1) * cs;
@@ -238,86 +391,9 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         }
         if (n == 0)
             continue;
-        double rxlo = rp[0].p[0], rxhi = rxlo, rylo = rp[0].p[1], ryhi = rylo;
-        double rzlo = rp[0].p[2], rzhi = rzlo;
-        for (int i = 1; i < n; i++) {
-            rxlo = rp[i].p[0] < rxlo ? rp[i].p[0] : rxlo;
-            rxhi = rp[i].p[0] > rxhi ? rp[i].p[0] : rxhi;
-            rylo = rp[i].p[1] < rylo ? rp[i].p[1] : rylo;
-            ryhi = rp[i].p[1] > ryhi ? rp[i].p[1] : ryhi;
-            rzlo = rp[i].p[2] < rzlo ? rp[i].p[2] : rzlo;
-            rzhi = rp[i].p[2] > rzhi ? rp[i].p[2] : rzhi;
-        }
-        if (rzhi == zb || rzlo == zt)
-            continue; /* the row's polygon lies on one boundary line */
-        int64_t kx0 = op__cell_of(rxlo, ox, cs, inv) - gx0;
-        int64_t kx1 = op__cell_of(rxhi, ox, cs, inv) - gx0;
-        if (kx1 < 0 || kx0 >= hf->width)
-            continue;
-        if (kx0 == kx1) {
-            /* The row lies in one cell: P is R itself (no vertex beyond its lines, so
-             * no crossing); it is on one edge line only if every x is the left line. */
-            if (rxhi != ox + (double)(gx0 + kx0) * cs) {
-                op_status st = emit_one(rc, (int)kx0, (int)z, rylo, ryhi);
-                if (st != OP_OK)
-                    return st;
-            }
-            continue;
-        }
-        if (kx0 < 0)
-            kx0 = 0;
-        if (kx1 >= hf->width)
-            kx1 = hf->width - 1;
-        /* Row vertices by x: each cell takes the window of those in [xl, xr]. */
-        const vtx *vs[MAX_POLY];
-        for (int i = 0; i < n; i++) {
-            int k = i;
-            while (k > 0 && vs[k - 1]->p[0] > rp[i].p[0]) {
-                vs[k] = vs[k - 1];
-                k--;
-            }
-            vs[k] = &rp[i];
-        }
-        /* Room for a fragment in every cell of the row (rarely grows). */
-        if (rc->hf && (size_t)rc->hf->frag_count + (size_t)(kx1 - kx0 + 1) > rc->hf->frag_cap) {
-            op_status st = op__hf_reserve(rc->hf, (size_t)(kx1 - kx0 + 1), rc->err);
-            if (st != OP_OK)
-                return st;
-        }
-        int i0 = 0, i1 = 0;
-        line_sum left, right;
-        double xl = ox + (double)(gx0 + kx0) * cs;
-        line_crossings(rp, n, xl, &left);
-        for (int64_t x = kx0; x <= kx1; x++, left = right) {
-            double xr = ox + (double)(gx0 + x + 1) * cs;
-            line_crossings(rp, n, xr, &right);
-            /* The cell's points: row vertices in [xl, xr], crossings at xl and xr. */
-            while (i0 < n && vs[i0]->p[0] < xl)
-                i0++;
-            if (i1 < i0)
-                i1 = i0;
-            while (i1 < n && vs[i1]->p[0] <= xr)
-                i1++;
-            int np = left.n + right.n + (i1 - i0);
-            double ylo = left.ylo < right.ylo ? left.ylo : right.ylo;
-            double yhi = left.yhi > right.yhi ? left.yhi : right.yhi;
-            double czlo = left.zlo < right.zlo ? left.zlo : right.zlo;
-            double czhi = left.zhi > right.zhi ? left.zhi : right.zhi;
-            double cxlo = left.n ? xl : (right.n ? xr : INFINITY);
-            double cxhi = right.n ? xr : (left.n ? xl : -INFINITY);
-            for (int i = i0; i < i1; i++) {
-                const double *v = vs[i]->p;
-                cxlo = v[0] < cxlo ? v[0] : cxlo;
-                cxhi = v[0] > cxhi ? v[0] : cxhi;
-                ylo = v[1] < ylo ? v[1] : ylo;
-                yhi = v[1] > yhi ? v[1] : yhi;
-                czlo = v[2] < czlo ? v[2] : czlo;
-                czhi = v[2] > czhi ? v[2] : czhi;
-            }
-            if (np && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
-                emit(rc, (int)x, (int)z, ylo, yhi); /* not empty, not on one edge line */
-            xl = xr;
-        }
+        op_status st = raster_row(hf, rc, rp, n, z, zb, zt, 0);
+        if (st != OP_OK)
+            return st;
     }
     return OP_OK;
 }

@@ -164,6 +164,22 @@ static uint32_t *walkable_components(const op_chf *chf, uint32_t *ncomp)
     return comp;
 }
 
+/* Per span: 1 when its cell lies in the tile border band (the chf->border cells along
+ * each side of the grid; clarifications.md, regions 5), written cell by cell (malloc). */
+static uint8_t *band_spans(const op_chf *chf)
+{
+    uint8_t *band = calloc((size_t)chf->span_count + 1, 1);
+    int b = chf->border;
+    for (int z = 0; z < chf->depth; z++)
+        for (int x = 0; x < chf->width; x++) {
+            int c = x + z * chf->width;
+            int in = x < b || z < b || x >= chf->width - b || z >= chf->depth - b;
+            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+                band[s] = (uint8_t)in;
+        }
+    return band;
+}
+
 /* Every rule of §5 and the region definition that can be checked on the result alone. */
 static void check_partition(const op_chf *chf, const op_regions *r, int min_area, int merge_area,
                             op_partition p)
@@ -218,17 +234,21 @@ static void check_partition(const op_chf *chf, const op_regions *r, int min_area
     free(vis);
     free(stack);
     /* Region 0 on walkable spans: only whole islands (a walkable component below
-     * MinRegionArea, of one area; islands have no neighbour, so they are components). */
+     * MinRegionArea, of one area; islands have no neighbour, so they are components),
+     * none of them with a span in the tile border band. */
     uint32_t ncomp;
     uint32_t *comp = walkable_components(chf, &ncomp);
     uint32_t *csize = calloc((size_t)ncomp + 1, sizeof *csize);
     uint32_t *czero = calloc((size_t)ncomp + 1, sizeof *czero);
+    uint8_t *cband = calloc((size_t)ncomp + 1, 1);
+    uint8_t *band = band_spans(chf);
     int *carea = calloc((size_t)ncomp + 1, sizeof *carea);
     for (uint32_t s = 0; s < n; s++) {
         if (!comp[s])
             continue;
         csize[comp[s]]++;
         czero[comp[s]] += r->reg[s] == 0;
+        cband[comp[s]] |= band[s];
         int a = chf->areas[s];
         if (carea[comp[s]] == 0)
             carea[comp[s]] = a;
@@ -241,6 +261,7 @@ static void check_partition(const op_chf *chf, const op_regions *r, int min_area
         cr_assert_eq(czero[c], csize[c], "component %u partly without region", c);
         cr_assert(csize[c] < (uint32_t)min_area, "removed component %u has %u spans", c, csize[c]);
         cr_assert(carea[c] > 0, "removed component %u has several areas", c);
+        cr_assert(!cband[c], "removed component %u has a span in the border band", c);
     }
     /* Single-area components: after merging (or for layers on a single floor) they are
      * either removed or hold regions; with merging on a component below MergeRegionArea
@@ -248,6 +269,8 @@ static void check_partition(const op_chf *chf, const op_regions *r, int min_area
     free(comp);
     free(csize);
     free(czero);
+    free(cband);
+    free(band);
     free(carea);
     /* Merging: no region below MergeRegionArea keeps a same-area neighbour. */
     if (p != OP_PARTITION_LAYERS && merge_area > 0)
@@ -529,19 +552,23 @@ static void naive_filter(const op_chf *chf, naive *nv, int min_area, int merge_a
     uint32_t n = chf->span_count, k = nv->count;
     uint32_t *size = calloc((size_t)k + 1, sizeof *size);
     uint8_t *island = calloc((size_t)k + 1, 1);
+    uint8_t *band = band_spans(chf);
     for (uint32_t s = 0; s < n; s++)
         size[nv->reg[s]]++;
     for (uint32_t r = 1; r <= k; r++) {
         if (size[r] == 0 || size[r] >= (uint32_t)min_area)
             continue;
         int nb = 0;
-        for (uint32_t s = 0; s < n; s++)
+        for (uint32_t s = 0; s < n; s++) {
+            nb |= nv->reg[s] == r && band[s]; /* reaches a neighbouring tile */
             for (int d = 0; d < 4 && nv->reg[s] == r; d++) {
                 uint32_t m = chf->links[s][d];
                 nb |= m != OP_NO_LINK && nv->reg[m] && nv->reg[m] != r;
             }
+        }
         island[r] = !nb;
     }
+    free(band);
     for (uint32_t s = 0; s < n; s++)
         if (island[nv->reg[s]])
             nv->reg[s] = 0;

@@ -612,15 +612,80 @@ Test(contours, straight_region_borders_on_and_off)
     cr_assert_eq(edges_towards(&set.contours[0], 2), edges_towards(&set.contours[1], 1));
     check_shared_boundaries(&set);
     int off = edges_towards(&set.contours[0], 2);
-    /* The border band and borders between different areas are always refined. */
+    /* The border band keeps every turn (clarifications.md, "Band corners": on a tile
+     * those are the core's corners); here the band is a staircase of 3 steps. */
     cs.straight_region_borders = 1;
     cs.border_region = 2;
     set = build(chf, r, &cs);
-    cr_assert_eq(edges_towards(&set.contours[0], 2), off);
+    cr_assert_eq(edges_towards(&set.contours[0], 2), 6);
+    /* Borders between different areas are always refined. */
     r = staircase(&chf, 5);
     cs.border_region = 0;
     set = build(chf, r, &cs);
     cr_assert_eq(edges_towards(&set.contours[0], 2), off);
+    check_shared_boundaries(&set);
+}
+
+/* A tile-like field: an 8x8 grid whose outer two-cell ring is the border band (id 3)
+ * around a 4x4 core (cells 2..5). Region 1 is an L in the core: the one-cell strip of
+ * row z = 5 along the +z tile line plus column x = 2; region 2 the rest. */
+static op_regions *strip_on_tile_line(op_chf **chf_out)
+{
+    static const char *const all[] = {"########", "########", "########", "########",
+                                      "########", "########", "########", "########"};
+    op_chf *chf = op_test_field_from_text(A, all, 8);
+    int *ids = malloc(chf->span_count * sizeof *ids);
+    for (int z = 0; z < 8; z++)
+        for (int x = 0; x < 8; x++) {
+            uint32_t s = chf->cells[x + z * 8];
+            int core = x >= 2 && x <= 5 && z >= 2 && z <= 5;
+            ids[s] = !core ? 3 : (z == 5 || x == 2) ? 1 : 2;
+        }
+    op_regions *r = regions_from_ids(A, chf, ids);
+    free(ids);
+    *chf_out = chf;
+    return r;
+}
+
+static int on_tile_line(const op_contour_vert *v)
+{
+    return v->x == 2 || v->x == 6 || v->z == 2 || v->z == 6;
+}
+
+Test(contours, band_stretches_keep_the_core_corners)
+{
+    /* Without the band-corner rule the band stretch (6,5) .. (6,6) .. (2,6) .. (2,2) ..
+     * (3,2) is refined to (6,5) -> (2,6) -> (2,2) -> (3,2): (6,6) lies 0.97 cells from
+     * the first chord, so the strip's tile-line edge leaves the line (a wall where the
+     * neighbour tile has a portal). */
+    op_chf *chf;
+    op_regions *r = strip_on_tile_line(&chf);
+    op_contour_settings cs = settings(1.3, 12, 1, 0);
+    cs.border_region = 3;
+    op_contour_set set = build(chf, r, &cs);
+    int seen = 0;
+    for (int c = 0; c < set.count; c++) {
+        const op_contour *ct = &set.contours[c];
+        if (ct->region == 3)
+            continue;
+        for (int i = 0; i < ct->nverts; i++) {
+            const op_contour_vert *a = &ct->verts[i], *b = &ct->verts[(i + 1) % ct->nverts];
+            if (a->neighbour != 3)
+                continue;
+            /* every band edge lies on one tile line */
+            cr_assert(on_tile_line(a) && on_tile_line(b));
+            cr_assert(a->x == b->x || a->z == b->z, "band edge (%d,%d)->(%d,%d) is diagonal", a->x,
+                      a->z, b->x, b->z);
+        }
+        if (ct->region == 1) {
+            /* (3,5) goes: the border with region 2 is one straight chord. */
+            static const int want[][4] = {
+                {2, 0, 2, 3}, {3, 0, 2, 2}, {6, 0, 5, 3}, {6, 0, 6, 3}, {2, 0, 6, 3}};
+            expect_loop(ct, want, 5);
+            seen = 1;
+        }
+    }
+    cr_assert(seen);
     check_shared_boundaries(&set);
 }
 

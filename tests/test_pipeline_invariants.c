@@ -108,13 +108,17 @@ static void check_regions_connected(const tile_ctx *t, const op_regions *r, int 
 
 /* Walkable spans without a region are exactly removed islands: each such span's walkable
  * component (links, any area) has no region at all, one area, fewer than MinRegionArea
- * spans. Returns the number of islands. */
+ * spans, and no span in the border band (clarifications.md, regions 5: what reaches the
+ * band lies partly in a neighbouring tile and stays). Returns the number of islands. */
 static long check_islands(const tile_ctx *t, const op_regions *r)
 {
     const op_chf *chf = t->chf;
     uint32_t n = chf->span_count;
     uint32_t *queue = malloc(((size_t)n + 1) * sizeof *queue);
     uint8_t *seen = calloc((size_t)n + 1, 1);
+    int *sx = malloc(2 * ((size_t)n + 1) * sizeof *sx), *sz = sx + n + 1;
+    span_cells(chf, sx, sz);
+    int b = t->border, hi = t->border + t->tile_cells;
     long islands = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (chf->areas[i] == 0 || r->reg[i] != 0 || seen[i])
@@ -130,6 +134,9 @@ static long check_islands(const tile_ctx *t, const op_regions *r)
             cr_assert_eq(chf->areas[s], chf->areas[i],
                          "%s: removed island at span %u mixes areas %d and %d", t->what, i,
                          chf->areas[i], chf->areas[s]);
+            cr_assert(sx[s] >= b && sx[s] < hi && sz[s] >= b && sz[s] < hi,
+                      "%s: removed island at span %u reaches the border band at (%d, %d)", t->what,
+                      i, sx[s], sz[s]);
             for (int d = 0; d < 4; d++) {
                 uint32_t o = chf->links[s][d];
                 if (o != OP_NO_LINK && !seen[o] && chf->areas[o] != 0) {
@@ -144,6 +151,7 @@ static long check_islands(const tile_ctx *t, const op_regions *r)
                      t->what, i, tail, t->s->min_region_area);
         islands++;
     }
+    free(sx);
     free(queue);
     free(seen);
     return islands;

@@ -320,20 +320,109 @@ Test(regions, area_zero_spans_have_no_region)
     }
 }
 
-Test(regions, tile_border_band_is_not_special)
+/*
+ * Tile border band (clarifications.md, regions 5): a region with a span in the band is no
+ * island, since the rest of it lies in a neighbouring tile. Field 12 x 12, band 3 cells
+ * (core x, z in 3..8), MinRegionArea 8:
+ *
+ *     z=5   ######......   corridor piece, 6 spans, x 0..2 in the band
+ *     z=8   ......##....   island inside the core, 2 spans
+ *     z=10  .........###   island inside the band, 3 spans
+ *
+ * Plain build (border 0): all three are islands (fewer than 8 spans, no neighbour) and
+ * vanish. Tile build (border 3): the corridor piece and the band island reach the band and
+ * stay (regions 1 and 2 in order of first span); the core island still goes. The same for
+ * every partition, merging on or off, and for the layer-first entry point.
+ */
+static const char *const band_pic[] = {
+    "............", "............", "............", "............", "............", "######......",
+    "............", "............", "......##....", "............", ".........###", "............"};
+
+Test(regions, band_piece_is_kept_in_a_tile_build_only)
 {
-    /* The band of a tile grid is partitioned like any other cells (the tile stage cuts
-     * it afterwards, build3d-polys.md §2 step 3): same result with and without it. */
-    op_chf *chf = random_field(A, 99, 30, 30, 2, 2);
-    for (int p = 0; p < 3; p++) {
-        op_regions r0, r1;
-        chf->border = 0;
-        build_regions(chf, (op_partition)p, 8, 20, A, &r0);
-        chf->border = 5;
-        build_regions(chf, (op_partition)p, 8, 20, A, &r1);
-        assert_same_regions(&r0, &r1, "border");
-        check_partition(chf, &r1, 8, 20, (op_partition)p);
+    op_chf *chf = text_field(A, band_pic, 12);
+    static const char *const none[] = {"............", "............", "............",
+                                       "............", "............", "............",
+                                       "............", "............", "............",
+                                       "............", "............", "............"};
+    static const char *const tile[] = {"............", "............", "............",
+                                       "............", "............", "111111......",
+                                       "............", "............", "............",
+                                       "............", ".........222", "............"};
+    for (int p = 0; p < 3; p++)
+        for (int merge = 0; merge <= 400; merge += 400) {
+            op_regions r;
+            chf->border = 0;
+            build_regions(chf, (op_partition)p, 8, merge, A, &r);
+            cr_assert_eq(r.region_count, 0, "partition %d merge %d: plain build", p, merge);
+            expect_picture(chf, &r, none);
+            chf->border = 3;
+            build_regions(chf, (op_partition)p, 8, merge, A, &r);
+            cr_assert_eq(r.region_count, 2, "partition %d merge %d: tile build", p, merge);
+            expect_picture(chf, &r, tile);
+            check_partition(chf, &r, 8, merge, (op_partition)p);
+            /* With MinRegionArea 6 the corridor piece is no island even without the band. */
+            chf->border = 0;
+            build_regions(chf, (op_partition)p, 6, merge, A, &r);
+            cr_assert_eq(r.region_count, 1, "partition %d merge %d: 6 spans", p, merge);
+        }
+    op_region_settings rs;
+    op_region_settings_default(&rs);
+    rs.partition = OP_PARTITION_LAYERS;
+    rs.min_region_area = 8;
+    for (int b = 0; b <= 3; b += 3) {
+        op_regions r;
+        uint16_t *rl;
+        op_err e;
+        chf->border = b;
+        cr_assert_eq(op_regions_build_layer_first(chf, chf, &rs, A, A, &r, &rl, &e), OP_OK, "%s",
+                     e.msg);
+        expect_picture(chf, &r, b ? tile : none);
     }
+}
+
+Test(regions, band_changes_nothing_but_islands)
+{
+    /* On seeded fields with a band of 5 cells, every span with a region in the plain build
+     * keeps one, in the same grouping (ids may shift); the only new regions are former
+     * islands that reach the band. check_partition asserts that no removed island does. */
+    for (uint64_t seed = 90; seed < 96; seed++)
+        for (int p = 0; p < 3; p++) {
+            op_chf *chf = seed % 2 ? random_field(A, seed, 30, 26, 2, 2)
+                                   : storey_field(A, seed, 30, 26, 2, 2);
+            op_regions r0, r1;
+            chf->border = 0;
+            build_regions(chf, (op_partition)p, 12, 30, A, &r0);
+            chf->border = 5;
+            build_regions(chf, (op_partition)p, 12, 30, A, &r1);
+            check_partition(chf, &r1, 12, 30, (op_partition)p);
+            uint8_t *band = band_spans(chf);
+            uint16_t *map = calloc((size_t)r0.region_count + 1, sizeof *map);
+            uint8_t *reaches = calloc((size_t)r1.region_count + 1, 1);
+            for (uint32_t s = 0; s < chf->span_count; s++)
+                reaches[r1.reg[s]] |= band[s];
+            int kept = 0;
+            for (uint32_t s = 0; s < chf->span_count; s++) {
+                if (r0.reg[s] == 0) {
+                    cr_assert(r1.reg[s] == 0 || reaches[r1.reg[s]],
+                              "seed %d partition %d: span %u kept away from the band", (int)seed, p,
+                              s);
+                    kept += r1.reg[s] != 0;
+                    continue;
+                }
+                cr_assert_neq(r1.reg[s], 0, "seed %d partition %d: span %u lost its region",
+                              (int)seed, p, s);
+                if (map[r0.reg[s]] == 0)
+                    map[r0.reg[s]] = r1.reg[s];
+                cr_assert_eq(map[r0.reg[s]], r1.reg[s], "seed %d partition %d: span %u regrouped",
+                             (int)seed, p, s);
+            }
+            cr_assert_geq(r1.region_count, r0.region_count);
+            cr_assert_eq(r1.region_count > r0.region_count, kept > 0);
+            free(map);
+            free(reaches);
+            free(band);
+        }
 }
 
 /* ---- random fields: invariants and the naive implementation ---- */
@@ -366,6 +455,14 @@ static void run_random(op_partition p)
         snprintf(what, sizeof what, "case %zu partition %d", i, (int)p);
         if (c->w * c->d <= 48 * 48) {
             naive_regions(chf, p, c->min_area, c->merge_area, &nv);
+            assert_same_regions(&r, &nv, what);
+            naive_free(&nv);
+            /* The same field as a tile grid with a band of 4 cells. */
+            chf->border = 4;
+            build_regions(chf, p, c->min_area, c->merge_area, a, &r);
+            check_partition(chf, &r, c->min_area, c->merge_area, p);
+            naive_regions(chf, p, c->min_area, c->merge_area, &nv);
+            strcat(what, " band 4");
             assert_same_regions(&r, &nv, what);
             naive_free(&nv);
         }

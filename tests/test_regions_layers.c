@@ -352,6 +352,9 @@ Test(layers, layer_first_partition, .timeout = 120)
         op_arena *a = op_arena_create(0);
         op_chf *g = i % 2 ? storey_field(a, c->seed + 200, c->w, c->d, c->floors, c->nareas)
                           : random_field(a, c->seed + 200, c->w, c->d, c->floors, c->nareas);
+        /* every third field as a tile grid with a band of 3 cells (islands reaching it
+         * stay; check_partition asserts it) */
+        g->border = i % 3 == 2 ? 3 : 0;
         /* a "volume": a box of cells whose walkable spans take area 7 */
         op_chf *chf = with_new_areas(a, g);
         for (int z = c->d / 4; z < c->d / 2; z++)

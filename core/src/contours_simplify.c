@@ -180,12 +180,25 @@ static int is_chord_stretch(const pass_params *pp, const op_regions *regs, int32
            regs->region_area[nb] == regs->region_area[pp->region];
 }
 
-/* Step 1: portals, or the lexicographically smallest and largest vertices. */
-static void keep_portals(const op_contour_vert *v, int n, uint8_t *keep)
+/* A band vertex between two band edges that turns: a corner of the tile core. Band
+ * edges lie on the tile lines, so a stretch of them turns only there; keeping the
+ * corner keeps each piece on its line (docs/spec/clarifications.md, "Band corners"). */
+static int band_corner(const op_contour_vert *v, int n, int i, int32_t band)
+{
+    const op_contour_vert *p = &v[i == 0 ? n - 1 : i - 1], *c = &v[i], *q = &v[(i + 1) % n];
+    if (band <= 0 || c->neighbour != band || p->neighbour != band)
+        return 0;
+    return op__orient(p, c, q) != 0;
+}
+
+/* Step 1: portals (and band corners), or the lexicographically smallest and largest
+ * vertices. */
+static void keep_portals(const op_contour_vert *v, int n, int32_t band, uint8_t *keep)
 {
     int any = 0;
     for (int i = 0; i < n; i++) {
-        keep[i] = v[i].neighbour != v[i == 0 ? n - 1 : i - 1].neighbour;
+        keep[i] =
+            v[i].neighbour != v[i == 0 ? n - 1 : i - 1].neighbour || band_corner(v, n, i, band);
         any |= keep[i];
     }
     if (any)
@@ -232,7 +245,7 @@ static int simplify_pass(const op_contour_vert *v, int n, const pass_params *pp,
                          const op_regions *regs, pass_work *w, op_contour_vert *out, int *chords)
 {
     uint8_t *keep = w->keep;
-    keep_portals(v, n, keep);
+    keep_portals(v, n, pp->border_reg, keep);
     int top = 0;
     int first = 0;
     while (!keep[first])

@@ -3,7 +3,10 @@
  *
  * Input: raw labels from a partition. Output: op_regions with ids 1..k in order of first
  * span. Steps, in order: (1) islands: a label with fewer than MinRegionArea spans and no
- * link to a span of another non-zero label is removed; (2) merging (not for layers):
+ * link to a span of another non-zero label is removed, unless (in a tile build,
+ * chf->border > 0) it has a span in the border band: its extent then lies partly in a
+ * neighbouring tile, whose build keeps it too (docs/spec/clarifications.md, regions 5);
+ * (2) merging (not for layers):
  * passes over labels in id order, a label below MergeRegionArea merges into the same-area
  * neighbour it shares the most links with (smallest id on ties), until a pass merges
  * nothing; (3) numbering.
@@ -69,6 +72,27 @@ static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *si
         }
     }
     return np;
+}
+
+/* A tile's border band (the chf->border cells along each side of the grid) belongs to the
+ * neighbouring tiles: a label with a span there is no island (clarifications.md, regions
+ * 5), as Recast keeps a region that touches its border band. Marks such labels in has_nb.
+ * Whole band rows are one span range (cells are z-major); core rows have two. */
+static void mark_band_labels(const op_chf *chf, const op__labels *lab, uint8_t *has_nb)
+{
+    int b = chf->border, w = chf->width, d = chf->depth;
+    if (b <= 0)
+        return;
+    for (int z = 0; z < d; z++) {
+        const uint32_t *row = &chf->cells[(size_t)z * (size_t)w];
+        int band_row = z < b || z >= d - b;
+        int x0 = band_row ? w : (b < w ? b : w);
+        int x1 = band_row ? w : (w - b > x0 ? w - b : x0);
+        for (uint32_t i = row[0]; i < row[x0]; i++)
+            has_nb[lab->reg[i]] = 1;
+        for (uint32_t i = row[x1]; i < row[w]; i++)
+            has_nb[lab->reg[i]] = 1;
+    }
 }
 
 /* Pairs recorded before island removal, minus those naming a removed label: exactly the
@@ -265,6 +289,7 @@ op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge
             return op__regions_nomem(err, "merge pairs", (size_t)chf->span_count * 32);
     }
     size_t np = scan_labels(chf, lab, ms.size, has_nb, pairs);
+    mark_band_labels(chf, lab, has_nb);
     if (remove_islands(chf, lab, ms.size, min_area, has_nb) && pairs)
         np = drop_island_pairs(pairs, np, has_nb);
     for (uint32_t r = 0; r < nl; r++)

@@ -27,9 +27,11 @@ typedef struct op_regions {
 } op_regions;
 
 /* Partitions chf (which must carry its distance field for watershed) per rs: §2, §3 or
- * §4, then §5. Output arrays come from out, temporaries from scratch (the caller resets
- * it). Errors: OP_EINVAL (NULL, watershed without chf->dist), OP_ERANGE (settings),
- * OP_ELIMIT (more than OP_MAX_REGIONS regions, naming the count), OP_ENOMEM. */
+ * §4, then §5. In a tile grid (chf->border > 0) a region with a span in the border band is
+ * no island (docs/spec/clarifications.md, regions 5). Output arrays come from out,
+ * temporaries from scratch (the caller resets it). Errors: OP_EINVAL (NULL, watershed without
+ * chf->dist), OP_ERANGE (settings), OP_ELIMIT (more than OP_MAX_REGIONS regions, naming the count),
+ * OP_ENOMEM. */
 op_status op_regions_build(const op_chf *chf, const op_region_settings *rs, op_arena *out,
                            op_arena *scratch, op_regions *res, op_err *err);
 
@@ -62,7 +64,8 @@ op_status op_regions_assign_layers(const op_chf *chf, const op_regions *r, op_ar
  *
  * Step 2, every (re)build: the regions of chf are the connected components of "linked,
  * same layer and same area" (ids in order of first span), then §5 island removal with
- * min_region_area and numbering. *region_layer (region_count + 1 entries, from out; index 0
+ * min_region_area (regions reaching chf->border's band stay, as in op_regions_build) and
+ * numbering. *region_layer (region_count + 1 entries, from out; index 0
  * = OP_NO_LAYER) is each region's layer, which is what the tile stage needs. chf must have
  * the same spans and links as the geometry field (only areas differ). A span walkable in
  * chf but OP_NO_LAYER in span_layer (an area-0 span that a volume made walkable) is

@@ -1,12 +1,15 @@
 /*
  * Layer regions (build3d-regions.md §4), layer assignment (build3d-polys.md §5) and the
  * layer-first partition: a hand-built spiral ramp, the shortcut against the general
- * merge loop, invariants and the naive implementation on random fields, and the
- * hash-matrix scenario build3d/regions-layers.
+ * merge loop, invariants and the naive implementation on random fields, the
+ * hash-matrix scenario build3d/regions-layers, and layer seams (a ramp onto a deck over
+ * the ground, by hand; generated multi-storey tiles against the naive reading).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "onepath/build.h"
+#include "onepath/levelgen.h"
 #include "onepath/limits.h"
 #include "../core/src/regions_internal.h"
 #include "regions_oracle.h"
@@ -502,4 +505,192 @@ Test(layers, span_layers_single_floor)
     for (uint32_t s = 0; s < g->span_count; s++)
         cr_assert_eq(sl[s], OP_NO_LAYER, "span %u", s);
     op_arena_destroy(a);
+}
+
+/* ---- layer seams ----
+ *
+ * Where the layer-first partition (§4, layers assigned per build3d-polys.md §5) puts two
+ * linked spans of one walkable surface on different layers of a tile, which
+ * build3d-polys.md §5 then leaves unlinked (docs/spec/clarifications.md, polys 18). A ramp
+ * climbing from the ground onto a deck that lies over the ground closes a cycle
+ * ground - ramp - deck - (over) ground: no layer assignment keeps all three joints, and the
+ * §3/§4 order decides which one becomes the seam. Two hand-made fields (layers derived by
+ * hand from the rules) show both outcomes; a third test checks the implementation against
+ * the naive reading of §3-§5 on the tiles of a generated multi-storey level, where the
+ * mechanism was found (gen:multifloor:256:1, tile (4, 15)). */
+
+/* ---- the hand-made field ---- */
+
+/* 12 x 12 cells, walkable height 4 rows, climb 2 rows, area 63 everywhere.
+ *   ground: rows z 0..6 at y 0 (open above), except under the ramp (x 4..7, z 2..6);
+ *   ramp:   x 4..7, z 2..6 at y 2 (z - 1): its foot (z 2, y 2) links to the ground,
+ *           its top (z 6, y 10) to the deck;
+ *   deck:   z 7..11, every x, at y 12; ground under it at y 0 with 11 rows of clearance.
+ * With pocket != 0, cells x 4..6, z 4..6 also hold ground under the ramp (clearance ramp
+ * y - 1 = 5, 7, 9 rows): linked to the west ground (x 3) and to the ground under the deck
+ * (z 7), not to x 7 (ramp only). */
+enum { W = 12, D = 12 };
+
+static int ramp_cell(int x, int z)
+{
+    return x >= 4 && x <= 7 && z >= 2 && z <= 6;
+}
+
+static int pocket_cell(int x, int z)
+{
+    return x >= 4 && x <= 6 && z >= 4 && z <= 6;
+}
+
+static op_chf *deck_field(op_arena *a, int pocket)
+{
+    int counts[W * D];
+    op_test_span spans[2 * W * D];
+    int k = 0;
+    for (int z = 0; z < D; z++)
+        for (int x = 0; x < W; x++) {
+            int c = x + z * W, n = 0;
+            if (z >= 7) {
+                spans[k + n++] = (op_test_span){0, 11, 63};
+                spans[k + n++] = (op_test_span){12, 200, 63};
+            } else if (ramp_cell(x, z)) {
+                int y = 2 * (z - 1);
+                if (pocket && pocket_cell(x, z))
+                    spans[k + n++] = (op_test_span){0, y - 1, 63};
+                spans[k + n++] = (op_test_span){y, 200, 63};
+            } else {
+                spans[k + n++] = (op_test_span){0, 200, 63};
+            }
+            counts[c] = n;
+            k += n;
+        }
+    return op_test_field(a, W, D, counts, spans, 4, 2);
+}
+
+/* The span of cell (x, z) with floor row y (must exist). */
+static uint32_t span_at(const op_chf *chf, int x, int z, int y)
+{
+    int c = x + z * chf->width;
+    for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+        if (chf->y[s] == y)
+            return s;
+    cr_assert_fail("no span at (%d, %d) row %d", x, z, y);
+    return 0;
+}
+
+static uint16_t *span_layers(const op_chf *chf, op_arena *a, int *nl)
+{
+    uint16_t *sl;
+    op_err e;
+    cr_assert_eq(op_regions_span_layers(chf, a, a, &sl, nl, &e), OP_OK, "%s", e.msg);
+    return sl;
+}
+
+Test(layers, closed_ramp_puts_the_ground_under_the_deck_on_its_own_layer)
+{
+    /* By hand. §3 monotone: rows 0..2 are one sweep each (the ramp foot at z 2, y 2, links
+     * to the ground at x 3 and x 8): region 1. Row 3 splits into west ground, ramp, east
+     * ground, all continuing 1, so three new regions 2, 3, 4 (in sweep order), continued
+     * through row 6. Row 7: the ground sweep has -z neighbours in 2 and 4: new region 5;
+     * the deck sweep's only -z neighbours are the ramp's (3) and no other sweep touches 3:
+     * the deck continues 3. Links: 1-2, 1-3, 1-4, 2-5, 4-5; overlap: 3-5 (deck over ground).
+     * §4 (clarifications, regions 2): a = 1 takes 2; a = 3 takes... its first adjacent
+     * region 1, which does not overlap it: merged; a = 4 merges into 1; a = 5 overlaps 1
+     * (the deck, now in 1). Layer regions {1, 2, 3, 4} (id 1) and {5} (id 2); §5: id 1 on
+     * layer 0, id 2 overlaps it: layer 1. */
+    op_arena *a = op_arena_create(0);
+    op_chf *chf = deck_field(a, 0);
+    int nl;
+    uint16_t *sl = span_layers(chf, a, &nl);
+    cr_assert_eq(nl, 2);
+    for (int x = 0; x < W; x++) {
+        cr_assert_eq(sl[span_at(chf, x, 0, 0)], 0, "south ground x %d", x);
+        cr_assert_eq(sl[span_at(chf, x, 9, 12)], 0, "deck x %d", x);
+        cr_assert_eq(sl[span_at(chf, x, 9, 0)], 1, "ground under the deck x %d", x);
+    }
+    for (int z = 3; z <= 6; z++)
+        cr_assert_eq(sl[span_at(chf, 5, z, 2 * (z - 1))], 0, "ramp z %d", z);
+    /* The seam: the ground at z 6 links to the ground under the deck at z 7, layers 0 | 1. */
+    uint32_t s6 = span_at(chf, 0, 6, 0), s7 = span_at(chf, 0, 7, 0);
+    cr_assert_eq(chf->links[s6][1], s7);
+    cr_assert_neq(sl[s6], sl[s7]);
+    op_arena_destroy(a);
+}
+
+Test(layers, open_pocket_under_the_ramp_keeps_the_ground_and_cuts_the_ramp_foot)
+{
+    /* By hand. §3: as above, except that the pocket (x 4..6, z 4..6, y 0) joins the west
+     * ground's sweep (its -x link), so region 2 = west ground + pocket; row 7's ground sweep
+     * still sees 2 and 4 (new region 5), the deck continues 3. Links as above (2-5 now also
+     * through the pocket); overlap: 2-3 (pocket under the ramp) and 3-5. §4: a = 1 takes 2
+     * and with it the overlap with 3; a = 3: its only adjacent region 1 overlaps it; a = 4
+     * and a = 5 merge into 1. Layer regions: all ground (id 1, layer 0) and ramp + deck
+     * (id 2, layer 1). The ramp foot (z 2) came with monotone region 1: the seam is now
+     * between the foot (layer 0) and the ramp (layer 1). */
+    op_arena *a = op_arena_create(0);
+    op_chf *chf = deck_field(a, 1);
+    int nl;
+    uint16_t *sl = span_layers(chf, a, &nl);
+    cr_assert_eq(nl, 2);
+    for (int x = 0; x < W; x++) {
+        cr_assert_eq(sl[span_at(chf, x, 0, 0)], 0, "south ground x %d", x);
+        cr_assert_eq(sl[span_at(chf, x, 9, 0)], 0, "ground under the deck x %d", x);
+        cr_assert_eq(sl[span_at(chf, x, 9, 12)], 1, "deck x %d", x);
+    }
+    cr_assert_eq(sl[span_at(chf, 5, 5, 0)], 0, "pocket");
+    cr_assert_eq(sl[span_at(chf, 5, 2, 2)], 0, "ramp foot");
+    uint32_t f2 = span_at(chf, 5, 2, 2), f3 = span_at(chf, 5, 3, 4);
+    cr_assert_eq(chf->links[f2][1], f3);
+    cr_assert_eq(sl[f3], 1, "ramp above its foot");
+    op_arena_destroy(a);
+}
+
+/* ---- the implementation against the naive reading on generated tiles ---- */
+
+Test(layers, span_layers_of_generated_tiles_follow_the_text, .timeout = 60)
+{
+    op_arena *in = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("multifloor", 64, 1, in, &soup, &e), OP_OK, "%s", e.msg);
+    op_settings s;
+    op_settings_default(&s);
+    s.partition = OP_PARTITION_LAYERS;
+    op_level *lvl;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_tile_rect tr = op_level_tiles(lvl);
+    int tiles = 0, upper = 0;
+    for (int tz = tr.tz0; tz <= tr.tz1; tz++)
+        for (int tx = tr.tx0; tx <= tr.tx1; tx++) {
+            op_arena_reset(out);
+            op_arena_reset(scratch);
+            op_tile_stages st;
+            cr_assert_eq(
+                op_level_build_stages(lvl, tx, tz, OP_STAGE_REGIONS, 0, out, scratch, &st, &e),
+                OP_OK, "%s", e.msg);
+            if (st.skipped)
+                continue;
+            /* §4 with every island kept: the naive partition without the band rule and
+             * with MinRegionArea 0 removes nothing. */
+            op_chf g = st.chf;
+            g.border = 0;
+            op_regions nr;
+            naive_regions(&g, OP_PARTITION_LAYERS, 0, 0, &nr);
+            uint16_t *layer = malloc(((size_t)nr.region_count + 1) * sizeof *layer);
+            int nl;
+            naive_assign(&g, &nr, layer, &nl);
+            for (uint32_t i = 0; i < g.span_count; i++) {
+                uint16_t want = g.areas[i] ? layer[nr.reg[i]] : OP_NO_LAYER;
+                cr_assert_eq(st.span_layer[i], want, "tile (%d, %d) span %u", tx, tz, i);
+                upper += want != OP_NO_LAYER && want > 0;
+            }
+            free(layer);
+            naive_free(&nr);
+            tiles++;
+        }
+    cr_assert_gt(tiles, 20);
+    cr_assert_gt(upper, 1000, "the level has spans on upper layers");
+    op_level_destroy(lvl);
+    op_arena_destroy(scratch);
+    op_arena_destroy(out);
+    op_arena_destroy(in);
 }

@@ -14,18 +14,19 @@
 #include "onepath/build.h"
 #include "onepath/levelgen.h"
 #include "onepath/parallel.h"
+#include "op_test.h"
 
-/* terrain:128 has 131072 triangles: eight chunks of the threaded binning at 8 threads. */
+/* terrain:128 has 131072 triangles: eight chunks of the threaded binning at 8 threads;
+ * rooms:48 a few thousand: one or two. */
 static void gen(const char *kind, int size, op_arena *a, op_soup *soup)
 {
     op_err e;
     cr_assert_eq(op_levelgen(kind, size, 1, a, soup, &e), OP_OK, "%s", e.msg);
 }
 
-static void same_as_serial(const op_soup *soup, int threads)
+static void same_as_serial_with(const op_soup *soup, const op_settings *sp, int threads)
 {
-    op_settings s;
-    op_settings_default(&s);
+    op_settings s = *sp;
     op_err e;
     op_level *l;
     cr_assert_eq(op_level_create_threads(soup, &s, NULL, 0, threads, &l, &e), OP_OK, "%s", e.msg);
@@ -49,18 +50,55 @@ static void same_as_serial(const op_soup *soup, int threads)
     op_level_destroy(l);
 }
 
+static void same_as_serial(const op_soup *soup, int threads)
+{
+    op_settings s;
+    op_settings_default(&s);
+    same_as_serial_with(soup, &s, threads);
+}
+
 Test(level_threads, bins_equal_the_serial_binning_at_any_thread_count)
 {
     op_arena *a = op_arena_create(0);
     op_soup big, small;
     gen("terrain", 128, a, &big);
     gen("rooms", 48, a, &small);
-    cr_assert_geq(big.tris_len / 3, 8 * 16384);
+    cr_assert_geq(big.tris_len / 3, 8 * 4096);
     for (int t = 1; t <= 8; t++) {
         same_as_serial(&big, t);
         same_as_serial(&small, t);
     }
     op_arena_destroy(a);
+}
+
+/* Tiny cells far from the origin: cell indices near 2^31, negative ones, tile borders
+ * crossed by many triangles (the tile of a cell without a 64-bit division). */
+Test(level_threads, bins_equal_the_serial_binning_far_out_with_tiny_cells)
+{
+    enum { N = 9000 };
+    static float v[3 * 3 * N];
+    static int t[3 * N];
+    op_test_rng rng = {42};
+    for (int i = 0; i < N; i++) {
+        double x = 2097150.0 - 0.9 * (i % 100) / 100.0, z = -2097150.0 + 0.9 * (i / 100) / 90.0;
+        for (int k = 0; k < 3; k++) {
+            v[9 * i + 3 * k + 0] = (float)(x + 0.001 * op_test_rand_int(&rng, 0, 40));
+            v[9 * i + 3 * k + 1] = (float)op_test_rand_int(&rng, 0, 3);
+            v[9 * i + 3 * k + 2] = (float)(z + 0.001 * op_test_rand_int(&rng, 0, 40));
+            t[3 * i + k] = 3 * i + k;
+        }
+    }
+    op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
+    op_settings s;
+    op_settings_default(&s);
+    s.cell_size = 0.001;
+    s.cell_height = 0.001;
+    s.agent_height = 0.004;
+    s.agent_radius = 0.002;
+    s.agent_max_climb = 0.002;
+    s.tile_size = 0.032;
+    for (int th = 1; th <= 3; th++)
+        same_as_serial_with(&soup, &s, th);
 }
 
 /* An error found by a chunk other than the first is reported as the serial check

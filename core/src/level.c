@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heightfield_internal.h"
 #include "level_internal.h"
 #include "onepath/limits.h"
 #include "onepath/parallel.h"
@@ -52,7 +53,7 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
  * number of chunks or threads. One chunk (one thread) needs no per-chunk counts. */
 
 /* Below this many triangles a chunk is not worth a job. */
-#define BIN_CHUNK_MIN 16384
+#define BIN_CHUNK_MIN 4096
 
 typedef struct bin_chunk {
     size_t t0, t1;   /* triangles [t0, t1) */
@@ -97,43 +98,89 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
     return 0;
 }
 
-/* Bounds of the vertices the chunk's triangles use, the first one seen winning ties
- * (as op_soup_bounds, so that merging chunks in order gives its result). */
-static void chunk_bounds(const op_soup *soup, bin_chunk *c)
+/* floor(c / tc) for tc >= 1 and |c| < 2^52 (op__cell_of keeps cells below 4e15): the
+ * rounded double quotient never crosses an integer the exact one does not reach, so
+ * its floor is the integer floor, without a 64-bit division. Clamped inside int32:
+ * valid input has |cell| <= 2^21 / 0.001 + B < 2147483000, so the clamp only touches
+ * cells of input that fails the range checks anyway. */
+static int32_t tile_of(int64_t c, double tc)
 {
-    const float *v = soup->verts;
-    const int *ix = soup->tris;
-    const float *p = &v[3 * (size_t)ix[3 * c->t0]];
-    float x0 = p[0], y0 = p[1], z0 = p[2], x1 = x0, y1 = y0, z1 = z0;
-    for (size_t i = 3 * c->t0 + 1; i < 3 * c->t1; i++) {
-        p = &v[3 * (size_t)ix[i]];
-        x0 = p[0] < x0 ? p[0] : x0;
-        x1 = p[0] > x1 ? p[0] : x1;
-        y0 = p[1] < y0 ? p[1] : y0;
-        y1 = p[1] > y1 ? p[1] : y1;
-        z0 = p[2] < z0 ? p[2] : z0;
-        z1 = p[2] > z1 ? p[2] : z1;
-    }
-    float b[6] = {x0, y0, z0, x1, y1, z1};
-    memcpy(c->bmin, b, sizeof c->bmin);
-    memcpy(c->bmax, b + 3, sizeof c->bmax);
+    double q = (double)c / tc;
+    q = q > 2147483000.0 ? 2147483000.0 : (q < -2147483000.0 ? -2147483000.0 : q);
+    int64_t k = (int64_t)q;
+    return (int32_t)((double)k > q ? k - 1 : k);
 }
 
+/* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
+ * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
+static void axis_tiles(float lo, float hi, const op_tile_grid *g, double inv, int32_t *t0,
+                       int32_t *t1)
+{
+    double tc = (double)g->tile_cells;
+    *t0 = tile_of(op__cell_of(lo, 0.0, g->cs, inv) - g->border, tc);
+    *t1 = tile_of(op__cell_of(hi, 0.0, g->cs, inv) + g->border, tc);
+}
+
+/* One pass over the chunk's triangles: the bounds of the vertices they use (the first
+ * one seen winning ties, as op_soup_bounds, so that merging chunks in order gives its
+ * result) and each triangle's tiles before the range is known (clamped in phase 3). */
+static void chunk_scan(const binning *b, bin_chunk *c)
+{
+    const float *v = b->soup->verts;
+    const int *ix = b->soup->tris;
+    const float *p = &v[3 * (size_t)ix[3 * c->t0]];
+    float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
+    const op_tile_grid *g = &b->grid;
+    int tiles = g->cs >= OP_MIN_CELL_SIZE; /* else phase 2 reports the cell size */
+    double inv = 1.0 / g->cs;
+    for (size_t t = c->t0; t < c->t1; t++) {
+        const float *p0 = &v[3 * (size_t)ix[3 * t]], *p1 = &v[3 * (size_t)ix[3 * t + 1]],
+                    *p2 = &v[3 * (size_t)ix[3 * t + 2]];
+        float x0 = p0[0], x1 = p0[0], z0 = p0[2], z1 = p0[2];
+        x0 = p1[0] < x0 ? p1[0] : x0;
+        x1 = p1[0] > x1 ? p1[0] : x1;
+        z0 = p1[2] < z0 ? p1[2] : z0;
+        z1 = p1[2] > z1 ? p1[2] : z1;
+        x0 = p2[0] < x0 ? p2[0] : x0;
+        x1 = p2[0] > x1 ? p2[0] : x1;
+        z0 = p2[2] < z0 ? p2[2] : z0;
+        z1 = p2[2] > z1 ? p2[2] : z1;
+        const float *q[3] = {p0, p1, p2};
+        for (int k = 0; k < 3; k++) {
+            bx0 = q[k][0] < bx0 ? q[k][0] : bx0;
+            bx1 = q[k][0] > bx1 ? q[k][0] : bx1;
+            by0 = q[k][1] < by0 ? q[k][1] : by0;
+            by1 = q[k][1] > by1 ? q[k][1] : by1;
+            bz0 = q[k][2] < bz0 ? q[k][2] : bz0;
+            bz1 = q[k][2] > bz1 ? q[k][2] : bz1;
+        }
+        if (tiles) {
+            tri_rect *r = &b->rect[t];
+            axis_tiles(x0, x1, g, inv, &r->x0, &r->x1);
+            axis_tiles(z0, z1, g, inv, &r->z0, &r->z1);
+        }
+    }
+    float bb[6] = {bx0, by0, bz0, bx1, by1, bz1};
+    memcpy(c->bmin, bb, sizeof c->bmin);
+    memcpy(c->bmax, bb + 3, sizeof c->bmax);
+}
+
+/* Phase 3: each triangle's tiles clamped to the range, relative to it, and counted. */
 static void chunk_count(binning *b, bin_chunk *c)
 {
-    op_tile_range tr;
+    const op_tile_range *r = &b->range;
     uint64_t pairs = 0;
     for (size_t t = c->t0; t < c->t1; t++) {
         tri_rect *q = &b->rect[t];
-        if (!op_triangle_tiles(b->soup, t, &b->grid, &b->range, &tr)) {
-            q->x0 = 1;
+        q->x0 = (q->x0 < r->tx0 ? r->tx0 : q->x0) - r->tx0;
+        q->x1 = (q->x1 > r->tx1 ? r->tx1 : q->x1) - r->tx0;
+        q->z0 = (q->z0 < r->tz0 ? r->tz0 : q->z0) - r->tz0;
+        q->z1 = (q->z1 > r->tz1 ? r->tz1 : q->z1) - r->tz0;
+        if (q->x0 > q->x1 || q->z0 > q->z1) {
+            q->x0 = 1; /* no tile: the fill loops run zero times */
             q->x1 = 0;
             continue;
         }
-        q->x0 = tr.tx0 - b->range.tx0;
-        q->x1 = tr.tx1 - b->range.tx0;
-        q->z0 = tr.tz0 - b->range.tz0;
-        q->z1 = tr.tz1 - b->range.tz0;
         for (int32_t tz = q->z0; tz <= q->z1; tz++)
             for (int32_t tx = q->x0; tx <= q->x1; tx++)
                 c->count[(size_t)tz * b->ntx + (size_t)tx]++;
@@ -163,7 +210,7 @@ static op_status bin_job(void *user, int i, op_arena *out, op_arena *scratch, op
     if (b->phase == 1) {
         c->bad = chunk_check(b->soup, c);
         if (!c->bad && c->t1 > c->t0)
-            chunk_bounds(b->soup, c);
+            chunk_scan(b, c);
     } else if (b->phase == 3) {
         chunk_count(b, c);
     } else {
@@ -293,7 +340,6 @@ static op_status check_soup(binning *b, int threads, op_arena *scratch, op_err *
 static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratch, op_err *err)
 {
     op_status st;
-    b->grid = l->grid;
     if ((st = merge_bounds(b, l->bmin, l->bmax, err)) != OP_OK ||
         (st = chunk_counts(b, scratch, err)) != OP_OK ||
         (st = run_phase(b, 3, threads, err)) != OP_OK ||
@@ -329,7 +375,21 @@ op_status op_level_create_threads(const op_soup *soup, const op_settings *s, con
     binning b = {0};
     b.soup = soup;
     op_level *l = NULL;
-    op_status st = check_soup(&b, threads, scratch, err);
+    /* The scan bins with the settings' grid, so they are checked first; a bad soup is
+     * still the error reported when both are bad. */
+    op_err serr;
+    op_status st = op_settings_validate(s, &serr);
+    if (st != OP_OK) {
+        op_arena_destroy(scratch);
+        op_status vs = op_soup_validate(soup, err);
+        if (vs != OP_OK)
+            return vs;
+        if (err)
+            *err = serr;
+        return st;
+    }
+    op_tile_grid_derive(s, &b.grid);
+    st = check_soup(&b, threads, scratch, err);
     if (st == OP_OK && soup->tris_len / 3 > 0xffffffffu)
         st = op_err_set(err, OP_ERANGE, "level: %zu triangles > 2^32 - 1", soup->tris_len / 3);
     if (st == OP_OK && (st = level_new(s, vols, nvols, &l, err)) == OP_OK) {

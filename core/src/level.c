@@ -31,6 +31,10 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
         free(l);
         return op_err_set(err, OP_ENOMEM, "level: out of memory");
     }
+    /* The level's block is taken first, below the binning's temporaries: freeing those
+     * then leaves free memory at the top of the heap (where the tile workers' arenas
+     * find it) rather than a hole under a block that lives as long as the level. */
+    op_arena_reset(l->arena);
     l->settings = *s;
     l->vols = vols;
     l->nvols = nvols;
@@ -368,35 +372,32 @@ op_status op_level_create_threads(const op_soup *soup, const op_settings *s, con
     if (!soup || soup->verts_len % 3 != 0 || soup->tris_len % 3 != 0 ||
         (soup->verts_len && !soup->verts) || (soup->tris_len && !soup->tris))
         return op_soup_validate(soup, err); /* the shape checks and their messages */
-    /* The binning's temporaries (a tile rectangle per triangle) live only here. */
-    op_arena *scratch = op_arena_create(0);
-    if (!scratch)
-        return op_err_set(err, OP_ENOMEM, "level: out of memory");
-    binning b = {0};
-    b.soup = soup;
+    /* The scan bins with the settings' grid, so the level (settings, volumes) comes
+     * first; a bad soup is still the error reported when both are bad. */
     op_level *l = NULL;
-    /* The scan bins with the settings' grid, so they are checked first; a bad soup is
-     * still the error reported when both are bad. */
-    op_err serr;
-    op_status st = op_settings_validate(s, &serr);
+    op_err lerr;
+    op_status st = level_new(s, vols, nvols, &l, &lerr);
     if (st != OP_OK) {
-        op_arena_destroy(scratch);
         op_status vs = op_soup_validate(soup, err);
         if (vs != OP_OK)
             return vs;
         if (err)
-            *err = serr;
+            *err = lerr;
         return st;
     }
-    op_tile_grid_derive(s, &b.grid);
-    st = check_soup(&b, threads, scratch, err);
+    l->kind = OP_LEVEL_SOUP;
+    l->soup = *soup;
+    /* The binning's temporaries (a tile rectangle per triangle) live only here. */
+    op_arena *scratch = op_arena_create(0);
+    binning b = {0};
+    b.soup = soup;
+    b.grid = l->grid;
+    st = scratch ? check_soup(&b, threads, scratch, err)
+                 : op_err_set(err, OP_ENOMEM, "level: out of memory");
     if (st == OP_OK && soup->tris_len / 3 > 0xffffffffu)
         st = op_err_set(err, OP_ERANGE, "level: %zu triangles > 2^32 - 1", soup->tris_len / 3);
-    if (st == OP_OK && (st = level_new(s, vols, nvols, &l, err)) == OP_OK) {
-        l->kind = OP_LEVEL_SOUP;
-        l->soup = *soup;
+    if (st == OP_OK)
         st = bin_soup(l, &b, threads, scratch, err);
-    }
     op_arena_destroy(scratch);
     if (st != OP_OK) {
         op_level_destroy(l);

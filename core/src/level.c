@@ -107,7 +107,7 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
  * its floor is the integer floor, without a 64-bit division. Clamped inside int32:
  * valid input has |cell| <= 2^21 / 0.001 + B < 2147483000, so the clamp only touches
  * cells of input that fails the range checks anyway. */
-static int32_t tile_of(int64_t c, double tc)
+static inline int32_t tile_of(int64_t c, double tc)
 {
     double q = (double)c / tc;
     q = q > 2147483000.0 ? 2147483000.0 : (q < -2147483000.0 ? -2147483000.0 : q);
@@ -117,7 +117,7 @@ static int32_t tile_of(int64_t c, double tc)
 
 /* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
-static void axis_tiles(float lo, float hi, const op_tile_grid *g, double inv, int32_t *t0,
+static inline void axis_tiles(float lo, float hi, const op_tile_grid *g, double inv, int32_t *t0,
                        int32_t *t1)
 {
     double tc = (double)g->tile_cells;

@@ -57,7 +57,7 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
  * number of chunks or threads. One chunk (one thread) needs no per-chunk counts. */
 
 /* Below this many triangles a chunk is not worth a job. */
-#define BIN_CHUNK_MIN 4096
+#define BIN_CHUNK_MIN 16384
 
 typedef struct bin_chunk {
     size_t t0, t1;   /* triangles [t0, t1) */
@@ -118,7 +118,7 @@ static inline int32_t tile_of(int64_t c, double tc)
 /* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
 static inline void axis_tiles(float lo, float hi, const op_tile_grid *g, double inv, int32_t *t0,
-                       int32_t *t1)
+                              int32_t *t1)
 {
     double tc = (double)g->tile_cells;
     *t0 = tile_of(op__cell_of(lo, 0.0, g->cs, inv) - g->border, tc);

@@ -6,6 +6,7 @@
  * exactly, and hand-made cost lists.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,11 @@ Test(level_threads, soup_errors_match_the_serial_check)
     same_error(&soup, "two indices");
     v[nv - 2] = 3e6f; /* a vertex beyond 2^21: reported before any index */
     same_error(&soup, "vertex and indices");
+    memcpy(v, g.verts, nv * sizeof *v);
+    memcpy(t, g.tris, nt * sizeof *t);
+    v[nv - 1] = nanf(""); /* used by the first chunk's first triangle */
+    t[0] = (int)(nv / 3 - 1);
+    same_error(&soup, "NaN vertex of another chunk");
     memcpy(v, g.verts, nv * sizeof *v);
     memcpy(t, g.tris, nt * sizeof *t);
     ar[nt / 3 - 1] = 64;

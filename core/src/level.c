@@ -84,6 +84,8 @@ typedef struct binning {
     int phase; /* 1, 3 or 5 */
 } binning;
 
+/* The chunk's vertices (finite, within +-2^21) and areas; its triangles' indices are
+ * checked by the scan. 1 when something is wrong. */
 static int chunk_check(const op_soup *soup, bin_chunk *c)
 {
     for (size_t i = 3 * c->v0; i < 3 * c->v1; i++) {
@@ -91,10 +93,6 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
         if (!(v >= -(float)OP_MAX_COORD && v <= (float)OP_MAX_COORD))
             return 1; /* NaN, infinite or beyond the limit */
     }
-    size_t nv = soup->verts_len / 3;
-    for (size_t i = 3 * c->t0; i < 3 * c->t1; i++)
-        if (soup->tris[i] < 0 || (size_t)soup->tris[i] >= nv)
-            return 1;
     if (soup->areas)
         for (size_t t = c->t0; t < c->t1; t++)
             if (soup->areas[t] > OP_MAX_AREA)
@@ -125,19 +123,32 @@ static inline void axis_tiles(float lo, float hi, const op_tile_grid *g, double 
     *t1 = tile_of(op__cell_of(hi, 0.0, g->cs, inv) + g->border, tc);
 }
 
-/* One pass over the chunk's triangles: the bounds of the vertices they use (the first
- * one seen winning ties, as op_soup_bounds, so that merging chunks in order gives its
- * result) and each triangle's tiles before the range is known (clamped in phase 3). */
-static void chunk_scan(const binning *b, bin_chunk *c)
+/* One pass over the chunk's triangles: their indices checked, the bounds of the
+ * vertices they use (the first one seen winning ties, as op_soup_bounds, so that merging
+ * chunks in order gives its result) and each triangle's tiles before the range is known
+ * (clamped in phase 3). 1 when an index or a coordinate is bad. */
+static int bad_indices(const int *ti, size_t nv)
+{
+    return ti[0] < 0 || (size_t)ti[0] >= nv || ti[1] < 0 || (size_t)ti[1] >= nv || ti[2] < 0 ||
+           (size_t)ti[2] >= nv;
+}
+
+static int chunk_scan(const binning *b, bin_chunk *c)
 {
     const float *v = b->soup->verts;
     const int *ix = b->soup->tris;
+    size_t nv = b->soup->verts_len / 3;
+    const float M = (float)OP_MAX_COORD;
+    if (bad_indices(&ix[3 * c->t0], nv))
+        return 1;
     const float *p = &v[3 * (size_t)ix[3 * c->t0]];
     float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
     const op_tile_grid *g = &b->grid;
     int tiles = g->cs >= OP_MIN_CELL_SIZE; /* else phase 2 reports the cell size */
     double inv = 1.0 / g->cs;
     for (size_t t = c->t0; t < c->t1; t++) {
+        if (bad_indices(&ix[3 * t], nv))
+            return 1;
         const float *p0 = &v[3 * (size_t)ix[3 * t]], *p1 = &v[3 * (size_t)ix[3 * t + 1]],
                     *p2 = &v[3 * (size_t)ix[3 * t + 2]];
         float x0 = p0[0], x1 = p0[0], z0 = p0[2], z1 = p0[2];
@@ -158,6 +169,10 @@ static void chunk_scan(const binning *b, bin_chunk *c)
             bz0 = q[k][2] < bz0 ? q[k][2] : bz0;
             bz1 = q[k][2] > bz1 ? q[k][2] : bz1;
         }
+        /* A vertex of another chunk's range may be bad (NaN fails this too): the cell
+         * arithmetic only ever sees valid coordinates. */
+        if (!(x0 >= -M && x1 <= M && z0 >= -M && z1 <= M))
+            return 1;
         if (tiles) {
             tri_rect *r = &b->rect[t];
             axis_tiles(x0, x1, g, inv, &r->x0, &r->x1);
@@ -167,6 +182,7 @@ static void chunk_scan(const binning *b, bin_chunk *c)
     float bb[6] = {bx0, by0, bz0, bx1, by1, bz1};
     memcpy(c->bmin, bb, sizeof c->bmin);
     memcpy(c->bmax, bb + 3, sizeof c->bmax);
+    return 0;
 }
 
 /* Phase 3: each triangle's tiles clamped to the range, relative to it, and counted. */
@@ -214,7 +230,7 @@ static op_status bin_job(void *user, int i, op_arena *out, op_arena *scratch, op
     if (b->phase == 1) {
         c->bad = chunk_check(b->soup, c);
         if (!c->bad && c->t1 > c->t0)
-            chunk_scan(b, c);
+            c->bad = chunk_scan(b, c);
     } else if (b->phase == 3) {
         chunk_count(b, c);
     } else {

@@ -47,9 +47,10 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
 /* ---- soup levels: validation, bounds and bins, on one or more threads ----
  *
  * The triangles are cut into contiguous chunks, one job each (op_parallel_for):
- *   1. check the chunk's vertices and triangles, bounds of the vertices they use;
+ *   1. check the chunk's vertices, areas and triangle indices; the bounds of the
+ *      vertices its triangles use, and each triangle's tiles (the range is not known yet);
  *   2. (serial) merge the bounds in chunk order, the tile range;
- *   3. each triangle's tile rectangle, counted per tile into the chunk's own counts;
+ *   3. each triangle's tiles clamped to the range, counted into the chunk's own counts;
  *   4. (serial) prefix sums over (tile, chunk) in that order give each chunk's first
  *      slot in each bin;
  *   5. each chunk writes its triangles into its slots, in input order.
@@ -69,7 +70,8 @@ typedef struct bin_chunk {
 } bin_chunk;
 
 typedef struct tri_rect {
-    int32_t x0, z0, x1, z1; /* relative to the range; x0 > x1: no tile */
+    int32_t x0, z0, x1, z1; /* phase 1: world tiles; phase 3 on: clamped to the range and
+                               relative to it, x0 > x1 when none is left */
 } tri_rect;
 
 typedef struct binning {

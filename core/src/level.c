@@ -525,6 +525,17 @@ void op_level_bounds(const op_level *l, float bmin[3], float bmax[3])
     memcpy(bmax, l->bmax, sizeof l->bmax);
 }
 
+/* 0 for 0, else 2 floor(log2 c) + 1 + the bit below the top one: steps of 1.5x / 1.33x. */
+static uint32_t cost_step(uint32_t c)
+{
+    if (c == 0)
+        return 0;
+    uint32_t k = 0;
+    while (k < 31 && (c >> (k + 1)) != 0)
+        k++;
+    return 2 * k + 1 + (k > 0 ? (c >> (k - 1)) & 1 : 0);
+}
+
 op_status op_level_job_order(const op_level *l, op_tile_rect r, int *order, op_err *err)
 {
     if (r.tx0 > r.tx1 || r.tz0 > r.tz1 || op_level_tile_index(l, r.tx0, r.tz0) < 0 ||
@@ -537,11 +548,14 @@ op_status op_level_job_order(const op_level *l, op_tile_rect r, int *order, op_e
     if (!cost)
         return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of job costs)",
                           (size_t)n * sizeof *cost);
-    /* A tile's build time grows with its triangles (rasterization leads); columns
-     * inputs have tiles of one size: equal costs keep the row-major order. */
+    /* A tile's build time grows with its triangles (rasterization leads), so a job's
+     * cost is its bin's size, coarsely: in steps of about 1.5x. Tiles of one step keep
+     * the row-major order, and with it the locality of neighbouring tiles' triangles
+     * (sorting terrain:256's near-equal bins exactly scattered the jobs and cost 4 %
+     * more CPU); columns inputs have tiles of one size. */
     for (int i = 0; i < n; i++) {
         int k = op_level_tile_index(l, r.tx0 + i % w, r.tz0 + i / w);
-        cost[i] = l->bin_start ? l->bin_start[k + 1] - l->bin_start[k] : 1;
+        cost[i] = l->bin_start ? cost_step(l->bin_start[k + 1] - l->bin_start[k]) : 1;
     }
     op_status st = op_parallel_order_by_cost(n, cost, order, err);
     free(cost);

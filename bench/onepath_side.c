@@ -4,7 +4,10 @@
  *
  * Input: a triangle soup and settings. Output: stage times, mesh counts, tile data
  * bytes and the peak bytes of the workers' arenas.
- *   prepare   op_level_create (validation, world-aligned tile range, triangle bins)
+ *   prepare   op_level_create_threads on the build's workers (validation, world-aligned
+ *             tile range, triangle bins), as bake
+ *   order     with several workers, op_level_job_order (heaviest tiles first), as bake;
+ *             inside the wall time
  *   per tile  op_level_build_stages(..., last, ...) on op_parallel_for's workers, last
  *             = OP_STAGE_SPANS / REGIONS / CONTOURS / TILE; its stage_ms[] gives
  *             spans, regions (border cut included), contours, polys, detail, tile
@@ -168,7 +171,7 @@ int bench_onepath_build(const bench_level *lv, const struct op_settings *s, benc
     op_err e;
     op_err_clear(&e);
     double t0 = bench_now_ms();
-    if (op_level_create(&soup, s, NULL, 0, &lvl, &e) != OP_OK) {
+    if (op_level_create_threads(&soup, s, NULL, 0, threads, &lvl, &e) != OP_OK) {
         snprintf(err, errlen, "onepath: %s: %s", lv->name, e.msg);
         return -1;
     }
@@ -176,14 +179,18 @@ int bench_onepath_build(const bench_level *lv, const struct op_settings *s, benc
     int n = op_level_tile_count(lvl);
     side_job j = {lvl, op_level_tiles(lvl), stage_of_upto[upto],
                   calloc((size_t)n, sizeof(tile_slot))};
+    int *order = threads > 1 && n > 1 ? malloc((size_t)n * sizeof *order) : NULL;
     res->tiles_total = n;
     int rc = -1;
-    if (!j.slots) {
+    if (!j.slots || (threads > 1 && n > 1 && !order)) {
         snprintf(err, errlen, "onepath: out of memory for %d tile results", n);
     } else {
+        /* As bake: heaviest tiles first when there are several workers (its run_jobs). */
         op_parallel_opts po = {threads, NULL, NULL};
         t0 = bench_now_ms();
-        op_status st = op_parallel_for(n, &po, build_one, &j, &e);
+        op_status st = order ? op_level_job_order(lvl, j.rect, order, &e) : OP_OK;
+        if (st == OP_OK)
+            st = op_parallel_for_ordered(n, &po, order, build_one, &j, &e);
         res->wall_ms = bench_now_ms() - t0 + res->ms[BENCH_PREPARE];
         if (st != OP_OK)
             snprintf(err, errlen, "onepath: %s: %s", lv->name, e.msg);
@@ -191,6 +198,7 @@ int bench_onepath_build(const bench_level *lv, const struct op_settings *s, benc
             rc = 0;
         sum_slots(j.slots, n, res);
     }
+    free(order);
     free(j.slots);
     op_level_destroy(lvl);
     return rc;

@@ -1,11 +1,11 @@
 /*
- * Tile blob encoder (msgpack-c packer) and strict decoder (a bounded cursor of our
+ * Tile blob encoder (msgpack written directly, byte for byte what msgpack-c's packer
+ * writes for the same calls) and strict decoder (a bounded cursor of our
  * own: msgpack-c's unpacker reserves memory from declared counts, and a tile blob
  * has exactly one valid shape, so a reader that expects that shape is both safer
  * and simpler). Layout: docs/spec/navmesh-format.md §2.
  */
 #include <math.h>
-#include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,13 +36,6 @@ static void put_u32(uint8_t *p, uint32_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
 static uint16_t get_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8));
@@ -60,41 +53,124 @@ static float bits_float(uint32_t u)
     return f;
 }
 
-typedef enum { E_F32, E_U16, E_U32, E_U8 } elem;
+/* ---- encoder: msgpack written straight into one buffer of the exact size ----
+ * The bytes are msgpack-c's for the same calls (its packer picks the shortest form of
+ * each integer, a map16 for 16 keys, fixstr keys, bin8/16/32 by length); writing them
+ * here needs no growing buffer and no staging copy of each array. */
 
-static size_t elem_size(elem e)
+typedef struct wbuf {
+    uint8_t *p;
+} wbuf;
+
+static void put_be(wbuf *w, uint64_t v, int n)
 {
-    return e == E_F32 || e == E_U32 ? 4 : e == E_U16 ? 2 : 1;
+    for (int i = n - 1; i >= 0; i--)
+        *w->p++ = (uint8_t)(v >> (8 * i));
 }
 
-/* Packs n elements of kind e from src as a bin of little-endian values. */
-static int pack_le(msgpack_packer *pk, const void *src, size_t n, elem e, uint8_t *tmp)
+static void w_byte(wbuf *w, uint8_t b)
 {
-    size_t es = elem_size(e);
-    for (size_t i = 0; i < n; i++) {
-        switch (e) {
-        case E_F32:
-            put_u32(tmp + 4 * i, float_bits(((const float *)src)[i]));
-            break;
-        case E_U32:
-            put_u32(tmp + 4 * i, ((const uint32_t *)src)[i]);
-            break;
-        case E_U16:
-            put_u16(tmp + 2 * i, ((const uint16_t *)src)[i]);
-            break;
-        case E_U8:
-            tmp[i] = ((const uint8_t *)src)[i];
-            break;
-        }
+    *w->p++ = b;
+}
+
+static void w_key(wbuf *w, const char *k)
+{
+    size_t n = strlen(k); /* keys are short: fixstr */
+    w_byte(w, (uint8_t)(0xa0 | n));
+    memcpy(w->p, k, n);
+    w->p += n;
+}
+
+/* msgpack_pack_unsigned_int / msgpack_pack_int: the shortest form. */
+static void w_uint(wbuf *w, uint32_t d)
+{
+    if (d < 128) {
+        w_byte(w, (uint8_t)d);
+    } else if (d < 256) {
+        w_byte(w, 0xcc);
+        put_be(w, d, 1);
+    } else if (d < 65536) {
+        w_byte(w, 0xcd);
+        put_be(w, d, 2);
+    } else {
+        w_byte(w, 0xce);
+        put_be(w, d, 4);
     }
-    if (msgpack_pack_bin(pk, n * es) != 0)
-        return -1;
-    return msgpack_pack_bin_body(pk, tmp, n * es);
 }
 
-static int pack_key(msgpack_packer *pk, const char *k)
+static void w_int(wbuf *w, int32_t d)
 {
-    return msgpack_pack_str_with_body(pk, k, strlen(k));
+    if (d >= -32) {
+        if (d < 0)
+            w_byte(w, (uint8_t)(int8_t)d); /* negative fixint */
+        else
+            w_uint(w, (uint32_t)d);
+    } else if (d >= -128) {
+        w_byte(w, 0xd0);
+        put_be(w, (uint8_t)(int8_t)d, 1);
+    } else if (d >= -32768) {
+        w_byte(w, 0xd1);
+        put_be(w, (uint16_t)(int16_t)d, 2);
+    } else {
+        w_byte(w, 0xd2);
+        put_be(w, (uint32_t)d, 4);
+    }
+}
+
+static void w_f64(wbuf *w, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    w_byte(w, 0xcb);
+    put_be(w, u, 8);
+}
+
+static size_t bin_header(size_t n)
+{
+    return n < 256 ? 2 : n < 65536 ? 3 : 5;
+}
+
+static void w_bin_header(wbuf *w, size_t n)
+{
+    if (n < 256) {
+        w_byte(w, 0xc4);
+        put_be(w, n, 1);
+    } else if (n < 65536) {
+        w_byte(w, 0xc5);
+        put_be(w, n, 2);
+    } else {
+        w_byte(w, 0xc6);
+        put_be(w, n, 4);
+    }
+}
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* n elements of es bytes from src as a bin of little-endian values. */
+static void w_bin_le(wbuf *w, const void *src, size_t n, size_t es)
+{
+    w_bin_header(w, n * es);
+    if (little_endian() || es == 1) {
+        memcpy(w->p, src, n * es);
+        w->p += n * es;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (es == 2) {
+            put_u16(w->p, ((const uint16_t *)src)[i]);
+        } else {
+            uint32_t u;
+            memcpy(&u, (const uint8_t *)src + 4 * i, 4); /* float bits or uint32 */
+            put_u32(w->p, u);
+        }
+        w->p += es;
+    }
 }
 
 op_status op_tile_encode(const op_tile *t, op_bytes *out, uint64_t *hash, op_err *err)
@@ -102,46 +178,58 @@ op_status op_tile_encode(const op_tile *t, op_bytes *out, uint64_t *hash, op_err
     out->data = NULL;
     out->len = 0;
     size_t np = (size_t)t->npolys, nvp = (size_t)t->nvp;
-    size_t largest = 3 * (size_t)t->nverts * 4;
-    size_t cand[] = {np * nvp * 2, np * 16, 3 * (size_t)t->ndverts * 4, 4 * (size_t)t->ndtris};
-    for (size_t i = 0; i < 4; i++)
-        if (cand[i] > largest)
-            largest = cand[i];
-    uint8_t *tmp = malloc(largest ? largest : 1);
-    if (!tmp)
-        return op_err_set(err, OP_ENOMEM, "tile encode: out of memory (%zu bytes)", largest);
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    int rc = 0;
-    rc |= msgpack_pack_map(&pk, 16);
-    rc |= pack_key(&pk, "format") | msgpack_pack_unsigned_int(&pk, OP_TILE_FORMAT);
-    rc |= pack_key(&pk, "tx") | msgpack_pack_int(&pk, t->tx);
-    rc |= pack_key(&pk, "tz") | msgpack_pack_int(&pk, t->tz);
-    rc |= pack_key(&pk, "layer") | msgpack_pack_unsigned_int(&pk, (unsigned)t->layer);
-    rc |= pack_key(&pk, "origin") | msgpack_pack_array(&pk, 3);
+    size_t bins[8] = {
+        3 * (size_t)t->nverts * 4,  np * nvp * 2,         np * nvp * 2, np, np * 2, np * 16,
+        3 * (size_t)t->ndverts * 4, 4 * (size_t)t->ndtris};
+    /* Besides the bins: the map header 3 bytes, the 16 keys 95, five integers at most
+     * 25, the origin array and four doubles 37, the hash 9: 169 at most. */
+    size_t cap = 192;
+    for (int i = 0; i < 8; i++)
+        cap += bin_header(bins[i]) + bins[i];
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return op_err_set(err, OP_ENOMEM, "tile encode: out of memory (%zu bytes)", cap);
+    wbuf w = {buf};
+    w_byte(&w, 0xde); /* map16 of 16 entries */
+    put_be(&w, 16, 2);
+    w_key(&w, "format");
+    w_uint(&w, OP_TILE_FORMAT);
+    w_key(&w, "tx");
+    w_int(&w, t->tx);
+    w_key(&w, "tz");
+    w_int(&w, t->tz);
+    w_key(&w, "layer");
+    w_uint(&w, (uint32_t)t->layer);
+    w_key(&w, "origin");
+    w_byte(&w, 0x93); /* fixarray of 3 */
     for (int i = 0; i < 3; i++)
-        rc |= msgpack_pack_double(&pk, t->origin[i]);
-    rc |= pack_key(&pk, "tile_size") | msgpack_pack_double(&pk, t->tile_size);
-    rc |= pack_key(&pk, "nvp") | msgpack_pack_unsigned_int(&pk, (unsigned)t->nvp);
-    rc |= pack_key(&pk, "verts") | pack_le(&pk, t->verts, 3 * (size_t)t->nverts, E_F32, tmp);
-    rc |= pack_key(&pk, "polys") | pack_le(&pk, t->polys, np * nvp, E_U16, tmp);
-    rc |= pack_key(&pk, "neis") | pack_le(&pk, t->neis, np * nvp, E_U16, tmp);
-    rc |= pack_key(&pk, "areas") | pack_le(&pk, t->areas, np, E_U8, tmp);
-    rc |= pack_key(&pk, "flags") | pack_le(&pk, t->flags, np, E_U16, tmp);
-    rc |= pack_key(&pk, "dmeshes") | pack_le(&pk, t->dmeshes, 4 * np, E_U32, tmp);
-    rc |= pack_key(&pk, "dverts") | pack_le(&pk, t->dverts, 3 * (size_t)t->ndverts, E_F32, tmp);
-    rc |= pack_key(&pk, "dtris") | pack_le(&pk, t->dtris, 4 * (size_t)t->ndtris, E_U8, tmp);
-    uint64_t h = op_hash_bytes(sb.data, sb.size);
-    rc |= pack_key(&pk, "hash") | msgpack_pack_fix_uint64(&pk, h);
-    free(tmp);
-    if (rc != 0) {
-        msgpack_sbuffer_destroy(&sb);
-        return op_err_set(err, OP_ENOMEM, "tile encode: out of memory");
-    }
-    out->len = sb.size;
-    out->data = (uint8_t *)msgpack_sbuffer_release(&sb);
+        w_f64(&w, t->origin[i]);
+    w_key(&w, "tile_size");
+    w_f64(&w, t->tile_size);
+    w_key(&w, "nvp");
+    w_uint(&w, (uint32_t)t->nvp);
+    w_key(&w, "verts");
+    w_bin_le(&w, t->verts, 3 * (size_t)t->nverts, 4);
+    w_key(&w, "polys");
+    w_bin_le(&w, t->polys, np * nvp, 2);
+    w_key(&w, "neis");
+    w_bin_le(&w, t->neis, np * nvp, 2);
+    w_key(&w, "areas");
+    w_bin_le(&w, t->areas, np, 1);
+    w_key(&w, "flags");
+    w_bin_le(&w, t->flags, np, 2);
+    w_key(&w, "dmeshes");
+    w_bin_le(&w, t->dmeshes, 4 * np, 4);
+    w_key(&w, "dverts");
+    w_bin_le(&w, t->dverts, 3 * (size_t)t->ndverts, 4);
+    w_key(&w, "dtris");
+    w_bin_le(&w, t->dtris, 4 * (size_t)t->ndtris, 1);
+    uint64_t h = op_hash_bytes(buf, (size_t)(w.p - buf));
+    w_key(&w, "hash");
+    w_byte(&w, 0xcf); /* fix uint64 */
+    put_be(&w, h, 8);
+    out->len = (size_t)(w.p - buf);
+    out->data = buf;
     if (hash)
         *hash = h;
     op_err_clear(err);

@@ -2,7 +2,8 @@
  * Worker pool for tile builds (see parallel.h). Typical use: a few hundred to a few
  * hundred thousand tiles, each 0.1-10 ms, on 1-64 threads. Jobs are claimed one at a
  * time from an atomic counter (tiles vary a lot in cost, so static chunks would
- * leave threads idle).
+ * leave threads idle), in index order or in the caller's order (heaviest first keeps
+ * a long job from starting last).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 
 typedef struct pool {
     int n;
+    const int *order; /* claim order, or NULL for 0, 1, ... */
     op_job_fn fn;
     void *user;
     atomic_int next;
@@ -41,9 +43,16 @@ static void record_error(pool *p, int index, const op_err *e)
 static void run_jobs(pool *p, op_arena *out, op_arena *scratch)
 {
     for (;;) {
-        int i = atomic_fetch_add(&p->next, 1);
-        if (i >= p->n || i >= atomic_load(&p->stop_below))
+        int k = atomic_fetch_add(&p->next, 1);
+        if (k >= p->n)
             return;
+        int i = p->order ? p->order[k] : k;
+        /* With an order, a later claim can have a lower index: skip, do not stop. */
+        if (i >= atomic_load(&p->stop_below)) {
+            if (!p->order)
+                return;
+            continue;
+        }
         op_arena_reset(out);
         op_arena_reset(scratch);
         op_err e;
@@ -54,11 +63,12 @@ static void run_jobs(pool *p, op_arena *out, op_arena *scratch)
                 op_err_set(&e, st, "job %d failed: %s", i, op_strerror(st));
             record_error(p, i, &e);
         }
-        pthread_mutex_lock(&p->lock);
-        int done = ++p->done;
-        if (p->progress)
+        if (p->progress) {
+            pthread_mutex_lock(&p->lock);
+            int done = ++p->done;
             p->progress(p->progress_ctx, done, p->n);
-        pthread_mutex_unlock(&p->lock);
+            pthread_mutex_unlock(&p->lock);
+        }
     }
 }
 
@@ -82,8 +92,57 @@ static op_status alloc_fail(pool *p)
     return OP_ENOMEM;
 }
 
+/* 1 when order is a permutation of 0..n-1, 0 when not, -1 out of memory. */
+static int is_permutation(const int *order, int n)
+{
+    unsigned char *seen = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!seen)
+        return -1;
+    int ok = 1;
+    for (int k = 0; ok && k < n; k++) {
+        int i = order[k];
+        ok = i >= 0 && i < n && !seen[i];
+        if (ok)
+            seen[i] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+op_status op_parallel_order_by_cost(int n, const uint32_t *cost, int *order, op_err *err)
+{
+    if (n < 0)
+        return op_err_set(err, OP_EINVAL, "parallel: bad job count %d", n);
+    /* One key per index: (max - cost) above, the index below, so an ascending sort
+     * gives decreasing cost and ties by increasing index; keys are all distinct. */
+    uint64_t *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
+    if (!key)
+        return op_err_set(err, OP_ENOMEM, "parallel: out of memory (%zu bytes of job order)",
+                          (size_t)n * sizeof *key);
+    for (int i = 0; i < n; i++)
+        key[i] = ((uint64_t)(UINT32_MAX - cost[i]) << 32) | (uint32_t)i;
+    qsort(key, (size_t)n, sizeof *key, cmp_key);
+    for (int k = 0; k < n; k++)
+        order[k] = (int)(key[k] & 0xffffffffu);
+    free(key);
+    op_err_clear(err);
+    return OP_OK;
+}
+
 op_status op_parallel_for(int n, const op_parallel_opts *opts, op_job_fn fn, void *user,
                           op_err *err)
+{
+    return op_parallel_for_ordered(n, opts, NULL, fn, user, err);
+}
+
+op_status op_parallel_for_ordered(int n, const op_parallel_opts *opts, const int *order,
+                                  op_job_fn fn, void *user, op_err *err)
 {
     int threads = (opts && opts->threads > 0) ? opts->threads : 1;
     if (threads > OP_MAX_THREADS)
@@ -92,9 +151,17 @@ op_status op_parallel_for(int n, const op_parallel_opts *opts, op_job_fn fn, voi
         return op_err_set(err, OP_EINVAL, "parallel: bad job count %d or NULL job", n);
     if (threads > n)
         threads = n > 0 ? n : 1;
+    int perm = order ? is_permutation(order, n) : 1;
+    if (perm < 0)
+        return op_err_set(err, OP_ENOMEM, "parallel: out of memory (%d bytes to check the order)",
+                          n);
+    if (!perm)
+        return op_err_set(err, OP_EINVAL, "parallel: the job order is not a permutation of 0..%d",
+                          n - 1);
     pool p;
     memset(&p, 0, sizeof p);
     p.n = n;
+    p.order = order;
     p.fn = fn;
     p.user = user;
     atomic_init(&p.next, 0);
@@ -115,6 +182,14 @@ op_status op_parallel_for(int n, const op_parallel_opts *opts, op_job_fn fn, voi
         ws[t].p = &p;
         ws[t].out = op_arena_create(0);
         ws[t].scratch = op_arena_create(0);
+        /* Each arena's first block is taken here, on the calling thread: it then comes
+         * from (and goes back to) the caller's heap, which keeps it between calls,
+         * rather than from a new thread's heap that is trimmed when the thread ends
+         * (every page faulted in again on the next call). */
+        if (ws[t].out)
+            op_arena_reset(ws[t].out);
+        if (ws[t].scratch)
+            op_arena_reset(ws[t].scratch);
         if (!ws[t].out || !ws[t].scratch) {
             alloc_fail(&p);
             threads = t + 1;

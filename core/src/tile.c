@@ -20,18 +20,6 @@ typedef struct edge_rec {
     int poly;
 } edge_rec;
 
-static int cmp_edge(const void *pa, const void *pb)
-{
-    const edge_rec *a = pa, *b = pb;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    if (a->hi != b->hi)
-        return a->hi < b->hi ? -1 : 1;
-    if (a->poly != b->poly)
-        return a->poly < b->poly ? -1 : 1;
-    return (int)a->k - (int)b->k;
-}
-
 static int poly_nverts(const uint16_t *p, int nvp)
 {
     int n = 0;
@@ -55,45 +43,73 @@ static int portal_side(const op_tile *t, int a, int b)
     return -1;
 }
 
+/* Marks the edges of one group (same two vertices): a pair of opposite edges of two
+ * polygons links them; a lone edge on the tile boundary is a portal; the rest stay
+ * walls. The outcome does not depend on the order inside the group. */
+static void mark_group(op_tile *t, const edge_rec *g, size_t n)
+{
+    size_t nvp = (size_t)t->nvp;
+    if (n == 2 && g[0].fwd != g[1].fwd && g[0].poly != g[1].poly) {
+        t->neis[(size_t)g[0].poly * nvp + g[0].k] = (uint16_t)(g[1].poly + 1);
+        t->neis[(size_t)g[1].poly * nvp + g[1].k] = (uint16_t)(g[0].poly + 1);
+    } else if (n == 1) {
+        int side = portal_side(t, g[0].lo, g[0].hi);
+        if (side >= 0)
+            t->neis[(size_t)g[0].poly * nvp + g[0].k] = (uint16_t)(OP_NEI_PORTAL | side);
+    }
+}
+
 /* In-tile adjacency: edges shared by exactly two polygons in opposite directions; other
- * edges on the tile boundary become portals, the rest walls. */
+ * edges on the tile boundary become portals, the rest walls. Edges are grouped by their
+ * lower vertex (a counting sort), then by the upper one inside that small bucket. */
 static op_status link_polys(op_tile *t, op_arena *scratch, op_err *err)
 {
     int nvp = t->nvp;
-    size_t cap = (size_t)t->npolys * (size_t)nvp;
+    size_t cap = (size_t)t->npolys * (size_t)nvp, nv = (size_t)t->nverts;
     op_arena_mark m = op_arena_get_mark(scratch);
     edge_rec *e = op_arena_alloc(scratch, (cap ? cap : 1) * sizeof *e);
-    if (!e)
+    uint32_t *start = op_arena_calloc(scratch, nv + 2, sizeof *start);
+    if (!e || !start)
         return op_err_set(err, OP_ENOMEM, "tile: out of memory (%zu bytes for edges)",
-                          cap * sizeof *e);
-    size_t n = 0;
+                          cap * sizeof *e + (nv + 2) * sizeof *start);
     for (size_t i = 0; i < cap; i++)
         t->neis[i] = OP_NEI_WALL;
     for (int p = 0; p < t->npolys; p++) {
         const uint16_t *pv = &t->polys[(size_t)p * nvp];
-        int nv = poly_nverts(pv, nvp);
-        for (int k = 0; k < nv; k++) {
-            uint16_t a = pv[k], b = pv[(k + 1) % nv];
-            edge_rec r = {a < b ? a : b, a < b ? b : a, (uint8_t)(a < b), (uint8_t)k, p};
-            e[n++] = r;
+        int n = poly_nverts(pv, nvp);
+        for (int k = 0; k < n; k++) {
+            uint16_t a = pv[k], b = pv[(k + 1) % n];
+            start[(a < b ? a : b) + 2]++;
         }
     }
-    qsort(e, n, sizeof *e, cmp_edge);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && e[j].lo == e[i].lo && e[j].hi == e[i].hi)
-            j++;
-        if (j - i == 2 && e[i].fwd != e[i + 1].fwd && e[i].poly != e[i + 1].poly) {
-            t->neis[(size_t)e[i].poly * nvp + e[i].k] = (uint16_t)(e[i + 1].poly + 1);
-            t->neis[(size_t)e[i + 1].poly * nvp + e[i + 1].k] = (uint16_t)(e[i].poly + 1);
-        } else {
-            for (size_t q = i; q < j; q++) {
-                int side = portal_side(t, e[q].lo, e[q].hi);
-                if (side >= 0 && j - i == 1)
-                    t->neis[(size_t)e[q].poly * nvp + e[q].k] = (uint16_t)(OP_NEI_PORTAL | side);
-            }
+    for (size_t v = 2; v < nv + 2; v++)
+        start[v] += start[v - 1];
+    for (int p = 0; p < t->npolys; p++) { /* start[lo + 1] is lo's next free slot */
+        const uint16_t *pv = &t->polys[(size_t)p * nvp];
+        int n = poly_nverts(pv, nvp);
+        for (int k = 0; k < n; k++) {
+            uint16_t a = pv[k], b = pv[(k + 1) % n];
+            edge_rec r = {a < b ? a : b, a < b ? b : a, (uint8_t)(a < b), (uint8_t)k, p};
+            e[start[r.lo + 1]++] = r;
         }
-        i = j;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        edge_rec *b = &e[start[v]];
+        size_t n = start[v + 1] - start[v];
+        for (size_t i = 1; i < n; i++) { /* insertion sort by hi: buckets hold a few edges */
+            edge_rec x = b[i];
+            size_t j = i;
+            for (; j > 0 && b[j - 1].hi > x.hi; j--)
+                b[j] = b[j - 1];
+            b[j] = x;
+        }
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            while (j < n && b[j].hi == b[i].hi)
+                j++;
+            mark_group(t, &b[i], j - i);
+            i = j;
+        }
     }
     op_arena_release(scratch, m);
     return OP_OK;

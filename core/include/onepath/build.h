@@ -29,6 +29,10 @@ typedef op_tile_range op_tile_rect;
  * owns its bins. Free with op_level_destroy. */
 op_status op_level_create(const op_soup *soup, const op_settings *s, const op_volume *vols,
                           int nvols, op_level **out, op_err *err);
+/* The same on `threads` threads (1..OP_MAX_THREADS): the level (bounds, range, bins, every
+ * error) does not depend on the thread count. */
+op_status op_level_create_threads(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                                  int nvols, int threads, op_level **out, op_err *err);
 /* Prepares a level from heightfield input (build3d-spans.md §1.8) or a voxel chunk (§1.9),
  * docs/spec/input-formats.md §5: validates the input, settings and volumes. Tile (tx, tz)
  * shows input columns tx·TileCells − B … tx·TileCells + TileCells + B − 1 (z likewise) counted
@@ -50,6 +54,12 @@ int op_level_tile_index(const op_level *lvl, int tx, int tz);
 /* World bounds of the soup's triangles; for heightfield / chunk input the box of its
  * columns and rows (cell size cs of the tile grid, row height CellHeight). */
 void op_level_bounds(const op_level *lvl, float bmin[3], float bmax[3]);
+
+/* The jobs of rect r (a part of the level's tiles; job i is tile (r.tx0 + i % w,
+ * r.tz0 + i / w) with w = r.tx1 - r.tx0 + 1) heaviest first by an estimate (a soup
+ * tile's binned triangles), for op_parallel_opts.order: order[0..count of r). The
+ * order depends only on the level; OP_ERANGE when r is not inside the level's tiles. */
+op_status op_level_job_order(const op_level *lvl, op_tile_rect r, int *order, op_err *err);
 
 /* How far op_level_build_stages goes. */
 typedef enum op_stage {

@@ -8,6 +8,8 @@
 #ifndef ONEPATH_PARALLEL_H
 #define ONEPATH_PARALLEL_H
 
+#include <stdint.h>
+
 #include "onepath/arena.h"
 #include "onepath/status.h"
 
@@ -32,5 +34,18 @@ typedef struct op_parallel_opts {
  * still run to completion for every index below it. */
 op_status op_parallel_for(int n, const op_parallel_opts *opts, op_job_fn fn, void *user,
                           op_err *err);
+
+/* The same, workers taking the indices in the given order: order is a permutation of
+ * 0..n-1 (else OP_EINVAL), e.g. heaviest first (op_parallel_order_by_cost) so that no
+ * long job starts last and leaves the other workers idle. Only the schedule changes:
+ * each index runs once, and the error reported is still the lowest failing index's.
+ * order NULL: 0, 1, ... as op_parallel_for. */
+op_status op_parallel_for_ordered(int n, const op_parallel_opts *opts, const int *order,
+                                  op_job_fn fn, void *user, op_err *err);
+
+/* Fills order[0..n-1] with 0..n-1 sorted by decreasing cost[i], equal costs by
+ * increasing index (so the order depends only on the costs). OP_ENOMEM when its
+ * temporary (8 bytes an index) cannot be had. */
+op_status op_parallel_order_by_cost(int n, const uint32_t *cost, int *order, op_err *err);
 
 #endif

@@ -1,0 +1,263 @@
+/*
+ * Level preparation on several threads (op_level_create_threads) and heaviest-first job
+ * orders (op_parallel_for_ordered, op_parallel_order_by_cost, op_level_job_order).
+ * Oracles: the serial span-stage functions (op_soup_bounds, op_soup_tile_range,
+ * op_tile_buckets, op_soup_validate), which the threaded binning must reproduce
+ * exactly, and hand-made cost lists.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/src/level_internal.h"
+#include "onepath/build.h"
+#include "onepath/levelgen.h"
+#include "onepath/parallel.h"
+#include "op_test.h"
+
+/* terrain:128 has 131072 triangles: eight chunks of the threaded binning at 8 threads;
+ * rooms:48 a few thousand: one. */
+static void gen(const char *kind, int size, op_arena *a, op_soup *soup)
+{
+    op_err e;
+    cr_assert_eq(op_levelgen(kind, size, 1, a, soup, &e), OP_OK, "%s", e.msg);
+}
+
+static void same_as_serial_with(const op_soup *soup, const op_settings *sp, int threads)
+{
+    op_settings s = *sp;
+    op_err e;
+    op_level *l;
+    cr_assert_eq(op_level_create_threads(soup, &s, NULL, 0, threads, &l, &e), OP_OK, "%s", e.msg);
+    float bmin[3], bmax[3];
+    op_soup_bounds(soup, bmin, bmax);
+    cr_assert(memcmp(bmin, l->bmin, sizeof bmin) == 0 && memcmp(bmax, l->bmax, sizeof bmax) == 0,
+              "bounds differ at %d threads", threads);
+    op_tile_range r;
+    cr_assert_eq(op_soup_tile_range(soup, &s, &r, &e), OP_OK);
+    cr_assert(r.tx0 == l->rect.tx0 && r.tz0 == l->rect.tz0 && r.tx1 == l->rect.tx1 &&
+              r.tz1 == l->rect.tz1);
+    op_arena *a = op_arena_create(0);
+    uint32_t *off, *ids;
+    cr_assert_eq(op_tile_buckets(soup, &s, &r, a, a, &off, &ids, &e), OP_OK);
+    size_t nt = (size_t)op_level_tile_count(l);
+    cr_assert(memcmp(off, l->bin_start, (nt + 1) * sizeof *off) == 0, "bin starts differ at %d",
+              threads);
+    cr_assert(memcmp(ids, l->bin_ids, (size_t)off[nt] * sizeof *ids) == 0,
+              "bin contents differ at %d threads", threads);
+    op_arena_destroy(a);
+    op_level_destroy(l);
+}
+
+static void same_as_serial(const op_soup *soup, int threads)
+{
+    op_settings s;
+    op_settings_default(&s);
+    same_as_serial_with(soup, &s, threads);
+}
+
+Test(level_threads, bins_equal_the_serial_binning_at_any_thread_count)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup big, small;
+    gen("terrain", 128, a, &big);
+    gen("rooms", 48, a, &small);
+    cr_assert_geq(big.tris_len / 3, 8 * 16384);
+    for (int t = 1; t <= 8; t++) {
+        same_as_serial(&big, t);
+        same_as_serial(&small, t);
+    }
+    op_arena_destroy(a);
+}
+
+/* Tiny cells far from the origin (40000 triangles: two chunks at 2 and 3 threads):
+ * cell indices near 2^31, negative ones, tile borders
+ * crossed by many triangles (the tile of a cell without a 64-bit division). */
+Test(level_threads, bins_equal_the_serial_binning_far_out_with_tiny_cells)
+{
+    enum { N = 40000 };
+    static float v[3 * 3 * N];
+    static int t[3 * N];
+    op_test_rng rng = {42};
+    for (int i = 0; i < N; i++) {
+        double x = 2097150.0 - 0.9 * (i % 200) / 200.0, z = -2097150.0 + 0.9 * (i / 200) / 200.0;
+        for (int k = 0; k < 3; k++) {
+            v[9 * i + 3 * k + 0] = (float)(x + 0.001 * op_test_rand_int(&rng, 0, 40));
+            v[9 * i + 3 * k + 1] = (float)op_test_rand_int(&rng, 0, 3);
+            v[9 * i + 3 * k + 2] = (float)(z + 0.001 * op_test_rand_int(&rng, 0, 40));
+            t[3 * i + k] = 3 * i + k;
+        }
+    }
+    op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
+    op_settings s;
+    op_settings_default(&s);
+    s.cell_size = 0.001;
+    s.cell_height = 0.001;
+    s.agent_height = 0.004;
+    s.agent_radius = 0.002;
+    s.agent_max_climb = 0.002;
+    s.tile_size = 0.032;
+    for (int th = 1; th <= 3; th++)
+        same_as_serial_with(&soup, &s, th);
+}
+
+/* An error found by a chunk other than the first is reported as the serial check
+ * reports it: vertices before indices before areas, the lowest offender first. */
+static void same_error(op_soup *soup, const char *what)
+{
+    op_settings s;
+    op_settings_default(&s);
+    op_err want, got;
+    op_status ws = op_soup_validate(soup, &want);
+    cr_assert_neq(ws, OP_OK, "%s", what);
+    for (int t = 1; t <= 8; t *= 2) {
+        op_level *l = (op_level *)1;
+        cr_assert_eq(op_level_create_threads(soup, &s, NULL, 0, t, &l, &got), ws, "%s", what);
+        cr_assert_null(l);
+        cr_assert_str_eq(got.msg, want.msg, "%s at %d threads", what, t);
+    }
+}
+
+Test(level_threads, soup_errors_match_the_serial_check)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup g;
+    gen("terrain", 128, a, &g);
+    size_t nv = g.verts_len, nt = g.tris_len;
+    float *v = malloc(nv * sizeof *v);
+    int *t = malloc(nt * sizeof *t);
+    uint8_t *ar = calloc(nt / 3, 1);
+    memcpy(v, g.verts, nv * sizeof *v);
+    memcpy(t, g.tris, nt * sizeof *t);
+    op_soup soup = {v, nv, t, nt, ar};
+    t[nt - 5] = (int)(nv / 3); /* an index out of range in the last chunk */
+    same_error(&soup, "index");
+    t[nt / 2] = -1; /* a lower one, in a middle chunk */
+    same_error(&soup, "two indices");
+    v[nv - 2] = 3e6f; /* a vertex beyond 2^21: reported before any index */
+    same_error(&soup, "vertex and indices");
+    memcpy(v, g.verts, nv * sizeof *v);
+    memcpy(t, g.tris, nt * sizeof *t);
+    v[nv - 1] = nanf(""); /* used by the first chunk's first triangle */
+    t[0] = (int)(nv / 3 - 1);
+    same_error(&soup, "NaN vertex of another chunk");
+    memcpy(v, g.verts, nv * sizeof *v);
+    memcpy(t, g.tris, nt * sizeof *t);
+    ar[nt / 3 - 1] = 64;
+    same_error(&soup, "area");
+    /* A bad soup is reported before bad settings, as before. */
+    op_settings s;
+    op_settings_default(&s);
+    s.cell_size = -1.0;
+    op_err e;
+    op_level *l;
+    cr_assert_eq(op_level_create_threads(&soup, &s, NULL, 0, 4, &l, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "area") != NULL, "%s", e.msg);
+    op_settings_default(&s);
+    cr_assert_eq(op_level_create_threads(&soup, &s, NULL, 0, 0, &l, &e), OP_ERANGE);
+    free(v);
+    free(t);
+    free(ar);
+    op_arena_destroy(a);
+}
+
+Test(level_threads, order_by_cost_is_decreasing_with_ties_by_index)
+{
+    uint32_t cost[8] = {3, 9, 3, 0, 9, 1, 3, UINT32_MAX};
+    int order[8], want[8] = {7, 1, 4, 0, 2, 6, 5, 3};
+    op_err e;
+    cr_assert_eq(op_parallel_order_by_cost(8, cost, order, &e), OP_OK);
+    for (int k = 0; k < 8; k++)
+        cr_assert_eq(order[k], want[k], "position %d", k);
+}
+
+typedef struct ord_state {
+    atomic_int runs[64];
+    int slot[64];
+} ord_state;
+
+static op_status ord_job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    (void)out;
+    (void)scratch;
+    ord_state *s = user;
+    atomic_fetch_add(&s->runs[i], 1);
+    s->slot[i] = i * 3;
+    if (i >= 20 && i % 5 == 0)
+        return op_err_set(err, OP_ELIMIT, "job %d failed", i);
+    return OP_OK;
+}
+
+Test(level_threads, ordered_jobs_run_once_and_report_the_lowest_failure)
+{
+    int order[64];
+    for (int k = 0; k < 64; k++)
+        order[k] = 63 - k; /* the failing indices come high to low */
+    for (int t = 1; t <= 4; t++) {
+        ord_state s;
+        memset(&s, 0, sizeof s);
+        op_parallel_opts o = {t, NULL, NULL};
+        op_err e;
+        cr_assert_eq(op_parallel_for_ordered(64, &o, order, ord_job, &s, &e), OP_ELIMIT);
+        cr_assert_str_eq(e.msg, "job 20 failed", "%d threads: %s", t, e.msg);
+        for (int i = 0; i <= 20; i++)
+            cr_assert_eq(atomic_load(&s.runs[i]), 1, "index %d at %d threads", i, t);
+        for (int i = 0; i < 64; i++)
+            cr_assert_leq(atomic_load(&s.runs[i]), 1);
+    }
+    order[5] = order[6];
+    op_err e;
+    ord_state s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(op_parallel_for_ordered(64, NULL, order, ord_job, &s, &e), OP_EINVAL);
+}
+
+/* The documented cost step of a bin of c triangles: 0 when empty, else 2k + 1 for
+ * 2^k <= c < 1.5 * 2^k and 2k + 2 for 1.5 * 2^k <= c < 2^(k+1). */
+static uint32_t step_of(uint32_t c)
+{
+    if (c == 0)
+        return 0;
+    int k = 0;
+    while ((uint64_t)2 << k <= c)
+        k++;
+    return (uint32_t)(2 * k + 1) + ((uint64_t)c * 2 >= (uint64_t)3 << k && k > 0);
+}
+
+Test(level_threads, job_order_puts_the_fullest_bins_first)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    gen("rooms", 48, a, &soup);
+    op_settings s;
+    op_settings_default(&s);
+    op_err e;
+    op_level *l;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &l, &e), OP_OK);
+    op_tile_rect r = op_level_tiles(l);
+    r.tx0++; /* a part of the range, as a bake shard */
+    int w = r.tx1 - r.tx0 + 1, n = w * (r.tz1 - r.tz0 + 1);
+    int *order = malloc((size_t)n * sizeof *order);
+    cr_assert_eq(op_level_job_order(l, r, order, &e), OP_OK, "%s", e.msg);
+    char *seen = calloc((size_t)n, 1);
+    uint32_t prev = UINT32_MAX;
+    int prev_i = -1;
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        cr_assert(i >= 0 && i < n && !seen[i]);
+        seen[i] = 1;
+        int t = op_level_tile_index(l, r.tx0 + i % w, r.tz0 + i / w);
+        uint32_t c = step_of(l->bin_start[t + 1] - l->bin_start[t]);
+        cr_assert(c < prev || (c == prev && i > prev_i), "position %d", k);
+        prev = c;
+        prev_i = i;
+    }
+    r.tx1 += 1;
+    cr_assert_eq(op_level_job_order(l, r, order, &e), OP_ERANGE);
+    free(seen);
+    free(order);
+    op_level_destroy(l);
+    op_arena_destroy(a);
+}

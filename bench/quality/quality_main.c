@@ -57,7 +57,7 @@ typedef struct options {
     int nlevels;
     int variant_on[NVARIANTS];
     int any_variant;
-    int points, threads, pairs, json, snaps;
+    int points, threads, pairs, json, snaps, why;
     unsigned long long seed;
 } options;
 
@@ -79,6 +79,7 @@ typedef struct row {
     int nonly[2];
     int other_partial[2];
     int list_snaps; /* print the points only one side snaps */
+    int list_why;   /* explain the pairs only Recast connects */
     long portals[3];
     /* onepath portal edges: linked, refused by height, facing nothing */ /* of those, the other
                                                                              side snapped both
@@ -321,6 +322,65 @@ static void list_snaps(const row *r, int n, snap *const sn[2])
         }
 }
 
+/* Our path between two snapped ends; *last = its last polygon. 1 complete, 0 partial,
+ * -1 no path. */
+static int ours_path(const op_mesh *m, const snap *a, const snap *b, op_arena *out,
+                     op_arena *scratch, op_polyref *last)
+{
+    op_path p;
+    op_err e;
+    op_arena_reset(out);
+    op_arena_reset(scratch);
+    if (op_query_path(m, NULL, a->ref, a->pos, b->ref, b->pos, out, scratch, &p, &e) != OP_OK ||
+        p.npolys < 1)
+        return -1;
+    *last = p.polys[p.npolys - 1];
+    return !p.partial;
+}
+
+/* --why: for each pair only Recast connects, whether our mesh joins Recast's two snapped
+ * points (snapped again on our side within a small box): 'snap' when it does (the two
+ * nearest-point rules chose different polygons), 'cut' when it does not (our corridor
+ * breaks; the last polygon reached is printed). */
+static void list_why(const op_mesh *m, const row *r, int n, snap *const sn[2],
+                     const unsigned char *conn)
+{
+    static const double small[3] = {0.2, 1.0, 0.2};
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    for (int k = 0; out && scratch && k + 1 < n; k++) {
+        if ((conn[k] & 3u) != 2u)
+            continue;
+        snap rs[2];
+        int ok = 1;
+        for (int j = 0; j < 2; j++) {
+            op_err e;
+            rs[j] = sn[RECAST][k + j];
+            ok = ok && op_query_nearest(m, sn[RECAST][k + j].pos, small, NULL, &rs[j].ref,
+                                        rs[j].pos, &e) == OP_OK;
+        }
+        op_polyref last = {-1, -1};
+        int got = ok ? ours_path(m, &rs[0], &rs[1], out, scratch, &last) : -2;
+        printf("  %s %s: pair %d %s", r->level, r->variant, k,
+               got == 1    ? "snap"
+               : got == -2 ? "nopoly"
+                           : "cut");
+        for (int j = 0; j < 2; j++) {
+            const snap *o = &sn[OURS][k + j], *d = &sn[RECAST][k + j];
+            printf(" | p%d (%.2f, %.2f, %.2f) op %s(%.2f, %.2f, %.2f) rc (%.2f, %.2f, %.2f)", j,
+                   r->pts[3 * (k + j)], r->pts[3 * (k + j) + 1], r->pts[3 * (k + j) + 2],
+                   o->ok ? "" : "-", o->pos[0], o->pos[1], o->pos[2], d->pos[0], d->pos[1],
+                   d->pos[2]);
+        }
+        if (got == 0) {
+            const op_tile *t = op_mesh_tile(m, last.tile);
+            printf(" | ends in tile (%d, %d) layer %d poly %d", t->tx, t->tz, t->layer, last.poly);
+        }
+        printf("\n");
+    }
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+}
+
 /* Snaps every point on both sides; pair i joins points i and i + 1. */
 static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char *conn)
 {
@@ -330,6 +390,8 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
         recast_queries(dq, r, n, sn[RECAST], conn);
         if (r->list_snaps)
             list_snaps(r, n, sn);
+        if (r->list_why)
+            list_why(m, r, n, sn, conn);
         rc = 0;
     }
     free(sn[0]);
@@ -520,7 +582,7 @@ static int usage(void)
             "usage: onepath-quality [--level PATH]... [--gen KIND:SIZE]... "
             "[--variant demo|fine|layers]...\n"
             "                       [--points N] [--seed S] [--threads N] [--pairs] [--snaps] "
-            "[--json]\n"
+            "[--why] [--json]\n"
             "Default: every generated kind at %d m and %s/levels/*.obj, all variants.\n",
             GEN_SIZE, OP_SHARED_DIR);
     return 2;
@@ -587,6 +649,8 @@ static int parse(int argc, char **argv, options *o)
             o->pairs = 1;
         else if (!strcmp(a, "--snaps"))
             o->snaps = 1;
+        else if (!strcmp(a, "--why"))
+            o->why = 1;
         else if (!strcmp(a, "--json"))
             o->json = 1;
         else
@@ -643,6 +707,7 @@ int main(int argc, char **argv)
             level_label(o.levels[l], r->level, sizeof r->level);
             r->variant = variants[v].name;
             r->list_snaps = o.snaps;
+            r->list_why = o.why;
             op_settings s;
             variant_settings(&variants[v], &s);
             if (!loaded)

@@ -342,7 +342,7 @@ static int ours_path(const op_mesh *m, const snap *a, const snap *b, op_arena *o
  * points (snapped again on our side within a small box): 'snap' when it does (the two
  * nearest-point rules chose different polygons), 'cut' when it does not (our corridor
  * breaks; the last polygon reached is printed). */
-static void list_why(const op_mesh *m, const row *r, int n, snap *const sn[2],
+static void list_why(const op_mesh *m, void *dq, const row *r, int n, snap *const sn[2],
                      const unsigned char *conn)
 {
     static const double small[3] = {0.2, 1.0, 0.2};
@@ -370,10 +370,28 @@ static void list_why(const op_mesh *m, const row *r, int n, snap *const sn[2],
                    r->pts[3 * (k + j)], r->pts[3 * (k + j) + 1], r->pts[3 * (k + j) + 2],
                    o->ok ? "" : "-", o->pos[0], o->pos[1], o->pos[2], d->pos[0], d->pos[1],
                    d->pos[2]);
+            /* where the two snaps differ: has Recast a polygon at our point too? */
+            double q[3];
+            unsigned long long ref;
+            if (fabs(o->pos[0] - d->pos[0]) + fabs(o->pos[1] - d->pos[1]) +
+                    fabs(o->pos[2] - d->pos[2]) >
+                0.05)
+                printf(" rc-at-op %s",
+                       qd_nearest(dq, o->pos, small, &ref, q) && fabs(q[0] - o->pos[0]) < 0.2 &&
+                               fabs(q[2] - o->pos[2]) < 0.2 && fabs(q[1] - o->pos[1]) < 1.0
+                           ? "yes"
+                           : "no");
         }
         if (got == 0) {
             const op_tile *t = op_mesh_tile(m, last.tile);
             printf(" | ends in tile (%d, %d) layer %d poly %d", t->tx, t->tz, t->layer, last.poly);
+            double tail[6 * 4];
+            const snap *a = &sn[RECAST][k], *b = &sn[RECAST][k + 1];
+            int nt = qd_path_tail(dq, a->dref, a->pos, b->dref, b->pos, 4, tail);
+            printf(" | rc tail");
+            for (int i = 0; i < nt; i++)
+                printf(" [%.0f,%.0f (%.2f, %.2f..%.2f, %.2f)]", tail[6 * i], tail[6 * i + 1],
+                       tail[6 * i + 2], tail[6 * i + 4], tail[6 * i + 5], tail[6 * i + 3]);
         }
         printf("\n");
     }
@@ -391,7 +409,7 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
         if (r->list_snaps)
             list_snaps(r, n, sn);
         if (r->list_why)
-            list_why(m, r, n, sn, conn);
+            list_why(m, dq, r, n, sn, conn);
         rc = 0;
     }
     free(sn[0]);

@@ -146,3 +146,48 @@ extern "C" int qd_path_tail(void *qp, unsigned long long a, const double pa[3],
     }
     return m;
 }
+
+extern "C" void qd_tile_coverage(const void *navmesh, int w, int h, double *grid)
+{
+    const dtNavMesh *nav = static_cast<const dtNavMesh *>(navmesh);
+    for (int i = 0; i < nav->getMaxTiles(); i++) {
+        const dtMeshTile *t = nav->getTile(i);
+        if (!t || !t->header || t->header->x < 0 || t->header->y < 0 || t->header->x >= w ||
+            t->header->y >= h)
+            continue;
+        for (int p = 0; p < t->header->polyCount; p++) {
+            const dtPoly &poly = t->polys[p];
+            if (poly.getType() != DT_POLYTYPE_GROUND)
+                continue;
+            double a = 0.0;
+            for (int k = 0; k < poly.vertCount; k++) {
+                const float *u = &t->verts[poly.verts[k] * 3];
+                const float *v = &t->verts[poly.verts[(k + 1) % poly.vertCount] * 3];
+                a += (double)u[0] * v[2] - (double)v[0] * u[2];
+            }
+            grid[t->header->y * w + t->header->x] += std::fabs(a) * 0.5;
+        }
+    }
+}
+
+extern "C" void qd_each_poly(const void *navmesh, void (*fn)(void *ctx, const double *xz, int n),
+                             void *ctx)
+{
+    const dtNavMesh *nav = static_cast<const dtNavMesh *>(navmesh);
+    for (int i = 0; i < nav->getMaxTiles(); i++) {
+        const dtMeshTile *t = nav->getTile(i);
+        if (!t || !t->header)
+            continue;
+        for (int p = 0; p < t->header->polyCount; p++) {
+            const dtPoly &poly = t->polys[p];
+            if (poly.getType() != DT_POLYTYPE_GROUND)
+                continue;
+            double xz[2 * DT_VERTS_PER_POLYGON];
+            for (int k = 0; k < poly.vertCount; k++) {
+                xz[2 * k] = t->verts[poly.verts[k] * 3];
+                xz[2 * k + 1] = t->verts[poly.verts[k] * 3 + 2];
+            }
+            fn(ctx, xz, poly.vertCount);
+        }
+    }
+}

@@ -57,7 +57,7 @@ typedef struct options {
     int nlevels;
     int variant_on[NVARIANTS];
     int any_variant;
-    int points, threads, pairs, json, snaps, why;
+    int points, threads, pairs, json, snaps, why, tiles;
     unsigned long long seed;
 } options;
 
@@ -80,6 +80,7 @@ typedef struct row {
     int other_partial[2];
     int list_snaps; /* print the points only one side snaps */
     int list_why;   /* explain the pairs only Recast connects */
+    int list_tiles; /* the tiles whose coverage differs most */
     long portals[3];
     /* onepath portal edges: linked, refused by height, facing nothing */ /* of those, the other
                                                                              side snapped both
@@ -488,6 +489,96 @@ static int build_recast(const op_soup *soup, const op_settings *s, int threads, 
     return rc;
 }
 
+static void list_tiles(const op_mesh *m, const void *nav, const row *r);
+
+/* --tiles, second part: both meshes sampled on a 0.1 m grid (a point counts once however
+ * many polygons cover it), the sampled area only one side covers summed per 8 m block. */
+#define COV_STEP 0.1
+typedef struct covmap {
+    int w, h, side;
+    unsigned char *bits; /* bit side: covered by that side */
+} covmap;
+
+static void cov_fill(void *ctx, const double *xz, int n)
+{
+    covmap *c = ctx;
+    double x0 = xz[0], x1 = xz[0], z0 = xz[1], z1 = xz[1], area = 0.0;
+    for (int k = 0; k < n; k++) {
+        x0 = fmin(x0, xz[2 * k]), x1 = fmax(x1, xz[2 * k]);
+        z0 = fmin(z0, xz[2 * k + 1]), z1 = fmax(z1, xz[2 * k + 1]);
+        int j = (k + 1) % n;
+        area += xz[2 * k] * xz[2 * j + 1] - xz[2 * j] * xz[2 * k + 1];
+    }
+    double sign = area >= 0 ? 1.0 : -1.0;
+    for (int gz = (int)ceil(z0 / COV_STEP - 0.5); gz <= (int)floor(z1 / COV_STEP - 0.5); gz++)
+        for (int gx = (int)ceil(x0 / COV_STEP - 0.5); gx <= (int)floor(x1 / COV_STEP - 0.5); gx++) {
+            if (gx < 0 || gz < 0 || gx >= c->w || gz >= c->h)
+                continue;
+            double px = (gx + 0.5) * COV_STEP, pz = (gz + 0.5) * COV_STEP;
+            int in = 1;
+            for (int k = 0; k < n && in; k++) {
+                int j = (k + 1) % n;
+                double cr = (xz[2 * j] - xz[2 * k]) * (pz - xz[2 * k + 1]) -
+                            (xz[2 * j + 1] - xz[2 * k + 1]) * (px - xz[2 * k]);
+                in = cr * sign >= 0;
+            }
+            if (in)
+                c->bits[(size_t)gz * c->w + gx] |= (unsigned char)(1 << c->side);
+        }
+}
+
+static void list_cov_blocks(const op_mesh *m, const void *nav, const row *r, double size)
+{
+    covmap c = {(int)(size / COV_STEP) + 1, (int)(size / COV_STEP) + 1, 0, NULL};
+    c.bits = calloc((size_t)c.w * c.h, 1);
+    if (!c.bits)
+        return;
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        for (int p = 0; p < t->npolys; p++) {
+            double xz[2 * 16], v[3];
+            int n = op_tile_poly_nverts(t, p);
+            for (int k = 0; k < n && k < 16; k++) {
+                op_tile_world_vert(t, t->polys[(size_t)p * t->nvp + k], v);
+                xz[2 * k] = v[0], xz[2 * k + 1] = v[2];
+            }
+            cov_fill(&c, xz, n);
+        }
+    }
+    c.side = 1;
+    qd_each_poly(nav, cov_fill, &c);
+    enum { B = 80 }; /* 8 m blocks */
+    int bw = c.w / B + 1, bh = c.h / B + 1;
+    long *only = calloc((size_t)bw * bh * 2, sizeof *only), tot[2] = {0, 0};
+    if (only) {
+        for (int gz = 0; gz < c.h; gz++)
+            for (int gx = 0; gx < c.w; gx++) {
+                unsigned char b = c.bits[(size_t)gz * c.w + gx];
+                if (b == 1 || b == 2) {
+                    only[2 * ((gz / B) * bw + gx / B) + (b - 1)]++;
+                    tot[b - 1]++;
+                }
+            }
+        printf("  %s %s: sampled area only onepath covers %.1f m2, only Recast %.1f m2\n", r->level,
+               r->variant, tot[0] * COV_STEP * COV_STEP, tot[1] * COV_STEP * COV_STEP);
+        for (int k = 0; k < 12; k++) {
+            int best = -1;
+            long bd = 0;
+            for (int i = 0; i < bw * bh; i++)
+                if (only[2 * i] + only[2 * i + 1] > bd)
+                    bd = only[2 * i] + only[2 * i + 1], best = i;
+            if (best < 0)
+                break;
+            printf("    block x %d..%d z %d..%d: only onepath %.1f m2, only Recast %.1f m2\n",
+                   (best % bw) * 8, (best % bw) * 8 + 8, (best / bw) * 8, (best / bw) * 8 + 8,
+                   only[2 * best] * COV_STEP * COV_STEP, only[2 * best + 1] * COV_STEP * COV_STEP);
+            only[2 * best] = only[2 * best + 1] = 0;
+        }
+    }
+    free(only);
+    free(c.bits);
+}
+
 static void run_row(const options *o, const op_soup *soup, const op_settings *s, row *r,
                     uint64_t seed)
 {
@@ -498,6 +589,10 @@ static void run_row(const options *o, const op_soup *soup, const op_settings *s,
         build_recast(soup, s, o->threads, &nav, r))
         goto done;
     ours_counts(m, r);
+    if (r->list_tiles) {
+        list_tiles(m, nav, r);
+        list_cov_blocks(m, nav, r, GEN_SIZE);
+    }
     portal_stats(m, r);
     qd_counts(nav, &r->polys[RECAST], &r->verts[RECAST], &r->coverage[RECAST]);
     r->pts = sample_points(soup, o->points, seed);
@@ -517,6 +612,41 @@ done:
     bench_recast_navmesh_free(nav);
     op_mesh_destroy(m);
     free(conn);
+}
+
+/* --tiles: the 12 tiles whose coverage differs most between the two meshes (both tile
+ * grids start at the origin when the level's minimum corner is there, as on the
+ * generated levels). */
+#define TILE_GRID 128
+static void list_tiles(const op_mesh *m, const void *nav, const row *r)
+{
+    double *g = calloc(2 * TILE_GRID * TILE_GRID, sizeof *g);
+    if (!g)
+        return;
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        if (t->tx < 0 || t->tz < 0 || t->tx >= TILE_GRID || t->tz >= TILE_GRID)
+            continue;
+        for (int p = 0; p < t->npolys; p++)
+            g[t->tz * TILE_GRID + t->tx] += poly_area_xz(t, p);
+    }
+    qd_tile_coverage(nav, TILE_GRID, TILE_GRID, g + TILE_GRID * TILE_GRID);
+    for (int k = 0; k < 12; k++) {
+        int best = -1;
+        double bd = 0.5;
+        for (int c = 0; c < TILE_GRID * TILE_GRID; c++) {
+            double d = fabs(g[c] - g[TILE_GRID * TILE_GRID + c]);
+            if (d > bd)
+                bd = d, best = c;
+        }
+        if (best < 0)
+            break;
+        printf("  %s %s: tile (%d, %d) coverage op %.1f rc %.1f (%+.1f m2)\n", r->level, r->variant,
+               best % TILE_GRID, best / TILE_GRID, g[best], g[TILE_GRID * TILE_GRID + best],
+               g[best] - g[TILE_GRID * TILE_GRID + best]);
+        g[best] = g[TILE_GRID * TILE_GRID + best] = 0.0;
+    }
+    free(g);
 }
 
 /* ===== output ===== */
@@ -669,6 +799,8 @@ static int parse(int argc, char **argv, options *o)
             o->snaps = 1;
         else if (!strcmp(a, "--why"))
             o->why = 1;
+        else if (!strcmp(a, "--tiles"))
+            o->tiles = 1;
         else if (!strcmp(a, "--json"))
             o->json = 1;
         else
@@ -726,6 +858,7 @@ int main(int argc, char **argv)
             r->variant = variants[v].name;
             r->list_snaps = o.snaps;
             r->list_why = o.why;
+            r->list_tiles = o.tiles;
             op_settings s;
             variant_settings(&variants[v], &s);
             if (!loaded)

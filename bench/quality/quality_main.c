@@ -229,6 +229,11 @@ static void portal_stats(const op_mesh *m, row *r)
                 }
                 r->portals[1] += over;
                 r->portals[2] += cell && !over;
+                if (cell && !over && r->list_why && r->portals[2] <= 40)
+                    printf("  %s %s: gap e: tile (%d, %d) layer %d poly %d edge %d side %d "
+                           "(%.2f, %.2f, %.2f) -> (%.2f, %.2f, %.2f)\n",
+                           r->level, r->variant, t->tx, t->tz, t->layer, p, k, side, a[0], a[1],
+                           a[2], b[0], b[1], b[2]);
             }
         }
     }

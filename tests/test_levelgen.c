@@ -384,6 +384,42 @@ Test(levelgen, pillars_stand_on_a_floor)
     cr_assert_eq(sides, 8 * 64 * 64 / 32);
 }
 
+/* Every wall faces out of what it bounds, in the convention that makes floors face up
+ * (e0 x e1): 1 cm behind its centroid lies a solid (the highest floor there is at or above
+ * the centroid) or nothing at all (a rooms wall with the void behind it), and 1 cm in front
+ * some floor lies below it. build3d-spans.md §3.2a gives a wall lying on a cell line to the
+ * cells behind it, so a wall facing into its solid would put the solid on the floor. */
+Test(levelgen, walls_face_away_from_their_solid)
+{
+    for (size_t k = 0; k < NKINDS; k++) {
+        op_soup s = gen(kinds[k], 64, 1);
+        int walls = 0;
+        for (size_t t = 0; t < s.tris_len / 3; t++) {
+            double n[3], a[3], b[3], c[3], ys[16];
+            normal(&s, t, n);
+            if (n[1] != 0)
+                continue;
+            corner(&s, t, 0, a);
+            corner(&s, t, 1, b);
+            corner(&s, t, 2, c);
+            double len = sqrt(n[0] * n[0] + n[2] * n[2]), e = 0.01 / len;
+            double m[3] = {(a[0] + b[0] + c[0]) / 3, (a[1] + b[1] + c[1]) / 3,
+                           (a[2] + b[2] + c[2]) / 3};
+            int nb = layers_at(&s, m[0] - n[0] * e, m[2] - n[2] * e, ys, 16);
+            cr_assert(nb == 0 || ys[nb - 1] >= m[1],
+                      "%s: wall %zu at (%g, %g, %g) faces into its solid", kinds[k], t, m[0], m[1],
+                      m[2]);
+            int nf = layers_at(&s, m[0] + n[0] * e, m[2] + n[2] * e, ys, 16);
+            cr_assert(nf > 0 && ys[0] < m[1], "%s: wall %zu at (%g, %g, %g) faces no floor",
+                      kinds[k], t, m[0], m[1], m[2]);
+            walls++;
+        }
+        cr_assert(walls > 0 || !strcmp(kinds[k], "flat") || !strcmp(kinds[k], "terrain") ||
+                      !strcmp(kinds[k], "ramp"),
+                  "%s has no walls", kinds[k]);
+    }
+}
+
 Test(levelgen, refusals)
 {
     op_soup s;

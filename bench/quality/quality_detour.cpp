@@ -112,3 +112,82 @@ extern "C" int qd_path_complete(void *qp, unsigned long long a, const double pa[
         return 0;
     return q->path[(size_t)n - 1] == (dtPolyRef)b;
 }
+
+extern "C" int qd_path_tail(void *qp, unsigned long long a, const double pa[3],
+                            unsigned long long b, const double pb[3], int k, double *out)
+{
+    Query *q = static_cast<Query *>(qp);
+    float s[3], e[3];
+    to_float(pa, s);
+    to_float(pb, e);
+    int n = 0;
+    if (dtStatusFailed(q->q->findPath((dtPolyRef)a, (dtPolyRef)b, s, e, &q->filter, q->path.data(),
+                                      &n, kMaxPath)))
+        return 0;
+    const dtNavMesh *nav = q->q->getAttachedNavMesh();
+    int m = n < k ? n : k;
+    for (int i = 0; i < m; i++) {
+        const dtMeshTile *t = nullptr;
+        const dtPoly *p = nullptr;
+        double *o = &out[6 * i];
+        if (dtStatusFailed(nav->getTileAndPolyByRef(q->path[(size_t)(n - m + i)], &t, &p)))
+            return 0;
+        o[0] = t->header->x;
+        o[1] = t->header->y;
+        o[2] = o[3] = o[5] = 0.0;
+        o[4] = 1e30;
+        for (int j = 0; j < p->vertCount; j++) {
+            const float *v = &t->verts[p->verts[j] * 3];
+            o[2] += v[0] / p->vertCount;
+            o[3] += v[2] / p->vertCount;
+            o[4] = v[1] < o[4] ? v[1] : o[4];
+            o[5] = v[1] > o[5] ? v[1] : o[5];
+        }
+    }
+    return m;
+}
+
+extern "C" void qd_tile_coverage(const void *navmesh, int w, int h, double *grid)
+{
+    const dtNavMesh *nav = static_cast<const dtNavMesh *>(navmesh);
+    for (int i = 0; i < nav->getMaxTiles(); i++) {
+        const dtMeshTile *t = nav->getTile(i);
+        if (!t || !t->header || t->header->x < 0 || t->header->y < 0 || t->header->x >= w ||
+            t->header->y >= h)
+            continue;
+        for (int p = 0; p < t->header->polyCount; p++) {
+            const dtPoly &poly = t->polys[p];
+            if (poly.getType() != DT_POLYTYPE_GROUND)
+                continue;
+            double a = 0.0;
+            for (int k = 0; k < poly.vertCount; k++) {
+                const float *u = &t->verts[poly.verts[k] * 3];
+                const float *v = &t->verts[poly.verts[(k + 1) % poly.vertCount] * 3];
+                a += (double)u[0] * v[2] - (double)v[0] * u[2];
+            }
+            grid[t->header->y * w + t->header->x] += std::fabs(a) * 0.5;
+        }
+    }
+}
+
+extern "C" void qd_each_poly(const void *navmesh, void (*fn)(void *ctx, const double *xz, int n),
+                             void *ctx)
+{
+    const dtNavMesh *nav = static_cast<const dtNavMesh *>(navmesh);
+    for (int i = 0; i < nav->getMaxTiles(); i++) {
+        const dtMeshTile *t = nav->getTile(i);
+        if (!t || !t->header)
+            continue;
+        for (int p = 0; p < t->header->polyCount; p++) {
+            const dtPoly &poly = t->polys[p];
+            if (poly.getType() != DT_POLYTYPE_GROUND)
+                continue;
+            double xz[2 * DT_VERTS_PER_POLYGON];
+            for (int k = 0; k < poly.vertCount; k++) {
+                xz[2 * k] = t->verts[poly.verts[k] * 3];
+                xz[2 * k + 1] = t->verts[poly.verts[k] * 3 + 2];
+            }
+            fn(ctx, xz, poly.vertCount);
+        }
+    }
+}

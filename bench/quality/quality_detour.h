@@ -30,6 +30,17 @@ int qd_nearest(void *q, const double pos[3], const double half[3], unsigned long
 int qd_path_complete(void *q, unsigned long long a, const double pa[3], unsigned long long b,
                      const double pb[3], int *out_of_nodes);
 
+/* The last k polygons (at most) of findPath's corridor: per polygon tile x, tile y,
+ * vertex centroid x, z, lowest and highest vertex y (6 doubles). Returns the count. */
+int qd_path_tail(void *q, unsigned long long a, const double pa[3], unsigned long long b,
+                 const double pb[3], int k, double *out);
+
+/* Coverage per tile: grid[tile y * w + tile x] += the tile's polygon area (x-z plane). */
+void qd_tile_coverage(const void *navmesh, int w, int h, double *grid);
+
+/* Calls fn with every ground polygon's vertices projected on x-z (x0, z0, x1, z1, ...). */
+void qd_each_poly(const void *navmesh, void (*fn)(void *ctx, const double *xz, int n), void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

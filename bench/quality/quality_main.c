@@ -57,7 +57,7 @@ typedef struct options {
     int nlevels;
     int variant_on[NVARIANTS];
     int any_variant;
-    int points, threads, pairs, json, snaps;
+    int points, threads, pairs, json, snaps, why, tiles;
     unsigned long long seed;
 } options;
 
@@ -79,6 +79,8 @@ typedef struct row {
     int nonly[2];
     int other_partial[2];
     int list_snaps; /* print the points only one side snaps */
+    int list_why;   /* explain the pairs only Recast connects */
+    int list_tiles; /* the tiles whose coverage differs most */
     long portals[3];
     /* onepath portal edges: linked, refused by height, facing nothing */ /* of those, the other
                                                                              side snapped both
@@ -227,6 +229,11 @@ static void portal_stats(const op_mesh *m, row *r)
                 }
                 r->portals[1] += over;
                 r->portals[2] += cell && !over;
+                if (cell && !over && r->list_why && r->portals[2] <= 40)
+                    printf("  %s %s: gap e: tile (%d, %d) layer %d poly %d edge %d side %d "
+                           "(%.2f, %.2f, %.2f) -> (%.2f, %.2f, %.2f)\n",
+                           r->level, r->variant, t->tx, t->tz, t->layer, p, k, side, a[0], a[1],
+                           a[2], b[0], b[1], b[2]);
             }
         }
     }
@@ -321,6 +328,83 @@ static void list_snaps(const row *r, int n, snap *const sn[2])
         }
 }
 
+/* Our path between two snapped ends; *last = its last polygon. 1 complete, 0 partial,
+ * -1 no path. */
+static int ours_path(const op_mesh *m, const snap *a, const snap *b, op_arena *out,
+                     op_arena *scratch, op_polyref *last)
+{
+    op_path p;
+    op_err e;
+    op_arena_reset(out);
+    op_arena_reset(scratch);
+    if (op_query_path(m, NULL, a->ref, a->pos, b->ref, b->pos, out, scratch, &p, &e) != OP_OK ||
+        p.npolys < 1)
+        return -1;
+    *last = p.polys[p.npolys - 1];
+    return !p.partial;
+}
+
+/* --why: for each pair only Recast connects, whether our mesh joins Recast's two snapped
+ * points (snapped again on our side within a small box): 'snap' when it does (the two
+ * nearest-point rules chose different polygons), 'cut' when it does not (our corridor
+ * breaks; the last polygon reached is printed). */
+static void list_why(const op_mesh *m, void *dq, const row *r, int n, snap *const sn[2],
+                     const unsigned char *conn)
+{
+    static const double small[3] = {0.2, 1.0, 0.2};
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    for (int k = 0; out && scratch && k + 1 < n; k++) {
+        if ((conn[k] & 3u) != 2u)
+            continue;
+        snap rs[2];
+        int ok = 1;
+        for (int j = 0; j < 2; j++) {
+            op_err e;
+            rs[j] = sn[RECAST][k + j];
+            ok = ok && op_query_nearest(m, sn[RECAST][k + j].pos, small, NULL, &rs[j].ref,
+                                        rs[j].pos, &e) == OP_OK;
+        }
+        op_polyref last = {-1, -1};
+        int got = ok ? ours_path(m, &rs[0], &rs[1], out, scratch, &last) : -2;
+        printf("  %s %s: pair %d %s", r->level, r->variant, k,
+               got == 1    ? "snap"
+               : got == -2 ? "nopoly"
+                           : "cut");
+        for (int j = 0; j < 2; j++) {
+            const snap *o = &sn[OURS][k + j], *d = &sn[RECAST][k + j];
+            printf(" | p%d (%.2f, %.2f, %.2f) op %s(%.2f, %.2f, %.2f) rc (%.2f, %.2f, %.2f)", j,
+                   r->pts[3 * (k + j)], r->pts[3 * (k + j) + 1], r->pts[3 * (k + j) + 2],
+                   o->ok ? "" : "-", o->pos[0], o->pos[1], o->pos[2], d->pos[0], d->pos[1],
+                   d->pos[2]);
+            /* where the two snaps differ: has Recast a polygon at our point too? */
+            double q[3];
+            unsigned long long ref;
+            if (fabs(o->pos[0] - d->pos[0]) + fabs(o->pos[1] - d->pos[1]) +
+                    fabs(o->pos[2] - d->pos[2]) >
+                0.05)
+                printf(" rc-at-op %s",
+                       qd_nearest(dq, o->pos, small, &ref, q) && fabs(q[0] - o->pos[0]) < 0.2 &&
+                               fabs(q[2] - o->pos[2]) < 0.2 && fabs(q[1] - o->pos[1]) < 1.0
+                           ? "yes"
+                           : "no");
+        }
+        if (got == 0) {
+            const op_tile *t = op_mesh_tile(m, last.tile);
+            printf(" | ends in tile (%d, %d) layer %d poly %d", t->tx, t->tz, t->layer, last.poly);
+            double tail[6 * 4];
+            const snap *a = &sn[RECAST][k], *b = &sn[RECAST][k + 1];
+            int nt = qd_path_tail(dq, a->dref, a->pos, b->dref, b->pos, 4, tail);
+            printf(" | rc tail");
+            for (int i = 0; i < nt; i++)
+                printf(" [%.0f,%.0f (%.2f, %.2f..%.2f, %.2f)]", tail[6 * i], tail[6 * i + 1],
+                       tail[6 * i + 2], tail[6 * i + 4], tail[6 * i + 5], tail[6 * i + 3]);
+        }
+        printf("\n");
+    }
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+}
+
 /* Snaps every point on both sides; pair i joins points i and i + 1. */
 static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char *conn)
 {
@@ -330,6 +414,8 @@ static int run_queries(const op_mesh *m, void *dq, row *r, int n, unsigned char 
         recast_queries(dq, r, n, sn[RECAST], conn);
         if (r->list_snaps)
             list_snaps(r, n, sn);
+        if (r->list_why)
+            list_why(m, dq, r, n, sn, conn);
         rc = 0;
     }
     free(sn[0]);
@@ -408,6 +494,96 @@ static int build_recast(const op_soup *soup, const op_settings *s, int threads, 
     return rc;
 }
 
+static void list_tiles(const op_mesh *m, const void *nav, const row *r);
+
+/* --tiles, second part: both meshes sampled on a 0.1 m grid (a point counts once however
+ * many polygons cover it), the sampled area only one side covers summed per 8 m block. */
+#define COV_STEP 0.1
+typedef struct covmap {
+    int w, h, side;
+    unsigned char *bits; /* bit side: covered by that side */
+} covmap;
+
+static void cov_fill(void *ctx, const double *xz, int n)
+{
+    covmap *c = ctx;
+    double x0 = xz[0], x1 = xz[0], z0 = xz[1], z1 = xz[1], area = 0.0;
+    for (int k = 0; k < n; k++) {
+        x0 = fmin(x0, xz[2 * k]), x1 = fmax(x1, xz[2 * k]);
+        z0 = fmin(z0, xz[2 * k + 1]), z1 = fmax(z1, xz[2 * k + 1]);
+        int j = (k + 1) % n;
+        area += xz[2 * k] * xz[2 * j + 1] - xz[2 * j] * xz[2 * k + 1];
+    }
+    double sign = area >= 0 ? 1.0 : -1.0;
+    for (int gz = (int)ceil(z0 / COV_STEP - 0.5); gz <= (int)floor(z1 / COV_STEP - 0.5); gz++)
+        for (int gx = (int)ceil(x0 / COV_STEP - 0.5); gx <= (int)floor(x1 / COV_STEP - 0.5); gx++) {
+            if (gx < 0 || gz < 0 || gx >= c->w || gz >= c->h)
+                continue;
+            double px = (gx + 0.5) * COV_STEP, pz = (gz + 0.5) * COV_STEP;
+            int in = 1;
+            for (int k = 0; k < n && in; k++) {
+                int j = (k + 1) % n;
+                double cr = (xz[2 * j] - xz[2 * k]) * (pz - xz[2 * k + 1]) -
+                            (xz[2 * j + 1] - xz[2 * k + 1]) * (px - xz[2 * k]);
+                in = cr * sign >= 0;
+            }
+            if (in)
+                c->bits[(size_t)gz * c->w + gx] |= (unsigned char)(1 << c->side);
+        }
+}
+
+static void list_cov_blocks(const op_mesh *m, const void *nav, const row *r, double size)
+{
+    covmap c = {(int)(size / COV_STEP) + 1, (int)(size / COV_STEP) + 1, 0, NULL};
+    c.bits = calloc((size_t)c.w * c.h, 1);
+    if (!c.bits)
+        return;
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        for (int p = 0; p < t->npolys; p++) {
+            double xz[2 * 16], v[3];
+            int n = op_tile_poly_nverts(t, p);
+            for (int k = 0; k < n && k < 16; k++) {
+                op_tile_world_vert(t, t->polys[(size_t)p * t->nvp + k], v);
+                xz[2 * k] = v[0], xz[2 * k + 1] = v[2];
+            }
+            cov_fill(&c, xz, n);
+        }
+    }
+    c.side = 1;
+    qd_each_poly(nav, cov_fill, &c);
+    enum { B = 80 }; /* 8 m blocks */
+    int bw = c.w / B + 1, bh = c.h / B + 1;
+    long *only = calloc((size_t)bw * bh * 2, sizeof *only), tot[2] = {0, 0};
+    if (only) {
+        for (int gz = 0; gz < c.h; gz++)
+            for (int gx = 0; gx < c.w; gx++) {
+                unsigned char b = c.bits[(size_t)gz * c.w + gx];
+                if (b == 1 || b == 2) {
+                    only[2 * ((gz / B) * bw + gx / B) + (b - 1)]++;
+                    tot[b - 1]++;
+                }
+            }
+        printf("  %s %s: sampled area only onepath covers %.1f m2, only Recast %.1f m2\n", r->level,
+               r->variant, tot[0] * COV_STEP * COV_STEP, tot[1] * COV_STEP * COV_STEP);
+        for (int k = 0; k < 12; k++) {
+            int best = -1;
+            long bd = 0;
+            for (int i = 0; i < bw * bh; i++)
+                if (only[2 * i] + only[2 * i + 1] > bd)
+                    bd = only[2 * i] + only[2 * i + 1], best = i;
+            if (best < 0)
+                break;
+            printf("    block x %d..%d z %d..%d: only onepath %.1f m2, only Recast %.1f m2\n",
+                   (best % bw) * 8, (best % bw) * 8 + 8, (best / bw) * 8, (best / bw) * 8 + 8,
+                   only[2 * best] * COV_STEP * COV_STEP, only[2 * best + 1] * COV_STEP * COV_STEP);
+            only[2 * best] = only[2 * best + 1] = 0;
+        }
+    }
+    free(only);
+    free(c.bits);
+}
+
 static void run_row(const options *o, const op_soup *soup, const op_settings *s, row *r,
                     uint64_t seed)
 {
@@ -418,6 +594,10 @@ static void run_row(const options *o, const op_soup *soup, const op_settings *s,
         build_recast(soup, s, o->threads, &nav, r))
         goto done;
     ours_counts(m, r);
+    if (r->list_tiles) {
+        list_tiles(m, nav, r);
+        list_cov_blocks(m, nav, r, GEN_SIZE);
+    }
     portal_stats(m, r);
     qd_counts(nav, &r->polys[RECAST], &r->verts[RECAST], &r->coverage[RECAST]);
     r->pts = sample_points(soup, o->points, seed);
@@ -437,6 +617,41 @@ done:
     bench_recast_navmesh_free(nav);
     op_mesh_destroy(m);
     free(conn);
+}
+
+/* --tiles: the 12 tiles whose coverage differs most between the two meshes (both tile
+ * grids start at the origin when the level's minimum corner is there, as on the
+ * generated levels). */
+#define TILE_GRID 128
+static void list_tiles(const op_mesh *m, const void *nav, const row *r)
+{
+    double *g = calloc(2 * TILE_GRID * TILE_GRID, sizeof *g);
+    if (!g)
+        return;
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        if (t->tx < 0 || t->tz < 0 || t->tx >= TILE_GRID || t->tz >= TILE_GRID)
+            continue;
+        for (int p = 0; p < t->npolys; p++)
+            g[t->tz * TILE_GRID + t->tx] += poly_area_xz(t, p);
+    }
+    qd_tile_coverage(nav, TILE_GRID, TILE_GRID, g + TILE_GRID * TILE_GRID);
+    for (int k = 0; k < 12; k++) {
+        int best = -1;
+        double bd = 0.5;
+        for (int c = 0; c < TILE_GRID * TILE_GRID; c++) {
+            double d = fabs(g[c] - g[TILE_GRID * TILE_GRID + c]);
+            if (d > bd)
+                bd = d, best = c;
+        }
+        if (best < 0)
+            break;
+        printf("  %s %s: tile (%d, %d) coverage op %.1f rc %.1f (%+.1f m2)\n", r->level, r->variant,
+               best % TILE_GRID, best / TILE_GRID, g[best], g[TILE_GRID * TILE_GRID + best],
+               g[best] - g[TILE_GRID * TILE_GRID + best]);
+        g[best] = g[TILE_GRID * TILE_GRID + best] = 0.0;
+    }
+    free(g);
 }
 
 /* ===== output ===== */
@@ -520,7 +735,7 @@ static int usage(void)
             "usage: onepath-quality [--level PATH]... [--gen KIND:SIZE]... "
             "[--variant demo|fine|layers]...\n"
             "                       [--points N] [--seed S] [--threads N] [--pairs] [--snaps] "
-            "[--json]\n"
+            "[--why] [--json]\n"
             "Default: every generated kind at %d m and %s/levels/*.obj, all variants.\n",
             GEN_SIZE, OP_SHARED_DIR);
     return 2;
@@ -587,6 +802,10 @@ static int parse(int argc, char **argv, options *o)
             o->pairs = 1;
         else if (!strcmp(a, "--snaps"))
             o->snaps = 1;
+        else if (!strcmp(a, "--why"))
+            o->why = 1;
+        else if (!strcmp(a, "--tiles"))
+            o->tiles = 1;
         else if (!strcmp(a, "--json"))
             o->json = 1;
         else
@@ -643,6 +862,8 @@ int main(int argc, char **argv)
             level_label(o.levels[l], r->level, sizeof r->level);
             r->variant = variants[v].name;
             r->list_snaps = o.snaps;
+            r->list_why = o.why;
+            r->list_tiles = o.tiles;
             op_settings s;
             variant_settings(&variants[v], &s);
             if (!loaded)

@@ -90,11 +90,12 @@ void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t 
 void op__lg_box(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y0,
                 int32_t y1)
 {
+    /* Sides clockwise seen from above, so that each faces out of the box like its top. */
     op__lg_floor(b, x0, z0, x1, z1, y1);
-    op__lg_wall(b, x0, z0, x1, z0, y0, y1);
-    op__lg_wall(b, x1, z0, x1, z1, y0, y1);
-    op__lg_wall(b, x1, z1, x0, z1, y0, y1);
-    op__lg_wall(b, x0, z1, x0, z0, y0, y1);
+    op__lg_wall(b, x1, z0, x0, z0, y0, y1);
+    op__lg_wall(b, x1, z1, x1, z0, y0, y1);
+    op__lg_wall(b, x0, z1, x1, z1, y0, y1);
+    op__lg_wall(b, x0, z0, x0, z1, y0, y1);
 }
 
 /* ===== flat ===== */

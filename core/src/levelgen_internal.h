@@ -40,7 +40,10 @@ void op__lg_tri(op__lg_builder *b, int a, int c, int d);
 void op__lg_quad_up(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y00,
                     int32_t y01, int32_t y11, int32_t y10);
 void op__lg_floor(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y);
-/* Vertical quad from (xa, za) to (xb, zb), heights y0..y1. */
+/* Vertical quad from (xa, za) to (xb, zb), heights y0..y1. Its normal (v1 - v0) x (v2 - v0),
+ * the convention that makes floors face up, points to the left of a -> b seen from above
+ * (x right, z up): walking +x it faces +z. That is the side it is seen from; the solid it
+ * bounds lies on the right (build3d-spans.md §3.2a gives a wall on a cell line to that side). */
 void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb, int32_t y0,
                  int32_t y1);
 /* Box without a bottom: top face (up) and four sides. */

@@ -99,27 +99,37 @@ static void rooms_mesh(op__lg_builder *b, const uint8_t *map, int32_t t)
                 x++;
             op__lg_floor(b, x0 * Q, z * Q, x * Q, (z + 1) * Q, 0);
         }
+    /* Each wall faces the floor it bounds (op__lg_wall: it faces the left of its direction),
+     * so the solid behind it is on the side without floor; a run ends where that side changes. */
     for (int32_t z = 0; z <= t; z++) /* edges along x between rows z - 1 and z */
         for (int32_t x = 0; x < t;) {
-            if (is_floor(map, t, x, z - 1) == is_floor(map, t, x, z)) {
+            int up = is_floor(map, t, x, z);
+            if (is_floor(map, t, x, z - 1) == up) {
                 x++;
                 continue;
             }
             int32_t x0 = x;
-            while (x < t && is_floor(map, t, x, z - 1) != is_floor(map, t, x, z))
+            while (x < t && is_floor(map, t, x, z - 1) != up && is_floor(map, t, x, z) == up)
                 x++;
-            op__lg_wall(b, x0 * Q, z * Q, x * Q, z * Q, 0, wall);
+            if (up) /* floor on +z: walk +x */
+                op__lg_wall(b, x0 * Q, z * Q, x * Q, z * Q, 0, wall);
+            else
+                op__lg_wall(b, x * Q, z * Q, x0 * Q, z * Q, 0, wall);
         }
     for (int32_t x = 0; x <= t; x++) /* edges along z between columns x - 1 and x */
         for (int32_t z = 0; z < t;) {
-            if (is_floor(map, t, x - 1, z) == is_floor(map, t, x, z)) {
+            int right = is_floor(map, t, x, z);
+            if (is_floor(map, t, x - 1, z) == right) {
                 z++;
                 continue;
             }
             int32_t z0 = z;
-            while (z < t && is_floor(map, t, x - 1, z) != is_floor(map, t, x, z))
+            while (z < t && is_floor(map, t, x - 1, z) != right && is_floor(map, t, x, z) == right)
                 z++;
-            op__lg_wall(b, x * Q, z0 * Q, x * Q, z * Q, 0, wall);
+            if (right) /* floor on +x: walk -z */
+                op__lg_wall(b, x * Q, z * Q, x * Q, z0 * Q, 0, wall);
+            else
+                op__lg_wall(b, x * Q, z0 * Q, x * Q, z * Q, 0, wall);
         }
 }
 
@@ -180,7 +190,11 @@ static void multifloor_cell(op__lg_builder *b, op__lg_rng *r, int32_t ox, int32_
         int v0 = op__lg_vert(b, x, 0, z0);
         int v1 = op__lg_vert(b, x, 0, z1);
         int v2 = op__lg_vert(b, x, h, z1);
-        op__lg_tri(b, v0, v1, v2);
+        /* Each side faces away from the wedge under the ramp: -x at rx0, +x at rx1. */
+        if (side)
+            op__lg_tri(b, v0, v2, v1);
+        else
+            op__lg_tri(b, v0, v1, v2);
     }
     const int32_t steps = 16, tread = (z1 - z0) / steps; /* 6.5 m / 16 = 26 units */
     for (int32_t s = 0; s < steps; s++)

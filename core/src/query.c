@@ -1,7 +1,8 @@
 /*
  * Point queries on a mesh (docs/queries.md §1-§3): filters, polygon geometry in world
  * coordinates, the height of a polygon's detail surface, the closest point of a
- * polygon, the nearest polygon to a point and the height of the mesh at a point.
+ * polygon, the nearest polygon to a point (Detour's rule: over a polygon, the height
+ * difference less the agent's climb) and the height of the mesh at a point.
  * Input: a mesh (read only); output: a polygon reference and a position. Cost: a scan
  * of the tiles whose square meets the query box, then of their polygons' bounds.
  */
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "onepath/limits.h"
+#include "predicates.h"
 #include "query_internal.h"
 
 void op_query_filter_default(op_query_filter *f)
@@ -205,6 +207,42 @@ static int tile_meets(const op_tile *t, const double lo[3], const double hi[3])
            t->origin[2] + t->tile_size >= lo[2];
 }
 
+/* Whether (pos x, pos z) lies over polygon r (§2.2): the exact orientation of every edge
+ * in the tile's stored float32 positions, the point taken to tile-local coordinates. The
+ * validator proves the polygon convex and counter-clockwise in those same positions, so
+ * the answer is an exact convex containment and cannot depend on rounding of world
+ * coordinates. */
+static int poly_over(const op_tile *t, int p, const double pos[3])
+{
+    const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
+    int n = op_tile_poly_nverts(t, p);
+    double x = pos[0] - t->origin[0], z = pos[2] - t->origin[2];
+    for (int k = 0; k < n; k++) {
+        const float *a = &t->verts[3 * (size_t)pv[k]], *b = &t->verts[3 * (size_t)pv[(k + 1) % n]];
+        if (op__orient2d(a[0], a[2], b[0], b[2], x, z) < 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* §2.3's distance of candidate r to pos, with its nearest point c: over the polygon, the
+ * height difference less the climb (clamped at 0), squared, as Detour's findNearestPoly
+ * measures it; elsewhere the squared 3-D distance to the closest point. */
+static double nearest_dist(const op_mesh *m, op_polyref r, const double pos[3], double climb,
+                           double c[3])
+{
+    if (poly_over(op_mesh_tile(m, r.tile), r.poly, pos)) {
+        c[0] = pos[0];
+        c[1] = detail_height(m, r, pos[0], pos[2]);
+        c[2] = pos[2];
+        double dy = fabs(pos[1] - c[1]) - climb;
+        return dy > 0.0 ? dy * dy : 0.0;
+    }
+    op_query_closest_point(m, r, pos, c);
+    double dx = c[0] - pos[0], dy = c[1] - pos[1], dz = c[2] - pos[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
 op_status op_query_nearest(const op_mesh *m, const double pos[3], const double half[3],
                            const op_query_filter *f, op_polyref *ref, double nearest[3],
                            op_err *err)
@@ -219,6 +257,7 @@ op_status op_query_nearest(const op_mesh *m, const double pos[3], const double h
         lo[i] = pos[i] - half[i];
         hi[i] = pos[i] + half[i];
     }
+    double climb = op_mesh_settings(m)->agent_max_climb;
     op_polyref found = {-1, -1};
     for (int ti = 0; ti < op_mesh_tile_count(m); ti++) {
         const op_tile *t = op_mesh_tile(m, ti);
@@ -231,9 +270,7 @@ op_status op_query_nearest(const op_mesh *m, const double pos[3], const double h
             if (bmin[0] > hi[0] || bmax[0] < lo[0] || bmin[1] > hi[1] || bmax[1] < lo[1] ||
                 bmin[2] > hi[2] || bmax[2] < lo[2] || !op_query_passable(m, f, r))
                 continue;
-            op_query_closest_point(m, r, pos, c);
-            double dx = c[0] - pos[0], dy = c[1] - pos[1], dz = c[2] - pos[2];
-            double d = dx * dx + dy * dy + dz * dz;
+            double d = nearest_dist(m, r, pos, climb, c);
             if (d < best) { /* strict: the first in key order wins ties */
                 best = d;
                 found = r;

@@ -27,7 +27,8 @@
  * - Point location skips triangles of zero area (a forced/relaxed ear can make one).
  * - Detail off still runs the hull triangulation with its Lawson flips.
  * Memory: one workspace (op__dt, a 128 KiB edge map initialised row by row as vertex
- * ids come into use, the flip stack, edge-walk buffers)
+ * ids come into use, the flip stack (8 KiB, widened to 1 MiB only for a polygon that
+ * overflows it), edge-walk buffers)
  * and per-polygon samples in scratch; results accumulate in scratch and are copied to
  * out at the end. Typical sizes: hundreds of polygons, a few triangles each.
  */
@@ -41,6 +42,9 @@
 #include "detail_internal.h"
 
 #define STACK_CAP (1 << 19) /* Lawson stack entries; far above any real need */
+/* The stack starts small (real polygons push a few hundred entries) so that a tile's
+ * scratch stays compact; a polygon that overflows it is built again with STACK_CAP. */
+#define STACK_START 4096
 
 /* Growable result arrays in scratch (doubling; the copy to out is exact-sized). */
 typedef struct acc {
@@ -98,7 +102,7 @@ static op_status work_init(work *w, op_arena *scratch, op_err *err)
     if (!w->dt)
         return nomem(err, sizeof *w->dt);
     w->dt->edge = op_arena_alloc(scratch, 65536 * sizeof(uint16_t));
-    w->dt->stack = op_arena_alloc(scratch, (size_t)STACK_CAP * 2);
+    w->dt->stack = op_arena_alloc(scratch, (size_t)STACK_START * 2);
     w->ew.x = op_arena_alloc(scratch, steps * sizeof(double));
     w->ew.z = op_arena_alloc(scratch, steps * sizeof(double));
     w->ew.row = op_arena_alloc(scratch, steps * sizeof(double));
@@ -106,9 +110,9 @@ static op_status work_init(work *w, op_arena *scratch, op_err *err)
     w->ew.stack = op_arena_alloc(scratch, steps * 2 * sizeof(int[2]));
     if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
         !w->ew.stack)
-        return nomem(err, (size_t)STACK_CAP * 2 + 131072 + steps * 41);
+        return nomem(err, (size_t)STACK_START * 2 + 131072 + steps * 41);
     w->dt->rows_ready = 0; /* rows are initialised as vertices appear */
-    w->dt->stack_cap = STACK_CAP;
+    w->dt->stack_cap = STACK_START;
     return OP_OK;
 }
 
@@ -200,27 +204,60 @@ static op_status emit_poly(work *w, int p, op_arena *scratch, op_detail_mesh *dm
     return OP_OK;
 }
 
-static op_status build_poly(work *w, const op_poly_mesh *mesh, int p, const op_chf *chf,
-                            const op_regions *regs, const op_detail_settings *ds, int min_row,
-                            op_arena *scratch, op_detail_mesh *dm, op_err *err)
+/* Ring, hull and refinement of polygon p (n >= 3 vertices) into w->dt. */
+static op_status triangulate_poly(work *w, const op_poly_mesh *mesh, int p, int n,
+                                  const op_chf *chf, const op_regions *regs,
+                                  const op_detail_settings *ds, int min_row, op_arena *scratch,
+                                  op_err *err)
 {
-    int n = poly_nverts(mesh, p);
     double sd = ds->sample_distance / mesh->frame.cs;
     int detail = sd > 0.9;
     op__dt *dt = w->dt;
     dt->nt = 0;
     dt->nv = 0;
     dt->npoly = n;
+    int m =
+        op__detail_ring(mesh, p, n, chf, regs->reg, ds, sd, min_row, detail, &w->ew, dt, w->ring);
+    op__dt_ready_rows(dt);
+    op__dt_hull(dt, w->ring, m);
+    if (detail)
+        return refine_poly(w, mesh, p, n, chf, regs, ds, sd, min_row, scratch, err);
+    return OP_OK;
+}
+
+/* Replaces the small Lawson stack by one of STACK_CAP entries after an overflow and
+ * forgets the polygon's partial triangulation (the build is deterministic, so the
+ * polygon is then built again from the start with the same result). */
+static op_status widen_stack(op__dt *dt, op_arena *scratch, op_err *err)
+{
+    op__dt_clear(dt);
+    dt->stack = op_arena_alloc(scratch, (size_t)STACK_CAP * 2);
+    if (!dt->stack)
+        return nomem(err, (size_t)STACK_CAP * 2);
+    dt->stack_cap = STACK_CAP;
+    dt->nstack = 0;
+    dt->overflow = 0;
+    return OP_OK;
+}
+
+static op_status build_poly(work *w, const op_poly_mesh *mesh, int p, const op_chf *chf,
+                            const op_regions *regs, const op_detail_settings *ds, int min_row,
+                            op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    int n = poly_nverts(mesh, p);
+    op__dt *dt = w->dt;
+    dt->nt = 0;
+    dt->nv = 0;
+    dt->npoly = n;
     if (n >= 3) {
-        int m = op__detail_ring(mesh, p, n, chf, regs->reg, ds, sd, min_row, detail, &w->ew, dt,
-                                w->ring);
-        op__dt_ready_rows(dt);
-        op__dt_hull(dt, w->ring, m);
-        if (detail) {
-            op_status st = refine_poly(w, mesh, p, n, chf, regs, ds, sd, min_row, scratch, err);
-            if (st != OP_OK)
-                return st;
+        op_status st = triangulate_poly(w, mesh, p, n, chf, regs, ds, min_row, scratch, err);
+        if (st == OP_OK && dt->overflow && dt->stack_cap < STACK_CAP) {
+            st = widen_stack(dt, scratch, err);
+            if (st == OP_OK)
+                st = triangulate_poly(w, mesh, p, n, chf, regs, ds, min_row, scratch, err);
         }
+        if (st != OP_OK)
+            return st;
         if (dt->overflow)
             return op_err_set(err, OP_ELIMIT, "detail: polygon %d flip stack over %d", p,
                               dt->stack_cap);

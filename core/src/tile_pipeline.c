@@ -49,13 +49,18 @@ static op_status spans_step(const op_level *l, int tx, int tz, op_stage last, op
                             op_arena *scratch, op_tile_stages *st, uint8_t **geometry_areas,
                             op_err *err)
 {
+    /* The heightfield and its rasterizer buffers are the tile's largest scratch and die
+     * with the compaction: released there, the later stages reuse the same (already
+     * faulted-in, cache-warm) memory instead of growing the worker's footprint. */
+    op_arena_mark hf_mark = op_arena_get_mark(scratch);
     op_heightfield hf;
     op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
     if (s != OP_OK || st->skipped)
         return s;
     op_chf *chf = &st->chf;
-    if ((s = op_chf_build(&hf, l->span.walkable_height, l->span.walkable_climb, out, chf, err)) ||
-        (s = op_erode(chf, l->span.walkable_radius, scratch, err)))
+    s = op_chf_build(&hf, l->span.walkable_height, l->span.walkable_climb, out, chf, err);
+    op_arena_release(scratch, hf_mark);
+    if (s != OP_OK || (s = op_erode(chf, l->span.walkable_radius, scratch, err)) != OP_OK)
         return s;
     chf->border = l->grid.border;
     /* The layer-first partition decides layers from the geometry-only field (after

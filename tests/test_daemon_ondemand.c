@@ -52,23 +52,16 @@ static size_t tile_bytes(const opt_ref_tile *t)
     return b;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Waits for the level's background bake to end; its info. */
 static void wait_baked(op_client *c, const char *level, op_client_level_info *li)
 {
     op_err e;
-    double t0 = now_ms();
+    double t0 = opt_now_ms();
     for (;;) {
         cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, li, &e), OP_OK);
         if (!li->bake_running && li->tiles_built == li->tiles_total)
             return;
-        cr_assert_lt(now_ms() - t0, 60000.0, "the bake of '%s' did not end", level);
+        cr_assert_lt(opt_now_ms() - t0, 60000.0, "the bake of '%s' did not end", level);
         opt_sleep_ms(20);
     }
 }
@@ -88,37 +81,7 @@ static void put_slow(op_client *c, const slow_level *sl)
     cr_assert_eq(li.tiles_total, sl->ref.n);
 }
 
-typedef struct getter {
-    const char *url;
-    const char *level;
-    pthread_barrier_t *go; /* NULL: no wait; else all getters connect, then ask together */
-    int tx, tz;
-    op_client_tile t;
-    op_status st;
-    char msg[OP_ERR_MSG_MAX];
-    double ms;
-} getter;
-
-static void *get_one(void *arg)
-{
-    getter *g = arg;
-    op_client *c;
-    op_err e;
-    g->st = op_client_open(g->url, &c, &e);
-    if (g->go)
-        pthread_barrier_wait(g->go);
-    if (g->st == OP_OK) {
-        double t0 = now_ms();
-        g->st = op_client_tile_get(c, g->level, g->tx, g->tz, OPT_TIMEOUT_MS, &g->t, &e);
-        g->ms = now_ms() - t0;
-        op_client_close(c);
-    }
-    if (g->st != OP_OK)
-        snprintf(g->msg, sizeof g->msg, "%s", e.msg);
-    return NULL;
-}
-
-static void check_tile(const getter *g, const opt_ref *ref)
+static void check_tile(const opt_getter *g, const opt_ref *ref)
 {
     cr_assert_eq(g->st, OP_OK, "tile (%d, %d): %s", g->tx, g->tz, g->msg);
     const opt_ref_tile *r = opt_ref_find(ref, g->tx, g->tz);
@@ -153,13 +116,13 @@ static unsigned long long one_round(opt_daemon *d, op_client *c, slow_level *sl,
             break;
         cr_assert_lt(i, 100, "the cache keeps %llu bytes", (unsigned long long)s0.cache_bytes);
     }
-    getter g[NGETTERS];
+    opt_getter g[NGETTERS];
     pthread_t th[NGETTERS];
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, NGETTERS);
     for (int i = 0; i < NGETTERS; i++) {
-        g[i] = (getter){d->url, "slow", &go, last->tx, last->tz, {0}, OP_OK, "", 0};
-        pthread_create(&th[i], NULL, get_one, &g[i]);
+        g[i] = (opt_getter){d->url, "slow", &go, last->tx, last->tz, {0}, OP_OK, "", 0};
+        pthread_create(&th[i], NULL, opt_get_one, &g[i]);
     }
     for (int i = 0; i < NGETTERS; i++)
         pthread_join(th[i], NULL);
@@ -222,7 +185,7 @@ static void big_tile(const opt_soup *floor, size_t *bytes, double *ms)
     op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
     *ms = 1e30;
     for (int rep = 0; rep < 2; rep++) {
-        double t0 = now_ms();
+        double t0 = opt_now_ms();
         op_tile_stages st;
         cr_assert_eq(op_level_build_stages(lvl, rc.tx0 + 1, rc.tz0 + 1, OP_STAGE_TILE, 0, out,
                                            scratch, &st, &e),
@@ -234,7 +197,7 @@ static void big_tile(const opt_soup *floor, size_t *bytes, double *ms)
             *bytes += b.len;
             op_bytes_free(&b);
         }
-        double t = now_ms() - t0;
+        double t = opt_now_ms() - t0;
         *ms = t < *ms ? t : *ms;
         op_arena_reset(out);
         op_arena_reset(scratch);
@@ -274,7 +237,7 @@ static void *read_small(void *arg)
         else
             snprintf(r->msg, sizeof r->msg, "%s", e.msg);
         if (atomic_load(r->measure) && r->ndone < MAX_READS)
-            r->done_ms[r->ndone++] = now_ms();
+            r->done_ms[r->ndone++] = opt_now_ms();
         atomic_fetch_add(&r->n, 1);
     }
     op_client_close(c);
@@ -354,20 +317,20 @@ Test(daemon_ondemand, slow_on_demand_builds_never_delay_a_cached_read, .timeout 
         rd[i].done_ms = malloc(MAX_READS * sizeof(double));
         pthread_create(&rth[i], NULL, read_small, &rd[i]);
     }
-    double t0 = now_ms();
+    double t0 = opt_now_ms();
     for (int i = 0; i < NREADERS; i++) /* the first reads rebuild the small tile */
-        while (atomic_load(&rd[i].n) < 20 && now_ms() - t0 < 30000)
+        while (atomic_load(&rd[i].n) < 20 && opt_now_ms() - t0 < 30000)
             opt_sleep_ms(1);
     int nbig = (li.tiles[2] - li.tiles[0] + 1) * (li.tiles[3] - li.tiles[1] + 1);
     cr_assert_leq(nbig, 256);
-    getter g[256];
+    opt_getter g[256];
     atomic_store(&measure, 1);
-    double start = now_ms();
+    double start = opt_now_ms();
     for (int i = 0; i < nbig; i++) {
         int w = li.tiles[2] - li.tiles[0] + 1;
-        g[i] = (getter){d.url, "slow", NULL, li.tiles[0] + i % w, li.tiles[1] + i / w, {0},
-                        OP_OK, "",     0};
-        pthread_create(&th[i], NULL, get_one, &g[i]);
+        g[i] = (opt_getter){d.url, "slow", NULL, li.tiles[0] + i % w, li.tiles[1] + i / w, {0},
+                            OP_OK, "",     0};
+        pthread_create(&th[i], NULL, opt_get_one, &g[i]);
     }
     int with_layers = 0;
     for (int i = 0; i < nbig; i++) {
@@ -376,7 +339,7 @@ Test(daemon_ondemand, slow_on_demand_builds_never_delay_a_cached_read, .timeout 
         with_layers += g[i].t.nlayers > 0;
         op_client_tile_free(&g[i].t);
     }
-    double end = now_ms();
+    double end = opt_now_ms();
     atomic_store(&stop, 1);
     for (int i = 0; i < NREADERS; i++) {
         pthread_join(rth[i], NULL);

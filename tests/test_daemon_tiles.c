@@ -151,26 +151,6 @@ Test(daemon_tiles, generated_level_with_settings_equals_offline_bake, .timeout =
     op_arena_destroy(a);
 }
 
-typedef struct getter {
-    const char *url;
-    int tx, tz;
-    op_client_tile t;
-    op_status st;
-} getter;
-
-static void *get_one(void *arg)
-{
-    getter *g = arg;
-    op_client *c;
-    op_err e;
-    g->st = op_client_open(g->url, &c, &e);
-    if (g->st == OP_OK) {
-        g->st = op_client_tile_get(c, "dungeon", g->tx, g->tz, OPT_TIMEOUT_MS, &g->t, &e);
-        op_client_close(c);
-    }
-    return NULL;
-}
-
 Test(daemon_tiles, concurrent_gets_of_one_tile_agree, .timeout = 120)
 {
     op_arena *a = op_arena_create(0);
@@ -185,16 +165,16 @@ Test(daemon_tiles, concurrent_gets_of_one_tile_agree, .timeout = 120)
     op_client_level_info li;
     cr_assert_eq(op_client_level_info_get(c, "dungeon", OPT_TIMEOUT_MS, &li, &e), OP_OK);
     /* The last tile of the range: the background bake reaches it last. */
-    getter g[8];
+    opt_getter g[8];
     pthread_t th[8];
     for (int i = 0; i < 8; i++) {
-        g[i] = (getter){d.url, li.tiles[2], li.tiles[3], {0}, OP_OK};
-        pthread_create(&th[i], NULL, get_one, &g[i]);
+        g[i] = (opt_getter){d.url, "dungeon", NULL, li.tiles[2], li.tiles[3], {0}, OP_OK, "", 0};
+        pthread_create(&th[i], NULL, opt_get_one, &g[i]);
     }
     for (int i = 0; i < 8; i++)
         pthread_join(th[i], NULL);
     for (int i = 0; i < 8; i++) {
-        cr_assert_eq(g[i].st, OP_OK);
+        cr_assert_eq(g[i].st, OP_OK, "%s", g[i].msg);
         cr_assert_eq(g[i].t.nlayers, g[0].t.nlayers);
         for (int k = 0; k < g[0].t.nlayers; k++)
             cr_assert(g[i].t.layers[k].len == g[0].t.layers[k].len &&

@@ -8,6 +8,7 @@
 #define OP_DAEMON_TEST_H
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,13 @@ static inline void opt_sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static inline double opt_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Temporary directories of this test process, removed at exit even when a failed
@@ -371,6 +379,38 @@ static inline void opt_soup_free(opt_soup *s)
 static inline op_client_mesh opt_mesh(const char *name, const opt_soup *s)
 {
     return (op_client_mesh){name, s->v, s->nv, (const int32_t *)s->t, s->nt, NULL};
+}
+
+/* One client thread asking for one tile: connects, optionally waits at a barrier so
+ * that all getters ask together, and keeps the reply, its status and its time. */
+typedef struct opt_getter {
+    const char *url;
+    const char *level;
+    pthread_barrier_t *go; /* NULL: no wait; else all getters connect, then ask together */
+    int tx, tz;
+    op_client_tile t;
+    op_status st;
+    char msg[OP_ERR_MSG_MAX];
+    double ms;
+} opt_getter;
+
+static inline void *opt_get_one(void *arg)
+{
+    opt_getter *g = arg;
+    op_client *c;
+    op_err e;
+    g->st = op_client_open(g->url, &c, &e);
+    if (g->go)
+        pthread_barrier_wait(g->go);
+    if (g->st == OP_OK) {
+        double t0 = opt_now_ms();
+        g->st = op_client_tile_get(c, g->level, g->tx, g->tz, OPT_TIMEOUT_MS, &g->t, &e);
+        g->ms = opt_now_ms() - t0;
+        op_client_close(c);
+    }
+    if (g->st != OP_OK)
+        snprintf(g->msg, sizeof g->msg, "%s", e.msg);
+    return NULL;
 }
 
 #endif

@@ -470,13 +470,12 @@ static int wall_on_line(const op_heightfield *hf, const vtx *t, double inv, int6
     return -1;
 }
 
-/* y of the crossing of edge (a, b) with the line p[ax] = L (§3.2's formula). */
+/* y of the crossing of edge (a, b) with the line p[ax] = L: lerp2, the one crossing of
+ * §3.2, on the (x, y) pair (y is the second lane whatever ax is). */
 static double wall_crossing_y(const vtx *a, const vtx *b, int ax, double L)
 {
-    double ya = a->p[1], yb = b->p[1];
-    double y = (ya * (b->p[ax] - L) + yb * (L - a->p[ax])) / (b->p[ax] - a->p[ax]);
-    double lo = mind(ya, yb), hi = maxd(ya, yb);
-    return y < lo ? lo : (y > hi ? hi : y);
+    double va = a->p[ax], vb = b->p[ax];
+    return dp_hi(lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
 }
 
 /* The y range and the range along ax of the triangle clipped to the closed slab

@@ -76,10 +76,19 @@ typedef struct bench_result {
 struct op_settings;
 
 /* One side's build of a whole level: every tile once, threads >= 1 workers.
- * Fills res (zeroed first). Returns 0, or -1 with a message in err. Both sides
- * (recast_side.h, onepath_side.h) have this shape. */
+ * workers: NULL, or that side's kept worker threads for `threads` (below); with NULL
+ * the build starts its own threads and ends them. Fills res (zeroed first). Returns
+ * 0, or -1 with a message in err. Both sides (recast_side.h, onepath_side.h) have
+ * this shape. */
 typedef int (*bench_build_fn)(const bench_level *lv, const struct op_settings *s, bench_upto upto,
-                              int threads, bench_result *res, char *err, size_t errlen);
+                              int threads, void *workers, bench_result *res, char *err,
+                              size_t errlen);
+
+/* A side's worker threads kept across builds, as a daemon or a bake farm keeps them:
+ * threads - 1 threads that sleep between builds (the calling thread is the first
+ * worker). NULL when they cannot be had. Ours: an op_pool; Recast's: std::threads. */
+typedef void *(*bench_workers_new_fn)(int threads);
+typedef void (*bench_workers_free_fn)(void *workers);
 
 /* Monotonic clock in milliseconds (clock_gettime CLOCK_MONOTONIC). */
 double bench_now_ms(void);

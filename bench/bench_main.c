@@ -5,7 +5,7 @@
  *   onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]... [--stage
  * spans|regions|contours|all]
  *                 [--reps N] [--threads N] [--also-threads N] [--set key=value]... [--json]
- *                 [--recast-only | --onepath-only] [--no-mem]
+ *                 [--recast-only | --onepath-only] [--no-mem] [--fresh-threads]
  *
  * Per level: one untimed warm-up build of each side, then N reps alternating
  * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
@@ -17,6 +17,10 @@
  * --also-threads N: each rep also builds both sides with N workers (after the
  * --threads builds, same alternation) and reports their median wall times and the
  * speed-up wall(--threads) / wall(N).
+ * Threads: each side keeps its workers for the whole run (made before the warm-up,
+ * one set per side and thread count: ours an op_pool, Recast's std::threads), as a
+ * daemon or a bake farm does; --fresh-threads makes every build start and end its
+ * own, as a one-shot `onepath bake` does.
  * Output: a table on stdout, or one JSON document with --json.
  */
 #include <errno.h>
@@ -49,7 +53,7 @@ typedef struct options {
     int nsets;
     const char *stage_arg;
     bench_upto upto;
-    int reps, threads, threads2, json, recast_only, onepath_only, mem;
+    int reps, threads, threads2, json, recast_only, onepath_only, mem, fresh;
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
     char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
@@ -78,6 +82,7 @@ static void usage(FILE *f)
             "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
             "         [--also-threads N]\n"
             "         [--set key=value]... [--json] [--recast-only | --onepath-only] [--no-mem]\n"
+            "         [--fresh-threads]\n"
             "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
             "  SEED 1 by default). Default level:\n"
             "  " OP_BENCH_DEFAULT_LEVEL "\n");
@@ -136,7 +141,8 @@ static int parse_args(int argc, char **argv, options *o)
         const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         int bad = 0;
         if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem") ||
-            !strcmp(a, "--onepath-only")) {
+            !strcmp(a, "--onepath-only") || !strcmp(a, "--fresh-threads")) {
+            o->fresh |= !strcmp(a, "--fresh-threads");
             o->onepath_only |= !strcmp(a, "--onepath-only");
             o->json |= !strcmp(a, "--json");
             o->recast_only |= !strcmp(a, "--recast-only");
@@ -198,6 +204,20 @@ static int parse_args(int argc, char **argv, options *o)
 static bench_build_fn side_fn(int side)
 {
     return side == SIDE_RECAST ? bench_recast_build : bench_onepath_build;
+}
+
+static void *workers_new(int side, int threads)
+{
+    return side == SIDE_RECAST ? bench_recast_workers_new(threads)
+                               : bench_onepath_workers_new(threads);
+}
+
+static void workers_free(int side, void *w)
+{
+    if (side == SIDE_RECAST)
+        bench_recast_workers_free(w);
+    else
+        bench_onepath_workers_free(w);
 }
 
 /* ===== statistics ===== */
@@ -291,7 +311,7 @@ static int mem_child_main(const options *o)
         return 1;
     int hwm = reset_peak_rss() == 0 && status_kb("VmHWM") > 0;
     long base = hwm ? status_kb("VmRSS") : rss_kb();
-    int rc = fn(&lv, &o->settings, o->upto, o->threads, &r, err, sizeof err);
+    int rc = fn(&lv, &o->settings, o->upto, o->threads, NULL, &r, err, sizeof err);
     printf("%ld %ld %zu\n", base, hwm ? status_kb("VmHWM") : rss_kb(), r.heap_peak);
     bench_level_free(&lv);
     return rc == 0 ? 0 : 1;
@@ -365,12 +385,12 @@ static double cpu_ms(void)
 }
 
 /* One build of side s; on failure st->ok drops to 0 and the message is printed. */
-static int build_once(const options *o, const bench_level *lv, int s, int threads, side_stats *st,
-                      bench_result *out)
+static int build_once(const options *o, const bench_level *lv, int s, int threads, void *workers,
+                      side_stats *st, bench_result *out)
 {
     bench_result r;
     double c0 = cpu_ms();
-    int rc = side_fn(s)(lv, &o->settings, o->upto, threads, &r, st->err, sizeof st->err);
+    int rc = side_fn(s)(lv, &o->settings, o->upto, threads, workers, &r, st->err, sizeof st->err);
     r.cpu_ms = cpu_ms() - c0;
     if (rc != 0) {
         if (st->ok)
@@ -398,18 +418,31 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
 {
     const int active[NSIDES] = {!o->recast_only, !o->onepath_only};
     side_samples *x = calloc(NSIDES, sizeof *x);
+    void *w1[NSIDES] = {NULL, NULL}, *w2[NSIDES] = {NULL, NULL}; /* kept workers */
     memset(st, 0, NSIDES * sizeof *st);
     for (int s = 0; s < NSIDES; s++) { /* untimed: pages in code and data */
         st[s].ok = active[s] && x != NULL;
+        if (st[s].ok && !o->fresh) {
+            w1[s] = workers_new(s, o->threads);
+            w2[s] = o->threads2 ? workers_new(s, o->threads2) : NULL;
+            if (!w1[s] || (o->threads2 && !w2[s])) {
+                fprintf(stderr, "onepath-bench: %s: cannot start the worker threads\n",
+                        side_names[s]);
+                st[s].ok = 0;
+            }
+        }
         if (st[s].ok)
-            build_once(o, lv, s, o->threads, &st[s], &st[s].last);
+            build_once(o, lv, s, o->threads, w1[s], &st[s], &st[s].last);
+        bench_result warm;
+        if (st[s].ok && o->threads2) /* the second set of workers warms up as well */
+            build_once(o, lv, s, o->threads2, w2[s], &st[s], &warm);
         else if (active[s])
             fprintf(stderr, "onepath-bench: out of memory for samples\n");
     }
     unsigned common = common_stages(st, o->upto);
     for (int rep = 0; rep < o->reps; rep++) {
         for (int s = 0; s < NSIDES; s++) {
-            if (!st[s].ok || build_once(o, lv, s, o->threads, &st[s], &st[s].last) != 0)
+            if (!st[s].ok || build_once(o, lv, s, o->threads, w1[s], &st[s], &st[s].last) != 0)
                 continue;
             for (int k = 0; k < BENCH_NSTAGES; k++)
                 x[s].ms[k][rep] = st[s].last.ms[k];
@@ -419,11 +452,13 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
         }
         for (int s = 0; s < NSIDES && o->threads2; s++) {
             bench_result r;
-            if (st[s].ok && build_once(o, lv, s, o->threads2, &st[s], &r) == 0)
+            if (st[s].ok && build_once(o, lv, s, o->threads2, w2[s], &st[s], &r) == 0)
                 x[s].wall2[rep] = r.wall_ms;
         }
     }
     for (int s = 0; s < NSIDES; s++) {
+        workers_free(s, w1[s]);
+        workers_free(s, w2[s]);
         st[s].maxrss_kb = st[s].base_rss_kb = -1;
         if (!st[s].ok)
             continue;
@@ -514,6 +549,12 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
                st[SIDE_OURS].med_wall2 / st[SIDE_RECAST].med_wall2, o->threads2, o->threads,
                st[SIDE_OURS].med_wall / st[SIDE_OURS].med_wall2,
                st[SIDE_RECAST].med_wall / st[SIDE_RECAST].med_wall2);
+    else if (o->threads2) /* one side only (profiling): its own speed-up */
+        for (int s = 0; s < NSIDES; s++)
+            if (st[s].ok && (s == SIDE_RECAST || ours_active))
+                printf("%-22s %12.2f   (wall, %d workers; %s speed-up over %d: %.2f)\n",
+                       "wall threads", st[s].med_wall2, o->threads2, side_names[s], o->threads,
+                       st[s].med_wall / st[s].med_wall2);
     for (int s = 0; s < NSIDES; s++) {
         if (!st[s].ok)
             continue;

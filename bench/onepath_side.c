@@ -4,7 +4,7 @@
  *
  * Input: a triangle soup and settings. Output: stage times, mesh counts, tile data
  * bytes and the peak bytes of the workers' arenas.
- *   prepare   op_level_create_threads on the build's workers (validation, world-aligned
+ *   prepare   op_level_create_pool (or _threads) on the build's workers (validation, world-aligned
  *             tile range, triangle bins), as bake
  *   order     with several workers, op_level_job_order (heaviest tiles first), as bake;
  *             inside the wall time
@@ -162,16 +162,31 @@ static void sum_slots(const tile_slot *slots, int n, bench_result *res)
         res->heap_peak += peaks[w];
 }
 
-int bench_onepath_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
-                        int threads, bench_result *res, char *err, size_t errlen)
+void *bench_onepath_workers_new(int threads)
 {
+    op_pool *p = NULL;
+    op_err e;
+    return op_pool_create(threads, &p, &e) == OP_OK ? p : NULL;
+}
+
+void bench_onepath_workers_free(void *workers)
+{
+    op_pool_destroy(workers);
+}
+
+int bench_onepath_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
+                        int threads, void *workers, bench_result *res, char *err, size_t errlen)
+{
+    op_pool *pool = workers;
     memset(res, 0, sizeof *res);
     op_soup soup = {lv->verts, (size_t)lv->nverts * 3, lv->tris, (size_t)lv->ntris * 3, NULL};
     op_level *lvl = NULL;
     op_err e;
     op_err_clear(&e);
     double t0 = bench_now_ms();
-    if (op_level_create_threads(&soup, s, NULL, 0, threads, &lvl, &e) != OP_OK) {
+    op_status ls = pool ? op_level_create_pool(&soup, s, NULL, 0, pool, &lvl, &e)
+                        : op_level_create_threads(&soup, s, NULL, 0, threads, &lvl, &e);
+    if (ls != OP_OK) {
         snprintf(err, errlen, "onepath: %s: %s", lv->name, e.msg);
         return -1;
     }
@@ -186,7 +201,7 @@ int bench_onepath_build(const bench_level *lv, const struct op_settings *s, benc
         snprintf(err, errlen, "onepath: out of memory for %d tile results", n);
     } else {
         /* As bake: heaviest tiles first when there are several workers (its run_jobs). */
-        op_parallel_opts po = {threads, NULL, NULL};
+        op_parallel_opts po = {threads, NULL, NULL, pool};
         t0 = bench_now_ms();
         op_status st = order ? op_level_job_order(lvl, j.rect, order, &e) : OP_OK;
         if (st == OP_OK)

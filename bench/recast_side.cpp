@@ -28,6 +28,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -513,8 +516,93 @@ void add_result(bench_result &to, const bench_result &r)
 namespace
 {
 
+/* Worker threads kept across builds (bench_workers_new_fn): threads 1..n-1 sleep
+ * until run() hands them a job, the caller works as thread 0, and run() returns when
+ * all are back: the same scheme as onepath's op_pool, so that kept threads are
+ * compared with kept threads. */
+class KeptThreads
+{
+  public:
+    explicit KeptThreads(int n)
+    {
+        try {
+            for (int i = 1; i < n; i++)
+                threads_.emplace_back([this] { loop(); });
+        } catch (...) {
+            stop(); /* the threads already started, before the error reaches the caller */
+            throw;
+        }
+    }
+    ~KeptThreads()
+    {
+        stop();
+    }
+    int size() const
+    {
+        return (int)threads_.size() + 1;
+    }
+
+  private:
+    void stop()
+    {
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            quit_ = true;
+        }
+        wake_.notify_all();
+        for (std::thread &t : threads_)
+            t.join();
+        threads_.clear();
+    }
+
+  public:
+    void run(const std::function<void(int)> &job)
+    {
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            job_ = &job;
+            running_ = (int)threads_.size();
+            gen_++;
+        }
+        wake_.notify_all();
+        job(0);
+        std::unique_lock<std::mutex> lk(m_);
+        back_.wait(lk, [this] { return running_ == 0; });
+        job_ = nullptr;
+    }
+
+  private:
+    void loop()
+    {
+        unsigned seen = 0;
+        int me = 0;
+        std::unique_lock<std::mutex> lk(m_);
+        me = ++started_;
+        for (;;) {
+            wake_.wait(lk, [&] { return gen_ != seen || quit_; });
+            if (quit_)
+                return;
+            seen = gen_;
+            const std::function<void(int)> *job = job_;
+            lk.unlock();
+            (*job)(me);
+            lk.lock();
+            if (--running_ == 0)
+                back_.notify_one();
+        }
+    }
+    std::mutex m_;
+    std::condition_variable wake_, back_;
+    std::vector<std::thread> threads_;
+    const std::function<void(int)> *job_ = nullptr;
+    unsigned gen_ = 0;
+    int running_ = 0, started_ = 0;
+    bool quit_ = false;
+};
+
 int run_build(const bench_level *lv, const op_settings *s, bench_upto upto, int threads,
-              bench_result *res, Level &L, std::vector<KeptTile> *keep, char *err, size_t errlen)
+              KeptThreads *kept, bench_result *res, Level &L, std::vector<KeptTile> *keep,
+              char *err, size_t errlen)
 {
     std::memset(res, 0, sizeof *res);
     if (lv->nverts <= 0 || lv->ntris <= 0) {
@@ -552,6 +640,8 @@ int run_build(const bench_level *lv, const op_settings *s, bench_upto upto, int 
     double t0 = bench_now_ms();
     if (threads == 1) {
         worker_run(L, workers[0], next);
+    } else if (kept && kept->size() == threads) {
+        kept->run([&](int i) { worker_run(L, workers[(size_t)i], next); });
     } else {
         std::vector<std::thread> pool;
         for (int i = 0; i < threads; i++)
@@ -575,10 +665,26 @@ int run_build(const bench_level *lv, const op_settings *s, bench_upto upto, int 
 } // namespace
 
 extern "C" int bench_recast_build(const bench_level *lv, const op_settings *s, bench_upto upto,
-                                  int threads, bench_result *res, char *err, size_t errlen)
+                                  int threads, void *workers, bench_result *res, char *err,
+                                  size_t errlen)
 {
     Level L;
-    return run_build(lv, s, upto, threads, res, L, nullptr, err, errlen);
+    return run_build(lv, s, upto, threads, static_cast<KeptThreads *>(workers), res, L, nullptr,
+                     err, errlen);
+}
+
+extern "C" void *bench_recast_workers_new(int threads)
+{
+    try {
+        return new KeptThreads(threads);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" void bench_recast_workers_free(void *workers)
+{
+    delete static_cast<KeptThreads *>(workers);
 }
 
 /* ===== quality runs: the tiles in one dtNavMesh ===== */
@@ -610,7 +716,7 @@ extern "C" int bench_recast_build_navmesh(const bench_level *lv, const op_settin
     *navmesh = nullptr;
     Level L;
     std::vector<KeptTile> keep;
-    if (run_build(lv, s, BENCH_UPTO_ALL, threads, res, L, &keep, err, errlen) != 0) {
+    if (run_build(lv, s, BENCH_UPTO_ALL, threads, nullptr, res, L, &keep, err, errlen) != 0) {
         free_kept(keep);
         return -1;
     }

@@ -18,7 +18,11 @@ extern "C" {
  * wide: do not run two Recast builds at once). Returns 0, or -1 with err filled.
  */
 int bench_recast_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
-                       int threads, bench_result *res, char *err, size_t errlen);
+                       int threads, void *workers, bench_result *res, char *err, size_t errlen);
+/* threads - 1 std::threads kept for bench_recast_build (bench_workers_new_fn), and
+ * their free. */
+void *bench_recast_workers_new(int threads);
+void bench_recast_workers_free(void *workers);
 
 /*
  * Quality runs (bench/quality): the same build with upto = all, keeping every tile's

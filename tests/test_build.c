@@ -73,7 +73,7 @@ static uint64_t build_all(const op_level *lvl, op_stage last, int threads, tile_
 {
     int n = op_level_tile_count(lvl);
     full_build fb = {lvl, last, calloc((size_t)n + 1, sizeof(tile_hashes))};
-    op_parallel_opts o = {threads, NULL, NULL};
+    op_parallel_opts o = {threads, NULL, NULL, NULL};
     op_err e;
     op_status s = op_parallel_for(n, &o, tile_job, &fb, &e);
     cr_assert_eq(s, OP_OK, "full build at %d threads: %s", threads, e.msg);

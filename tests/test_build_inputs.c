@@ -182,7 +182,7 @@ static uint64_t build_all(const op_level *lvl, int threads, tile_res **keep)
 {
     int n = op_level_tile_count(lvl);
     full_build fb = {lvl, calloc((size_t)n, sizeof(tile_res))};
-    op_parallel_opts o = {threads, NULL, NULL};
+    op_parallel_opts o = {threads, NULL, NULL, NULL};
     op_err e;
     cr_assert_eq(op_parallel_for(n, &o, tile_job, &fb, &e), OP_OK, "%d threads: %s", threads,
                  e.msg);

@@ -1,5 +1,6 @@
 /*
- * Level preparation on several threads (op_level_create_threads) and heaviest-first job
+ * Level preparation on several threads (op_level_create_threads, op_level_create_pool)
+ * and heaviest-first job
  * orders (op_parallel_for_ordered, op_parallel_order_by_cost, op_level_job_order).
  * Oracles: the serial span-stage functions (op_soup_bounds, op_soup_tile_range,
  * op_tile_buckets, op_soup_validate), which the threaded binning must reproduce
@@ -17,20 +18,26 @@
 #include "onepath/parallel.h"
 #include "op_test.h"
 
-/* terrain:128 has 131072 triangles: eight chunks of the threaded binning at 8 threads;
- * rooms:48 a few thousand: one. */
+/* terrain:128 has 131072 triangles: up to four chunks a thread (32 at 8 threads);
+ * rooms:48 a few thousand: one or two. */
 static void gen(const char *kind, int size, op_arena *a, op_soup *soup)
 {
     op_err e;
     cr_assert_eq(op_levelgen(kind, size, 1, a, soup, &e), OP_OK, "%s", e.msg);
 }
 
-static void same_as_serial_with(const op_soup *soup, const op_settings *sp, int threads)
+/* pool NULL: op_level_create_threads(threads); else op_level_create_pool. */
+static void same_as_serial_on(const op_soup *soup, const op_settings *sp, int threads,
+                              op_pool *pool)
 {
     op_settings s = *sp;
     op_err e;
     op_level *l;
-    cr_assert_eq(op_level_create_threads(soup, &s, NULL, 0, threads, &l, &e), OP_OK, "%s", e.msg);
+    if (pool)
+        cr_assert_eq(op_level_create_pool(soup, &s, NULL, 0, pool, &l, &e), OP_OK, "%s", e.msg);
+    else
+        cr_assert_eq(op_level_create_threads(soup, &s, NULL, 0, threads, &l, &e), OP_OK, "%s",
+                     e.msg);
     float bmin[3], bmax[3];
     op_soup_bounds(soup, bmin, bmax);
     cr_assert(memcmp(bmin, l->bmin, sizeof bmin) == 0 && memcmp(bmax, l->bmax, sizeof bmax) == 0,
@@ -49,6 +56,11 @@ static void same_as_serial_with(const op_soup *soup, const op_settings *sp, int 
               "bin contents differ at %d threads", threads);
     op_arena_destroy(a);
     op_level_destroy(l);
+}
+
+static void same_as_serial_with(const op_soup *soup, const op_settings *sp, int threads)
+{
+    same_as_serial_on(soup, sp, threads, NULL);
 }
 
 static void same_as_serial(const op_soup *soup, int threads)
@@ -72,7 +84,107 @@ Test(level_threads, bins_equal_the_serial_binning_at_any_thread_count)
     op_arena_destroy(a);
 }
 
-/* Tiny cells far from the origin (40000 triangles: two chunks at 2 and 3 threads):
+/* Few triangles over many tiles: the chunks are merged for the per-tile counts (a
+ * chunk's counts may not outweigh its triangles); the bins must not change. */
+Test(level_threads, bins_equal_the_serial_binning_with_sparse_triangles)
+{
+    enum { N = 8192 };
+    static float v[3 * 3 * N];
+    static int t[3 * N];
+    op_test_rng rng = {7};
+    op_settings s;
+    op_settings_default(&s);
+    s.tile_size = 4.0; /* spans of 2400 m: 600 x 600 tiles */
+    for (int i = 0; i < N; i++) {
+        double x = op_test_rand_int(&rng, 0, 2400), z = op_test_rand_int(&rng, 0, 2400);
+        for (int k = 0; k < 3; k++) {
+            v[9 * i + 3 * k + 0] = (float)(x + 0.5 * (k == 1) + 0.1 * op_test_rand_int(&rng, 0, 9));
+            v[9 * i + 3 * k + 1] = 0.0f;
+            v[9 * i + 3 * k + 2] = (float)(z + 0.5 * (k == 2));
+            t[3 * i + k] = 3 * i + k;
+        }
+    }
+    op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
+    for (int th = 1; th <= 8; th *= 2)
+        same_as_serial_with(&soup, &s, th);
+    /* About 12000 tiles: two chunks of counts are allowed, not the four made at 4 threads. */
+    s.tile_size = 22.0;
+    same_as_serial_with(&soup, &s, 4);
+}
+
+/* One pool kept for levels of every size, one after another: its spare arena (the
+ * binning's temporaries) is reused, grown and shrunk in use, and must not leak into
+ * any level. */
+Test(level_threads, bins_equal_the_serial_binning_on_a_kept_pool)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup big, small, flat;
+    gen("terrain", 128, a, &big);
+    gen("rooms", 48, a, &small);
+    gen("flat", 16, a, &flat);
+    op_settings s;
+    op_settings_default(&s);
+    for (int t = 1; t <= 3; t++) {
+        op_pool *pool;
+        op_err e;
+        cr_assert_eq(op_pool_create(t, &pool, &e), OP_OK, "%s", e.msg);
+        for (int round = 0; round < 2; round++) {
+            same_as_serial_on(&small, &s, t, pool);
+            same_as_serial_on(&big, &s, t, pool);
+            same_as_serial_on(&flat, &s, t, pool);
+            same_as_serial_on(&small, &s, t, pool);
+        }
+        op_pool_destroy(pool);
+    }
+    op_level *l = (op_level *)1;
+    op_err e;
+    cr_assert_eq(op_level_create_pool(&small, &s, NULL, 0, NULL, &l, &e), OP_EINVAL);
+    cr_assert_null(l);
+    op_arena_destroy(a);
+}
+
+/* A level prepared from a job of the pool's own call cannot use the pool: OP_EBUSY
+ * (not a deadlock) when the preparation needs the workers, and the pool still works. */
+typedef struct nested_level {
+    op_pool *pool;
+    const op_soup *soup;
+    atomic_int busy;
+} nested_level;
+
+static op_status level_job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    (void)i, (void)out, (void)scratch;
+    nested_level *n = user;
+    op_settings s;
+    op_settings_default(&s);
+    op_level *l = NULL;
+    op_status st = op_level_create_pool(n->soup, &s, NULL, 0, n->pool, &l, err);
+    op_level_destroy(l);
+    if (st == OP_EBUSY)
+        atomic_fetch_add(&n->busy, 1);
+    return OP_OK;
+}
+
+Test(level_threads, a_level_from_the_pools_own_job_is_busy)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup big;
+    gen("terrain", 128, a, &big);
+    op_pool *pool;
+    op_err e;
+    cr_assert_eq(op_pool_create(2, &pool, &e), OP_OK, "%s", e.msg);
+    nested_level n = {pool, &big, 0};
+    op_parallel_opts o = {0, NULL, NULL, pool};
+    cr_assert_eq(op_parallel_for(3, &o, level_job, &n, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(atomic_load(&n.busy), 3);
+    op_settings s;
+    op_settings_default(&s);
+    same_as_serial_on(&big, &s, 2, pool);
+    op_pool_destroy(pool);
+    op_arena_destroy(a);
+}
+
+/* Tiny cells far from the origin (40000 triangles: 8 chunks at 2 threads, 12 at 3):
  * cell indices near 2^31, negative ones, tile borders
  * crossed by many triangles (the tile of a cell without a 64-bit division). */
 Test(level_threads, bins_equal_the_serial_binning_far_out_with_tiny_cells)
@@ -198,7 +310,7 @@ Test(level_threads, ordered_jobs_run_once_and_report_the_lowest_failure)
     for (int t = 1; t <= 4; t++) {
         ord_state s;
         memset(&s, 0, sizeof s);
-        op_parallel_opts o = {t, NULL, NULL};
+        op_parallel_opts o = {t, NULL, NULL, NULL};
         op_err e;
         cr_assert_eq(op_parallel_for_ordered(64, &o, order, ord_job, &s, &e), OP_ELIMIT);
         cr_assert_str_eq(e.msg, "job 20 failed", "%d threads: %s", t, e.msg);

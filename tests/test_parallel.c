@@ -34,7 +34,8 @@ static void progress(void *ctx, int done, int total)
     *last = done;
 }
 
-static void run(int n, int threads, int fail_from, op_status want, const char *want_msg)
+static void run_on(op_pool *pool, int n, int threads, int fail_from, op_status want,
+                   const char *want_msg)
 {
     atomic_int runs[200];
     long slot[200];
@@ -43,7 +44,7 @@ static void run(int n, int threads, int fail_from, op_status want, const char *w
     memset(slot, 0, sizeof slot);
     job_state s = {n, runs, slot, fail_from};
     int last = 0;
-    op_parallel_opts o = {threads, progress, &last};
+    op_parallel_opts o = {threads, progress, &last, pool};
     op_err e;
     op_status st = op_parallel_for(n, &o, job, &s, &e);
     cr_assert_eq(st, want, "threads %d: %s", threads, e.msg);
@@ -60,6 +61,11 @@ static void run(int n, int threads, int fail_from, op_status want, const char *w
         for (int i = 0; i < fail_from; i++)
             cr_assert_eq(atomic_load(&runs[i]), 1);
     }
+}
+
+static void run(int n, int threads, int fail_from, op_status want, const char *want_msg)
+{
+    run_on(NULL, n, threads, fail_from, want, want_msg);
 }
 
 Test(parallel, every_index_once_at_any_thread_count)
@@ -80,8 +86,83 @@ Test(parallel, lowest_failing_index_is_reported_whatever_the_threads)
 Test(parallel, bad_arguments)
 {
     op_err e;
-    op_parallel_opts o = {OP_MAX_THREADS + 1, NULL, NULL};
+    op_parallel_opts o = {OP_MAX_THREADS + 1, NULL, NULL, NULL};
     cr_assert_eq(op_parallel_for(10, &o, job, NULL, &e), OP_ERANGE);
     cr_assert_eq(op_parallel_for(-1, NULL, job, NULL, &e), OP_EINVAL);
     cr_assert_eq(op_parallel_for(1, NULL, NULL, NULL, &e), OP_EINVAL);
+}
+
+Test(parallel, a_pool_serves_many_calls_at_any_thread_count, .timeout = 60)
+{
+    op_pool *pool;
+    op_err e;
+    cr_assert_eq(op_pool_create(8, &pool, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_pool_threads(pool), 8);
+    /* Calls of every size, on every subset of the workers, failing and not, one after
+     * another: each must see only its own jobs, and no worker may miss a call. */
+    for (int round = 0; round < 3; round++)
+        for (int t = 0; t <= 8; t++) {
+            run_on(pool, 200, t, 1 << 30, OP_OK, NULL);
+            run_on(pool, 200, t, 70, OP_ELIMIT, "job 70: pretend limit");
+            run_on(pool, 1, t, 1 << 30, OP_OK, NULL);
+            run_on(pool, 0, t, 1 << 30, OP_OK, NULL);
+        }
+    op_pool_destroy(pool);
+}
+
+Test(parallel, pool_arguments)
+{
+    op_pool *pool = (op_pool *)&pool;
+    op_err e;
+    cr_assert_eq(op_pool_create(0, &pool, &e), OP_ERANGE);
+    cr_assert_null(pool);
+    cr_assert_str_eq(e.msg, "parallel: threads = 0 outside 1..256");
+    cr_assert_eq(op_pool_create(OP_MAX_THREADS + 1, &pool, &e), OP_ERANGE);
+    cr_assert_eq(op_pool_create(2, &pool, &e), OP_OK, "%s", e.msg);
+    op_parallel_opts o = {3, NULL, NULL, pool};
+    cr_assert_eq(op_parallel_for(10, &o, job, NULL, &e), OP_ERANGE);
+    cr_assert_str_eq(e.msg, "parallel: threads = 3 > the pool's 2");
+    op_pool_destroy(pool);
+    op_pool_destroy(NULL);
+    cr_assert_eq(op_pool_threads(NULL), 0);
+}
+
+/* A job that calls op_parallel_for on the pool it runs on. */
+typedef struct nested {
+    op_pool *pool;
+    atomic_int busy, ran;
+} nested;
+
+static op_status inner_job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    (void)i, (void)out, (void)scratch, (void)err;
+    atomic_fetch_add(&((nested *)user)->ran, 1);
+    return OP_OK;
+}
+
+static op_status outer_job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    (void)i, (void)out, (void)scratch;
+    nested *s = user;
+    op_parallel_opts o = {0, NULL, NULL, s->pool};
+    op_status st = op_parallel_for(4, &o, inner_job, s, err);
+    if (st == OP_EBUSY)
+        atomic_fetch_add(&s->busy, 1);
+    return OP_OK;
+}
+
+Test(parallel, a_call_from_the_pools_own_job_is_busy_not_a_deadlock, .timeout = 60)
+{
+    op_pool *pool;
+    op_err e;
+    cr_assert_eq(op_pool_create(2, &pool, &e), OP_OK, "%s", e.msg);
+    nested s = {pool, 0, 0};
+    op_parallel_opts o = {0, NULL, NULL, pool};
+    cr_assert_eq(op_parallel_for(6, &o, outer_job, &s, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(atomic_load(&s.busy), 6, "every nested call refused");
+    cr_assert_eq(atomic_load(&s.ran), 0, "and none ran a job");
+    /* The pool still works afterwards. */
+    cr_assert_eq(op_parallel_for(4, &o, inner_job, &s, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(atomic_load(&s.ran), 4);
+    op_pool_destroy(pool);
 }

@@ -127,7 +127,7 @@ static uint64_t run_level(const op_level *lvl, run_mode mode, int threads, tile_
 {
     int n = op_level_tile_count(lvl);
     level_run lr = {lvl, mode, calloc((size_t)n + 1, sizeof(tile_result))};
-    op_parallel_opts o = {threads, NULL, NULL};
+    op_parallel_opts o = {threads, NULL, NULL, NULL};
     op_err e;
     cr_assert_eq(op_parallel_for(n, &o, tile_job, &lr, &e), OP_OK, "%s", e.msg);
     uint64_t h = OP_HASH_INIT;

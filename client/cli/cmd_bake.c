@@ -218,9 +218,10 @@ static void print_summary(const bake_opts *o, const bake_job *j, int n, double m
     }
 }
 
-/* cli_open_level, a soup level prepared on the bake's threads (the level does not
+/* cli_open_level, a soup level prepared on the bake's workers (the level does not
  * depend on their number); *prep_ms is the preparation's time (not the reading's). */
-static int open_level(const bake_opts *o, op_arena *a, op_level **lvl, double *prep_ms)
+static int open_level(const bake_opts *o, op_pool *pool, op_arena *a, op_level **lvl,
+                      double *prep_ms)
 {
     op_err e;
     op_input_kind kind = OP_INPUT_OTHER;
@@ -235,7 +236,7 @@ static int open_level(const bake_opts *o, op_arena *a, op_level **lvl, double *p
     if (cli_load_level(o->level, a, &soup))
         return 1;
     double t0 = cli_now_ms();
-    if (op_level_create_threads(&soup, &o->s, NULL, 0, o->threads, lvl, &e) != OP_OK) {
+    if (op_level_create_pool(&soup, &o->s, NULL, 0, pool, lvl, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", o->level, e.msg);
         return 1;
     }
@@ -272,8 +273,18 @@ int op_cmd_bake(int argc, char **argv)
     int n = 0;
     rc = 1;
     double prep_ms = 0.0;
-    if (!a || open_level(&o, a, &lvl, &prep_ms))
+    /* One set of workers for the preparation and the tiles; its start is part of the
+     * build's time. */
+    op_pool *pool = NULL;
+    double tp = cli_now_ms();
+    if (op_pool_create(o.threads, &pool, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s\n", e.msg);
         goto done;
+    }
+    double pool_ms = cli_now_ms() - tp;
+    if (!a || open_level(&o, pool, a, &lvl, &prep_ms))
+        goto done;
+    prep_ms += pool_ms;
     j.lvl = lvl;
     j.rect = op_level_tiles(lvl);
     j.single = o.single;
@@ -297,7 +308,7 @@ int op_cmd_bake(int argc, char **argv)
         fprintf(stderr, "onepath: cannot create %s: %s\n", o.out_dir, strerror(errno));
         goto done;
     }
-    op_parallel_opts po = {o.threads, (!o.json && isatty(2)) ? progress : NULL, NULL};
+    op_parallel_opts po = {o.threads, (!o.json && isatty(2)) ? progress : NULL, NULL, pool};
     double t0 = cli_now_ms();
     if (run_jobs(&j, n, &po, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", o.level, e.msg);
@@ -316,6 +327,7 @@ done:
             op_bytes_free(&j.res[i].blob[k]);
     free(j.res);
     op_level_destroy(lvl);
+    op_pool_destroy(pool);
     op_arena_destroy(a);
     return rc;
 }

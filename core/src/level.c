@@ -10,6 +10,7 @@
 
 #include "heightfield_internal.h"
 #include "level_internal.h"
+#include "parallel_internal.h"
 #include "onepath/limits.h"
 #include "onepath/parallel.h"
 
@@ -58,7 +59,9 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
  * number of chunks or threads. One chunk (one thread) needs no per-chunk counts. */
 
 /* Below this many triangles a chunk is not worth a job. */
-#define BIN_CHUNK_MIN 16384
+#define BIN_CHUNK_MIN 2048
+/* Chunks per thread: a worker that wakes late finds chunks left to take. */
+#define BIN_CHUNKS_PER_THREAD 4
 
 typedef struct bin_chunk {
     size_t t0, t1;   /* triangles [t0, t1) */
@@ -83,7 +86,8 @@ typedef struct binning {
     bin_chunk *chunks;
     tri_rect *rect;
     uint32_t *off, *ids;
-    int phase; /* 1, 3 or 5 */
+    int phase;     /* 1, 3 or 5 */
+    op_pool *pool; /* the caller's workers, or NULL: threads of each phase's own */
 } binning;
 
 /* The chunk's vertices (finite, within +-2^21) and areas; its triangles' indices are
@@ -246,7 +250,7 @@ static op_status run_phase(binning *b, int phase, int threads, op_err *err)
     b->phase = phase;
     if (b->nchunks == 1)
         return bin_job(b, 0, NULL, NULL, err);
-    op_parallel_opts po = {threads, NULL, NULL};
+    op_parallel_opts po = {threads, NULL, NULL, b->pool};
     return op_parallel_for(b->nchunks, &po, bin_job, b, err);
 }
 
@@ -312,8 +316,9 @@ static op_status prefix_sums(binning *b, op_arena *arena, op_err *err)
 static op_status make_chunks(binning *b, int threads, op_arena *scratch, op_err *err)
 {
     size_t ntris = b->soup->tris_len / 3, nverts = b->soup->verts_len / 3;
-    size_t n = ntris / BIN_CHUNK_MIN;
-    n = n < 1 ? 1 : (n > (size_t)threads ? (size_t)threads : n);
+    size_t n = ntris / BIN_CHUNK_MIN,
+           most = threads > 1 ? (size_t)threads * BIN_CHUNKS_PER_THREAD : 1;
+    n = n < 1 ? 1 : (n > most ? most : n);
     b->nchunks = (int)n;
     b->chunks = op_arena_calloc(scratch, n, sizeof *b->chunks);
     b->rect = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->rect);
@@ -330,8 +335,27 @@ static op_status make_chunks(binning *b, int threads, op_arena *scratch, op_err 
     return OP_OK;
 }
 
+/* Phases 3 and 5 count per chunk and tile: with many tiles and few triangles a chunk
+ * (ntiles + 1 counts) would outweigh its triangles, so the chunks are merged until the
+ * counts take no more than the tile rectangles (16 bytes a triangle). Any chunking
+ * gives the same bins. */
+static void regroup_chunks(binning *b)
+{
+    size_t ntris = b->soup->tris_len / 3, most = 4 * ntris / (b->ntiles + 1);
+    size_t n = (size_t)b->nchunks;
+    if (n <= 1 || n <= most)
+        return;
+    n = most < 1 ? 1 : most;
+    for (size_t i = 0; i < n; i++) {
+        b->chunks[i].t0 = ntris * i / n;
+        b->chunks[i].t1 = ntris * (i + 1) / n;
+    }
+    b->nchunks = (int)n;
+}
+
 static op_status chunk_counts(binning *b, op_arena *scratch, op_err *err)
 {
+    regroup_chunks(b);
     for (int i = 0; i < b->nchunks; i++) {
         b->chunks[i].count = op_arena_calloc(scratch, b->ntiles + 1, sizeof(uint32_t));
         if (!b->chunks[i].count)
@@ -374,6 +398,9 @@ static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratc
     return OP_OK;
 }
 
+static op_status soup_level(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                            int nvols, int threads, op_pool *pool, op_level **out, op_err *err);
+
 op_status op_level_create(const op_soup *soup, const op_settings *s, const op_volume *vols,
                           int nvols, op_level **out, op_err *err)
 {
@@ -387,6 +414,21 @@ op_status op_level_create_threads(const op_soup *soup, const op_settings *s, con
     if (threads < 1 || threads > OP_MAX_THREADS)
         return op_err_set(err, OP_ERANGE, "level: threads = %d outside 1..%d", threads,
                           OP_MAX_THREADS);
+    return soup_level(soup, s, vols, nvols, threads, NULL, out, err);
+}
+
+op_status op_level_create_pool(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                               int nvols, op_pool *pool, op_level **out, op_err *err)
+{
+    *out = NULL;
+    if (!pool)
+        return op_err_set(err, OP_EINVAL, "level: NULL pool");
+    return soup_level(soup, s, vols, nvols, op_pool_threads(pool), pool, out, err);
+}
+
+static op_status soup_level(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                            int nvols, int threads, op_pool *pool, op_level **out, op_err *err)
+{
     if (!soup || soup->verts_len % 3 != 0 || soup->tris_len % 3 != 0 ||
         (soup->verts_len && !soup->verts) || (soup->tris_len && !soup->tris))
         return op_soup_validate(soup, err); /* the shape checks and their messages */
@@ -405,10 +447,14 @@ op_status op_level_create_threads(const op_soup *soup, const op_settings *s, con
     }
     l->kind = OP_LEVEL_SOUP;
     l->soup = *soup;
-    /* The binning's temporaries (a tile rectangle per triangle) live only here. */
-    op_arena *scratch = op_arena_create(0);
+    /* The binning's temporaries (a tile rectangle per triangle) live only here: in the
+     * pool's spare arena when there is one and it is free (warm memory), else in one
+     * of their own. */
+    op_arena *spare = pool ? op__pool_take_arena(pool) : NULL;
+    op_arena *scratch = spare ? spare : op_arena_create(0);
     binning b = {0};
     b.soup = soup;
+    b.pool = pool;
     b.grid = l->grid;
     st = scratch ? check_soup(&b, threads, scratch, err)
                  : op_err_set(err, OP_ENOMEM, "level: out of memory");
@@ -416,7 +462,10 @@ op_status op_level_create_threads(const op_soup *soup, const op_settings *s, con
         st = op_err_set(err, OP_ERANGE, "level: %zu triangles > 2^32 - 1", soup->tris_len / 3);
     if (st == OP_OK)
         st = bin_soup(l, &b, threads, scratch, err);
-    op_arena_destroy(scratch);
+    if (spare)
+        op__pool_give_arena(pool, spare);
+    else
+        op_arena_destroy(scratch);
     if (st != OP_OK) {
         op_level_destroy(l);
         return st;

@@ -66,7 +66,7 @@ op_status op_mesh_build_level(const op_level *lvl, int threads, op_mesh **out, o
     if (!j.cells)
         return op_err_set(err, OP_ENOMEM, "mesh: out of memory (%d tile cells)", n);
     op_mesh *m = NULL;
-    op_parallel_opts po = {threads, NULL, NULL};
+    op_parallel_opts po = {threads, NULL, NULL, NULL};
     op_status s = op_parallel_for(n, &po, build_cell, &j, err);
     if (s == OP_OK)
         s = op_mesh_create(op_level_settings(lvl), &m, err);

@@ -12,6 +12,7 @@
 
 #include "onepath/contours.h"
 #include "onepath/detail.h"
+#include "onepath/parallel.h"
 #include "onepath/polys.h"
 #include "onepath/regions.h"
 #include "onepath/settings.h"
@@ -33,6 +34,10 @@ op_status op_level_create(const op_soup *soup, const op_settings *s, const op_vo
  * error) does not depend on the thread count. */
 op_status op_level_create_threads(const op_soup *soup, const op_settings *s, const op_volume *vols,
                                   int nvols, int threads, op_level **out, op_err *err);
+/* The same on the workers of pool (parallel.h), which the caller keeps for the tile builds
+ * that follow; OP_EBUSY while the pool runs another call, OP_EINVAL for a NULL pool. */
+op_status op_level_create_pool(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                               int nvols, op_pool *pool, op_level **out, op_err *err);
 /* Prepares a level from heightfield input (build3d-spans.md §1.8) or a voxel chunk (§1.9),
  * docs/spec/input-formats.md §5: validates the input, settings and volumes. Tile (tx, tz)
  * shows input columns tx·TileCells − B … tx·TileCells + TileCells + B − 1 (z likewise) counted

@@ -4,6 +4,11 @@
  * before every index, so a job's memory never outlives it unless the job copies
  * it out. Results must be stored by index: nothing may depend on which worker ran
  * a job or in which order jobs finished.
+ *
+ * The workers either live for one call (op_parallel_opts.threads) or in an op_pool
+ * that the caller keeps across calls (op_parallel_opts.pool): a program that builds
+ * again and again (a daemon, a farm, the benchmark) then starts its threads once, and
+ * each call's first tiles find warm arenas instead of new threads on cold memory.
  */
 #ifndef ONEPATH_PARALLEL_H
 #define ONEPATH_PARALLEL_H
@@ -21,17 +26,34 @@ typedef op_status (*op_job_fn)(void *user, int index, op_arena *out, op_arena *s
 /* Called after each finished job with the number done so far (serialised by a mutex). */
 typedef void (*op_progress_fn)(void *ctx, int done, int total);
 
+typedef struct op_pool op_pool;
+
 typedef struct op_parallel_opts {
-    int threads;             /* 1..OP_MAX_THREADS; 0 = 1 */
+    int threads;             /* 1..OP_MAX_THREADS; 0 = 1, or all of the pool's */
     op_progress_fn progress; /* optional */
     void *progress_ctx;
+    op_pool *pool; /* optional: run on this pool's workers (threads <= its size) */
 } op_parallel_opts;
 
 #define OP_MAX_THREADS 256
 
+/* Starts threads - 1 worker threads (the calling thread of each op_parallel_for is the
+ * first worker) and every worker's two arenas. threads 1..OP_MAX_THREADS, else
+ * OP_ERANGE; OP_ENOMEM naming the worker when memory or a thread cannot be had (none
+ * is left running then). The arenas keep their largest block between calls (about a
+ * tile build's peak each); op_pool_destroy gives everything back. */
+op_status op_pool_create(int threads, op_pool **out, op_err *err);
+/* Stops and joins the workers, frees their arenas. NULL is a no-op. Must not be called
+ * while a call runs on the pool. */
+void op_pool_destroy(op_pool *pool);
+int op_pool_threads(const op_pool *pool);
+
 /* Runs fn for every index in [0, n). On failure the error reported is the one of the
  * LOWEST failing index (so the message does not depend on the thread count); jobs
- * still run to completion for every index below it. */
+ * still run to completion for every index below it. With opts->pool: one call at a
+ * time on a pool; a second call while one runs (from another thread, or from a job
+ * of the pool's own call) gets OP_EBUSY and runs nothing; threads above the pool's
+ * size is OP_ERANGE. */
 op_status op_parallel_for(int n, const op_parallel_opts *opts, op_job_fn fn, void *user,
                           op_err *err);
 

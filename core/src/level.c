@@ -60,6 +60,9 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
 
 /* Below this many triangles a chunk is not worth a job. */
 #define BIN_CHUNK_MIN 2048
+/* Below this many triangles a chunk of the per-tile counting (phases 3, 5) is not
+ * worth a job: a pool call costs tens of microseconds on a VM. */
+#define BIN_COUNT_MIN 16384
 /* Chunks per thread: a worker that wakes late finds chunks left to take. */
 #define BIN_CHUNKS_PER_THREAD 4
 
@@ -337,11 +340,14 @@ static op_status make_chunks(binning *b, int threads, op_arena *scratch, op_err 
 
 /* Phases 3 and 5 count per chunk and tile: with many tiles and few triangles a chunk
  * (ntiles + 1 counts) would outweigh its triangles, so the chunks are merged until the
- * counts take no more than the tile rectangles (16 bytes a triangle). Any chunking
- * gives the same bins. */
+ * counts take no more than the tile rectangles (16 bytes a triangle); and they are
+ * cheaper than the scan, so a chunk of fewer than BIN_COUNT_MIN triangles is not worth
+ * the hand-over to the workers. Any chunking gives the same bins. */
 static void regroup_chunks(binning *b)
 {
     size_t ntris = b->soup->tris_len / 3, most = 4 * ntris / (b->ntiles + 1);
+    if (most > ntris / BIN_COUNT_MIN)
+        most = ntris / BIN_COUNT_MIN;
     size_t n = (size_t)b->nchunks;
     if (n <= 1 || n <= most)
         return;

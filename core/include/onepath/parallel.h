@@ -41,7 +41,9 @@ typedef struct op_parallel_opts {
  * first worker) and every worker's two arenas. threads 1..OP_MAX_THREADS, else
  * OP_ERANGE; OP_ENOMEM naming the worker when memory or a thread cannot be had (none
  * is left running then). The arenas keep their largest block between calls (about a
- * tile build's peak each); op_pool_destroy gives everything back. */
+ * tile build's peak each), and so does a spare arena for op_level_create_pool's
+ * temporaries (16 bytes a triangle); op_pool_destroy gives everything back. Between
+ * calls the workers sleep, after watching for the next call for up to 200 us. */
 op_status op_pool_create(int threads, op_pool **out, op_err *err);
 /* Stops and joins the workers, frees their arenas. NULL is a no-op. Must not be called
  * while a call runs on the pool. */

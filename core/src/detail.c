@@ -28,7 +28,7 @@
  * - Detail off still runs the hull triangulation with its Lawson flips.
  * Memory: one workspace (op__dt, a 128 KiB edge map initialised row by row as vertex
  * ids come into use, the flip stack (8 KiB, widened to 1 MiB only for a polygon that
- * overflows it), edge-walk buffers)
+ * overflows it: op__detail_build_stack lets tests shrink both sizes), edge-walk buffers)
  * and per-polygon samples in scratch; results accumulate in scratch and are copied to
  * out at the end. Typical sizes: hundreds of polygons, a few triangles each.
  */
@@ -40,11 +40,6 @@
 #include "onepath/limits.h"
 
 #include "detail_internal.h"
-
-#define STACK_CAP (1 << 19) /* Lawson stack entries; far above any real need */
-/* The stack starts small (real polygons push a few hundred entries) so that a tile's
- * scratch stays compact; a polygon that overflows it is built again with STACK_CAP. */
-#define STACK_START 4096
 
 /* Growable result arrays in scratch (doubling; the copy to out is exact-sized). */
 typedef struct acc {
@@ -59,6 +54,7 @@ typedef struct work {
     op__edge_work ew;
     uint8_t ring[OP__DT_MAXV];
     acc out;
+    op__detail_stack *stack; /* sizes; counts the rebuilds */
 } work;
 
 static op_status nomem(op_err *err, size_t bytes)
@@ -94,15 +90,16 @@ static op_status check_args(const op_poly_mesh *mesh, const op_chf *chf, const o
     return OP_OK;
 }
 
-static op_status work_init(work *w, op_arena *scratch, op_err *err)
+static op_status work_init(work *w, op__detail_stack *stack, op_arena *scratch, op_err *err)
 {
     size_t steps = OP__DT_MAX_STEPS + 1;
     memset(w, 0, sizeof *w);
+    w->stack = stack;
     w->dt = op_arena_calloc(scratch, 1, sizeof *w->dt);
     if (!w->dt)
         return nomem(err, sizeof *w->dt);
     w->dt->edge = op_arena_alloc(scratch, 65536 * sizeof(uint16_t));
-    w->dt->stack = op_arena_alloc(scratch, (size_t)STACK_START * 2);
+    w->dt->stack = op_arena_alloc(scratch, (size_t)stack->start * 2);
     w->ew.x = op_arena_alloc(scratch, steps * sizeof(double));
     w->ew.z = op_arena_alloc(scratch, steps * sizeof(double));
     w->ew.row = op_arena_alloc(scratch, steps * sizeof(double));
@@ -110,9 +107,9 @@ static op_status work_init(work *w, op_arena *scratch, op_err *err)
     w->ew.stack = op_arena_alloc(scratch, steps * 2 * sizeof(int[2]));
     if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
         !w->ew.stack)
-        return nomem(err, (size_t)STACK_START * 2 + 131072 + steps * 41);
+        return nomem(err, (size_t)stack->start * 2 + 131072 + steps * 41);
     w->dt->rows_ready = 0; /* rows are initialised as vertices appear */
-    w->dt->stack_cap = STACK_START;
+    w->dt->stack_cap = stack->start;
     return OP_OK;
 }
 
@@ -225,16 +222,16 @@ static op_status triangulate_poly(work *w, const op_poly_mesh *mesh, int p, int 
     return OP_OK;
 }
 
-/* Replaces the small Lawson stack by one of STACK_CAP entries after an overflow and
- * forgets the polygon's partial triangulation (the build is deterministic, so the
- * polygon is then built again from the start with the same result). */
-static op_status widen_stack(op__dt *dt, op_arena *scratch, op_err *err)
+/* Replaces the small Lawson stack by one of cap entries after an overflow and forgets
+ * the polygon's partial triangulation (the build is deterministic, so the polygon is
+ * then built again from the start with the same result). */
+static op_status widen_stack(op__dt *dt, int cap, op_arena *scratch, op_err *err)
 {
     op__dt_clear(dt);
-    dt->stack = op_arena_alloc(scratch, (size_t)STACK_CAP * 2);
+    dt->stack = op_arena_alloc(scratch, (size_t)cap * 2);
     if (!dt->stack)
-        return nomem(err, (size_t)STACK_CAP * 2);
-    dt->stack_cap = STACK_CAP;
+        return nomem(err, (size_t)cap * 2);
+    dt->stack_cap = cap;
     dt->nstack = 0;
     dt->overflow = 0;
     return OP_OK;
@@ -251,8 +248,9 @@ static op_status build_poly(work *w, const op_poly_mesh *mesh, int p, const op_c
     dt->npoly = n;
     if (n >= 3) {
         op_status st = triangulate_poly(w, mesh, p, n, chf, regs, ds, min_row, scratch, err);
-        if (st == OP_OK && dt->overflow && dt->stack_cap < STACK_CAP) {
-            st = widen_stack(dt, scratch, err);
+        if (st == OP_OK && dt->overflow && dt->stack_cap < w->stack->cap) {
+            w->stack->rebuilds++;
+            st = widen_stack(dt, w->stack->cap, scratch, err);
             if (st == OP_OK)
                 st = triangulate_poly(w, mesh, p, n, chf, regs, ds, min_row, scratch, err);
         }
@@ -282,13 +280,18 @@ static op_status copy_out(const acc *o, op_arena *out, op_detail_mesh *dm, op_er
     return OP_OK;
 }
 
-op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
-                          const op_detail_settings *ds, int min_row, op_arena *out,
-                          op_arena *scratch, op_detail_mesh *dm, op_err *err)
+op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
+                                 const op_regions *regs, const op_detail_settings *ds, int min_row,
+                                 op__detail_stack *stack, op_arena *out, op_arena *scratch,
+                                 op_detail_mesh *dm, op_err *err)
 {
     op_status st = check_args(mesh, chf, regs, ds, dm, err);
     if (st != OP_OK)
         return st;
+    if (!stack || stack->start < 0 || stack->cap < stack->start)
+        return op_err_set(err, OP_EINVAL, "detail: flip stack start %d, cap %d",
+                          stack ? stack->start : -1, stack ? stack->cap : -1);
+    stack->rebuilds = 0;
     memset(dm, 0, sizeof *dm);
     dm->npolys = mesh->npolys;
     dm->meshes = op_arena_calloc(out, (size_t)mesh->npolys * 4 + 1, sizeof(uint32_t));
@@ -296,13 +299,21 @@ op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_
         return nomem(err, (size_t)mesh->npolys * 16);
     op_arena_mark mark = op_arena_get_mark(scratch);
     work w;
-    st = work_init(&w, scratch, err);
+    st = work_init(&w, stack, scratch, err);
     for (int p = 0; p < mesh->npolys && st == OP_OK; p++)
         st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
     if (st == OP_OK)
         st = copy_out(&w.out, out, dm, err);
     op_arena_release(scratch, mark);
     return st;
+}
+
+op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
+                          const op_detail_settings *ds, int min_row, op_arena *out,
+                          op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    op__detail_stack stack = {OP__DT_STACK_START, OP__DT_STACK_CAP, 0};
+    return op__detail_build_stack(mesh, chf, regs, ds, min_row, &stack, out, scratch, dm, err);
 }
 
 static int emitf(op_write_fn write, void *ctx, const char *fmt, ...)

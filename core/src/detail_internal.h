@@ -15,6 +15,12 @@
 #define OP__DT_NONE      0xffffu
 #define OP__DT_MAX_STEPS 4096 /* edges needing more steps get no edge points */
 
+/* Lawson stack entries. The stack starts small (real polygons push a few hundred entries)
+ * so that a tile's scratch stays compact; a polygon that overflows it is built again from
+ * the start with OP__DT_STACK_CAP entries, far above any real need. */
+#define OP__DT_STACK_START 4096
+#define OP__DT_STACK_CAP   (1 << 19)
+
 /* One polygon's triangulation workspace. Vertex ids are local: polygon vertices
  * 0..npoly-1, then extras in creation order. Positions are float32 tile-local values
  * widened to double (x, y, z). */
@@ -76,5 +82,21 @@ void op__dt_clear(op__dt *dt);
  * only by vertices < nv, and op__dt_clear leaves initialised rows all none, so a tile
  * touches only as many 512-byte rows as its largest polygon has vertices, not 128 KiB. */
 void op__dt_ready_rows(op__dt *dt);
+
+/* Lawson stack sizes of one detail build, and what the build did with them. op_detail_build
+ * uses {OP__DT_STACK_START, OP__DT_STACK_CAP}; tests pass small sizes to reach the rebuild
+ * after an overflow and the OP_ELIMIT of an overflow at the cap. */
+typedef struct op__detail_stack {
+    int start;    /* entries of the first stack, >= 0 */
+    int cap;      /* entries of the stack an overflowing polygon is built again with, >= start */
+    int rebuilds; /* out: polygons built again after an overflow (0 or 1: the wide stack stays) */
+} op__detail_stack;
+
+/* op_detail_build with the given stack sizes (start < 0 or cap < start: OP_EINVAL); a
+ * polygon that overflows cap entries is OP_ELIMIT naming it. stack->rebuilds is set. */
+op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
+                                 const op_regions *regs, const op_detail_settings *ds, int min_row,
+                                 op__detail_stack *stack, op_arena *out, op_arena *scratch,
+                                 op_detail_mesh *dm, op_err *err);
 
 #endif

@@ -38,7 +38,8 @@ typedef struct op_detail_mesh {
  * lowest vertex row (LocalY origin). Output arrays come from out; scratch is returned to
  * its state on entry. Errors: OP_EINVAL (NULL, region count mismatch, frame sizes),
  * OP_ERANGE (settings), OP_ELIMIT (a polygon with more than OP_MAX_DETAIL_TRIS
- * triangles), OP_ENOMEM. */
+ * triangles, or one whose Delaunay flips outgrow a stack of 2^19 edges: "detail: polygon
+ * P flip stack over N"), OP_ENOMEM. */
 op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
                           const op_detail_settings *ds, int min_row, op_arena *out,
                           op_arena *scratch, op_detail_mesh *dm, op_err *err);

@@ -242,7 +242,8 @@ struct opd_daemon {
     op_mp_limits limits;
     uint64_t start_ns;
     atomic_int stopping;
-    atomic_int inflight; /* calls between receive and the end of their send */
+    atomic_int inflight; /* calls between receive and the end of their send, and threads
+                          * still inside a reply or a re-arm (the drain waits for 0) */
     pthread_mutex_t log_mu;
     FILE *log;
     void *loop; /* uv_loop_t */

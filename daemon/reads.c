@@ -377,6 +377,7 @@ op_status opd_changes_since(opd_registry *r, opd_call *c, const char *level, uin
         return err->status;
     op_status st = OP_OK;
     int stopping = atomic_load(&r->d->stopping);
+    int64_t deadline = c->deadline_ns; /* once parked, c may be answered and reused */
     pthread_mutex_lock(&lv->mu);
     size_t n = 0;
     for (size_t i = 0; i < lv->map_cap; i++)
@@ -409,7 +410,7 @@ op_status opd_changes_since(opd_registry *r, opd_call *c, const char *level, uin
     }
     pthread_mutex_unlock(&lv->mu);
     opd_level_unref(lv);
-    if (st == OPD_PARKED && c->deadline_ns > 0)
+    if (st == OPD_PARKED && deadline > 0)
         opd_daemon_wake(r->d); /* the loop re-arms its deadline timer */
     return st;
 }

@@ -170,19 +170,25 @@ static void end_finish(call_end *e)
 
 void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
 {
+    opd_daemon *d = c->d;
     call_end e;
     end_take(c, ok, err_name, &e);
+    /* nng may finish the send, and call_cb release the call, before nng_ctx_send has
+     * returned here: this thread holds the drain itself until it is out of nng and has
+     * logged, or the teardown would close the socket and free the aio under it. */
+    atomic_fetch_add(&d->inflight, 1);
     if (!msg) {
         /* No memory for the reply: the client's request times out and is resent. */
-        atomic_fetch_sub(&c->d->inflight, 1);
         c->state = S_RECV;
         nng_ctx_recv(c->ctx, c->aio);
+        atomic_fetch_sub(&d->inflight, 1);
     } else {
         c->state = S_SEND;
         nng_aio_set_msg(c->aio, msg);
         nng_ctx_send(c->ctx, c->aio);
     }
     end_finish(&e);
+    atomic_fetch_sub(&d->inflight, 1);
 }
 
 static void on_recv(opd_call *c, int rv)
@@ -190,7 +196,10 @@ static void on_recv(opd_call *c, int rv)
     if (rv == NNG_ECLOSED)
         return;
     if (rv != 0) {
+        opd_daemon *d = c->d;
+        atomic_fetch_add(&d->inflight, 1); /* no teardown while inside nng_ctx_recv */
         nng_ctx_recv(c->ctx, c->aio);
+        atomic_fetch_sub(&d->inflight, 1);
         return;
     }
     c->in = nng_aio_get_msg(c->aio);
@@ -220,10 +229,13 @@ static void call_cb(void *arg)
         nng_msg_free(nng_aio_get_msg(c->aio));
     nng_aio_set_msg(c->aio, NULL);
     c->state = S_RECV;
-    /* The drain timer polls inflight: no wake here, the loop may be closing. */
-    atomic_fetch_sub(&c->d->inflight, 1);
+    /* Released only once the receive is re-armed: from inflight 0 on, the loop may close
+     * the socket and stop the aios, never while this thread is inside nng_ctx_recv. The
+     * drain timer polls inflight: no wake here, the loop may be closing. */
+    opd_daemon *d = c->d;
     if (rv != NNG_ECLOSED)
         nng_ctx_recv(c->ctx, c->aio);
+    atomic_fetch_sub(&d->inflight, 1);
 }
 
 static int listen_one(opd_daemon *d, const char *url, op_err *err)

@@ -137,16 +137,49 @@ static inline void opt_daemon_start(opt_daemon *d, const char *const *extra)
     opt_daemon_wait_ready(d);
 }
 
-/* SIGTERM and wait: returns the exit status (-1: killed by a signal). */
+/* Prints the last `lines` lines of the daemon's log to stderr. */
+static inline void opt_daemon_log_tail(const opt_daemon *d, int lines)
+{
+    FILE *f = fopen(d->log, "rb");
+    if (!f) {
+        fprintf(stderr, "  (no log at %s)\n", d->log);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f), from = size > 16384 ? size - 16384 : 0;
+    char buf[16385];
+    fseek(f, from, SEEK_SET);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    size_t at = n;
+    for (int seen = 0; at > 0; at--)
+        if (buf[at - 1] == '\n' && at < n && ++seen > lines)
+            break;
+    fprintf(stderr, "  last lines of %s:\n%s", d->log, buf + at);
+}
+
+/* SIGTERM and wait: returns the exit status (-1: killed by a signal). A stop that is not
+ * a clean exit 0 says how the daemon ended and shows the end of its log. */
 static inline int opt_daemon_stop(opt_daemon *d)
 {
     int status = 0;
     if (d->pid <= 0)
         return 0;
-    kill(d->pid, SIGTERM);
-    waitpid(d->pid, &status, 0);
+    pid_t pid = d->pid;
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
     d->pid = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (rc != 0) {
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "onepathd (pid %d) was killed by signal %d (%s)\n", (int)pid,
+                    WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else
+            fprintf(stderr, "onepathd (pid %d) exited with status %d\n", (int)pid, rc);
+        opt_daemon_log_tail(d, 20);
+    }
+    return rc;
 }
 
 static inline void opt_daemon_kill9(opt_daemon *d)

@@ -393,9 +393,12 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
         dpair lo = dp_min(dp_min(dp_load(rs.llo[j]), dp_load(rs.llo[j + 1])), dp_load(rs.vlo[j]));
         dpair hi = dp_max(dp_max(dp_load(rs.lhi[j]), dp_load(rs.lhi[j + 1])), dp_load(rs.vhi[j]));
         double ylo = dp_lo(lo), czlo = dp_hi(lo), yhi = dp_lo(hi), czhi = dp_hi(hi);
-        double cxlo = mind(ln ? xl : (rn ? xr : INFINITY), rs.vxlo[j]);
-        double cxhi = maxd(rn ? xr : (ln ? xl : -INFINITY), rs.vxhi[j]);
-        if (ylo <= yhi && cxhi != xl && cxlo != xr && czhi != zb && czlo != zt)
+        /* Every point of the cell has xl <= x <= xr, and xl < xr (lines within 2^41
+         * are at least cs >= 0.001 apart, more than an ulp): the x range is not
+         * {xl} iff a point lies right of xl (a crossing on line j + 1 or a vertex),
+         * and not {xr} iff one lies left of xr. */
+        int offl = rn || rs.vxhi[j] > xl, offr = ln || rs.vxlo[j] < xr;
+        if (ylo <= yhi && offl && offr && czhi != zb && czlo != zt)
             emit(rc, c0 + j, z, ylo, yhi); /* not empty, not on one edge line */
     }
 }

@@ -405,23 +405,24 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
 
 /* Row z's polygon (§3.2, §3.3): nothing when it lies on one of its lines, one
  * fragment when it lies in one cell, else its cells (clipped to the grid) in
- * chunks. Cells come from the vertices' cells: CellOf is monotone. */
+ * chunks. Cells come from the vertices' cells: CellOf is monotone.
+ * On a line: the polygon's z range is the triangle's [zlo, zhi] met with [zb, zt]
+ * (its points are the vertices there and the crossings, whose z is exactly the
+ * line's), and zlo < zt in every row tried, so it lies on a line iff zhi == zb. */
 static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
-                            int z, double zb, double zt)
+                            int z, double zb, double zt, double zhi)
 {
-    double rylo = rp[0]->p[1], ryhi = rylo, rzlo = rp[0]->p[2], rzhi = rzlo;
+    if (zhi == zb)
+        return OP_OK; /* the row's polygon lies on its bottom line */
+    double rylo = rp[0]->p[1], ryhi = rylo;
     int kx0 = rp[0]->cell, kx1 = kx0, allon = rp[0]->on;
     for (int i = 1; i < n; i++) {
         rylo = mind(rp[i]->p[1], rylo);
         ryhi = maxd(rp[i]->p[1], ryhi);
-        rzlo = mind(rp[i]->p[2], rzlo);
-        rzhi = maxd(rp[i]->p[2], rzhi);
         kx0 = rp[i]->cell < kx0 ? rp[i]->cell : kx0;
         kx1 = rp[i]->cell > kx1 ? rp[i]->cell : kx1;
         allon &= rp[i]->on;
     }
-    if (rzhi == zb || rzlo == zt)
-        return OP_OK; /* the row's polygon lies on one boundary line */
     if (kx1 < 0 || kx0 >= hf->width)
         return OP_OK;
     if (kx0 == kx1) {
@@ -585,7 +586,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         const vtx *rp[MAX_POLY];
         int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
         if (n) {
-            op_status st = raster_row(hf, rc, rp, n, (int)z, zb, zt);
+            op_status st = raster_row(hf, rc, rp, n, (int)z, zb, zt, zhi);
             if (st != OP_OK)
                 return st;
         }

@@ -164,3 +164,11 @@ install(FILES ${OP_SPEC_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/onepathd.env ${CMAKE_SOURCE_DIR}/deploy/k8s/onepathd.yaml
               ${CMAKE_SOURCE_DIR}/deploy/k8s/bake-job.yaml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# ---- the Python client (pure Python: client/python/onepath) ----
+# Debian's python3 reads /usr/lib/python3/dist-packages; for another prefix set
+# PYTHONPATH=<prefix>/lib/python3/dist-packages (README "Install").
+set(OP_INSTALL_PYTHONDIR lib/python3/dist-packages CACHE STRING
+    "where cmake --install puts the onepath Python package (relative to the prefix)")
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/client/python/onepath DESTINATION ${OP_INSTALL_PYTHONDIR}
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

@@ -302,3 +302,48 @@ def test_stats(client):
         assert k in s
     assert s["requests"]["ping"] >= 1 and s["errors"].get("tile.get", 0) >= 1
     assert set(s["latency_us"]) == {"p50", "p90", "p99", "max"}
+
+
+def test_wire_bytes_of_protocol_md(daemon):
+    """protocol.md §1.5 and its example, over a plain Unix socket (no nng at all)."""
+    import socket
+    import struct
+
+    import msgpack
+
+    path = daemon[0][len("ipc://"):]
+
+    def read(s, n):
+        b = b""
+        while len(b) < n:
+            chunk = s.recv(n - len(b))
+            if not chunk:
+                raise ConnectionError("closed after %d bytes" % len(b))
+            b += chunk
+        return b
+
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(path)
+        s.sendall(bytes.fromhex("00 53 50 00 00 30 00 00"))  # REQ0
+        assert read(s, 8) == bytes.fromhex("00 53 50 00 00 31 00 00")  # REP0
+        ping = bytes.fromhex("83 a1 76 01 a2 69 64 01 a6 6d 65 74 68 6f 64 a4 70 69 6e 67")
+        assert msgpack.unpackb(ping) == {"v": 1, "id": 1, "method": "ping"}
+        s.sendall(bytes.fromhex("01 00 00 00 00 00 00 00 18 80 00 00 01") + ping)
+        assert read(s, 1) == b"\x01"
+        (n,) = struct.unpack(">Q", read(s, 8))
+        body = read(s, n)
+        assert body[:4] == bytes.fromhex("80 00 00 01")
+        assert body[4:24] == bytes.fromhex(
+            "84 a1 76 01 a2 69 64 01 a2 6f 6b c3 a6 72 65 73 75 6c 74 83")
+        reply = msgpack.unpackb(body[4:])
+        assert reply["ok"] is True and reply["result"]["protocol"] == 1
+
+    with socket.socket(socket.AF_UNIX) as s:  # a peer that is not REQ0 is refused
+        s.settimeout(30)
+        s.connect(path)
+        s.sendall(bytes.fromhex("00 53 50 00 00 31 00 00"))
+        with pytest.raises(ConnectionError):  # closed, not left hanging (a timeout fails)
+            read(s, 8)
+            s.sendall(bytes.fromhex("01 00 00 00 00 00 00 00 18 80 00 00 01") + ping)
+            read(s, 1)

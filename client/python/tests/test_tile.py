@@ -202,3 +202,54 @@ def test_validation_refuses_bad_tiles_with_good_hashes(baked):
                     return
         pytest.skip("no portals")
     assert "portal" in _refused(_altered(blob, portal))
+
+
+def test_detail_triangles_wind_like_polygons(baked):
+    from onepath.tile import _orient
+
+    _, files = baked
+    for blob in files.values():
+        t = onepath.decode_tile(blob, numpy=False)
+        for p in range(t.npolys):
+            verts, tris = t.detail(p)
+            assert tris, "every polygon has detail triangles"
+            for a, b, c, _ in tris:
+                xz = [(verts[i][0], verts[i][2]) for i in (a, b, c)]
+                assert _orient(*xz) > 0  # counter-clockwise, x right and z up
+
+
+def test_detail_without_samples_has_no_extra_vertices(workdir):
+    _, files = support.bake("gen:rooms:48:1", os.path.join(workdir, "bake-nodetail"),
+                            ["detail_sample_distance=0"])
+    for blob in files.values():
+        t = onepath.decode_tile(blob, numpy=False)
+        assert t.dverts == [] and all(d[1] == 0 and d[3] >= 1 for d in t.dmeshes)
+
+
+def test_example_blob_of_navmesh_format_md():
+    with open(os.path.join(support.SOURCE, "docs", "spec", "navmesh-format.md")) as f:
+        text = f.read()
+    hexdump = text.split("<!-- example-blob")[1].split("-->", 1)[1].split("<!--")[0]
+    blob = bytes.fromhex(hexdump)
+    assert len(blob) == 248
+    t = onepath.decode_tile(blob, numpy=False)
+    assert (t.tx, t.tz, t.layer, t.nvp) == (-1, 2, 0, 6)
+    assert t.origin == (-9.6, 1.5, 19.2) and t.tile_size == 9.6
+    assert t.verts == [[0, 0, 0], [8, 0.5, 0], [4, 0.25, 8]]
+    assert t.polys == [[0, 1, 2] + [onepath.NULL_INDEX] * 3]
+    assert t.neis == [[onepath.NEI_PORTAL | 3, 0, 0, 0, 0, 0]]
+    assert (t.areas, t.flags, t.dmeshes, t.dverts, t.dtris) == \
+        ([63], [1], [[0, 0, 0, 1]], [], [[0, 1, 2, 7]])
+    assert t.hash == 0x69CFC03A271704AE == onepath.content_hash(blob)
+    assert encode(t) == blob
+
+
+def test_example_blob_passes_onepath_verify(workdir):
+    """The C decoder and validator accept the example too (`onepath verify`)."""
+    with open(os.path.join(support.SOURCE, "docs", "spec", "navmesh-format.md")) as f:
+        hexdump = f.read().split("<!-- example-blob")[1].split("-->", 1)[1].split("<!--")[0]
+    d = os.path.join(workdir, "example")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "tile_-1_2_0.optile"), "wb") as f:
+        f.write(bytes.fromhex(hexdump))
+    assert "1 valid, 0 invalid" in support.tool("verify", d)

@@ -48,7 +48,7 @@ check_run pc_shared env LD_LIBRARY_PATH="$prefix/lib" "$work/pc_shared" "${level
 
 # 2. pkg-config --static: the archives and Libs.private / Requires.private suffice.
 static=$(pkg-config --static --libs onepath-client onepath |
-         sed 's/-lonepath-client/-l:libonepath-client.a/; s/-lonepath\b/-l:libonepath.a/')
+         sed 's/-lonepath-client/-l:libonepath-client.a/g; s/-lonepath\b/-l:libonepath.a/g')
 # shellcheck disable=SC2086
 "$cc" -std=c11 -Wall -Wextra -Werror $extra "$here/consumer.c" \
     $(pkg-config --cflags onepath-client) $static -o "$work/pc_static"

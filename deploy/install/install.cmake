@@ -65,6 +65,13 @@ op_version_script(${OP_CLIENT_MAP} ONEPATH_CLIENT_${PROJECT_VERSION_MAJOR}
                   "${OP_CLIENT_PUBLIC_HEADERS}")
 add_custom_target(onepath_exports DEPENDS ${OP_MAP} ${OP_CLIENT_MAP})
 
+# --no-undefined proves each .so complete; sanitizer and fuzzer builds leave their runtime's
+# symbols for the program to bring (clang does not link it into shared libraries).
+set(OP_SO_LINK_CHECK "LINKER:--no-undefined")
+if(OP_SANITIZE OR OP_FUZZ)
+  set(OP_SO_LINK_CHECK "")
+endif()
+
 # ---- libonepath ----
 set(OP_CODEC_OBJECTS $<FILTER:$<TARGET_OBJECTS:onepath_proto>,INCLUDE,/tile_codec\.c\.o$>)
 set(OP_RPC_OBJECTS $<FILTER:$<TARGET_OBJECTS:onepath_proto>,EXCLUDE,/tile_codec\.c\.o$>)
@@ -73,7 +80,7 @@ add_library(onepath_shared SHARED $<TARGET_OBJECTS:onepath> ${OP_CODEC_OBJECTS})
 add_dependencies(onepath_shared onepath_exports)
 target_link_libraries(onepath_shared PRIVATE m Threads::Threads)
 target_link_options(onepath_shared PRIVATE "LINKER:--version-script=${OP_MAP}"
-                    "LINKER:--no-undefined" "LINKER:--gc-sections")
+                    ${OP_SO_LINK_CHECK} "LINKER:--gc-sections")
 target_include_directories(onepath_shared INTERFACE
   $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/core/include>
   $<BUILD_INTERFACE:${OP_GENERATED_INCLUDE}>
@@ -98,7 +105,7 @@ add_dependencies(onepath_client_shared onepath_exports)
 target_link_libraries(onepath_client_shared PUBLIC onepath_shared
                       PRIVATE nng::nng PkgConfig::MSGPACK Threads::Threads)
 target_link_options(onepath_client_shared PRIVATE "LINKER:--version-script=${OP_CLIENT_MAP}"
-                    "LINKER:--no-undefined" "LINKER:--gc-sections")
+                    ${OP_SO_LINK_CHECK} "LINKER:--gc-sections")
 target_include_directories(onepath_client_shared INTERFACE
   $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/client/include> ${OP_INSTALL_INCLUDES})
 set_target_properties(onepath_client_shared PROPERTIES

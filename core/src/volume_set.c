@@ -36,9 +36,10 @@ static int name_cmp(const op_volume *a, const op_volume *b)
     return strncmp(a->name, b->name, OP_MAX_VOLUME_NAME + 1);
 }
 
-/* Bottom-up merge sort of idx by name, ties by position (stable). */
-static void sort_indices(const op_volume *v, int n, int32_t *idx, int32_t *tmp)
+void op__volume_order(const op_volume *v, int n, int32_t *idx, int32_t *tmp)
 {
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
     for (int w = 1; w < n; w *= 2) {
         for (int lo = 0; lo < n; lo += 2 * w) {
             int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
@@ -67,9 +68,7 @@ op_status op_volumes_sort(op_volume *vols, int nvols, op_err *err)
     if (!idx)
         return op_err_set(err, OP_ENOMEM, "volumes: out of memory sorting %d volumes", nvols);
     int32_t *tmp = idx + nvols;
-    for (int i = 0; i < nvols; i++)
-        idx[i] = i;
-    sort_indices(vols, nvols, idx, tmp);
+    op__volume_order(vols, nvols, idx, tmp);
     /* Permute in place along the cycles of idx: slot i receives vols[idx[i]]; tmp marks
      * slots already placed. Each volume is copied once (plus one per cycle). */
     memset(tmp, 0, (size_t)nvols * sizeof *tmp);

@@ -3,6 +3,8 @@
 #ifndef ONEPATH_VOLUMES_INTERNAL_H
 #define ONEPATH_VOLUMES_INTERNAL_H
 
+#include <stdint.h>
+
 #include "onepath/spans.h"
 
 /* Every volume of vols[0..nvols) valid (§6.2), messages naming the index. */
@@ -14,5 +16,9 @@ int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_vo
 
 /* The XZ bounding box of a valid volume (§6.4): lo/hi = (x, z). */
 void op__volume_xz_bounds(const op_volume *v, double lo[2], double hi[2]);
+
+/* idx[0..n) := 0..n-1 sorted by name bytewise, ties by index (a stable bottom-up merge
+ * sort); tmp holds n more entries. */
+void op__volume_order(const op_volume *v, int n, int32_t *idx, int32_t *tmp);
 
 #endif

@@ -66,6 +66,10 @@
  * OP_ERANGE naming the count. */
 #define OP_MAX_VOLUMES 65536
 
+/* A volumes file (docs/spec/input-formats.md §6): largest accepted JSON text (bytes), about
+ * 200 bytes a volume for the largest set. Beyond: OP_ERANGE naming the size. */
+#define OP_MAX_VOLUMES_FILE (16u << 20)
+
 /* Vertices of one polygon (MaxVertsPerPoly upper bound, as Detour). Setting beyond: OP_ERANGE. */
 #define OP_MAX_VERTS_PER_POLY 6
 #define OP_MIN_VERTS_PER_POLY 3

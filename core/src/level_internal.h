@@ -37,6 +37,8 @@ typedef struct op__tile_base {
     op_chf chf;                 /* after compaction, border set: areas before erosion */
     const uint8_t *eroded;      /* areas after erosion without volumes, or NULL (not yet) */
     const uint16_t *span_layer; /* partition = layers: span layers (§2.1), or NULL (not yet) */
+    const uint32_t *dist;       /* partition = watershed, in a captured base: the distance
+                                   field of the eroded areas (§8), or NULL */
 } op__tile_base;
 
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).

@@ -43,10 +43,11 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
     size_t n = b->skipped ? 0 : c->span_count;
     size_t ncells = b->skipped ? 0 : (size_t)c->width * (size_t)c->depth + 1;
     int layers = l->settings.partition == OP_PARTITION_LAYERS;
+    int dist = b->dist != NULL;
     size_t bytes = up(sizeof(op_rebuild_entry));
     if (!b->skipped)
         bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
-                 (layers ? up(n * 2) : 0);
+                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0);
     op_rebuild_entry *e = malloc(bytes);
     if (!e)
         return NULL;
@@ -70,6 +71,8 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
     e->base.eroded = put(&at, b->eroded, n);
     if (layers)
         e->base.span_layer = put(&at, b->span_layer, n * 2);
+    if (dist)
+        e->base.dist = put(&at, b->dist, n * 4);
     return e;
 }
 

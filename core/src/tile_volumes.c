@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "distance_internal.h"
 #include "level_internal.h"
 #include "volumes_internal.h"
 
@@ -62,8 +63,9 @@ static op_status nomem(const op_tile_stages *st, const char *what, op_err *err)
 
 /* The base's eroded areas and span layers, when the build needs them and they are not
  * there yet (a build from scratch). */
-static op_status complete_base(const op_level *l, op__tile_base *b, int need_eroded, op_arena *out,
-                               op_arena *scratch, const op_tile_stages *st, op_err *err)
+static op_status complete_base(const op_level *l, op__tile_base *b, int need_eroded, int want_base,
+                               op_arena *out, op_arena *scratch, const op_tile_stages *st,
+                               op_err *err)
 {
     int layers = l->settings.partition == OP_PARTITION_LAYERS;
     op_chf geo = b->chf;
@@ -75,6 +77,16 @@ static op_status complete_base(const op_level *l, op__tile_base *b, int need_ero
             return s;
         b->eroded = geo.areas;
     }
+    if (want_base && l->settings.partition == OP_PARTITION_WATERSHED && !b->dist) {
+        /* A capture keeps the eroded field's distance: a rebuild then only updates it. */
+        uint32_t *d = op_arena_alloc(out, ((size_t)b->chf.span_count + 1) * sizeof *d);
+        if (!d)
+            return nomem(st, "distance", err);
+        geo.areas = (uint8_t *)b->eroded;
+        if ((s = op_distance_compute(&geo, d, scratch, err)) != OP_OK)
+            return s;
+        b->dist = d;
+    }
     if (layers && !b->span_layer) {
         /* build3d-runtime.md §2.1: decided on the field eroded without any volume. */
         uint16_t *sl;
@@ -85,6 +97,69 @@ static op_status complete_base(const op_level *l, op__tile_base *b, int need_ero
         b->span_layer = sl;
     }
     return OP_OK;
+}
+
+/* Spans s with was[s] != 0 and now[s] == 0, and the spans they link to, that are not 0 in
+ * dist yet: set to 0 in dist and listed in seeds (the boundary spans §8 rule 1 adds when
+ * those spans become unwalkable). Returns the count. */
+static uint32_t new_boundary(const op_chf *chf, const uint8_t *was, const uint8_t *now,
+                             uint32_t *dist, uint32_t *seeds)
+{
+    uint32_t k = 0;
+    for (uint32_t s = 0; s < chf->span_count; s++) {
+        if (was[s] == 0 || now[s] != 0)
+            continue;
+        if (dist[s] != 0)
+            dist[s] = 0, seeds[k++] = s;
+        for (int d = 0; d < 4; d++) {
+            uint32_t m = chf->links[s][d];
+            if (m != OP_NO_LINK && dist[m] != 0)
+                dist[m] = 0, seeds[k++] = m;
+        }
+    }
+    return k;
+}
+
+/* A rebuild's erosion (build3d-spans.md §7) from the base: the obstacles only add boundary
+ * spans, so a span's distance is the smaller of its distance in the field without them (whose
+ * erosion the base holds) and its distance to the added spans. Only the spans within
+ * 2 * radius of an added one are visited. */
+static op_status erode_update(const op_level *l, const op__tile_base *b, op_chf *chf,
+                              op_arena *scratch, const op_tile_stages *st, op_err *err)
+{
+    uint32_t n = chf->span_count, limit = 2u * (uint32_t)l->span.walkable_radius;
+    op_arena_mark mark = op_arena_get_mark(scratch);
+    uint32_t *dist = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *dist);
+    uint32_t *seeds = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *seeds);
+    if (!dist || !seeds)
+        return nomem(st, "erosion", err);
+    memset(dist, 0xff, (size_t)n * sizeof *dist);
+    uint32_t k = new_boundary(chf, b->chf.areas, chf->areas, dist, seeds);
+    op_status s =
+        limit ? op__distance_add_boundary(chf, dist, seeds, k, limit, scratch, err) : OP_OK;
+    for (uint32_t i = 0; s == OP_OK && i < n; i++)
+        if (b->eroded[i] == 0 || dist[i] < limit)
+            chf->areas[i] = 0;
+    op_arena_release(scratch, mark);
+    return s;
+}
+
+/* A rebuild's distance field (§8) from the base's: the volumes only add boundary spans. */
+static op_status distance_update(const op__tile_base *b, op_chf *chf, op_arena *out,
+                                 op_arena *scratch, const op_tile_stages *st, op_err *err)
+{
+    uint32_t n = chf->span_count;
+    uint32_t *dist = op_arena_alloc(out, ((size_t)n + 1) * sizeof *dist);
+    op_arena_mark mark = op_arena_get_mark(scratch);
+    uint32_t *seeds = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *seeds);
+    if (!dist || !seeds)
+        return nomem(st, "distance", err);
+    memcpy(dist, b->dist, (size_t)n * sizeof *dist);
+    uint32_t k = new_boundary(chf, b->eroded, chf->areas, dist, seeds);
+    op_status s = op__distance_add_boundary(chf, dist, seeds, k, 0xffffffffu, scratch, err);
+    op_arena_release(scratch, mark);
+    chf->dist = s == OP_OK ? dist : NULL;
+    return s;
 }
 
 op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vols, int nvols,
@@ -108,14 +183,17 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
     int taken = op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_OBSTACLE);
     /* Without an obstacle on the tile the erosion is the base's; a build from scratch
      * computes it here once (and keeps it for the span layers and the capture). */
-    if ((s = complete_base(l, base, want_base || !taken, out, scratch, st, err)) != OP_OK)
+    if ((s = complete_base(l, base, want_base || !taken, want_base, out, scratch, st, err)) !=
+        OP_OK)
         return s;
-    if (taken) {
-        if ((s = op_erode(chf, l->span.walkable_radius, scratch, err)) != OP_OK)
-            return s;
-    } else {
+    if (!taken)
         memcpy(chf->areas, base->eroded, chf->span_count);
-    }
+    else if (cached)
+        s = erode_update(l, base, chf, scratch, st, err);
+    else
+        s = op_erode(chf, l->span.walkable_radius, scratch, err);
+    if (s != OP_OK)
+        return s;
     op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_AREA);
     chf->dist = NULL;
     st->span_layer = (uint16_t *)base->span_layer;
@@ -124,5 +202,7 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
      * (chf.dist stays NULL), as nothing after the regions depends on it. */
     if (last != OP_STAGE_SPANS && l->settings.partition != OP_PARTITION_WATERSHED)
         return OP_OK;
+    if (cached && base->dist)
+        return distance_update(base, chf, out, scratch, st, err);
     return op_distance_build(chf, out, scratch, err);
 }

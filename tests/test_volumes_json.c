@@ -29,13 +29,16 @@ static const char *const good =
 
 typedef struct buf {
     char *p;
-    size_t n;
+    size_t n, cap;
 } buf;
 
 static int to_buf(void *ctx, const char *d, size_t n)
 {
     buf *b = ctx;
-    b->p = realloc(b->p, b->n + n + 1);
+    if (b->n + n + 1 > b->cap) {
+        b->cap = 2 * (b->n + n + 1);
+        b->p = realloc(b->p, b->cap);
+    }
     memcpy(b->p + b->n, d, n);
     b->n += n;
     b->p[b->n] = '\0';

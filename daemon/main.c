@@ -1,6 +1,6 @@
 /*
  * onepathd: keeps levels resident and serves navmesh tiles over nng (docs/spec/protocol.md).
- * This file: flags and environment, start-up (pools, registry, level files, socket)
+ * This file: flags and environment, start-up (pools, cache, registry, level files, socket)
  * and the libuv loop, which owns the signals (SIGTERM/SIGINT drain and exit 0, SIGHUP
  * reopens the log) and the long-poll deadline timer.
  */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "daemon.h"
+#include "level.h"
 
 typedef struct opt {
     const char *flag;
@@ -215,7 +215,7 @@ static void on_deadline(uv_timer_t *t);
 static void arm_deadline(loop_state *ls)
 {
     int64_t now = (int64_t)opd_now_ns();
-    int64_t next = opd_registry_expire(ls->d->reg, now);
+    int64_t next = opd_changes_expire(ls->d, now);
     if (next > 0) {
         uint64_t ms = (uint64_t)((next - now + 999999) / 1000000);
         uv_timer_start(&ls->deadline, on_deadline, ms ? ms : 1, 0);
@@ -240,7 +240,7 @@ static void close_all(loop_state *ls)
 static void on_drain(uv_timer_t *t)
 {
     loop_state *ls = t->data;
-    opd_registry_expire(ls->d->reg, (int64_t)opd_now_ns()); /* answers every long poll */
+    opd_changes_expire(ls->d, (int64_t)opd_now_ns()); /* answers every long poll */
     int left = atomic_load(&ls->d->inflight);
     if (left == 0 || uv_now(&ls->loop) - ls->drain_start_ms >= (uint64_t)ls->drain_ms) {
         ls->drained = left == 0;
@@ -350,14 +350,15 @@ static int start(opd_daemon *d, loop_state *ls)
     if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
         return -1;
     d->requests = opd_pool_create(d->cfg.request_threads);
-    d->builds = opd_pool_create(d->cfg.threads);
+    d->builder = opd_builder_create(d->cfg.threads);
+    d->cache = opd_cache_create(d->cfg.cache_bytes, &d->stats);
     d->reg = opd_registry_create(d);
-    if (!d->requests || !d->builds || !d->reg) {
+    if (!d->requests || !d->builder || !d->cache || !d->reg) {
         fprintf(stderr, "onepathd: out of memory starting\n");
         return -1;
     }
-    opd_registry_load(d->reg);
-    if (opd_server_start(d, &err) != 0) {
+    opd_edit_load_all(d);
+    if (opd_transport_start(d, &err) != 0) {
         opd_log(d, "OP-START-FAILED %s", err.msg);
         return -1;
     }
@@ -394,10 +395,11 @@ int main(int argc, char **argv)
         opd_log(d, "OP-EXIT without teardown");
         return 0;
     }
-    opd_server_stop(d);
-    opd_pool_destroy(d->builds);
+    opd_transport_stop(d);
+    opd_builder_destroy(d->builder);
     opd_pool_destroy(d->requests);
     opd_registry_destroy(d->reg);
+    opd_cache_destroy(d->cache);
     uv_loop_close(&ls->loop);
     opd_log(d, "OP-EXIT clean");
     if (d->log)

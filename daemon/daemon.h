@@ -12,16 +12,20 @@
  *   params.c         param readers and result packers the methods share
  *   call.c           a call's reply: packed into an nng message, sent, logged, counted
  *   ---- level state (level.h) ----
- *   edit.c           edits: prepare, persist, install, invalidate; loading at start
+ *   edit.c           edits: prepare, persist, install, invalidate; compaction; loading
  *   changes.c        changes.since: the tiles that changed, parked long polls, deadlines
  *   registry.c       the table of levels by name
  *   level.c          one level: lifetime, references, its tile map, memory
  *   tiles.c          tile entries: ready or not, single-flight builds, results, dirty marks
- *   snapshot.c       the build input of one level version (soup, op_level)
+ *   snapshot.c       the build input of one level version: one prepared part per mesh
  *   cache.c          the blob cache: LRU under --cache-bytes across levels
  *   builds.c         where a tile builds (build pool or the receiving thread) and how
+ *   ---- persistence (store.h) ----
+ *   store.c          level snapshots (L.oplevel) and loading a level with its journal
+ *   record.c         the journal's edit records (msgpack payloads)
+ *   journal.c        the journal file (L.opjournal): framed, checksummed, fdatasynced
+ *   files.c          O_NOFOLLOW opens, O_EXCL 0600 temporaries, rename, directory fsync
  *   ---- leaves ----
- *   store.c          level files in the data directory (write, fsync, rename, fsync dir)
  *   content.c        meshes and the settings map (the content of a level)
  *   pool.c           worker threads (one pool for requests, one for tile builds)
  *   stats.c          counters and the latency histogram
@@ -75,8 +79,9 @@ typedef struct opd_config {
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;
-    size_t cache_bytes; /* tile blobs kept across all levels */
-    int no_fsync;       /* tests only: skip fsync (never in production) */
+    size_t cache_bytes;   /* tile blobs kept across all levels */
+    size_t compact_bytes; /* a journal is compacted past this and its snapshot's size */
+    int no_fsync;         /* tests only: skip fsync (never in production) */
 } opd_config;
 
 /* ---- completion (the one way back up) ----
@@ -185,8 +190,10 @@ uint64_t opd_lat_bucket_upper(int b);
 /* ---- level content (content.c) ---- */
 
 /* One named mesh: the bytes exactly as uploaded (little-endian float32 x 3 vertices,
- * int32 x 3 triangles, optional uint8 areas). Immutable once made. */
+ * int32 x 3 triangles, optional uint8 areas). Immutable once made; reference counted
+ * (opd_mesh_make gives the first reference, opd_mesh_free releases one). */
 typedef struct opd_mesh {
+    atomic_int refs;
     char name[65];
     uint8_t *verts;
     size_t verts_len; /* bytes */
@@ -204,41 +211,45 @@ typedef struct opd_mesh {
 op_status opd_mesh_make(const char *name, const uint8_t *verts, size_t verts_len,
                         const uint8_t *tris, size_t tris_len, const uint8_t *areas,
                         size_t areas_len, opd_mesh **out, op_err *err);
+opd_mesh *opd_mesh_ref(opd_mesh *m);
 void opd_mesh_free(opd_mesh *m);
 /* Same bytes (verts, tris and areas, an absent areas array differs from a present one). */
 int opd_mesh_equal(const opd_mesh *a, const opd_mesh *b);
+/* The mesh map {name, verts, tris, areas (bin or nil)} of level files and journal
+ * records (protocol §7.3); decode checks it strictly (OP_EPROTO / the mesh's errors). */
+int opd_mesh_pack(msgpack_packer *pk, const opd_mesh *m);
+op_status opd_mesh_decode(const msgpack_object *o, opd_mesh **out, op_err *err);
+
+/* A mesh list: name-sorted, holding one reference per mesh. */
+int opd_mesh_list_find(opd_mesh *const *list, int n, const char *name);
+/* The list with m put (replacing its namesake) or, m NULL, with the mesh `drop` taken out:
+ * a new array (*out, *nout) with a reference to every mesh it holds. */
+op_status opd_mesh_list_edit(opd_mesh *const *list, int n, opd_mesh *m, const char *drop,
+                             opd_mesh ***out, int *nout, op_err *err);
+void opd_mesh_list_free(opd_mesh **list, int n);
 
 /* Settings map (protocol §3.3) <-> op_settings. */
 op_status opd_settings_from_map(const msgpack_object *map, op_settings *s, op_err *err);
 int opd_settings_pack(msgpack_packer *pk, const op_settings *s);
 int opd_settings_equal(const op_settings *a, const op_settings *b);
 
-/* ---- persistence (store.c) ---- */
+/* ---- persistence (store.c; the rest of it in store.h) ---- */
 
-/* What a level file holds. meshes sorted by name. */
+/* What a level snapshot holds. meshes sorted by name. */
 typedef struct opd_level_data {
     char name[65];
     uint64_t version;
+    uint64_t epoch; /* this life of the level (protocol §7.3); 0 in OPLEVEL1 files */
     op_settings settings;
     opd_mesh **meshes;
     int nmeshes;
 } opd_level_data;
 
-/* Writes the level's file atomically and durably (temp, fsync, rename, fsync dir).
- * OP_EIO naming the file and errno. */
-op_status opd_store_write(const char *dir, const opd_level_data *ld, int no_fsync, op_err *err);
-/* Removes the level's file (and fsyncs the directory); a missing file is OP_OK. */
-op_status opd_store_remove(const char *dir, const char *name, int no_fsync, op_err *err);
-/* Encodes / decodes the file bytes (exposed for tests). decode: OP_EPROTO on corruption;
- * on success the caller owns ld->meshes (opd_level_data_fini). */
+/* Encodes / decodes the snapshot bytes (exposed for tests). decode: OP_EPROTO on
+ * corruption; on success the caller owns ld->meshes (opd_level_data_fini). */
 op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err *err);
 op_status opd_store_decode(const uint8_t *buf, size_t len, opd_level_data *ld, op_err *err);
 void opd_level_data_fini(opd_level_data *ld);
-/* Calls fn for every level file of dir that loads; logs and skips the corrupt ones.
- * fn takes ownership of the data. */
-typedef void (*opd_store_load_fn)(void *ctx, opd_level_data *ld);
-typedef void (*opd_store_log_fn)(void *ctx, const char *msg);
-int opd_store_load_all(const char *dir, opd_store_load_fn fn, opd_store_log_fn log, void *ctx);
 
 /* ---- the daemon ---- */
 
@@ -251,6 +262,7 @@ typedef struct opd_daemon {
     opd_config cfg;
     opd_registry *reg;
     opd_pool *requests;
+    opd_pool *background; /* compactions, one at a time */
     opd_builder *builder;
     opd_cache *cache;
     opd_stats stats;

@@ -2,13 +2,14 @@
  * onepathd level: one resident level's state (level.h opd_level): its content (settings,
  * meshes, version), the snapshot builds read, and its tile map (one entry per tile cell,
  * open addressing by (tx, tz), never shrinks). Reference counted: the registry's table
- * holds one reference, every request and build that uses the level holds one; the last
- * release frees the tiles, their cached blobs and the snapshot.
+ * holds one reference, every request, build and compaction that uses the level holds one;
+ * the last release frees the tiles, their cached blobs, the snapshot and the journal.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "level.h"
+#include "store.h"
 
 opd_level *opd_level_new(opd_daemon *d, const char *name)
 {
@@ -36,10 +37,9 @@ static void level_free(opd_level *lv)
         free(t);
     }
     free(lv->map);
-    for (int i = 0; i < lv->nmeshes; i++)
-        opd_mesh_free(lv->meshes[i]);
-    free(lv->meshes);
+    opd_mesh_list_free(lv->meshes, lv->nmeshes);
     opd_snap_unref(lv->sn);
+    opd_journal_close(lv->jr);
     pthread_mutex_destroy(&lv->mu);
     pthread_mutex_destroy(&lv->edit_mu);
     free(lv);
@@ -133,9 +133,10 @@ static size_t mesh_bytes(opd_mesh *const *m, int n)
     return b;
 }
 
-opd_mesh **opd_level_set_meshes(opd_level *lv, opd_mesh **meshes, int n)
+opd_mesh **opd_level_set_meshes(opd_level *lv, opd_mesh **meshes, int n, int *nold)
 {
     opd_mesh **old = lv->meshes;
+    *nold = lv->nmeshes;
     lv->meshes = meshes;
     lv->nmeshes = n;
     lv->mesh_bytes = mesh_bytes(meshes, n);

@@ -24,29 +24,62 @@
 
 /* ===== snapshot.c: the build input of one level version ===== */
 
-/* Immutable once made; shared by the level and the builds that read it. */
+/* One mesh prepared for builds under one settings' tile grid. Immutable, shared. */
+typedef struct opd_part {
+    atomic_int refs;
+    char name[65];
+    opd_mesh *mesh; /* referenced: areas point into it */
+    size_t nv, nt;
+    float *verts; /* decoded */
+    int *tris;    /* indices into the part's own vertices */
+    const uint8_t *areas;
+    op_soup soup; /* the three above */
+    int has_box;
+    float bmin[3], bmax[3];
+    op_tile_range rect; /* every tile a triangle reaches (when nt > 0) */
+    uint32_t *off;      /* per tile of rect (row-major) + 1: its triangles are */
+    uint32_t *ids;      /* ids[off[i] .. off[i+1]), in input order */
+    size_t bytes;
+} opd_part;
+
+op_status opd_part_make(const opd_mesh *m, const op_settings *s, opd_part **out, op_err *err);
+void opd_part_ref(opd_part *p);
+void opd_part_unref(opd_part *p);
+/* The part's triangles of tile (tx, tz) in input order (*n of them; NULL when none). */
+const uint32_t *opd_part_tile(const opd_part *p, int tx, int tz, size_t *n);
+
+/* A level version: settings and parts in name order. Immutable; shared by the level and
+ * the builds that read it. */
 typedef struct opd_snap {
     atomic_int refs;
     uint64_t version;
-    float *verts;
-    int *tris;
-    uint8_t *areas;
-    op_soup soup;
-    op_level *lvl; /* NULL when the level has no triangles */
+    op_settings settings;
+    opd_part **parts;
+    int nparts;
+    size_t nv, nt;
+    int any_areas;          /* some mesh has areas (the others' triangles get 63) */
+    float bmin[3], bmax[3]; /* of the soup's triangles (when has_tiles) */
     op_tile_rect rect;
     int has_tiles;
     size_t bytes;
 } opd_snap;
 
-/* Prepares the snapshot of a level's content (CPU work, no lock held): the soup of
- * protocol §3.2 (meshes in name order) and its op_level. OP_ELIMIT naming the flag
- * when over --max-level-verts / --max-level-tris; the settings' and soup's errors. */
-op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_mesh *const *m, int n,
+/* A snapshot of the given parts (the array and one reference to each are taken, either
+ * way): the totals checked against --max-level-verts / --max-level-tris (OP_ELIMIT naming
+ * the flag), the tile range computed (OP_ERANGE past OP_MAX_TILES). */
+op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part **parts, int n,
                         uint64_t version, opd_snap **out, op_err *err);
+/* Every mesh prepared (level.put, loading). */
+op_status opd_snap_from_meshes(const opd_config *cfg, const op_settings *st, opd_mesh *const *m,
+                               int n, uint64_t version, opd_snap **out, op_err *err);
+/* old with mesh m put (only it is prepared) or, m NULL, the mesh `drop` taken out. */
+op_status opd_snap_edit(const opd_config *cfg, const opd_snap *old, const opd_mesh *m,
+                        const char *drop, uint64_t version, opd_snap **out, op_err *err);
 void opd_snap_ref(opd_snap *s);
 void opd_snap_unref(opd_snap *s);
-/* Whether (tx, tz) is inside the snapshot's tile range. */
+/* Whether (tx, tz) is inside the snapshot's tile range; the range's tile count. */
 int opd_snap_in_rect(const opd_snap *s, int tx, int tz);
+int opd_snap_tiles(const opd_snap *s);
 
 /* ===== cache.c: tile blobs under a byte budget, least recently used first out ===== */
 
@@ -89,8 +122,10 @@ typedef struct opd_build_result {
     size_t bytes;
 } opd_build_result;
 
-/* The same two calls per tile as `onepath bake` (op_level_build_stages to the tile
- * stage, op_tile_encode per layer): the blobs are byte-identical. */
+/* Builds tile (tx, tz) of the snapshot: the tile's soup (its triangles from every part,
+ * in level order), then the same two calls per tile as `onepath bake`
+ * (op_level_build_stages to the tile stage, op_tile_encode per layer): the blobs are
+ * byte-identical to the same tile of the level's whole soup. */
 void opd_build_tile(const opd_snap *sn, int tx, int tz, op_arena *out, op_arena *scratch,
                     opd_build_result *b);
 void opd_build_result_free(opd_build_result *b);
@@ -130,12 +165,20 @@ typedef struct opd_tile {
     opd_waiter *waiters;
 } opd_tile;
 
+typedef struct opd_journal opd_journal;
+
 typedef struct opd_level {
     atomic_int refs;
     opd_daemon *d;
     char name[65];
-    pthread_mutex_t edit_mu; /* serialises edits (prepare, persist, install) */
-    pthread_mutex_t mu;      /* everything below */
+    pthread_mutex_t edit_mu; /* serialises edits (prepare, persist, install); guards: */
+    uint64_t epoch;          /* this life of the level (protocol §7.3) */
+    opd_journal *jr;         /* NULL: none yet (the next edit makes it) */
+    uint64_t jr_gen;         /* bumped when the journal is replaced or the level dropped */
+    uint64_t snapshot_bytes; /* of the last snapshot written */
+    int compacting;
+    int broken;         /* a write failed after a rename: the files are in doubt, no more edits */
+    pthread_mutex_t mu; /* everything below */
     int dropped;
     uint64_t version; /* 0: being created */
     op_settings settings;
@@ -160,8 +203,9 @@ opd_tile *opd_level_tile(opd_level *lv, int tx, int tz);
 opd_tile *opd_level_tile_new(opd_level *lv, int tx, int tz, int defined);
 /* Memory held by the level, and its tiles built for the current version. Lock held. */
 size_t opd_level_memory(const opd_level *lv, int *built);
-/* Replaces the level's meshes (the array is taken; the old one is returned to free). */
-opd_mesh **opd_level_set_meshes(opd_level *lv, opd_mesh **meshes, int n);
+/* Replaces the level's meshes (the list is taken; the old one, *nold meshes, is returned
+ * to free with opd_mesh_list_free). */
+opd_mesh **opd_level_set_meshes(opd_level *lv, opd_mesh **meshes, int n, int *nold);
 const opd_mesh *opd_level_mesh(const opd_level *lv, const char *name);
 
 /* ===== tiles.c: tile entries (level lock held unless said) ===== */

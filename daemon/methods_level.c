@@ -3,6 +3,7 @@
  * level.list, level.info and level.bake (reads of the level state).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "level.h"
 
@@ -86,9 +87,10 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
     op_tile_rect rc = {0, 0, -1, -1};
     int total = 0, built = 0;
     if (s->has_tiles) {
-        op_level_bounds(s->lvl, bmin, bmax);
+        memcpy(bmin, s->bmin, sizeof bmin);
+        memcpy(bmax, s->bmax, sizeof bmax);
         rc = s->rect;
-        total = op_level_tile_count(s->lvl);
+        total = opd_snap_tiles(s);
     }
     size_t mem = opd_level_memory(lv, &built);
     int p = msgpack_pack_map(pk, 7);

@@ -156,9 +156,27 @@ int main(int argc, char **argv)
         op_client_changes_free(&ch);
     }
     long jr1 = file_size(jr);
+    /* The daemon's own time per mesh.put (receive to reply, from its log), without the
+     * client's side of the round trip. */
+    double *own = malloc((size_t)edits * sizeof *own);
+    int nown = 0;
+    FILE *lf = fopen(log, "r");
+    char line[1024];
+    while (lf && fgets(line, sizeof line, lf) && nown < edits) {
+        const char *p = strstr(line, " mesh.put level=bench ms=");
+        if (p)
+            own[nown++] = atof(p + strlen(" mesh.put level=bench ms="));
+    }
+    if (lf)
+        fclose(lf);
     printf("mesh.put of 12 triangles (%d edits, fsync %s):\n", edits, no_fsync ? "off" : "on");
     printf("  acknowledged        p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms\n",
            pct(ack, edits, 0.5), pct(ack, edits, 0.99), pct(ack, edits, 1.0));
+    if (nown > 0)
+        printf("  in the daemon       p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms   (its log: "
+               "receive to reply)\n",
+               pct(own, nown, 0.5), pct(own, nown, 0.99), pct(own, nown, 1.0));
+    free(own);
     printf("  then tile current   p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms   (%.1f tiles a "
            "edit)\n",
            pct(cur, edits, 0.5), pct(cur, edits, 0.99), pct(cur, edits, 1.0),

@@ -80,8 +80,8 @@ static void pack_setting(msgpack_packer *pk, const char *v)
     op_rpc_pack_key(pk, v);
 }
 
-static op_status edit_result(const op_creply *r, const char *flag, uint64_t *version, int *changed,
-                             op_err *err)
+op_status op_cedit_result(const op_creply *r, const char *flag, uint64_t *version, int *changed,
+                          op_err *err)
 {
     op_status st = OP_OK;
     if (version)
@@ -119,13 +119,15 @@ op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *ou
     return st;
 }
 
-op_status op_client_level_put(op_client *c, const char *level, const op_client_setting *settings,
-                              int nsettings, const op_client_mesh *meshes, int nmeshes,
-                              int timeout_ms, uint64_t *version, int *changed, op_err *err)
+op_status op_client_level_put_volumes(op_client *c, const char *level,
+                                      const op_client_setting *settings, int nsettings,
+                                      const op_client_mesh *meshes, int nmeshes,
+                                      const op_client_volume *volumes, int nvolumes, int timeout_ms,
+                                      uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
     op_creply r;
-    op_creq_begin(c, &q, "level.put", 3);
+    op_creq_begin(c, &q, "level.put", volumes ? 4 : 3);
     str_param(&q, "level", level);
     key(&q, "settings");
     msgpack_pack_map(&q.pk, (size_t)nsettings);
@@ -139,12 +141,26 @@ op_status op_client_level_put(op_client *c, const char *level, const op_client_s
         msgpack_pack_map(&q.pk, meshes[i].areas ? 4 : 3);
         pack_mesh_fields(&q, &meshes[i]);
     }
+    if (volumes) {
+        key(&q, "volumes");
+        msgpack_pack_array(&q.pk, (size_t)nvolumes);
+        for (int i = 0; i < nvolumes; i++)
+            op_cpack_volume(&q.pk, &volumes[i]);
+    }
     op_status st = op_client_call(c, &q, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
-    st = edit_result(&r, "changed", version, changed, err);
+    st = op_cedit_result(&r, "changed", version, changed, err);
     op_creply_fini(&r);
     return st;
+}
+
+op_status op_client_level_put(op_client *c, const char *level, const op_client_setting *settings,
+                              int nsettings, const op_client_mesh *meshes, int nmeshes,
+                              int timeout_ms, uint64_t *version, int *changed, op_err *err)
+{
+    return op_client_level_put_volumes(c, level, settings, nsettings, meshes, nmeshes, NULL, 0,
+                                       timeout_ms, version, changed, err);
 }
 
 /* A method whose only param is the level and whose result is one bool. */
@@ -180,7 +196,7 @@ op_status op_client_mesh_put(op_client *c, const char *level, const op_client_me
     op_status st = op_client_call(c, &q, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
-    st = edit_result(&r, "changed", version, changed, err);
+    st = op_cedit_result(&r, "changed", version, changed, err);
     op_creply_fini(&r);
     return st;
 }
@@ -196,7 +212,7 @@ op_status op_client_mesh_drop(op_client *c, const char *level, const char *mesh,
     op_status st = op_client_call(c, &q, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
-    st = edit_result(&r, "changed", version, changed, err);
+    st = op_cedit_result(&r, "changed", version, changed, err);
     op_creply_fini(&r);
     return st;
 }

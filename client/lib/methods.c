@@ -91,6 +91,18 @@ op_status op_cedit_result(const op_creply *r, const char *flag, uint64_t *versio
     return st;
 }
 
+op_status op_cedit_call(op_client *c, op_creq *q, int timeout_ms, uint64_t *version, int *changed,
+                        op_err *err)
+{
+    op_creply r;
+    op_status st = op_client_call(c, q, timeout_ms, &r, err);
+    if (st != OP_OK)
+        return st;
+    st = op_cedit_result(&r, "changed", version, changed, err);
+    op_creply_fini(&r);
+    return st;
+}
+
 op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -126,7 +138,6 @@ op_status op_client_level_put_volumes(op_client *c, const char *level,
                                       uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "level.put", volumes ? 4 : 3);
     str_param(&q, "level", level);
     key(&q, "settings");
@@ -147,12 +158,7 @@ op_status op_client_level_put_volumes(op_client *c, const char *level,
         for (int i = 0; i < nvolumes; i++)
             op_cpack_volume(&q.pk, &volumes[i]);
     }
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = op_cedit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_level_put(op_client *c, const char *level, const op_client_setting *settings,
@@ -189,32 +195,20 @@ op_status op_client_mesh_put(op_client *c, const char *level, const op_client_me
                              int timeout_ms, uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "mesh.put", mesh->areas ? 5 : 4);
     str_param(&q, "level", level);
     pack_mesh_fields(&q, mesh);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = op_cedit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_mesh_drop(op_client *c, const char *level, const char *mesh, int timeout_ms,
                               uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "mesh.drop", 2);
     str_param(&q, "level", level);
     str_param(&q, "name", mesh);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = op_cedit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_level_list_get(op_client *c, int timeout_ms, op_client_level_list *out,

@@ -150,36 +150,24 @@ op_status op_client_volume_put(op_client *c, const char *level, const op_client_
                                int timeout_ms, uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "volume.put", 2);
     op_rpc_pack_key(&q.pk, "level");
     op_rpc_pack_key(&q.pk, level);
     op_rpc_pack_key(&q.pk, "volume");
     op_cpack_volume(&q.pk, v);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = op_cedit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_volume_drop(op_client *c, const char *level, const char *name, int timeout_ms,
                                 uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "volume.drop", 2);
     op_rpc_pack_key(&q.pk, "level");
     op_rpc_pack_key(&q.pk, level);
     op_rpc_pack_key(&q.pk, "name");
     op_rpc_pack_key(&q.pk, name);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = op_cedit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_volumes_get(op_client *c, const char *level, int timeout_ms,

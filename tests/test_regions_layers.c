@@ -118,10 +118,13 @@ Test(layers, spiral_ramp_by_hand)
         cr_assert_eq(r.region_count, 1, "partition %d", p);
         check_partition(chf, &r, 0, 400, (op_partition)p);
     }
-    /* Islands: the ramp's layers are neighbours of each other, so MinRegionArea above
-     * both sizes removes nothing. */
-    build_regions(chf, OP_PARTITION_LAYERS, 64, 0, A, &r);
+    /* Islands (R1 of ../shared/spec/amendments.md): the ramp's two layers are each
+     * other's only neighbour, one group of 15 spans; MinRegionArea 15 keeps both, 16
+     * removes both (the literal §5.1 kept them at any MinRegionArea). */
+    build_regions(chf, OP_PARTITION_LAYERS, 15, 0, A, &r);
     cr_assert_eq(r.region_count, 2);
+    build_regions(chf, OP_PARTITION_LAYERS, 16, 0, A, &r);
+    cr_assert_eq(r.region_count, 0);
 }
 
 Test(layers, adjacent_same_area_regions_merge_on_one_floor)
@@ -154,26 +157,20 @@ Test(layers, shortcut_equals_general_on_single_floor_fields, .timeout = 120)
         check_partition(chf, &r, min_area, 0, OP_PARTITION_LAYERS);
         check_layers(chf, &r);
         /* On one floor the layer regions are the same-area components minus islands:
-         * a walkable component of one area below MinRegionArea is removed; every other
-         * walkable span keeps a region. */
+         * a walkable component (any areas, R1) below MinRegionArea is removed; every
+         * other walkable span keeps a region. */
         uint32_t ncomp;
         uint32_t *comp = walkable_components(chf, &ncomp);
         uint32_t *csize = calloc(ncomp + 1, 4);
-        int *carea = calloc(ncomp + 1, sizeof *carea);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            csize[comp[s]] += comp[s] != 0;
         for (uint32_t s = 0; s < chf->span_count; s++)
             if (comp[s]) {
-                csize[comp[s]]++;
-                int ar = chf->areas[s];
-                carea[comp[s]] = carea[comp[s]] == 0 || carea[comp[s]] == ar ? ar : -1;
-            }
-        for (uint32_t s = 0; s < chf->span_count; s++)
-            if (comp[s]) {
-                int island = csize[comp[s]] < (uint32_t)min_area && carea[comp[s]] > 0;
+                int island = csize[comp[s]] < (uint32_t)min_area;
                 cr_assert_eq(r.reg[s] == 0, island, "seed %u span %u", (unsigned)seed, s);
             }
         free(comp);
         free(csize);
-        free(carea);
         op_arena_destroy(a);
     }
 }

@@ -1,6 +1,6 @@
 /*
  * Region filtering and numbering (build3d-regions.md §5 as amended by
- * ../shared/spec/amendments.md R1).
+ * ../shared/spec/amendments.md R1 and R2).
  *
  * Input: raw labels from a partition. Output: op_regions with ids 1..k in order of first
  * span. Steps, in order: (1) islands (R1): labels joined by a link between their spans
@@ -9,13 +9,15 @@
  * band: its extent then lies partly in a neighbouring tile, whose build keeps it too
  * (docs/spec/clarifications.md, regions 5); (2) merging (not for layers): passes over
  * labels in id order, a label below MergeRegionArea merges into the same-area neighbour it
- * shares the most links with (smallest id on ties), until a pass merges nothing; (3)
- * numbering.
+ * shares the most links with among those that share no column with it (R2; smallest id
+ * on ties), until a pass merges nothing; (3) numbering.
  *
  * Merging keeps, per live label, a small unsorted list of same-area neighbours with link
  * counts; a merge folds the absorbed label's list into the survivor's and renames it in
  * its neighbours' lists, so a merge costs the two labels' degrees, not a rescan of the
- * spans. Lists that outgrow their room are copied to a larger block of scratch.
+ * spans. Lists that outgrow their room are copied to a larger block of scratch. The
+ * same-area labels a label shares a column with are kept as id sets resolved through the
+ * merge union-find when the label's turn comes (op__idset, as the layer merge does).
  */
 #include <string.h>
 
@@ -31,6 +33,7 @@ typedef struct merge_state {
     op__labels *lab;
     op_arena *scratch;
     nblist *adj;
+    op__idset *ovl; /* same-area labels sharing a column (R2), as recorded */
     uint32_t *size;
     uint32_t *parent; /* label it merged into, or itself */
 } merge_state;
@@ -195,7 +198,7 @@ static op_status merge_into(merge_state *ms, uint32_t a, uint32_t b, op_err *err
     ms->size[b] += ms->size[a];
     ms->size[a] = 0;
     ms->parent[a] = b;
-    return OP_OK;
+    return op__idset_absorb(&ms->ovl[b], &ms->ovl[a], ms->scratch, err);
 }
 
 static op_status build_lists(merge_state *ms, uint64_t *pairs, size_t np, op_err *err)
@@ -214,17 +217,24 @@ static op_status build_lists(merge_state *ms, uint64_t *pairs, size_t np, op_err
     return OP_OK;
 }
 
-/* The neighbour of r with the most shared links (smallest id on ties), 0 when there is
- * none. The neighbour lists hold current labels (merge_into renames them). */
+/* R2: the neighbour of r with the most shared links among those that share no column
+ * with r (smallest id on ties), 0 when there is none. The neighbour lists hold current
+ * labels (merge_into renames them); r's overlap set is resolved through the merges. */
 static uint32_t merge_target(merge_state *ms, uint32_t r)
 {
     const nblist *l = &ms->adj[r];
+    if (l->n == 0)
+        return 0;
+    op__idset_resolve(&ms->ovl[r], ms->parent, r);
     uint32_t best = 0, bw = 0;
-    for (uint32_t i = 0; i < l->n; i++)
-        if (l->w[i] > bw || (l->w[i] == bw && l->nb[i] < best)) {
-            best = l->nb[i];
-            bw = l->w[i];
-        }
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (!(l->w[i] > bw || (l->w[i] == bw && l->nb[i] < best)))
+            continue;
+        if (op__idset_has(&ms->ovl[r], l->nb[i]))
+            continue;
+        best = l->nb[i];
+        bw = l->w[i];
+    }
     return best;
 }
 
@@ -285,14 +295,31 @@ static op_status number_regions(const op_chf *chf, const op__labels *lab, const 
     return OP_OK;
 }
 
-static op_status merge_step(merge_state *ms, uint64_t *pairs, size_t np, int merge_area,
-                            op_err *err)
+/* The same-area labels each label shares a column with (R2), from the labels after
+ * island removal. */
+static op_status overlap_sets(const op_chf *chf, merge_state *ms, op_err *err)
+{
+    op__labels *lab = ms->lab;
+    ms->ovl = op_arena_alloc(ms->scratch, ((size_t)lab->count + 1) * sizeof *ms->ovl);
+    if (!ms->ovl)
+        return op__regions_nomem(err, "overlap sets", ((size_t)lab->count + 1) * sizeof *ms->ovl);
+    uint64_t *po;
+    size_t no;
+    op_status st =
+        op__collect_pairs(chf, lab->reg, lab->area, 1, ms->scratch, NULL, NULL, &po, &no, err);
+    return st != OP_OK ? st : op__idset_graph(po, no, lab->count, ms->scratch, ms->ovl, err);
+}
+
+static op_status merge_step(const op_chf *chf, merge_state *ms, uint64_t *pairs, size_t np,
+                            int merge_area, op_err *err)
 {
     size_t nl = (size_t)ms->lab->count + 1;
     ms->adj = op_arena_calloc(ms->scratch, nl, sizeof *ms->adj);
     if (!ms->adj)
         return op__regions_nomem(err, "filter", nl * sizeof *ms->adj);
-    op_status st = merge_small(ms, pairs, np, merge_area, err);
+    op_status st = overlap_sets(chf, ms, err);
+    if (st == OP_OK)
+        st = merge_small(ms, pairs, np, merge_area, err);
     if (st != OP_OK)
         return st;
     for (uint32_t r = 1; r < nl; r++)
@@ -304,7 +331,7 @@ op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge
                      op_arena *out, op_arena *scratch, op_regions *res, op_err *err)
 {
     size_t nl = (size_t)lab->count + 1;
-    merge_state ms = {lab, scratch, NULL, NULL, NULL};
+    merge_state ms = {lab, scratch, NULL, NULL, NULL, NULL};
     uint8_t *band = op_arena_calloc(scratch, nl, 1);
     uint32_t *group = op_arena_alloc(scratch, nl * sizeof *group);
     uint32_t *gsize = op_arena_calloc(scratch, nl, sizeof *gsize);
@@ -326,7 +353,7 @@ op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge
     if (remove_islands(chf, lab, ms.size, min_area, group, band, gsize) && pairs)
         np = drop_island_pairs(pairs, np, band);
     if (merge_area > 0) {
-        op_status st = merge_step(&ms, pairs, np, merge_area, err);
+        op_status st = merge_step(chf, &ms, pairs, np, merge_area, err);
         if (st != OP_OK)
             return st;
     }

@@ -208,7 +208,7 @@ static void portal_stats(const op_mesh *m, row *r)
             for (int k = 0; k < n; k++) {
                 unsigned v = t->neis[(size_t)p * t->nvp + k];
                 const op_link *l;
-                if (!(v & OP_NEI_PORTAL))
+                if (!(v & OP_NEI_PORTAL) || OP_NEI_IS_SEAM(v))
                     continue;
                 if (op_mesh_edge_links(m, ti, p, k, &l) > 0) {
                     r->portals[0]++;

@@ -27,6 +27,7 @@ typedef struct view {
     const uint16_t *reg;
     const uint16_t *key; /* span layers, NULL: every span */
     uint16_t layer;
+    int32_t border_region; /* a seam never leads into the band */
 } view;
 
 static int visible(const view *v, uint32_t s)
@@ -42,13 +43,17 @@ static uint32_t link_in(const view *v, uint32_t s, int d)
 }
 
 /* Region of the neighbour in d; 0 for no link inside the grid; OP_TILE_BORDER outside.
- * In a layer view a link to another layer is no link. */
+ * In a layer view a link to another layer gives that span's region, a layer seam
+ * (amendments.md R3), or 0 when it is the band's or none. */
 static int32_t neighbour_value(const view *v, uint32_t s, int x, int z, int d)
 {
     const op_chf *chf = v->chf;
     uint32_t t = chf->links[s][d];
-    if (t != OP_NO_LINK)
-        return (v->key && v->key[t] != v->key[s]) ? 0 : v->reg[t];
+    if (t != OP_NO_LINK) {
+        if (v->key && v->key[t] != v->key[s])
+            return v->reg[t] == v->border_region ? 0 : v->reg[t];
+        return v->reg[t];
+    }
     int nx = x + op_dir_dx(d), nz = z + op_dir_dz(d);
     if (nx < 0 || nz < 0 || nx >= chf->width || nz >= chf->depth)
         return OP_TILE_BORDER;
@@ -161,7 +166,8 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
 {
     memset(res, 0, sizeof *res);
     const uint16_t *reg = regs->reg;
-    view v = {chf, reg, cs ? cs->span_layer : NULL, cs ? (uint16_t)cs->layer : 0};
+    view v = {chf, reg, cs ? cs->span_layer : NULL, cs ? (uint16_t)cs->layer : 0,
+              cs ? cs->border_region : 0};
     uint8_t *mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
     edge_span *list = op_arena_alloc(scratch, ((size_t)chf->span_count + 1) * sizeof *list);
     if (!mask || !list)

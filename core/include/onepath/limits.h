@@ -60,6 +60,12 @@
 /* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT. */
 #define OP_MAX_LAYER_VERTS 65536
 
+/* Polygons of one tile layer. Edge neighbour values 1..npolys name in-tile polygons and
+ * values with bit 15 set are portals and seams (docs/spec/navmesh-format.md §3), so a
+ * layer holds at most 0x7fff polygons. Beyond: OP_ELIMIT naming the tile and layer (build)
+ * or OP_EPROTO (decoder, validator). */
+#define OP_MAX_LAYER_POLYS 0x7fff
+
 /* Vertices of one polygon (MaxVertsPerPoly upper bound, as Detour). Setting beyond: OP_ERANGE. */
 #define OP_MAX_VERTS_PER_POLY 6
 #define OP_MIN_VERTS_PER_POLY 3

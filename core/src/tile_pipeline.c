@@ -269,8 +269,8 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         return s;
     }
     /* region_layer covers the regions before the border cut: ids below the band's. */
-    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row,
-                          0.0,    0.0,    st->region_layer,  st->border_region};
+    op_tile_source src = {st->tx,           st->tz,           st->chf.origin[1], st->min_row,
+                          l->grid.origin_x, l->grid.origin_z, st->region_layer,  st->border_region};
     if (l->kind == OP_LEVEL_HEIGHTFIELD) {
         src.origin_x = l->hf.origin_x;
         src.origin_z = l->hf.origin_z;

@@ -43,6 +43,14 @@
  * "no link"; the cap stays below that. Beyond: OP_ELIMIT naming the count. */
 #define OP_MAX_SPANS 0x7ffffffe
 
+/* Largest absolute grid origin (settings grid_origin_x, grid_origin_z; world units): where
+ * tile (0, 0) of a soup starts (build3d-spans.md §1.1). Beyond: OP_ERANGE naming the
+ * setting. Bound: valid coordinates lie within +-OP_MAX_COORD, so a global cell index is
+ * at most (2^21 + 2^15) / 0.001 + B < 2147483000 cells from the grid origin and stays in
+ * int32 (level.c's tile_of, tile keys); any grid line position is reachable within it,
+ * since only the origin's offset from a multiple of TileSize moves the lines. */
+#define OP_MAX_GRID_ORIGIN 32768.0
+
 /* Cells along one side of a tile (tile_size / cell_size). Beyond: OP_ERANGE from
  * op_settings_validate. Bound: a tile's build grid must stay far below OP_MAX_GRID_SIDE. */
 #define OP_MAX_TILE_CELLS 4096

@@ -57,9 +57,10 @@ typedef struct op_tile_source {
     int tx, tz;
     double frame_origin_y; /* y0 of the tile's build grid (build3d-polys.md §1) */
     int min_row;           /* lowest polygon vertex row (LocalY origin) */
-    /* World XZ origin of the tile grid: 0 for a soup (tiles aligned to the world origin),
-     * the input's origin for heightfield / voxel-chunk input, whose tiles are counted from
-     * it (build3d-spans.md §1.8). The tile's origin is origin_x + tx·TileSize (double). */
+    /* World XZ origin of the tile grid: the settings' grid origin for a soup (0 unless
+     * grid_origin_x / _z move it), the input's origin for heightfield / voxel-chunk input,
+     * whose tiles are counted from it (build3d-spans.md §1.8). The tile's origin is
+     * origin_x + tx·TileSize (double). */
     double origin_x, origin_z;
     /* Layers partition: region_layer[r] is region r's layer for 0 < r < nregion_layer (the
      * tile's regions, not its border band). A polygon edge that came from a contour edge

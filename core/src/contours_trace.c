@@ -30,16 +30,24 @@ typedef struct view {
     int32_t border_region; /* a seam never leads into the band */
 } view;
 
+/* A span belongs to a layer view's layer when it has a region and that span layer
+ * (build3d-runtime.md §2.3.1). */
 static int visible(const view *v, uint32_t s)
 {
     return v->reg[s] != 0 && (!v->key || v->key[s] == v->layer);
 }
 
-/* The link of traced span s in d, or OP_NO_LINK when it leads to another layer. */
+/* Whether the link from traced span s to span t stays in the view. */
+static int in_view(const view *v, uint32_t s, uint32_t t)
+{
+    return !v->key || (v->reg[t] != 0 && v->key[t] == v->key[s]);
+}
+
+/* The link of traced span s in d, or OP_NO_LINK when it leaves the view. */
 static uint32_t link_in(const view *v, uint32_t s, int d)
 {
     uint32_t t = v->chf->links[s][d];
-    return (t == OP_NO_LINK || !v->key || v->key[t] == v->key[s]) ? t : OP_NO_LINK;
+    return (t == OP_NO_LINK || in_view(v, s, t)) ? t : OP_NO_LINK;
 }
 
 /* Region of the neighbour in d; 0 for no link inside the grid; OP_TILE_BORDER outside.
@@ -50,8 +58,8 @@ static int32_t neighbour_value(const view *v, uint32_t s, int x, int z, int d)
     const op_chf *chf = v->chf;
     uint32_t t = chf->links[s][d];
     if (t != OP_NO_LINK) {
-        if (v->key && v->key[t] != v->key[s])
-            return v->reg[t] == v->border_region ? 0 : v->reg[t];
+        if (!in_view(v, s, t)) /* a seam into a region of another layer, else none */
+            return (v->key[t] == OP_NO_LAYER || v->reg[t] == v->border_region) ? 0 : v->reg[t];
         return v->reg[t];
     }
     int nx = x + op_dir_dx(d), nz = z + op_dir_dz(d);

@@ -183,6 +183,32 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
     return -1;
 }
 
+/* --http and --metrics: HOST:PORT, loopback unless --http-remote (refused before
+ * anything starts). */
+static int check_http(const opd_config *c)
+{
+    const char *flag[2] = {"--http", "--metrics"}, *v[2] = {c->http, c->metrics};
+    for (int i = 0; i < 2; i++) {
+        char url[300];
+        int loopback;
+        if (!v[i])
+            continue;
+        if (opd_http_addr(v[i], url, sizeof url, &loopback) != 0) {
+            fprintf(stderr, "onepathd: %s wants HOST:PORT (e.g. 127.0.0.1:7412), got '%s'\n",
+                    flag[i], v[i]);
+            return 2;
+        }
+        if (!loopback && !c->http_remote) {
+            fprintf(stderr,
+                    "onepathd: %s %s is not a loopback address; it has no authentication: "
+                    "add --http-remote to serve it anyway\n",
+                    flag[i], v[i]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 /* Environment first (ONEPATHD_LISTEN may hold several URLs), flags after: a flag wins
  * because it is applied last (--listen flags replace the env's URLs). */
 static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *env_listen)
@@ -239,7 +265,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
     }
     if (c->nlisten == 0)
         c->listen[c->nlisten++] = "tcp://127.0.0.1:7411";
-    return 0;
+    return check_http(c);
 }
 
 /* ===== the loop ===== */

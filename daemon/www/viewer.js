@@ -188,7 +188,8 @@ function buildLayer(t) {
   bl.userData.kind = 'border';
   group.add(bl);
   applyToggles(group);
-  return { tile: t, group, surface, triPoly };
+  const counts = { portal: segs.portal.length / 6, seam: segs.seam.length / 6 };
+  return { tile: t, group, surface, triPoly, counts };
 }
 
 function disposeGroup(g) {
@@ -232,9 +233,14 @@ function clearLevel() {
 }
 
 function report() {
-  let layers = 0, polys = 0, tris = 0;
+  let layers = 0, polys = 0, tris = 0, portals = 0, seams = 0;
   for (const c of state.cells.values())
-    for (const l of c.layers) { layers++; polys += l.tile.npolys; tris += l.triPoly.length; }
+    for (const l of c.layers) {
+      layers++; polys += l.tile.npolys; tris += l.triPoly.length;
+      portals += l.counts.portal; seams += l.counts.seam;
+    }
+  body.dataset.portals = String(portals);
+  body.dataset.seams = String(seams);
   body.dataset.level = state.level || '';
   body.dataset.version = String(state.version);
   body.dataset.cells = String(state.cells.size);

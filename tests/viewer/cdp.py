@@ -119,12 +119,19 @@ class Browser:
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         port_file = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.time() + 60
-        while not os.path.exists(port_file) or not open(port_file).read().strip():
+        def port_text():
+            try:
+                with open(port_file) as f:
+                    return f.read().strip()
+            except FileNotFoundError:
+                return ""
+
+        while not port_text():
             if self.proc.poll() is not None or time.time() > deadline:
                 self.close()
                 raise RuntimeError("chromium did not start (see its log)")
             time.sleep(0.1)
-        port = int(open(port_file).read().split()[0])
+        port = int(port_text().split()[0])
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30))
         page = next(t for t in targets if t["type"] == "page")
         self.ws = WebSocket(page["webSocketDebuggerUrl"])

@@ -96,7 +96,7 @@ window.addEventListener('resize', resize);
 // ===== level state =====
 
 const state = {
-  level: null, info: null, version: 0, center: [0, 0, 0], yRange: [0, 1],
+  level: null, info: null, version: 0, center: [0, 0, 0], yRange: [0, 1], radius: 1,
   cells: new Map(), // "tx,tz" -> { hashes: string[], layers: [{ tile, group, surface, triPoly }] }
   swaps: 0, generation: 0, pathPoints: [], pathObjects: [], hoverMesh: null, volumes: null,
   colour: 'area', edit: false,
@@ -347,6 +347,7 @@ async function openLevel(level) {
     const b = info.bounds;
     state.center = [(b[0] + b[3]) / 2, b[1], (b[2] + b[5]) / 2];
     state.yRange = [b[1], Math.max(b[4], b[1] + 1e-3)];
+    state.radius = Math.max(0.5 * Math.hypot(b[3] - b[0], b[4] - b[1], b[5] - b[2]), 1);
     setupSlider();
     frame(b);
     drawVolumes(info.volumes);
@@ -525,9 +526,13 @@ function clearPath() {
   state.pathObjects = [];
 }
 
+// Markers and the path line scale with the level, so they read at any zoom.
+function markSize() { return Math.max(0.25, state.radius / 120); }
+
 function marker(world, colour) {
-  const m = new THREE.Mesh(new THREE.SphereGeometry(0.25, 16, 12), new THREE.MeshBasicMaterial({ color: colour }));
-  m.position.set(...local(world[0], world[1] + 0.25, world[2]));
+  const r = markSize();
+  const m = new THREE.Mesh(new THREE.SphereGeometry(r, 16, 12), new THREE.MeshBasicMaterial({ color: colour }));
+  m.position.set(...local(world[0], world[1] + r, world[2]));
   root.add(m);
   state.pathObjects.push(m);
 }
@@ -550,13 +555,21 @@ async function findPath(from, to) {
       const l = tileOf(c.tx, c.tz, c.layer);
       if (l) { const o = polyOverlay(l.tile, c.poly, 0xffa040, 0.45); root.add(o); state.pathObjects.push(o); }
     }
-    const pts = r.straight.map((s) => new THREE.Vector3(...local(s.pos[0], s.pos[1] + 0.15, s.pos[2])));
-    const line = new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts),
-      new THREE.LineBasicMaterial({ color: 0xffffff }));
-    root.add(line);
-    state.pathObjects.push(line);
+    // The straight path as a tube of segments (WebGL lines are one pixel wide).
+    const w = markSize() * 0.35;
+    const pts = r.straight.map((s) => new THREE.Vector3(...local(s.pos[0], s.pos[1] + w * 2, s.pos[2])));
+    const tubeMat = new THREE.MeshBasicMaterial({ color: 0xffffff });
+    for (let i = 1; i < pts.length; i++) {
+      const a = pts[i - 1], b = pts[i], len = a.distanceTo(b);
+      if (len < 1e-6) continue;
+      const seg = new THREE.Mesh(new THREE.CylinderGeometry(w, w, len, 8), tubeMat);
+      seg.position.copy(a).add(b).multiplyScalar(0.5);
+      seg.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), b.clone().sub(a).normalize());
+      root.add(seg);
+      state.pathObjects.push(seg);
+    }
     pts.forEach((p) => {
-      const d = new THREE.Mesh(new THREE.SphereGeometry(0.12, 10, 8), new THREE.MeshBasicMaterial({ color: 0xffffff }));
+      const d = new THREE.Mesh(new THREE.SphereGeometry(w * 1.8, 10, 8), tubeMat);
       d.position.copy(p);
       root.add(d);
       state.pathObjects.push(d);

@@ -140,12 +140,18 @@ class Viewer(unittest.TestCase):
           return out;
         })()""")
         self.assertGreater(len(cands), 10)
-        a = min(cands, key=lambda c: c["w"][2])
-        z = max(cands, key=lambda c: c["w"][2])
-        self.b.click(*a["s"])
-        self.b.click(*z["s"])
-        self.b.wait("['complete', 'partial', 'error'].includes(document.body.dataset.pathState)", 120)
-        ds = self.b.eval("Object.assign({}, document.body.dataset)")
+        # From the polygon with the smallest z towards the farthest one that it reaches (a
+        # partial corridor is compared as well, but a long complete one says more).
+        ends = sorted(cands, key=lambda c: c["w"][2])
+        pairs = [(a, z) for a in ends[-4:][::-1] for z in ends[:6]]
+        for a, z in pairs:
+            self.b.eval("delete document.body.dataset.pathState")
+            self.b.click(*a["s"])
+            self.b.click(*z["s"])
+            self.b.wait("['complete', 'partial', 'error'].includes(document.body.dataset.pathState)", 120)
+            ds = self.b.eval("Object.assign({}, document.body.dataset)")
+            if ds["pathState"] == "complete":
+                break
         self.assertNotEqual(ds["pathState"], "error")
         frm, to = ds["pathFrom"], ds["pathTo"]
         r = self.d.cli("path", DUNGEON, "--from", frm, "--to", to, "--json")

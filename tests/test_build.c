@@ -124,8 +124,8 @@ static void gen(const char *kind, int size, op_arena *a, op_soup *soup)
     cr_assert_eq(op_levelgen(kind, size, 1, a, soup, &e), OP_OK, "%s", e.msg);
 }
 
-static const char *const kinds[] = {"flat",       "terrain", "stairs", "rooms",
-                                    "multifloor", "ramp",    "pillars"};
+static const char *const kinds[] = {"flat",       "terrain", "stairs",  "rooms",
+                                    "multifloor", "ramp",    "pillars", "furniture"};
 
 Test(build, generated_levels_validate_and_are_thread_and_tile_independent, .timeout = 600)
 {

@@ -208,7 +208,7 @@ typedef struct kind_entry {
 static const kind_entry kinds[] = {
     {"flat", gen_flat},       {"terrain", gen_terrain},          {"stairs", op__lg_stairs},
     {"rooms", op__lg_rooms},  {"multifloor", op__lg_multifloor}, {"ramp", op__lg_ramp},
-    {"pillars", gen_pillars},
+    {"pillars", gen_pillars}, {"furniture", op__lg_furniture},
 };
 
 static op_status find_kind(const char *kind, op__lg_kind_fn *fn, op_err *err)

@@ -59,5 +59,35 @@ op_status op__lg_rooms(op__lg_builder *b, int size, uint64_t seed, op_arena *scr
 op_status op__lg_multifloor(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
                             op_err *err);
 op_status op__lg_ramp(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch, op_err *err);
+op_status op__lg_furniture(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
+                           op_err *err);
+
+/* The furniture kind's layout (levelgen_furniture.c): boxes in 1/64 m, ylo..yhi their
+ * vertical extent (a table: its top's lowest and highest corner; a bridge: its slab). */
+enum {
+    OP__LG_PILLAR,
+    OP__LG_TABLE,
+    OP__LG_BENCH,
+    OP__LG_STEP,
+    OP__LG_LANDING,
+    OP__LG_PLATFORM,
+    OP__LG_BRIDGE,
+    OP__LG_WALL,
+    OP__LG_PIECE_KINDS
+};
+#define OP__LG_FURNITURE_CELL_PIECES 32 /* pieces of one 16 m cell (29 today) */
+
+typedef struct op__lg_piece {
+    int kind;
+    int32_t x0, z0, x1, z1;
+    int32_t ylo, yhi;
+    int32_t shape; /* tables: bit 0 tilt along z (else x), bit 1 the high side first */
+} op__lg_piece;
+
+/* Writes the pieces of every 16 m cell (row-major cells) to pieces[0..max); returns the
+ * count (at most max). The same (size, seed) gives the same layout: the generator emits it. */
+int op__lg_furniture_layout(int size, uint64_t seed, op__lg_piece *pieces, int max);
+/* Top heights of a table at its corners (x0,z0), (x0,z1), (x1,z1), (x1,z0). */
+void op__lg_table_top(const op__lg_piece *t, int32_t y[4]);
 
 #endif

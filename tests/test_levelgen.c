@@ -468,28 +468,61 @@ Test(levelgen, furniture_has_every_piece_off_the_cell_lines)
     cr_assert_eq(sloped, 2 * (N / 16) * (N / 16), "%d sloped table-top triangles", sloped);
 }
 
-static op_mesh *build_level(const op_soup *s)
+static op_mesh *build_level(const op_soup *s, op_level **lvl)
 {
     op_settings st;
     op_settings_default(&st);
-    op_level *lvl;
     op_mesh *m;
     op_err e;
-    cr_assert_eq(op_level_create(s, &st, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
-    cr_assert_eq(op_mesh_build_level(lvl, 1, &m, &e), OP_OK, "%s", e.msg);
-    op_level_destroy(lvl);
+    cr_assert_eq(op_level_create(s, &st, NULL, 0, lvl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_mesh_build_level(*lvl, 1, &m, &e), OP_OK, "%s", e.msg);
     return m;
 }
 
-/* Walkable length, in metres, of the line x = const from z0 to z1 at height y (1 cm steps). */
-static double walkable_across(const op_mesh *m, double x, double y, double z0, double z1)
+/* Spans at height y (within a row and a half) in world cell column (x, z) that have a region
+ * in the built tile whose core holds the cell: walkable after the filters and erosion, and
+ * not removed as an island. Tiles are built once each (the cache holds up to 8). */
+typedef struct tile_cache {
+    const op_level *lvl;
+    op_arena *out, *scratch;
+    int n, key[8][2];
+    op_tile_stages st[8];
+} tile_cache;
+
+static int walkable_spans_at(tile_cache *tc, double x, double y, double z)
 {
-    double len = 0, h;
-    op_err e;
-    for (double z = z0 + 0.005; z < z1; z += 0.01) {
-        double pos[3] = {x, y, z};
-        len += op_query_height(m, pos, 0.3, NULL, NULL, &h, &e) == OP_OK ? 0.01 : 0;
+    const op_settings *set = op_level_settings(tc->lvl);
+    int tx = (int)floor(x / set->tile_size), tz = (int)floor(z / set->tile_size), i;
+    for (i = 0; i < tc->n && (tc->key[i][0] != tx || tc->key[i][1] != tz); i++)
+        ;
+    if (i == tc->n) {
+        op_err e;
+        cr_assert(i < 8);
+        cr_assert_eq(op_level_build_stages(tc->lvl, tx, tz, OP_STAGE_REGIONS, 0, tc->out,
+                                           tc->scratch, &tc->st[i], &e),
+                     OP_OK, "%s", e.msg);
+        op_arena_reset(tc->scratch);
+        tc->key[i][0] = tx, tc->key[i][1] = tz, tc->n++;
     }
+    const op_chf *c = &tc->st[i].chf;
+    cr_assert(!tc->st[i].skipped, "tile %d,%d skipped", tx, tz);
+    int cx = (int)floor((x - c->origin[0]) / c->cs), cz = (int)floor((z - c->origin[2]) / c->cs);
+    cr_assert(cx >= c->border && cx < c->width - c->border && cz >= c->border &&
+              cz < c->depth - c->border);
+    int n = 0, cell = cx + cz * c->width;
+    for (uint32_t sp = c->cells[cell]; sp < c->cells[cell + 1]; sp++)
+        n += fabs(c->origin[1] + c->y[sp] * c->ch - y) <= 1.5 * c->ch &&
+             tc->st[i].regions.reg[sp] != 0;
+    return n;
+}
+
+/* Walkable cells, in metres, across the column x = const from z0 to z1 at height y. */
+static double walkable_across(tile_cache *tc, double x, double y, double z0, double z1)
+{
+    const double cs = op_level_settings(tc->lvl)->cell_size;
+    double len = 0;
+    for (double z = (floor(z0 / cs) + 0.5) * cs; z < z1; z += cs)
+        len += cs * walkable_spans_at(tc, x, y, z);
     return len;
 }
 
@@ -510,16 +543,19 @@ static int path_complete(const op_mesh *m, const double a[3], const double b[3])
 }
 
 /* Built with the default settings (0.3 m cells, 0.6 m radius: a ledge cell and two eroded
- * cells lost on each side): every bridge keeps one or two cells across its middle, and a
- * path from the ground up the stairs, over the landing and the bridge reaches platform 2,
- * which nothing else reaches. Most of the ground stays walkable. */
+ * cells lost on each side): every bridge keeps one or two walkable cells across it in the
+ * built tiles' spans (the polygons are wider by up to the 1.3-cell contour error), and a
+ * path from the ground up the stairs, over the landing and the bridge reaches deck 2, which
+ * nothing else reaches. Most of the ground stays walkable. */
 Test(levelgen, furniture_bridges_survive_erosion_one_or_two_cells_wide)
 {
     enum { N = 32 };
     op_soup s = gen("furniture", N, 1);
     op__lg_piece *pc;
     int np = furniture_layout(N, 1, &pc), bridges = 0;
-    op_mesh *m = build_level(&s);
+    op_level *lvl;
+    op_mesh *m = build_level(&s, &lvl);
+    tile_cache tc = {lvl, op_arena_create(0), op_arena_create(0), 0, {{0}}, {{0}}};
     double area = 0;
     for (int i = 0; i < op_mesh_tile_count(m); i++) {
         const op_tile *t = op_mesh_tile(m, i);
@@ -539,16 +575,15 @@ Test(levelgen, furniture_bridges_survive_erosion_one_or_two_cells_wide)
         const op__lg_piece *b = &pc[i], *p1 = &pc[i - 2], *p2 = &pc[i - 1], *foot = &pc[i - 17];
         cr_assert(p1->kind == OP__LG_PLATFORM && p2->kind == OP__LG_PLATFORM &&
                   foot->kind == OP__LG_STEP);
-        /* The narrowest of five cuts over the bridge's middle: the polygons follow the cells
-         * only to within the contour error, most where the bridge meets a tile border. */
-        double gap0 = p1->x1 / 64.0, gap = (p2->x0 - p1->x1) / 64.0, y = b->yhi / 64.0, w = 1e9;
-        double x = gap0 + gap / 2;
-        for (int k = 0; k < 5; k++)
-            w = fmin(w, walkable_across(m, gap0 + gap * (0.3 + 0.1 * k), y, b->z0 / 64.0 - 0.5,
-                                        b->z1 / 64.0 + 0.5));
-        cr_assert(w > 0.3 - 0.02 && w < 0.6 + 0.02,
-                  "bridge %d at x %g: %g m walkable across (not one or two 0.3 m cells)", bridges,
-                  x, w);
+        /* Five cuts over the bridge's middle, away from where it widens into the decks. */
+        double gap0 = p1->x1 / 64.0, gap = (p2->x0 - p1->x1) / 64.0, y = b->yhi / 64.0;
+        for (int k = 0; k < 5; k++) {
+            double x = gap0 + gap * (0.3 + 0.1 * k);
+            double w = walkable_across(&tc, x, y, b->z0 / 64.0 - 0.5, b->z1 / 64.0 + 0.5);
+            cr_assert(w > 0.3 - 1e-9 && w < 0.6 + 1e-9,
+                      "bridge %d at x %g: %g m walkable across (not one or two 0.3 m cells)",
+                      bridges, x, w);
+        }
         double ground[3] = {(foot->x0 + foot->x1) / 128.0, 0, foot->z0 / 64.0 - 0.6};
         double top2[3] = {(p2->x0 + p2->x1) / 128.0, y, (p2->z0 + p2->z1) / 128.0};
         cr_assert(path_complete(m, ground, top2), "bridge %d: no path from (%g, %g) to (%g, %g)",
@@ -557,6 +592,9 @@ Test(levelgen, furniture_bridges_survive_erosion_one_or_two_cells_wide)
     }
     cr_assert_eq(bridges, (N / 16) * (N / 16));
     op_mesh_destroy(m);
+    op_level_destroy(lvl);
+    op_arena_destroy(tc.out);
+    op_arena_destroy(tc.scratch);
 }
 
 /* Every wall faces out of what it bounds, in the convention that makes floors face up

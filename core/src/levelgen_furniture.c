@@ -3,8 +3,8 @@
  * RecastDemo and DotRecast ship. Per 16 m cell of the level: a hall of pillars whose gaps
  * leave one-to-two-cell passages, a table (four thin legs, a slightly sloped top) between
  * two benches, a partition wall with a narrow doorway, a stair of two flights turning at a
- * landing up to a platform, and a narrow bridge from that platform to a second one that
- * nothing else reaches.
+ * landing up to a platform (a deck on posts, the ground walkable under it), and a narrow
+ * bridge from that platform to a second one that nothing else reaches.
  *
  * Input: size N (metres), seed. Output: the layout (op__lg_furniture_layout: every piece of
  * every cell, cell by cell) and the triangles emitted from it, all inside [0, N] in x and z,
@@ -116,8 +116,8 @@ static void platforms(op__lg_rng *r, int32_t ox, int32_t oz, op__lg_piece *p, in
     int32_t p1x1 = end_of(x, op__lg_range(r, M(290), M(320)));
     int32_t p2x0 = end_of(p1x1, op__lg_range(r, M(260), M(300)));
     int32_t p2x1 = ox + at(r, 1520, 1530);
-    push(p, n, max, OP__LG_PLATFORM, x, wall_z0 + Q / 2, p1x1, top, 0, h);
-    push(p, n, max, OP__LG_PLATFORM, p2x0, wall_z0 + Q / 2, p2x1, top, 0, h);
+    push(p, n, max, OP__LG_PLATFORM, x, wall_z0 + Q / 2, p1x1, top, h - M(20), h);
+    push(p, n, max, OP__LG_PLATFORM, p2x0, wall_z0 + Q / 2, p2x1, top, h - M(20), h);
     int32_t bz0 = oz + at(r, 1000, 1200), bz1 = end_of(bz0, op__lg_range(r, M(200), M(208)));
     /* Ends 0.1 m inside both platforms; 0.2 m thick, so the ground under it keeps > 2 m. */
     push(p, n, max, OP__LG_BRIDGE, off_line(p1x1 - M(10)), bz0, end_of(p2x0, M(10)), bz1, h - M(20),
@@ -185,6 +185,20 @@ static void emit_table(op__lg_builder *b, const op__lg_piece *t)
                    under);
 }
 
+/* A deck 0.2 m thick on four posts 0.3..0.41 m square, 0.1 m in from its corners: the ground
+ * under it stays walkable (more than 2 m clear) and reachable between the posts. A solid box
+ * that large would leave a walkable floor inside it that nothing reaches. */
+static void emit_platform(op__lg_builder *b, const op__lg_piece *d)
+{
+    int32_t post = M(30) + (d->x1 - d->x0 + d->z1 - d->z0) % 8, in = M(10);
+    int32_t px[2] = {off_line(d->x0 + in), off_line(d->x1 - in - post)};
+    int32_t pz[2] = {off_line(d->z0 + in), off_line(d->z1 - in - post)};
+    op__lg_box(b, d->x0, d->z0, d->x1, d->z1, d->ylo, d->yhi);
+    for (int k = 0; k < 4; k++)
+        op__lg_box(b, px[k & 1], pz[k >> 1], end_of(px[k & 1], post), end_of(pz[k >> 1], post), 0,
+                   d->ylo);
+}
+
 op_status op__lg_furniture(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
                            op_err *err)
 {
@@ -202,6 +216,8 @@ op_status op__lg_furniture(op__lg_builder *b, int size, uint64_t seed, op_arena 
         const op__lg_piece *q = &pieces[i];
         if (q->kind == OP__LG_TABLE)
             emit_table(b, q);
+        else if (q->kind == OP__LG_PLATFORM)
+            emit_platform(b, q);
         else
             op__lg_box(b, q->x0, q->z0, q->x1, q->z1, q->ylo, q->yhi);
     }

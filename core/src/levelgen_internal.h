@@ -63,7 +63,8 @@ op_status op__lg_furniture(op__lg_builder *b, int size, uint64_t seed, op_arena 
                            op_err *err);
 
 /* The furniture kind's layout (levelgen_furniture.c): boxes in 1/64 m, ylo..yhi their
- * vertical extent (a table: its top's lowest and highest corner; a bridge: its slab). */
+ * vertical extent (a table: its top's lowest and highest corner; a bridge or a platform: its
+ * slab, the platform's posts reaching down from it to the ground). */
 enum {
     OP__LG_PILLAR,
     OP__LG_TABLE,

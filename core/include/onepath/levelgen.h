@@ -22,10 +22,10 @@
  *   furniture  per 16 m cell, furnished halls as RecastDemo's meshes have them: two rows
  *              of pillars 1.84..2.05 m apart, a table on thin legs with a top sloped 2..10
  *              degrees between two benches, a wall with a narrow doorway, a stair of two
- *              flights turning at a landing up to a platform, and a 2.0..2.08 m bridge to a
- *              second platform. Every piece lies off the 0.1 m lines (so off any 0.1,
- *              0.2, 0.3 or 0.5 m cell line): one to two cells survive erosion in its gaps
- *              and on its bridges at the default settings, depending on where the grid falls.
+ *              flights turning at a landing up to a deck on posts, and a 2.0..2.08 m
+ *              bridge to a second deck. Every piece lies off the 0.1 m lines (so off any
+ *              0.1, 0.2, 0.3 or 0.5 m cell line): one to two cells survive erosion in its
+ *              gaps and on its bridges at the default settings, as the grid falls.
  * Walkable surfaces face up (their normal, (v1 - v0) x (v2 - v0), has y > 0).
  *
  * Refusals: an unknown kind → OP_EINVAL listing the kinds; size outside

@@ -290,8 +290,8 @@ Test(cli_render, bounds_crop_to_what_meets_them)
     cr_assert(want > 0 && want < op_mesh_poly_count(m));
     /* The scale still holds, and the tiles labelled are those the bounds meet. */
     double scale = drawing_scale(m, next_tag(svg, "polygon", "class=\"poly\""));
-    /* 1100 px over the 16 m side, to the 0.01 px the points are written in. */
-    cr_assert(fabs(scale - 1100.0 / 16) < 1e-4 * scale, "scale %g px/m", scale);
+    /* 900 px over the 16 m side, to the 0.01 px the points are written in. */
+    cr_assert(fabs(scale - 900.0 / 16) < 1e-4 * scale, "scale %g px/m", scale);
     cr_assert_eq(count_tags(svg, "text", "data-tile=\"0,0\""), 0, "tile 0,0 lies outside");
     cr_assert_eq(count_tags(svg, "text", "data-tile=\"1,1\""), 1);
     op_mesh_destroy(m);

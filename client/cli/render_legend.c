@@ -243,9 +243,15 @@ double render_legend(FILE *f, const render_scene *sc, double x, double y0)
     }
     if (sc->o->have_path) {
         fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dc322f\" "
-                "stroke-width=\"2.5\"/><text x=\"%.1f\" y=\"%.1f\">path (corridor in "
-                "yellow)</text>\n",
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1a1a1a\" "
+                "stroke-width=\"2.5\"/><text x=\"%.1f\" y=\"%.1f\">path (magenta: partial); "
+                "blue dots: tile crossings</text>\n",
+                x, y - 4, x + 14, y - 4, x + 20, y);
+        y += LINE;
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f5b800\" "
+                "stroke-width=\"2.2\"/><text x=\"%.1f\" y=\"%.1f\">its corridor of "
+                "polygons</text>\n",
                 x, y - 4, x + 14, y - 4, x + 20, y);
         y += LINE;
     }

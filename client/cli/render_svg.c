@@ -13,10 +13,10 @@
 #include "onepath/query.h"
 #include "render.h"
 
-#define PLOT_SIZE         1100.0 /* px along the view's longer side */
-#define LEFT              78.0   /* z tick labels and axis title */
-#define TOP               70.0   /* two title lines */
-#define BOTTOM            96.0   /* x tick labels, axis title, scale bar */
+#define PLOT_SIZE         900.0 /* px along the view's longer side */
+#define LEFT              78.0  /* z tick labels and axis title */
+#define TOP               88.0  /* three title lines */
+#define BOTTOM            96.0  /* x tick labels, axis title, scale bar */
 #define LEGEND_W          360.0
 #define GAP               28.0
 #define MIN_TILE_LABEL_PX 44.0 /* smaller tile cells are not labelled */
@@ -72,12 +72,7 @@ static void title(FILE *f, const render_scene *sc)
     fprintf(f, "<text id=\"title\" x=\"%.1f\" y=\"26\" font-size=\"19\" font-weight=\"bold\">",
             LEFT);
     escaped(f, o->mo.level ? o->mo.level : o->mo.tiles_dir);
-    fprintf(f, " \xe2\x80\x94 navmesh seen from above, colour by %s", modes[o->colour]);
-    if (o->have_y)
-        fprintf(f, ", heights %.2f..%.2f m", o->ymin, o->ymax);
-    if (o->have_bounds)
-        fprintf(f, ", x %.1f..%.1f, z %.1f..%.1f m", o->bounds[0], o->bounds[2], o->bounds[1],
-                o->bounds[3]);
+    fprintf(f, " \xe2\x80\x94 navmesh from above, colour by %s", modes[o->colour]);
     fprintf(f,
             "</text>\n<text id=\"settings\" x=\"%.1f\" y=\"48\" font-size=\"12.5\" "
             "fill=\"#333\">",
@@ -90,7 +85,16 @@ static void title(FILE *f, const render_scene *sc)
             s->agent_radius, s->agent_max_climb, s->agent_max_slope,
             op_partition_name(s->partition), s->min_region_area, s->merge_region_area,
             s->contour_max_error, s->max_edge_length);
-    fprintf(f, "</text>\n");
+    fprintf(f,
+            "</text>\n<text id=\"view\" x=\"%.1f\" y=\"66\" font-size=\"12.5\" "
+            "fill=\"#333\">shown: ",
+            LEFT);
+    if (o->have_y)
+        fprintf(f, "polygons with a mean height of %.2f..%.2f m", o->ymin, o->ymax);
+    else
+        fprintf(f, "every floor (lower ones under upper ones)");
+    fprintf(f, ", x %.1f..%.1f m, z %.1f..%.1f m%s</text>\n", sc->view[0], sc->view[2], sc->view[1],
+            sc->view[3], o->have_bounds ? " (--bounds)" : "");
 }
 
 static void axes(FILE *f, const render_scene *sc, const frame *fr)
@@ -256,25 +260,36 @@ static int path(FILE *f, const render_scene *sc, const frame *fr)
         fprintf(stderr, "onepath: render: path: %s\n", e.msg);
         goto done;
     }
-    fprintf(f, "<g id=\"corridor\" fill=\"#ffe08a\" fill-opacity=\"0.6\" stroke=\"#b58900\" "
-               "stroke-width=\"0.8\">\n");
+    /* Outlined, not filled: the colours under the corridor keep their meaning. */
+    fprintf(f, "<g id=\"corridor\" fill=\"none\" stroke=\"#f5b800\" stroke-width=\"2.2\" "
+               "stroke-linejoin=\"round\">\n");
     for (int i = 0; i < p.npolys; i++) {
         fprintf(f, "<polygon points=\"");
         points(f, fr, m, p.polys[i]);
         fprintf(f, "\"/>\n");
     }
-    fprintf(f, "</g>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"",
-            p.partial ? "#d33682" : "#dc322f");
-    for (int i = 0; i < sp.npoints; i++)
-        fprintf(f, "%s%.2f,%.2f", i ? " " : "", px(fr, sp.points[i].pos[0]),
-                pz(fr, sp.points[i].pos[2]));
-    fprintf(f, "\"/>\n");
+    /* A white halo under a near-black line reads on every fill, the height ramp's red too;
+     * a partial path (its end not reached) is magenta. */
+    fprintf(f, "</g>\n<g id=\"path\" data-partial=\"%d\">\n", p.partial);
+    for (int pass = 0; pass < 2; pass++) {
+        fprintf(f,
+                "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" "
+                "stroke-linejoin=\"round\" points=\"",
+                pass ? (p.partial ? "#c2187d" : "#1a1a1a") : "#fff", pass ? "2.5" : "6");
+        for (int i = 0; i < sp.npoints; i++)
+            fprintf(f, "%s%.2f,%.2f", i ? " " : "", px(fr, sp.points[i].pos[0]),
+                    pz(fr, sp.points[i].pos[2]));
+        fprintf(f, "\"/>\n");
+    }
     for (int i = 0; i < sp.npoints; i++) {
         const op_straight_point *q = &sp.points[i];
         int tile = (q->flags & OP_STRAIGHT_TILE) != 0;
-        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\"/>\n", px(fr, q->pos[0]),
-                pz(fr, q->pos[2]), tile ? 4 : 3, tile ? "#268bd2" : "#dc322f");
+        fprintf(f,
+                "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\" stroke=\"#fff\" "
+                "stroke-width=\"1.5\"/>\n",
+                px(fr, q->pos[0]), pz(fr, q->pos[2]), tile ? 5 : 4, tile ? "#268bd2" : "#1a1a1a");
     }
+    fprintf(f, "</g>\n");
     rc = 0;
 done:
     op_arena_destroy(out);

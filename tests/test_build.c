@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "onepath/build.h"
+#include "onepath/mesh.h"
 #include "onepath/hash.h"
 #include "onepath/levelgen.h"
 #include "onepath/obj.h"
@@ -331,6 +332,52 @@ Test(build, min_row_is_the_lowest_vertex_a_polygon_uses)
     op_arena_destroy(out);
     op_arena_destroy(scratch);
     op_level_destroy(lvl);
+}
+
+/* Tile data (build3d-polys.md §5): area 63 becomes NavSettings.Area, other ids stay, every
+ * polygon gets NavSettings.Flags; with the defaults (63, 1) both rules are invisible, so area 7
+ * and flags 0x2a. A 20 m flat floor, a box volume of area 5 over x 8..12 m. */
+Test(build, walkable_area_and_flags_come_from_the_settings)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    gen("flat", 20, a, &soup);
+    op_settings s;
+    op_settings_default(&s);
+    s.area = 7;
+    s.flags = 0x2a;
+    op_volume v;
+    memset(&v, 0, sizeof v);
+    v.kind = OP_VOLUME_BOX;
+    v.area = 5;
+    v.bmin[0] = 8, v.bmin[1] = -1, v.bmin[2] = -1;
+    v.bmax[0] = 12, v.bmax[1] = 1, v.bmax[2] = 21;
+    op_level *lvl;
+    op_mesh *m;
+    op_err e;
+    cr_assert_eq(op_level_create(&soup, &s, &v, 1, &lvl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_mesh_build_level(lvl, 1, &m, &e), OP_OK, "%s", e.msg);
+    int seen[64] = {0};
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        for (int p = 0; p < t->npolys; p++) {
+            double c[3] = {0, 0, 0}, w[3];
+            int n = op_tile_poly_nverts(t, p);
+            for (int k = 0; k < n; k++) {
+                op_tile_world_vert(t, t->polys[(size_t)p * t->nvp + k], w);
+                c[0] += w[0] / n;
+            }
+            int want = c[0] > 8 && c[0] < 12 ? 5 : 7;
+            cr_assert_eq(t->areas[p], want, "polygon at x %g: area %u, want %d", c[0], t->areas[p],
+                         want);
+            cr_assert_eq(t->flags[p], 0x2a);
+            seen[t->areas[p]]++;
+        }
+    }
+    cr_assert(seen[5] > 0 && seen[7] > 0 && seen[63] == 0);
+    op_mesh_destroy(m);
+    op_level_destroy(lvl);
+    op_arena_destroy(a);
 }
 
 Test(build, layer_by_layer_up_to_exactly_0_9_cells)

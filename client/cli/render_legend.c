@@ -188,6 +188,16 @@ static double legend_ramp(FILE *f, const render_scene *sc, double x, double y)
     return y + h + 6;
 }
 
+/* A legend row: a short line drawn with `style`, then text. Returns the next row's y. */
+static double line_key(FILE *f, double x, double y, const char *style, const char *text)
+{
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/><text x=\"%.1f\" "
+            "y=\"%.1f\">%s</text>\n",
+            x, y - 4, x + 14, y - 4, style, x + 20, y, text);
+    return y + LINE;
+}
+
 /* The shading key: the walkable colour from the lowest to the highest shown height. */
 static double legend_shade(FILE *f, const render_scene *sc, double x, double y)
 {
@@ -227,33 +237,16 @@ double render_legend(FILE *f, const render_scene *sc, double x, double y0)
     y += 10;
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">Lines</text>\n", x, y);
     y += LINE;
-    fprintf(f,
-            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
-            "stroke-width=\"1.6\"/><text x=\"%.1f\" y=\"%.1f\">edge with nothing across "
-            "(wall, drop)</text>\n",
-            x, y - 4, x + 14, y - 4, x + 20, y);
-    y += LINE;
-    if (sc->o->grid) {
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
-                "stroke-dasharray=\"4 3\"/><text x=\"%.1f\" y=\"%.1f\">tile border; label "
-                "tx,tz (layers)</text>\n",
-                x, y - 4, x + 14, y - 4, x + 20, y);
-        y += LINE;
-    }
+    y = line_key(f, x, y, "stroke=\"#222\" stroke-width=\"1.6\"",
+                 "edge with nothing across (wall, drop)");
+    if (sc->o->grid)
+        y = line_key(f, x, y, "stroke=\"#555\" stroke-dasharray=\"4 3\"",
+                     "tile border; label tx,tz (layers)");
     if (sc->o->have_path) {
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1a1a1a\" "
-                "stroke-width=\"2.5\"/><text x=\"%.1f\" y=\"%.1f\">path (magenta: partial); "
-                "blue dots: tile crossings</text>\n",
-                x, y - 4, x + 14, y - 4, x + 20, y);
-        y += LINE;
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f5b800\" "
-                "stroke-width=\"2.2\"/><text x=\"%.1f\" y=\"%.1f\">its corridor of "
-                "polygons</text>\n",
-                x, y - 4, x + 14, y - 4, x + 20, y);
-        y += LINE;
+        y = line_key(f, x, y, "stroke=\"#1a1a1a\" stroke-width=\"2.5\"",
+                     "path (magenta: partial); blue dots: tile crossings");
+        y = line_key(f, x, y, "stroke=\"#f5b800\" stroke-width=\"2.2\"",
+                     "its corridor of polygons");
     }
     y += 6;
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\">%ld of %ld polygons shown%s</text>\n", x,

@@ -143,18 +143,6 @@ int op__lg_furniture_layout(int size, uint64_t seed, op__lg_piece *pieces, int m
     return n;
 }
 
-/* A vertical quad a -> b from y0 up to ya at a and yb at b, wound like op__lg_wall. */
-static void wall_sloped(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb,
-                        int32_t y0, int32_t ya, int32_t yb)
-{
-    int v0 = op__lg_vert(b, xa, y0, za);
-    int v1 = op__lg_vert(b, xb, y0, zb);
-    int v2 = op__lg_vert(b, xb, yb, zb);
-    int v3 = op__lg_vert(b, xa, ya, za);
-    op__lg_tri(b, v0, v1, v2);
-    op__lg_tri(b, v0, v2, v3);
-}
-
 void op__lg_table_top(const op__lg_piece *t, int32_t y[4])
 {
     int along_z = t->shape & 1, flip = (t->shape >> 1) & 1;
@@ -174,10 +162,10 @@ static void emit_table(op__lg_builder *b, const op__lg_piece *t)
     int32_t under = t->ylo - slab;
     op__lg_quad_up(b, t->x0, t->z0, t->x1, t->z1, y[0], y[1], y[2], y[3]);
     /* Clockwise seen from above, like op__lg_box's sides: each faces out of the slab. */
-    wall_sloped(b, t->x1, t->z0, t->x0, t->z0, under, y[3], y[0]);
-    wall_sloped(b, t->x1, t->z1, t->x1, t->z0, under, y[2], y[3]);
-    wall_sloped(b, t->x0, t->z1, t->x1, t->z1, under, y[1], y[2]);
-    wall_sloped(b, t->x0, t->z0, t->x0, t->z1, under, y[0], y[1]);
+    op__lg_wall_sloped(b, t->x1, t->z0, t->x0, t->z0, under, y[3], y[0]);
+    op__lg_wall_sloped(b, t->x1, t->z1, t->x1, t->z0, under, y[2], y[3]);
+    op__lg_wall_sloped(b, t->x0, t->z1, t->x1, t->z1, under, y[1], y[2]);
+    op__lg_wall_sloped(b, t->x0, t->z0, t->x0, t->z1, under, y[0], y[1]);
     int32_t lx[2] = {off_line(t->x0 + in), off_line(t->x1 - in - leg)};
     int32_t lz[2] = {off_line(t->z0 + in), off_line(t->z1 - in - leg)};
     for (int k = 0; k < 4; k++)

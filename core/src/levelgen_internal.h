@@ -46,6 +46,9 @@ void op__lg_floor(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t
  * bounds lies on the right (build3d-spans.md §3.2a gives a wall on a cell line to that side). */
 void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb, int32_t y0,
                  int32_t y1);
+/* The same from y0 up to ya at a and yb at b (the side of a sloped slab). */
+void op__lg_wall_sloped(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb,
+                        int32_t y0, int32_t ya, int32_t yb);
 /* Box without a bottom: top face (up) and four sides. */
 void op__lg_box(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y0,
                 int32_t y1);

@@ -70,8 +70,9 @@ void render_fill(const render_scene *sc, long i, char out[8]);
 /* Whether edge k of polygon r has nothing across it (no in-tile neighbour, no link). */
 int render_edge_is_wall(const op_mesh *m, op_polyref r, int k);
 
-/* Legend of the colour mode at (x, y) px, about 340 px wide; returns its height in px. */
-double render_legend(FILE *f, const render_scene *sc, double x, double y);
+/* Legend of the colour mode at (x, y) px, about 340 px wide; tiles_labelled says whether the
+ * tile cells are large enough to carry labels. Returns its height in px. */
+double render_legend(FILE *f, const render_scene *sc, double x, double y, int tiles_labelled);
 
 /* Writes the SVG to o->out; prints errors. Returns 0 on success. */
 int render_write_svg(const render_scene *sc);

@@ -215,7 +215,7 @@ static double legend_shade(FILE *f, const render_scene *sc, double x, double y)
     return y + LINE;
 }
 
-double render_legend(FILE *f, const render_scene *sc, double x, double y0)
+double render_legend(FILE *f, const render_scene *sc, double x, double y0, int tiles_labelled)
 {
     static const char *const headings[] = {
         "Colour: area id of the polygon", "Colour: what an agent can reach",
@@ -241,7 +241,8 @@ double render_legend(FILE *f, const render_scene *sc, double x, double y0)
                  "edge with nothing across (wall, drop)");
     if (sc->o->grid)
         y = line_key(f, x, y, "stroke=\"#555\" stroke-dasharray=\"4 3\"",
-                     "tile border; label tx,tz (layers)");
+                     tiles_labelled ? "tile border; label tx,tz (layers)"
+                                    : "tile border (too small to label: crop with --bounds)");
     if (sc->o->have_path) {
         y = line_key(f, x, y, "stroke=\"#1a1a1a\" stroke-width=\"2.5\"",
                      "path (magenta: partial); blue dots: tile crossings");

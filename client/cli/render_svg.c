@@ -338,7 +338,9 @@ int render_write_svg(const render_scene *sc)
     char *legend = NULL;
     size_t legend_len = 0;
     FILE *lf = open_memstream(&legend, &legend_len);
-    double lh = lf ? render_legend(lf, sc, LEFT + fr.pw + GAP, TOP) : 0;
+    double tile = op_mesh_tile_count(sc->m) ? op_mesh_tile(sc->m, 0)->tile_size : 0;
+    int labelled = tile * fr.scale >= MIN_TILE_LABEL_PX;
+    double lh = lf ? render_legend(lf, sc, LEFT + fr.pw + GAP, TOP, labelled) : 0;
     if (lf)
         fclose(lf);
     double w = LEFT + fr.pw + GAP + LEGEND_W, h = TOP + fmax(fr.ph, lh) + BOTTOM;

@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define OP_VERSION_STRING "0.1.0"
+#include "onepath/version.h"
 
 static int cmd_version(int argc, char **argv)
 {
@@ -30,6 +29,7 @@ static const op_cli_command commands[] = {
     {"path", op_cmd_path, "corridor and straight path between two points"},
     {"render", op_cmd_render, "top-down SVG of the mesh (and a path)"},
     {"export", op_cmd_export, "write the mesh's polygons and detail as OBJ"},
+    {"volume", op_cmd_volume, "a level's volumes on onepathd: drop, list"},
 };
 
 static void usage(FILE *f)

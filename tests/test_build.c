@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "onepath/build.h"
@@ -348,7 +349,9 @@ Test(build, walkable_area_and_flags_come_from_the_settings)
     s.flags = 0x2a;
     op_volume v;
     memset(&v, 0, sizeof v);
+    snprintf(v.name, sizeof v.name, "zone");
     v.kind = OP_VOLUME_BOX;
+    v.mode = OP_VOLUME_AREA;
     v.area = 5;
     v.bmin[0] = 8, v.bmin[1] = -1, v.bmin[2] = -1;
     v.bmax[0] = 12, v.bmax[1] = 1, v.bmax[2] = 21;

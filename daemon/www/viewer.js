@@ -44,7 +44,9 @@ function areaColour(area) {
   if (area === 0) return new THREE.Color(0x6b6b6b);
   return new THREE.Color().setHSL(((area * 47) % 360) / 360, 0.6, 0.55);
 }
-function layerColour(layer) { return new THREE.Color().setHSL(((layer * 83 + 200) % 360) / 360, 0.55, 0.52); }
+// Layers: hues far from the seams' magenta and the portals' yellow.
+const LAYER_COLOURS = [0x3d9bc4, 0xe3913c, 0x6fbf55, 0x4fc1b0, 0xd9685b, 0x9b8fd6];
+function layerColour(layer) { return new THREE.Color(LAYER_COLOURS[layer % LAYER_COLOURS.length]); }
 function tileColour(tx, tz) {
   const h = (((tx * 73856093) ^ (tz * 19349663)) >>> 0) % 360;
   return new THREE.Color().setHSL(h / 360, 0.45, 0.5);
@@ -642,7 +644,8 @@ function legend() {
   const items = state.colour === 'area'
     ? [['walkable (63)', areaColour(63)], ['area 1..62', areaColour(5)], ['portal', new THREE.Color(0xffd23f)],
       ['layer seam', new THREE.Color(0xff4fd8)], ['obstacle volume', new THREE.Color(0xff5040)]]
-    : [['portal', new THREE.Color(0xffd23f)], ['layer seam', new THREE.Color(0xff4fd8)]];
+    : [...(state.colour === 'layer' ? [0, 1, 2].map((l) => [`layer ${l}`, layerColour(l)]) : []),
+      ['portal', new THREE.Color(0xffd23f)], ['layer seam', new THREE.Color(0xff4fd8)]];
   $('legend').innerHTML = items.map(([k, c]) => `<div><span class="sw" style="background:#${c.getHexString()}"></span>${k}</div>`).join('');
 }
 

@@ -189,8 +189,12 @@ class Browser:
     def move(self, x, y):
         self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y, button="none")
 
-    def screenshot(self, path):
-        r = self.call("Page.captureScreenshot", format="png")
+    def screenshot(self, path, scale=1.0):
+        params = {"format": "png"}
+        if scale != 1.0:
+            w, h = self.eval("[innerWidth, innerHeight]")
+            params["clip"] = {"x": 0, "y": 0, "width": w, "height": h, "scale": scale}
+        r = self.call("Page.captureScreenshot", **params)
         with open(path, "wb") as f:
             f.write(base64.b64decode(r["data"]))
 

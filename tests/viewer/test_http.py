@@ -3,6 +3,7 @@ one of the page's files gets 4xx and never a byte of a file outside the page's f
 three.js's; methods other than GET/HEAD (files) and POST (/rpc) get 405; POST /rpc
 answers the protocol's reads, refuses edits (403) unless --http-edit, and maps errors to
 4xx; a non-loopback address is refused without --http-remote."""
+import json
 import os
 import subprocess
 import tempfile
@@ -158,6 +159,38 @@ class BadInput(unittest.TestCase):
             self.assertIn(st, (403, 400), method)
             self.assertFalse(r["ok"], method)
         self.assertTrue(rpc(self.port, "level.info", {"level": "stairs"})[1]["ok"])
+
+    def test_path_params(self):
+        for params in ({"level": "stairs"}, {"level": "stairs", "from": [0, 0], "to": [1, 1, 1]},
+                       {"level": "stairs", "from": [0, 0, "x"], "to": [1, 1, 1]},
+                       {"level": "stairs", "from": [0, 0, 1e300], "to": [1, 1, 1]},
+                       {"level": "stairs", "from": [0, 0, 0], "to": [1, 1, 1], "extents": [-1, 1, 1]},
+                       {"level": "stairs", "from": [0, 0, 0], "to": [1, 1, 1], "x": 1}):
+            st, r = rpc(self.port, "path", params)
+            self.assertEqual(st, 400, params)
+            self.assertIn(r["error"]["name"], ("OP_EPROTO", "OP_ERANGE"), params)
+        st, r = rpc(self.port, "path", {"level": "stairs", "from": [500, 0, 500], "to": [1, 0, 1]})
+        self.assertEqual((st, r["error"]["name"]), (404, "OP_ENOTFOUND"))
+        self.assertIn("from", r["error"]["message"])
+
+    def test_path_waits_for_tiles(self):
+        # Right after level.put no tile is built: path builds them, waits, and answers what
+        # `onepath path` answers.
+        level = "gen:rooms:48:2"
+        d = Daemon("--http", "127.0.0.1:0")
+        try:
+            d.put(level, "rooms")
+            st, r = rpc(d.http_port, "path", {"level": "rooms", "from": [6.0, 0.0, 6.0],
+                                              "to": [40.0, 0.0, 40.0], "extents": [4, 8, 4]})
+            self.assertEqual(st, 200, r)
+            cli = json.loads(d.cli("path", level, "--from", "6,0,6", "--to", "40,0,40",
+                                   "--extents", "4,8,4", "--json").stdout)
+            key = lambda c: (c["tx"], c["tz"], c["layer"], c["poly"])
+            self.assertEqual([key(c) for c in r["result"]["corridor"]], [key(c) for c in cli["corridor"]])
+            self.assertEqual(r["result"]["partial"], cli["partial"])
+            self.assertAlmostEqual(r["result"]["cost"], cli["cost"], places=5)
+        finally:
+            d.stop()
 
     def test_body_over_max_message(self):
         d = Daemon("--http", "127.0.0.1:0", "--max-message", "4K")

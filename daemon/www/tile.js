@@ -24,27 +24,17 @@ export function fnv1a64(bytes, end) {
 }
 
 // Little-endian typed arrays from a bin (copied: bins are not aligned in the reply).
-function f32(b) {
-  if (b.length % 4) throw new Error('float32 bin length');
+function typed(b, Ctor, get, what) {
+  const size = Ctor.BYTES_PER_ELEMENT;
+  if (b.length % size) throw new Error(`tile: ${what} bin length ${b.length}`);
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const a = new Float32Array(b.length / 4);
-  for (let i = 0; i < a.length; i++) a[i] = dv.getFloat32(4 * i, true);
+  const a = new Ctor(b.length / size);
+  for (let i = 0; i < a.length; i++) a[i] = dv[get](size * i, true);
   return a;
 }
-function u16(b) {
-  if (b.length % 2) throw new Error('uint16 bin length');
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const a = new Uint16Array(b.length / 2);
-  for (let i = 0; i < a.length; i++) a[i] = dv.getUint16(2 * i, true);
-  return a;
-}
-function u32(b) {
-  if (b.length % 4) throw new Error('uint32 bin length');
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const a = new Uint32Array(b.length / 4);
-  for (let i = 0; i < a.length; i++) a[i] = dv.getUint32(4 * i, true);
-  return a;
-}
+const f32 = (b) => typed(b, Float32Array, 'getFloat32', 'float32');
+const u16 = (b) => typed(b, Uint16Array, 'getUint16', 'uint16');
+const u32 = (b) => typed(b, Uint32Array, 'getUint32', 'uint32');
 
 export function decodeTile(blob) {
   const m = decode(blob);

@@ -219,7 +219,10 @@ function setCell(tx, tz, layers, flash) {
   for (const l of layers) {
     const t = decodeTile(l.blob);
     const built = buildLayer(t);
-    if (flash) built.flashUntil = performance.now() + FLASH_MS;
+    if (flash) {
+      built.flashUntil = performance.now() + FLASH_MS;
+      body.dataset.flashes = String(+(body.dataset.flashes || 0) + 1);
+    }
     root.add(built.group);
     cell.layers.push(built);
   }

@@ -219,6 +219,7 @@ class Viewer(unittest.TestCase):
         self.assertTrue(changed, "the crate changed no tile")
         ds = self.b.eval("Object.assign({}, document.body.dataset)")
         self.assertEqual(int(ds["swaps"]), len(changed))  # exactly the tiles that changed
+        self.assertEqual(int(ds["flashes"]), sum(1 for k in after if (k[0], k[1]) in changed))
         page = {}
         for key, layers in self.b.eval("viewer.cells()"):
             tx, tz = map(int, key.split(","))

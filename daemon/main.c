@@ -455,8 +455,12 @@ int main(int argc, char **argv)
     if (!d || !ls)
         return 1;
     int rc = configure(&d->cfg, &drain_ms, argc, argv, env_listen);
-    if (rc)
+    if (rc) {
+        free(env_listen);
+        free(ls);
+        free(d);
         return rc == 1 ? 0 : 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     pthread_mutex_init(&d->log_mu, NULL);
     opd_stats_init(&d->stats);

@@ -6,6 +6,7 @@
  * points. Scratch: the corridor's portals (n + 1 of them). O(n) amortised restarts,
  * O(n^2) at worst.
  */
+#include <math.h>
 #include <string.h>
 
 #include "query_internal.h"
@@ -21,11 +22,15 @@ typedef struct pull {
     const portal *pt;
     op_straight_point *pts;
     int npts, cap;
+    double eps; /* queries.md §5.3: how far apart two positions of one corner can be */
 } pull;
 
-static int same_xz(const double a[3], const double b[3])
+/* The same point seen from above, up to eps: a corner shared by two tiles is
+ * origin + (float)TileSize in one and origin' + 0 in the other, which differ by the
+ * float32 rounding of TileSize; taken as two points, the funnel turns around the gap. */
+static int same_xz(const pull *s, const double a[3], const double b[3])
 {
-    return a[0] == b[0] && a[2] == b[2];
+    return fabs(a[0] - b[0]) <= s->eps && fabs(a[2] - b[2]) <= s->eps;
 }
 
 static void emit(pull *s, const double pos[3], unsigned flags, op_polyref poly)
@@ -88,7 +93,7 @@ static void funnel(pull *s)
     for (int i = 1; i <= s->n; i++) {
         const double *l = s->pt[i].left, *r = s->pt[i].right;
         if (op__cross_xz(apex, right, r) >= 0.0) {
-            if (same_xz(apex, right) || op__cross_xz(apex, left, r) < 0.0) {
+            if (same_xz(s, apex, right) || op__cross_xz(apex, left, r) < 0.0) {
                 memcpy(right, r, sizeof right);
                 ri = i;
             } else {
@@ -100,7 +105,7 @@ static void funnel(pull *s)
             }
         }
         if (op__cross_xz(apex, left, l) <= 0.0) {
-            if (same_xz(apex, left) || op__cross_xz(apex, right, l) > 0.0) {
+            if (same_xz(s, apex, left) || op__cross_xz(apex, right, l) > 0.0) {
                 memcpy(left, l, sizeof left);
                 li = i;
             } else {
@@ -152,7 +157,7 @@ op_status op_query_straight(const op_mesh *m, const op_polyref *path, int n, con
                               path[i].tile, path[i].poly);
     }
     portal *pt = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *pt);
-    pull s = {path, n, pt, NULL, 0, 2 * n + 2};
+    pull s = {path, n, pt, NULL, 0, 2 * n + 2, ldexp(op_mesh_settings(m)->tile_size, -20)};
     s.pts = op_arena_alloc(out, (size_t)s.cap * sizeof *s.pts);
     if (!pt || !s.pts)
         return op_err_set(err, OP_ENOMEM, "query: out of memory (straight path over %d polygons)",

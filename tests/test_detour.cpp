@@ -706,7 +706,8 @@ void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, op_
 }
 
 void snap_points(const Loaded &L, const dtQueryFilter &f, const std::vector<double> &pts,
-                 std::vector<Snap> &op, std::vector<Snap> &dt, PairStats &ps)
+                 std::vector<Snap> &op, std::vector<Snap> &dt, PairStats &ps,
+                 const std::string &label)
 {
     for (int k = 0; k < kPoints; k++) {
         const double *p = &pts[3 * (size_t)k];
@@ -726,7 +727,16 @@ void snap_points(const Loaded &L, const dtQueryFilter &f, const std::vector<doub
             d.op = to_onepath(L, d.dt);
         if (o.ok)
             o.dt = to_detour(L, o.op);
-        ps.snap_differs += o.ok != d.ok || (o.ok && o.dt != d.dt);
+        if (o.ok != d.ok || (o.ok && o.dt != d.dt)) {
+            ps.snap_differs++;
+            op_polyref r = d.dt ? to_onepath(L, d.dt) : op_polyref{-1, -1};
+            fprintf(stderr,
+                    "  %s point %d (%.2f, %.2f, %.2f): onepath %s(%d, %d) at (%.2f, %.2f, %.2f), "
+                    "Detour %s(%d, %d) at (%.2f, %.2f, %.2f)\n",
+                    label.c_str(), k, p[0], p[1], p[2], o.ok ? "" : "outside the box ", o.op.tile,
+                    o.op.poly, o.pos[0], o.pos[1], o.pos[2], d.ok ? "" : "outside the box ", r.tile,
+                    r.poly, d.pos[0], d.pos[1], d.pos[2]);
+        }
     }
 }
 
@@ -735,7 +745,7 @@ void run_queries(const Loaded &L, const std::vector<double> &pts, const LinkCaus
 {
     dtQueryFilter f; /* the default: every area costs 1, include 0xffff */
     std::vector<Snap> op(kPoints), dt(kPoints);
-    snap_points(L, f, pts, op, dt, ps);
+    snap_points(L, f, pts, op, dt, ps, label);
     op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
     cr_assert(out && scratch);
     std::vector<dtPolyRef> c;

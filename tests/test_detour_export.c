@@ -494,7 +494,7 @@ Test(detour_export, a_cell_built_alone_is_its_tile_of_the_set, .init = setup, .f
 }
 
 /* Detour's tree walk (escape offsets) over a tile's nodes: every polygon once, each box
- * inside its parent's and around its polygon's quantised vertices. */
+ * inside its parent's and around its polygon's vertices quantised as Detour does. */
 static void check_bvtree(const uint8_t *d)
 {
     sections x = sections_of(d);
@@ -524,8 +524,9 @@ static void check_bvtree(const uint8_t *d)
             for (int k = 0; k < p[30]; k++) {
                 const uint8_t *v = d + x.verts + 12 * (size_t)u16(p + 4 + 2 * k);
                 for (int a = 0; a < 3; a++) {
-                    double c = ((double)f32(v + 4 * a) - bmin[a]) * q;
-                    cr_assert(c >= lo[a] && c <= hi[a], "poly %d vertex %d axis %d", idx, k, a);
+                    float c = (f32(v + 4 * a) - bmin[a]) * q; /* Detour's float steps */
+                    cr_assert(c >= 0.0f && (unsigned)(int)c >= lo[a] && (unsigned)(int)c <= hi[a],
+                              "poly %d vertex %d axis %d", idx, k, a);
                 }
             }
         } else {

@@ -385,23 +385,22 @@ typedef struct bv_item {
     int i;
 } bv_item;
 
-/* Quantises polygon bounds against the header's bmin with factor q: floor for the
- * minimum, ceil for the maximum, so every box holds its polygon. */
+/* Quantises polygon bounds against the header's bmin with factor q exactly as Detour's
+ * builder does, in float: (int)((v - bmin) * q) for the minimum and the maximum alike.
+ * Detour's query widens its own box by a step on each side and computes it with the same
+ * float operations, so a polygon that reaches the query box is never missed. */
 static op_status bv_quantise(const float *lo, const float *hi, const float *hb, float q,
                              bv_item *it, op_err *err)
 {
     for (int a = 0; a < 3; a++) {
-        double l = floor(((double)lo[a] - (double)hb[a]) * (double)q);
-        double h = ceil(((double)hi[a] - (double)hb[a]) * (double)q);
-        if (l < 0.0)
-            l = 0.0;
-        if (h > 65535.0)
+        float l = (lo[a] - hb[a]) * q, h = (hi[a] - hb[a]) * q;
+        if (!(h <= 65535.0f))
             return op_err_set(err, OP_ELIMIT,
                               "detour: polygon %d reaches %g bounding-volume steps on axis %d, "
                               "the 16-bit boxes hold 65535",
-                              it->i, h, a);
-        it->bmin[a] = (uint16_t)l;
-        it->bmax[a] = (uint16_t)h;
+                              it->i, (double)h, a);
+        it->bmin[a] = (uint16_t)(l > 0.0f ? (int)l : 0);
+        it->bmax[a] = (uint16_t)(h > 0.0f ? (int)h : 0);
     }
     return OP_OK;
 }

@@ -352,7 +352,7 @@ Test(detour_export, coordinate_and_height_limits, .init = setup, .fini = teardow
     op_err e;
     /* the quad's far corner x = origin + 7 (the triangle's vertex 4) */
     t.origin[0] = OP_DETOUR_MAX_COORD - 7.0;
-    t.tx = (int)(t.origin[0] / 10.0); /* keeps the layer a valid cell; G changes, fine */
+    t.tx = (int)(t.origin[0] / 10.0); /* the grid origin G = origin - tx * 10 is then 5 m */
     cr_assert_eq(one(&t, &s, &e), OP_OK, "%s", e.msg);
     t.origin[0] = OP_DETOUR_MAX_COORD - 6.5;
     cr_assert_eq(one(&t, &s, &e), OP_ERANGE);

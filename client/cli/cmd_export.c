@@ -9,7 +9,8 @@
  * stands alone when imported (Blender makes one mesh object per `o`).
  * --detour: RecastDemo's navmesh set (docs/spec/detour-export.md §5) built by the core;
  * --detour-tiles: one file of Detour tile data per tile cell (tile_TX_TZ.dtile) and the
- * set's dtNavMeshParams (navmesh.params), §5.3.
+ * set's dtNavMeshParams (navmesh.params), §5.3. The Detour header's agent height, radius
+ * and climb come from the settings: with --tiles DIR, pass the bake's own with --set.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -192,7 +193,8 @@ static int write_detour(const export_opts *o, const op_mesh *m)
         fprintf(stderr, "onepath: export --detour: %s\n", e.msg);
     else if (!(o->detour && write_bytes(o->detour, set.bytes, set.size)) &&
              !(o->detour_tiles && write_detour_tiles(o->detour_tiles, &set))) {
-        printf("detour: %d tiles, %zu bytes, max %d polygons a tile (%d tile + %d polygon bits)\n",
+        printf("detour: %d tiles, %zu bytes, room for %d polygons a tile (%d tile + %d polygon "
+               "bits)\n",
                set.ntiles, set.size, set.params.max_polys, set.params.tile_bits,
                set.params.poly_bits);
         rc = 0;

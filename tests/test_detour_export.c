@@ -551,3 +551,28 @@ Test(detour_export, bvtree_holds_every_polygon, .init = setup, .fini = teardown)
         check_bvtree(set.tiles[i].data);
     op_mesh_destroy(m);
 }
+
+/* Out of memory at every allocation: OP_ENOMEM and no output, never a crash (the arena
+ * fail-after-N loop of the style anchors). */
+Test(detour_export, out_of_memory_at_every_allocation, .init = setup, .fini = teardown)
+{
+    op_mesh *m = build_mesh("gen:multifloor:32", "layers", 1);
+    int ok = 0;
+    long n = 0;
+    for (; n < 1024 && !ok; n++) {
+        op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+        op_arena_fail_after(out, n);
+        op_arena_fail_after(scratch, n);
+        op_detour_set set;
+        op_err e;
+        op_status st = op_detour_set_build(m, out, scratch, &set, &e);
+        cr_assert(st == OP_OK || st == OP_ENOMEM, "after %ld: %s", n, e.msg);
+        if (st == OP_ENOMEM)
+            cr_assert(set.bytes == NULL && set.ntiles == 0 && strstr(e.msg, "out of memory"));
+        ok = st == OP_OK;
+        op_arena_destroy(out);
+        op_arena_destroy(scratch);
+    }
+    cr_expect(ok && n > 8, "the export fails at each of its first allocations, then succeeds");
+    op_mesh_destroy(m);
+}

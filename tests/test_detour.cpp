@@ -822,7 +822,86 @@ std::vector<std::string> shared_levels()
     return out;
 }
 
+/* Every link of every polygon of the mesh, as (polygon, edge, neighbour, side) sorted: the
+ * graph Detour walks, whatever order addTile left the lists in. */
+std::vector<std::vector<unsigned>> all_links(const dtNavMesh *nav)
+{
+    std::vector<std::vector<unsigned>> out;
+    for (int i = 0; i < nav->getMaxTiles(); i++) {
+        const dtMeshTile *t = nav->getTile(i);
+        if (!t || !t->header)
+            continue;
+        dtPolyRef base = nav->getPolyRefBase(t);
+        for (int p = 0; p < t->header->polyCount; p++)
+            for (unsigned k = t->polys[p].firstLink; k != DT_NULL_LINK; k = t->links[k].next)
+                out.push_back({(unsigned)(base | (dtPolyRef)p), t->links[k].edge,
+                               (unsigned)t->links[k].ref, t->links[k].side, t->links[k].bmin,
+                               t->links[k].bmax});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 } // namespace
+
+/* What onepathd will serve: a cell built alone (op_level_build_stages) and exported with
+ * op_detour_tile_data replaces its tile of the loaded set (removeTile, then addTile with
+ * the same ref) and links with its neighbours and its own layers exactly as before. */
+Test(detour, a_cell_built_alone_replaces_its_tile)
+{
+    op_arena *a = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_soup soup;
+    load_soup("gen:multifloor:64:1", a, &soup);
+    op_settings s;
+    op_settings_default(&s);
+    op_err e;
+    cr_assert_eq(op_settings_set(&s, "partition", "layers", &e), OP_OK);
+    op_level *lvl = nullptr;
+    cr_assert_eq(op_level_create(&soup, &s, nullptr, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    Loaded L;
+    cr_assert_eq(op_mesh_build_level(lvl, 2, &L.mesh, &e), OP_OK, "%s", e.msg);
+    L.out = op_arena_create(0);
+    L.scratch = op_arena_create(0);
+    cr_assert_eq(op_detour_set_build(L.mesh, L.out, L.scratch, &L.set, &e), OP_OK, "%s", e.msg);
+    load_set(L);
+    const std::vector<std::vector<unsigned>> before = all_links(L.nav);
+    int layered = 0;
+    for (int i = 0; i < L.set.ntiles; i++) {
+        const op_detour_tile &dt = L.set.tiles[i];
+        op_tile_stages st;
+        cr_assert_eq(
+            op_level_build_stages(lvl, dt.tx, dt.tz, OP_STAGE_TILE, 0, out, scratch, &st, &e),
+            OP_OK, "%s", e.msg);
+        op_arena_reset(scratch);
+        std::vector<const op_tile *> layers;
+        for (int k = 0; k < st.ntiles; k++)
+            layers.push_back(&st.tiles[k]);
+        layered += st.ntiles > 1;
+        uint8_t *d;
+        size_t size;
+        int np;
+        cr_assert_eq(op_detour_tile_data(layers.data(), (int)layers.size(), &s, out, scratch, &d,
+                                         &size, &np, &e),
+                     OP_OK, "%s", e.msg);
+        dtStatus r = L.nav->removeTile(dt.ref, nullptr, nullptr);
+        cr_assert(dtStatusSucceed(r), "removeTile (%d, %d): %#x", dt.tx, dt.tz, r);
+        unsigned char *copy = (unsigned char *)dtAlloc(size, DT_ALLOC_PERM);
+        std::memcpy(copy, d, size);
+        dtTileRef got = 0;
+        r = L.nav->addTile(copy, (int)size, DT_TILE_FREE_DATA, dt.ref, &got);
+        if (dtStatusFailed(r))
+            dtFree(copy);
+        cr_assert(dtStatusSucceed(r) && got == dt.ref, "addTile (%d, %d): %#x", dt.tx, dt.tz, r);
+        cr_assert(all_links(L.nav) == before, "cell (%d, %d) links as in the set", dt.tx, dt.tz);
+        op_arena_reset(out);
+        op_arena_reset(scratch);
+    }
+    cr_expect_gt(layered, 0, "some cell has several layers");
+    op_level_destroy(lvl);
+    op_arena_destroy(a);
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+}
 
 #define GEN_SIZE "128"
 Test(detour, loads_and_agrees_flat)

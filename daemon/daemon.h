@@ -37,8 +37,9 @@
 #include "onepath/rpc.h"
 #include "onepath/settings.h"
 #include "onepath/status.h"
+#include "onepath/version.h"
 
-#define OPD_VERSION "0.1.0"
+#define OPD_VERSION OP_VERSION_STRING
 
 /* ---- configuration (flags and environment, main.c) ---- */
 

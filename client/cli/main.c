@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define OP_VERSION_STRING "0.1.0"
+#include "onepath/version.h"
 
 static int cmd_version(int argc, char **argv)
 {

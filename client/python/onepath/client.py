@@ -1,0 +1,258 @@
+"""A client of onepathd (docs/spec/protocol.md): nng REQ/REP through ctypes, msgpack
+through python3-msgpack.
+
+Client(url) dials tcp://HOST:PORT or ipc:///PATH (in the background: the daemon may
+start later). Each RPC method has one method here, named after it (level.put ->
+level_put), taking the method's params as arguments and returning its result map as a
+dict (str keys, bin values as bytes). Every method takes timeout= (seconds, default the
+client's); an error reply raises the exception of its code (onepath.errors).
+
+Adding a method is a few lines: one `call` with its params, e.g.
+
+    def volume_drop(self, level, name, *, timeout=None):
+        return self.call("volume.drop", _params(level=level, name=name), timeout=timeout)
+
+Thread-safe: every call opens its own nng context, so calls from several threads are in
+flight at once on one connection.
+"""
+
+import array
+import itertools
+import math
+import sys
+
+import msgpack
+
+from . import _nng
+from .errors import (InputOutputError, InvalidArgument, OutOfMemory, ProtocolError,
+                     Timeout, error_for)
+
+PROTOCOL_VERSION = 1
+MAX_WAIT_MS = 600000  # changes.since wait_ms bound (protocol.md §4)
+# Added to a long poll's wait when the caller gives no timeout: the reply also waits for
+# the rebuild of the edits so far (protocol.md §4.3).
+LONG_POLL_MARGIN = 30.0
+
+
+def _params(**kw):
+    """A params map without the optional arguments left as None."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _flat(values):
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _le32_bin(values, typecode, what):
+    """A bin of little-endian 32-bit values (protocol.md §2.4) from bytes (taken as
+    already packed), a numpy array, or a sequence of numbers or of triples."""
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        return bytes(values)
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(values, np.ndarray):
+        return values.astype("<f4" if typecode == "f" else "<i4").tobytes()
+    a = array.array(typecode)
+    assert a.itemsize == 4
+    try:
+        a.extend(_flat(values))
+    except (TypeError, OverflowError) as e:
+        raise InvalidArgument("%s: %s" % (what, e)) from None
+    if sys.byteorder == "big":
+        a.byteswap()
+    return a.tobytes()
+
+
+def mesh(name, verts, tris, areas=None):
+    """One mesh of a level as level.put and mesh.put send it: verts (x, y, z floats, sent
+    as float32), tris (vertex index triples, int32), areas (None or one id 0..63 per
+    triangle). Each may be flat or a sequence of triples, bytes already packed
+    little-endian, or a numpy array."""
+    v = _le32_bin(verts, "f", "mesh %r verts" % name)
+    t = _le32_bin(tris, "i", "mesh %r tris" % name)
+    if len(v) % 12 or len(t) % 12:
+        raise InvalidArgument("mesh %r: verts and tris must be whole triples" % name)
+    m = {"name": name, "verts": v, "tris": t}
+    if areas is not None:
+        try:
+            m["areas"] = bytes(areas)
+        except (TypeError, ValueError) as e:
+            raise InvalidArgument("mesh %r areas: %s" % (name, e)) from None
+    return m
+
+
+def _as_mesh(m):
+    if isinstance(m, dict):
+        return mesh(m["name"], m["verts"], m["tris"], m.get("areas"))
+    return mesh(*m)
+
+
+class Client:
+    """A connection to one onepathd. timeout: the default per request, in seconds."""
+
+    def __init__(self, url, timeout=30.0, libnng=None):
+        if not timeout or timeout <= 0:
+            raise InvalidArgument("timeout must be > 0 seconds")
+        self.url = url
+        self.timeout = float(timeout)
+        self._ids = itertools.count(1)
+        try:
+            self._sock = _nng.ReqSocket(url, _nng.load(libnng) if libnng else None)
+        except _nng.NngError as e:
+            bad = e.rv in (_nng.NNG_EADDRINVAL, _nng.NNG_ENOTSUP, _nng.NNG_EINVAL)
+            cls = InvalidArgument if bad else InputOutputError
+            raise cls("client: %s" % e) from None
+
+    def close(self):
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- the transport ----
+
+    def call(self, method, params=None, *, timeout=None):
+        """Sends one request and returns its result map; raises the error reply's
+        exception. params: a dict (omitted when None)."""
+        t = self.timeout if timeout is None else float(timeout)
+        if not t > 0:
+            raise InvalidArgument("timeout must be > 0 seconds")
+        rid = next(self._ids)
+        req = {"v": PROTOCOL_VERSION, "id": rid, "method": method}
+        if params is not None:
+            req["params"] = params
+        data = msgpack.packb(req, use_bin_type=True)
+        try:
+            raw = self._sock.request(data, max(1, int(math.ceil(t * 1000))))
+        except _nng.NngError as e:
+            if e.rv == _nng.NNG_ETIMEDOUT:
+                raise Timeout("client: %s %s: %s" % (method, e.what, e), method=method) from None
+            if e.rv == _nng.NNG_ENOMEM:
+                raise OutOfMemory("client: %s: %s" % (method, e), method=method) from None
+            raise InputOutputError("client: %s: %s" % (method, e), method=method) from None
+        return _reply(raw, rid, method)
+
+    # ---- one method per RPC method (protocol.md §4) ----
+
+    def ping(self, *, timeout=None):
+        """version, protocol, limits."""
+        return self.call("ping", timeout=timeout)
+
+    def level_put(self, level, meshes, settings=None, *, timeout=None):
+        """Creates or replaces a level. meshes: mesh() dicts, dicts with name, verts,
+        tris (and areas), or (name, verts, tris[, areas]) tuples. settings: a dict of
+        setting names to numbers, bools or str (protocol.md §3.3). -> version, changed."""
+        return self.call("level.put", {"level": level, "settings": dict(settings or {}),
+                                       "meshes": [_as_mesh(m) for m in meshes]},
+                         timeout=timeout)
+
+    def level_drop(self, level, *, timeout=None):
+        """-> dropped."""
+        return self.call("level.drop", _params(level=level), timeout=timeout)
+
+    def level_list(self, *, timeout=None):
+        """-> levels: [{level, version}] sorted by name."""
+        return self.call("level.list", timeout=timeout)
+
+    def level_info(self, level, *, timeout=None):
+        """-> version, bounds, tiles [tx0, tz0, tx1, tz1], tiles_total, tiles_built,
+        memory, bake {running, done, total}."""
+        return self.call("level.info", _params(level=level), timeout=timeout)
+
+    def mesh_put(self, level, name, verts, tris, areas=None, *, timeout=None):
+        """Adds or replaces one mesh of a level. -> version, changed."""
+        m = mesh(name, verts, tris, areas)
+        return self.call("mesh.put", dict(m, level=level), timeout=timeout)
+
+    def mesh_drop(self, level, name, *, timeout=None):
+        """-> version, changed."""
+        return self.call("mesh.drop", _params(level=level, name=name), timeout=timeout)
+
+    def tile_get(self, level, tx, tz, *, timeout=None):
+        """-> version, tx, tz, layers: [{layer, hash, blob}] (decode with decode_tile)."""
+        return self.call("tile.get", _params(level=level, tx=tx, tz=tz), timeout=timeout)
+
+    def tile_range(self, level, tx0, tz0, tx1, tz1, *, after=None, max_bytes=None,
+                   timeout=None):
+        """One page of tiles in row-major order. -> tiles, next ([tx, tz] to pass as
+        after, or None when done)."""
+        return self.call("tile.range",
+                         _params(level=level, tx0=tx0, tz0=tz0, tx1=tx1, tz1=tz1,
+                                 after=list(after) if after is not None else None,
+                                 max_bytes=max_bytes),
+                         timeout=timeout)
+
+    def level_bake(self, level, *, timeout=None):
+        """Builds every tile not cached, in the background. -> started."""
+        return self.call("level.bake", _params(level=level), timeout=timeout)
+
+    def changes_since(self, level, version, *, wait=0.0, timeout=None):
+        """The tiles whose bytes changed after version. wait (seconds, up to 600): how
+        long the daemon may hold the request when nothing changed (a long poll). The
+        request's timeout, and with it the REQ resend time, must exceed the wait
+        (protocol.md §1.4); it defaults to the wait plus LONG_POLL_MARGIN.
+        -> version, tiles: [{tx, tz, hashes}]."""
+        wait_ms = int(round(float(wait) * 1000))
+        if not 0 <= wait_ms <= MAX_WAIT_MS:
+            raise InvalidArgument("changes_since: wait %r s outside 0..600" % wait)
+        if timeout is None:
+            timeout = wait_ms / 1000.0 + max(self.timeout, LONG_POLL_MARGIN)
+        elif float(timeout) * 1000 <= wait_ms:
+            raise InvalidArgument("changes_since: timeout %r s must exceed the wait %r s"
+                                  % (timeout, wait))
+        return self.call("changes.since",
+                         _params(level=level, version=version, wait_ms=wait_ms or None),
+                         timeout=timeout)
+
+    def stats(self, *, timeout=None):
+        """uptime_ms, levels, memory, cache, builds, requests, errors, latency_us."""
+        return self.call("stats", timeout=timeout)
+
+    # ---- conveniences over the methods ----
+
+    def tiles(self, level, rect=None, *, max_bytes=None, timeout=None):
+        """Every tile of rect (tx0, tz0, tx1, tz1; default the level's range) in
+        row-major order, one tile.get-shaped dict at a time, paging with tile.range."""
+        if rect is None:
+            rect = self.level_info(level, timeout=timeout)["tiles"]
+            if rect[0] > rect[2] or rect[1] > rect[3]:
+                return
+        after = None
+        while True:
+            page = self.tile_range(level, *rect, after=after, max_bytes=max_bytes,
+                                   timeout=timeout)
+            yield from page["tiles"]
+            after = page["next"]
+            if after is None:
+                return
+
+
+def _reply(raw, rid, method):
+    """The result map of a reply (protocol.md §2.2), or the error reply's exception."""
+    try:
+        rep = msgpack.unpackb(raw, raw=False, strict_map_key=True)
+    except Exception as e:  # msgpack raises several types for malformed input
+        raise ProtocolError("client: %s: malformed reply: %s" % (method, e),
+                            method=method) from None
+    if not isinstance(rep, dict) or rep.get("v") != PROTOCOL_VERSION:
+        raise ProtocolError("client: %s: reply is not a version 1 map" % method, method=method)
+    if rep.get("id") != rid:
+        raise ProtocolError("client: %s: reply id %r, request id %d" % (method, rep.get("id"), rid),
+                            method=method)
+    ok = rep.get("ok")
+    if ok is True and isinstance(rep.get("result"), dict):
+        return rep["result"]
+    err = rep.get("error")
+    if ok is False and isinstance(err, dict) and isinstance(err.get("code"), int):
+        raise error_for(err["code"], str(err.get("message", "")), name=err.get("name"),
+                        method=method)
+    raise ProtocolError("client: %s: reply has neither a result nor an error" % method,
+                        method=method)

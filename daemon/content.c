@@ -1,8 +1,9 @@
 /*
- * onepathd level content: named meshes (the uploaded bytes, immutable) and the
- * settings map of protocol §3.3. Shared by the registry (equality, soup), the store
- * (files) and dispatch (params). Meshes: up to --max-level-verts vertices each,
- * typically 10^2..10^6.
+ * onepathd level content: named meshes (the uploaded bytes, immutable, reference
+ * counted so that versions, snapshots and compaction share them), the mesh map of the
+ * level files and journal records, the name-ordered mesh list, and the settings map of
+ * protocol §3.3. Used by the level state (equality, lists), the store (files) and the
+ * methods (params). Meshes: up to --max-level-verts vertices each, typically 10^2..10^6.
  */
 #include <math.h>
 #include <stddef.h>
@@ -89,6 +90,7 @@ op_status opd_mesh_make(const char *name, const uint8_t *verts, size_t verts_len
     opd_mesh *m = calloc(1, sizeof *m);
     if (!m)
         return op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
+    atomic_init(&m->refs, 1);
     snprintf(m->name, sizeof m->name, "%s", name);
     m->verts = dup_bytes(verts, verts_len);
     m->tris = dup_bytes(tris, tris_len);
@@ -106,9 +108,15 @@ op_status opd_mesh_make(const char *name, const uint8_t *verts, size_t verts_len
     return OP_OK;
 }
 
+opd_mesh *opd_mesh_ref(opd_mesh *m)
+{
+    atomic_fetch_add(&m->refs, 1);
+    return m;
+}
+
 void opd_mesh_free(opd_mesh *m)
 {
-    if (!m)
+    if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
         return;
     free(m->verts);
     free(m->tris);
@@ -123,6 +131,87 @@ int opd_mesh_equal(const opd_mesh *a, const opd_mesh *b)
            memcmp(a->verts, b->verts, a->verts_len) == 0 &&
            memcmp(a->tris, b->tris, a->tris_len) == 0 &&
            (!a->areas || memcmp(a->areas, b->areas, a->areas_len) == 0);
+}
+
+/* ---- the mesh map of level files and journal records (protocol §7.3) ---- */
+
+int opd_mesh_pack(msgpack_packer *pk, const opd_mesh *m)
+{
+    int rc = msgpack_pack_map(pk, 4);
+    rc |= op_rpc_pack_key(pk, "name") | op_rpc_pack_key(pk, m->name);
+    rc |= op_rpc_pack_key(pk, "verts") | msgpack_pack_bin_with_body(pk, m->verts, m->verts_len);
+    rc |= op_rpc_pack_key(pk, "tris") | msgpack_pack_bin_with_body(pk, m->tris, m->tris_len);
+    rc |= op_rpc_pack_key(pk, "areas");
+    rc |= m->areas ? msgpack_pack_bin_with_body(pk, m->areas, m->areas_len) : msgpack_pack_nil(pk);
+    return rc;
+}
+
+op_status opd_mesh_decode(const msgpack_object *o, opd_mesh **out, op_err *err)
+{
+    static const char *const keys[] = {"name", "verts", "tris", "areas", NULL};
+    const char *name;
+    size_t nlen, vlen, tlen, alen = 0;
+    const uint8_t *v, *t, *a = NULL;
+    char nm[65];
+    op_status st;
+    *out = NULL;
+    if (o->type != MSGPACK_OBJECT_MAP)
+        return op_err_set(err, OP_EPROTO, "store: a mesh is not a map");
+    if ((st = op_rpc_check_keys(o, keys, err)) != OP_OK ||
+        (st = op_rpc_get_str(o, "name", 0, &name, &nlen, err)) != OP_OK ||
+        (st = op_rpc_name(name, nlen, "mesh", nm, err)) != OP_OK ||
+        (st = op_rpc_get_bin(o, "verts", 0, &v, &vlen, err)) != OP_OK ||
+        (st = op_rpc_get_bin(o, "tris", 0, &t, &tlen, err)) != OP_OK)
+        return st;
+    const msgpack_object *ao = op_rpc_get(o, "areas");
+    if (ao && ao->type == MSGPACK_OBJECT_BIN) {
+        a = (const uint8_t *)ao->via.bin.ptr;
+        alen = ao->via.bin.size;
+    } else if (!ao || ao->type != MSGPACK_OBJECT_NIL) {
+        return op_err_set(err, OP_EPROTO, "store: mesh '%s' areas is not bin or nil", nm);
+    }
+    return opd_mesh_make(nm, v, vlen, t, tlen, a, alen, out, err);
+}
+
+/* ---- the mesh list of a level (protocol §3.2: by name) ---- */
+
+int opd_mesh_list_find(opd_mesh *const *list, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(list[i]->name, name))
+            return i;
+    return -1;
+}
+
+op_status opd_mesh_list_edit(opd_mesh *const *list, int n, opd_mesh *m, const char *drop,
+                             opd_mesh ***out, int *nout, op_err *err)
+{
+    int at = opd_mesh_list_find(list, n, m ? m->name : drop);
+    opd_mesh **l = calloc((size_t)n + 1, sizeof *l);
+    if (!l)
+        return op_err_set(err, OP_ENOMEM, "edit: out of memory for %d meshes", n + 1);
+    int k = 0, placed = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == at)
+            continue;
+        if (m && !placed && strcmp(m->name, list[i]->name) < 0) {
+            l[k++] = opd_mesh_ref(m);
+            placed = 1;
+        }
+        l[k++] = opd_mesh_ref(list[i]);
+    }
+    if (m && !placed)
+        l[k++] = opd_mesh_ref(m);
+    *out = l;
+    *nout = k;
+    return OP_OK;
+}
+
+void opd_mesh_list_free(opd_mesh **list, int n)
+{
+    for (int i = 0; list && i < n; i++)
+        opd_mesh_free(list[i]);
+    free(list);
 }
 
 /* ---- settings ---- */

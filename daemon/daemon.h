@@ -1,16 +1,39 @@
 /*
  * onepathd internals: the pieces of the daemon and how they hand work to each other.
  *
- *   server.c    nng REP0 socket, one op_call per nng context (recv -> dispatch -> send)
- *   dispatch.c  the protocol methods (docs/spec/protocol.md §4): params in, reply out
- *   content.c   meshes and the settings map (the content of a level)
- *   registry.c  levels, tile entries, the blob cache (LRU), single-flight builds,
- *               change versions, edits (registry_internal.h: what reads.c shares)
- *   reads.c     the read methods: level list/info, tiles, bake, changes, parked polls
- *   store.c     level files in the data directory (write, fsync, rename, fsync dir)
- *   pool.c      worker threads (one pool for edits, one for tile builds)
- *   stats.c     counters and the latency histogram
- *   main.c      flags, start-up, the libuv loop (signals, deadline timer, drain)
+ * A request flows one way, each file calling only files below it:
+ *
+ *   main.c           flags, start-up, the libuv loop (signals, long-poll deadlines, drain)
+ *   transport.c      nng REP0 socket and contexts: receive a message, hand it to route
+ *   route.c          decode, admit (drain), pick the method, run it here or on the request
+ *                    pool, reply; the wake-up of parked calls (the one completion path)
+ *   methods_*.c      the protocol methods (docs/spec/protocol.md §4): params in, result out
+ *                    (admin: ping, stats; level; mesh; tile; changes)
+ *   params.c         param readers and result packers the methods share
+ *   call.c           a call's reply: packed into an nng message, sent, logged, counted
+ *   ---- level state (level.h) ----
+ *   edit.c           edits: prepare, persist, install, invalidate; compaction; loading
+ *   changes.c        changes.since: the tiles that changed, parked long polls, deadlines
+ *   registry.c       the table of levels by name
+ *   level.c          one level: lifetime, references, its tile map, memory
+ *   tiles.c          tile entries: ready or not, single-flight builds, results, dirty marks
+ *   snapshot.c       the build input of one level version: one prepared part per mesh
+ *   cache.c          the blob cache: LRU under --cache-bytes across levels
+ *   builds.c         where a tile builds (build pool or the receiving thread) and how
+ *   ---- persistence (store.h) ----
+ *   store.c          level snapshots (L.oplevel) and loading a level with its journal
+ *   record.c         the journal's edit records (msgpack payloads)
+ *   journal.c        the journal file (L.opjournal): framed, checksummed, fdatasynced
+ *   files.c          O_NOFOLLOW opens, O_EXCL 0600 temporaries, rename, directory fsync
+ *   ---- leaves ----
+ *   content.c        meshes and the settings map (the content of a level)
+ *   pool.c           worker threads (one pool for requests, one for tile builds)
+ *   stats.c          counters and the latency histogram
+ *   daemon.c         clock, log, loop wake-up
+ *
+ * Completion goes back up one way only: a lower layer that finishes what a call waits
+ * for wakes the call's opd_waiter (below), whose callback route.c set. No file names a
+ * function of a file above it.
  *
  * Threads: an nng callback parses a small request and answers a read at once (a cached
  * tile only locks its level briefly), or parks it (a tile being built, a long poll);
@@ -57,9 +80,56 @@ typedef struct opd_config {
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;
-    size_t cache_bytes; /* tile blobs kept across all levels */
-    int no_fsync;       /* tests only: skip fsync (never in production) */
+    size_t cache_bytes;   /* tile blobs kept across all levels */
+    size_t compact_bytes; /* a journal is compacted past this and its snapshot's size */
+    int no_fsync;         /* tests only: skip fsync (never in production) */
 } opd_config;
+
+/* ---- completion (the one way back up) ----
+ *
+ * A call that must wait (a tile being built, a long poll) parks its waiter in a list
+ * of the level state. Whoever ends the wait detaches the list and wakes each waiter:
+ *   OPD_WAKE_QUEUE  the waker may hold locks: the callback only queues the call to be
+ *                   run again on the request pool;
+ *   OPD_WAKE_HERE   the waker holds no lock: the callback may run the call right here
+ *                   (the build worker that built a tile answers the calls waiting for it).
+ * A waiter is in at most one list at a time. */
+
+typedef enum opd_wake_how { OPD_WAKE_QUEUE, OPD_WAKE_HERE } opd_wake_how;
+
+typedef struct opd_waiter opd_waiter;
+typedef void (*opd_wake_fn)(opd_waiter *w, opd_wake_how how);
+
+struct opd_waiter {
+    opd_wake_fn wake;
+    opd_waiter *next;
+    int64_t deadline_ns; /* a long poll ends at this time (0: none) */
+};
+
+static inline void opd_waiter_push(opd_waiter **list, opd_waiter *w)
+{
+    w->next = *list;
+    *list = w;
+}
+
+/* Detaches the whole list (under the lock that guards it). */
+static inline opd_waiter *opd_waiters_take(opd_waiter **list)
+{
+    opd_waiter *w = *list;
+    *list = NULL;
+    return w;
+}
+
+/* Wakes every waiter of a detached list. */
+static inline void opd_waiters_wake(opd_waiter *w, opd_wake_how how)
+{
+    while (w) {
+        opd_waiter *next = w->next;
+        w->next = NULL;
+        w->wake(w, how);
+        w = next;
+    }
+}
 
 /* ---- worker pool (pool.c) ---- */
 
@@ -118,11 +188,13 @@ uint64_t opd_stats_quantile(opd_stats *s, double q);
 int opd_lat_bucket(uint64_t us);
 uint64_t opd_lat_bucket_upper(int b);
 
-/* ---- level content (registry.c, store.c) ---- */
+/* ---- level content (content.c) ---- */
 
 /* One named mesh: the bytes exactly as uploaded (little-endian float32 x 3 vertices,
- * int32 x 3 triangles, optional uint8 areas). Immutable once made. */
+ * int32 x 3 triangles, optional uint8 areas). Immutable once made; reference counted
+ * (opd_mesh_make gives the first reference, opd_mesh_free releases one). */
 typedef struct opd_mesh {
+    atomic_int refs;
     char name[65];
     uint8_t *verts;
     size_t verts_len; /* bytes */
@@ -140,49 +212,93 @@ typedef struct opd_mesh {
 op_status opd_mesh_make(const char *name, const uint8_t *verts, size_t verts_len,
                         const uint8_t *tris, size_t tris_len, const uint8_t *areas,
                         size_t areas_len, opd_mesh **out, op_err *err);
+opd_mesh *opd_mesh_ref(opd_mesh *m);
 void opd_mesh_free(opd_mesh *m);
 /* Same bytes (verts, tris and areas, an absent areas array differs from a present one). */
 int opd_mesh_equal(const opd_mesh *a, const opd_mesh *b);
+/* The mesh map {name, verts, tris, areas (bin or nil)} of level files and journal
+ * records (protocol §7.3); decode checks it strictly (OP_EPROTO / the mesh's errors). */
+int opd_mesh_pack(msgpack_packer *pk, const opd_mesh *m);
+op_status opd_mesh_decode(const msgpack_object *o, opd_mesh **out, op_err *err);
+
+/* A mesh list: name-sorted, holding one reference per mesh. */
+int opd_mesh_list_find(opd_mesh *const *list, int n, const char *name);
+/* The list with m put (replacing its namesake) or, m NULL, with the mesh `drop` taken out:
+ * a new array (*out, *nout) with a reference to every mesh it holds. */
+op_status opd_mesh_list_edit(opd_mesh *const *list, int n, opd_mesh *m, const char *drop,
+                             opd_mesh ***out, int *nout, op_err *err);
+void opd_mesh_list_free(opd_mesh **list, int n);
 
 /* Settings map (protocol §3.3) <-> op_settings. */
 op_status opd_settings_from_map(const msgpack_object *map, op_settings *s, op_err *err);
 int opd_settings_pack(msgpack_packer *pk, const op_settings *s);
 int opd_settings_equal(const op_settings *a, const op_settings *b);
 
-/* ---- persistence (store.c) ---- */
+/* ---- persistence (store.c; the rest of it in store.h) ---- */
 
-/* What a level file holds. meshes sorted by name. */
+/* What a level snapshot holds. meshes sorted by name. */
 typedef struct opd_level_data {
     char name[65];
     uint64_t version;
+    uint64_t epoch; /* this life of the level (protocol §7.3); 0 in OPLEVEL1 files */
     op_settings settings;
     opd_mesh **meshes;
     int nmeshes;
 } opd_level_data;
 
-/* Writes the level's file atomically and durably (temp, fsync, rename, fsync dir).
- * OP_EIO naming the file and errno. */
-op_status opd_store_write(const char *dir, const opd_level_data *ld, int no_fsync, op_err *err);
-/* Removes the level's file (and fsyncs the directory); a missing file is OP_OK. */
-op_status opd_store_remove(const char *dir, const char *name, int no_fsync, op_err *err);
-/* Encodes / decodes the file bytes (exposed for tests). decode: OP_EPROTO on corruption;
- * on success the caller owns ld->meshes (opd_level_data_fini). */
+/* Encodes / decodes the snapshot bytes (exposed for tests). decode: OP_EPROTO on
+ * corruption; on success the caller owns ld->meshes (opd_level_data_fini). */
 op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err *err);
 op_status opd_store_decode(const uint8_t *buf, size_t len, opd_level_data *ld, op_err *err);
 void opd_level_data_fini(opd_level_data *ld);
-/* Calls fn for every level file of dir that loads; logs and skips the corrupt ones.
- * fn takes ownership of the data. */
-typedef void (*opd_store_load_fn)(void *ctx, opd_level_data *ld);
-typedef void (*opd_store_log_fn)(void *ctx, const char *msg);
-int opd_store_load_all(const char *dir, opd_store_load_fn fn, opd_store_log_fn log, void *ctx);
 
-/* ---- calls (server.c) ---- */
+/* ---- the daemon ---- */
 
-typedef struct opd_daemon opd_daemon;
-typedef struct opd_level opd_level;
+typedef struct opd_registry opd_registry;
+typedef struct opd_builder opd_builder;
+typedef struct opd_cache opd_cache;
 
-/* One request in flight: an nng context and its state. A call is parked in at most one
- * wait list at a time (a tile's waiters or a level's long polls). */
+/* Everything is reached from here; no globals. */
+typedef struct opd_daemon {
+    opd_config cfg;
+    opd_registry *reg;
+    opd_pool *requests;
+    opd_pool *background; /* compactions, one at a time */
+    opd_builder *builder;
+    opd_cache *cache;
+    opd_stats stats;
+    op_mp_limits limits;
+    uint64_t start_ns;
+    atomic_int stopping;
+    atomic_int inflight; /* calls between receive and the end of their send, and threads
+                          * still inside a reply or a re-arm (the drain waits for 0) */
+    pthread_mutex_t log_mu;
+    FILE *log;
+    void *loop; /* uv_loop_t */
+    void *wake; /* uv_async_t: re-arm the deadline timer, check the drain */
+    nng_socket sock;
+    struct opd_call *calls;
+    int ncalls;
+} opd_daemon;
+
+/* ---- leaf services (daemon.c) ---- */
+
+uint64_t opd_now_ns(void);
+/* Wakes the loop thread: re-arms the deadline timer, checks the drain (any thread). */
+void opd_daemon_wake(opd_daemon *d);
+/* Writes one log line (a time stamp is prepended). */
+void opd_log(opd_daemon *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- calls (call.c; transport.c receives them) ---- */
+
+/* Where a call's nng aio is: waiting for a request, working on one, sending its reply. */
+enum { OPD_CALL_RECV, OPD_CALL_WORK, OPD_CALL_SEND };
+
+/* One request in flight: an nng context and its state. */
 typedef struct opd_call {
     opd_daemon *d;
     nng_ctx ctx;
@@ -194,10 +310,8 @@ typedef struct opd_call {
     opd_method method;
     char level[65];
     uint64_t t0_ns;
-    int64_t deadline_ns; /* long poll: answer empty at this time */
-    struct opd_call *next_wait;
-    opd_level *wait_level; /* the level a parked call holds a reference to */
-    int woken;             /* answered by the thread of a build: it builds nothing more there */
+    opd_waiter wait; /* parked: in a tile's waiters or a level's long polls */
+    int woken;       /* run again by the thread of a build: it builds nothing more there */
 } opd_call;
 
 /* Replies are packed straight into the nng message that is sent: no copy of a blob.
@@ -212,96 +326,62 @@ int opd_reply_reserve(msgpack_packer *pk, size_t more);
 void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name);
 /* Packs and sends an error reply. */
 void opd_call_error(opd_call *c, op_status code, const char *msg);
-/* Hands a parked call back to the request pool to be dispatched again. */
-void opd_call_redispatch(opd_call *c);
+
+/* ---- transport (transport.c) ---- */
 
 /* Opens the socket, listens on every URL and starts the contexts (OP_EIO naming the
  * URL). Stop closes the socket and frees the contexts: only once no call is in flight. */
-int opd_server_start(opd_daemon *d, op_err *err);
-void opd_server_stop(opd_daemon *d);
+int opd_transport_start(opd_daemon *d, op_err *err);
+void opd_transport_stop(opd_daemon *d);
 
-/* ---- dispatch (dispatch.c) ---- */
+/* ---- route (route.c) ---- */
 
 /* A request just received (on nng's callback thread): small read requests are parsed
  * and answered (or parked) right here; edits and large messages go to the request pool. */
-void opd_dispatch_received(opd_call *c);
-/* Handles c's request on the calling thread: replies, or parks the call (it will be
- * dispatched again). */
-void opd_dispatch(opd_call *c);
+void opd_route_received(opd_call *c);
 
-/* ---- registry (registry.c) ---- */
+/* ---- methods (methods_*.c) ---- */
 
-typedef struct opd_registry opd_registry;
-
-/* The daemon: everything is reached from here; no globals. */
-struct opd_daemon {
-    opd_config cfg;
-    opd_registry *reg;
-    opd_pool *requests;
-    opd_pool *builds;
-    opd_stats stats;
-    op_mp_limits limits;
-    uint64_t start_ns;
-    atomic_int stopping;
-    atomic_int inflight; /* calls between receive and the end of their send, and threads
-                          * still inside a reply or a re-arm (the drain waits for 0) */
-    pthread_mutex_t log_mu;
-    FILE *log;
-    void *loop; /* uv_loop_t */
-    void *wake; /* uv_async_t: re-arm the deadline timer, check the drain */
-    nng_socket sock;
-    opd_call *calls;
-    int ncalls;
-};
-
-uint64_t opd_now_ns(void);
-/* Wakes the loop thread: re-arms the deadline timer, checks the drain (any thread). */
-void opd_daemon_wake(opd_daemon *d);
-/* Writes one log line (a time stamp is prepended). */
-void opd_log(opd_daemon *d, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-opd_registry *opd_registry_create(opd_daemon *d);
-void opd_registry_destroy(opd_registry *r);
-/* Loads every level file of the data directory (start-up). */
-void opd_registry_load(opd_registry *r);
-
-/* Levels by name: a reference (release with opd_level_unref), or NULL. */
-opd_level *opd_level_find(opd_registry *r, const char *name);
-void opd_level_unref(opd_level *lv);
-
-/* Edits (protocol §5, §6, §7): persisted before they return OP_OK. meshes (the array
- * and each mesh, malloc'd) and mesh are taken: owned by the registry either way. */
-op_status opd_level_put(opd_registry *r, const char *name, const op_settings *s, opd_mesh **meshes,
-                        int nmeshes, uint64_t *version, int *changed, op_err *err);
-op_status opd_level_drop(opd_registry *r, const char *name, int *dropped, op_err *err);
-op_status opd_mesh_put(opd_registry *r, const char *level, opd_mesh *mesh, uint64_t *version,
-                       int *changed, op_err *err);
-op_status opd_mesh_drop(opd_registry *r, const char *level, const char *mesh, uint64_t *version,
-                        int *changed, op_err *err);
-
-/* Not a protocol status: the call was parked and will be dispatched again. */
+/* Not a protocol status: the call was parked and will be run again when woken. */
 #define OPD_PARKED ((op_status)1000)
 
-/* Reads: each packs its result map into pk, or returns an error, or OPD_PARKED
- * (nothing packed). */
-int opd_pack_level_list(opd_registry *r, msgpack_packer *pk);
-op_status opd_pack_level_info(opd_registry *r, const char *name, msgpack_packer *pk, op_err *err);
-op_status opd_tile_get(opd_registry *r, opd_call *c, const char *level, int tx, int tz,
-                       msgpack_packer *pk, op_err *err);
-op_status opd_tile_range(opd_registry *r, opd_call *c, const char *level, const int rect[4],
-                         const int *after, size_t max_bytes, msgpack_packer *pk, op_err *err);
-op_status opd_level_bake(opd_registry *r, const char *level, int *started, op_err *err);
-op_status opd_changes_since(opd_registry *r, opd_call *c, const char *level, uint64_t since,
-                            msgpack_packer *pk, op_err *err);
-/* Memory held by levels (bytes) and the cache's bytes; level count. */
-void opd_registry_usage(opd_registry *r, size_t *memory, size_t *cache_bytes, int *levels);
+/* A method: checks params p, packs its result map into pk, or returns an error, or
+ * OPD_PARKED (nothing packed). A parked call is run again from the start with the same
+ * parsed request, so a method is a pure function of the request and the level state. */
+typedef op_status (*opd_method_fn)(opd_call *c, const msgpack_object *p, msgpack_packer *pk,
+                                   op_err *err);
 
-/* Deadlines: answers parked long polls whose deadline passed (or all of them when the
- * daemon stops); returns the earliest remaining deadline (0: none). */
-int64_t opd_registry_expire(opd_registry *r, int64_t now_ns);
+op_status opd_m_ping(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_stats(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_level_put(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_level_drop(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_level_list(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_level_info(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_level_bake(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_mesh_put(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_mesh_drop(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_tile_get(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_tile_range(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_changes_since(opd_call *c, const msgpack_object *p, msgpack_packer *pk,
+                              op_err *err);
+
+/* ---- params (params.c) ---- */
+
+/* Unknown keys of p (not in the NULL-ended allowed) are OP_EPROTO naming the key. */
+op_status opd_param_keys(const msgpack_object *p, const char *const *allowed, op_err *err);
+/* The `key` name param, checked per protocol §3.1 (what: "level", "mesh"). */
+op_status opd_param_name(const msgpack_object *p, const char *key, const char *what, char out[65],
+                         op_err *err);
+op_status opd_param_i32(const msgpack_object *p, const char *key, int *out, op_err *err);
+/* An optional [tx, tz] pair (absent or nil: *present 0). */
+op_status opd_param_pair(const msgpack_object *p, const char *key, int out[2], int *present,
+                         op_err *err);
+/* A mesh map {name, verts, tris, areas?} or the mesh params of mesh.put. */
+op_status opd_param_mesh(const msgpack_object *p, const char *name_key, opd_mesh **out,
+                         op_err *err);
+/* {version, <flag>} of an edit; {<flag>} alone. OP_ENOMEM when the packer fails. */
+op_status opd_pack_edit(msgpack_packer *pk, uint64_t version, int changed, const char *flag,
+                        op_err *err);
+op_status opd_pack_flag(msgpack_packer *pk, const char *flag, int value, op_err *err);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * onepathd: keeps levels resident and serves navmesh tiles over nng (docs/spec/protocol.md).
- * This file: flags and environment, start-up (pools, registry, level files, socket)
+ * This file: flags and environment, start-up (pools, cache, registry, level files, socket)
  * and the libuv loop, which owns the signals (SIGTERM/SIGINT drain and exit 0, SIGHUP
  * reopens the log) and the long-poll deadline timer.
  */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "daemon.h"
+#include "level.h"
 
 typedef struct opt {
     const char *flag;
@@ -44,6 +44,9 @@ static const opt opts[] = {
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
     {"--cache-bytes", "ONEPATHD_CACHE_BYTES", "BYTES",
      "tile blobs kept in memory across levels (LRU); default 1G"},
+    {"--compact-bytes", "ONEPATHD_COMPACT_BYTES", "BYTES",
+     "a level's journal is compacted into a new snapshot, in the background, once it holds "
+     "more than this and more than the snapshot; default 64M"},
     {"--drain-ms", "ONEPATHD_DRAIN_MS", "MS",
      "on SIGTERM, longest wait for requests in flight; default 30000"},
     {"--no-fsync", "ONEPATHD_NO_FSYNC", NULL,
@@ -133,6 +136,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_size(flag, v, 0, &c->max_level_tris);
     if (!strcmp(flag, "--cache-bytes"))
         return parse_size(flag, v, 0, &c->cache_bytes);
+    if (!strcmp(flag, "--compact-bytes"))
+        return parse_size(flag, v, 0, &c->compact_bytes);
     if (!strcmp(flag, "--drain-ms"))
         return parse_int(flag, v, 0, 3600000, drain_ms);
     if (!strcmp(flag, "--no-fsync"))
@@ -152,7 +157,8 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
-                      .cache_bytes = (size_t)1 << 30};
+                      .cache_bytes = (size_t)1 << 30,
+                      .compact_bytes = (size_t)64 << 20};
     *drain_ms = 30000;
     for (size_t i = 0; i < NOPTS; i++) {
         const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
@@ -215,7 +221,7 @@ static void on_deadline(uv_timer_t *t);
 static void arm_deadline(loop_state *ls)
 {
     int64_t now = (int64_t)opd_now_ns();
-    int64_t next = opd_registry_expire(ls->d->reg, now);
+    int64_t next = opd_changes_expire(ls->d, now);
     if (next > 0) {
         uint64_t ms = (uint64_t)((next - now + 999999) / 1000000);
         uv_timer_start(&ls->deadline, on_deadline, ms ? ms : 1, 0);
@@ -240,7 +246,7 @@ static void close_all(loop_state *ls)
 static void on_drain(uv_timer_t *t)
 {
     loop_state *ls = t->data;
-    opd_registry_expire(ls->d->reg, (int64_t)opd_now_ns()); /* answers every long poll */
+    opd_changes_expire(ls->d, (int64_t)opd_now_ns()); /* answers every long poll */
     int left = atomic_load(&ls->d->inflight);
     if (left == 0 || uv_now(&ls->loop) - ls->drain_start_ms >= (uint64_t)ls->drain_ms) {
         ls->drained = left == 0;
@@ -329,7 +335,7 @@ static int make_data_dir(const char *dir)
 {
     if (!dir)
         return 0;
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "onepathd: cannot create %s: %s\n", dir, strerror(errno));
         return -1;
     }
@@ -350,14 +356,16 @@ static int start(opd_daemon *d, loop_state *ls)
     if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
         return -1;
     d->requests = opd_pool_create(d->cfg.request_threads);
-    d->builds = opd_pool_create(d->cfg.threads);
+    d->background = opd_pool_create(1);
+    d->builder = opd_builder_create(d->cfg.threads);
+    d->cache = opd_cache_create(d->cfg.cache_bytes, &d->stats);
     d->reg = opd_registry_create(d);
-    if (!d->requests || !d->builds || !d->reg) {
+    if (!d->requests || !d->background || !d->builder || !d->cache || !d->reg) {
         fprintf(stderr, "onepathd: out of memory starting\n");
         return -1;
     }
-    opd_registry_load(d->reg);
-    if (opd_server_start(d, &err) != 0) {
+    opd_edit_load_all(d);
+    if (opd_transport_start(d, &err) != 0) {
         opd_log(d, "OP-START-FAILED %s", err.msg);
         return -1;
     }
@@ -394,10 +402,12 @@ int main(int argc, char **argv)
         opd_log(d, "OP-EXIT without teardown");
         return 0;
     }
-    opd_server_stop(d);
-    opd_pool_destroy(d->builds);
+    opd_transport_stop(d);
+    opd_builder_destroy(d->builder);
     opd_pool_destroy(d->requests);
+    opd_pool_destroy(d->background); /* a compaction under way ends (queued ones give up) */
     opd_registry_destroy(d->reg);
+    opd_cache_destroy(d->cache);
     uv_loop_close(&ls->loop);
     opd_log(d, "OP-EXIT clean");
     if (d->log)

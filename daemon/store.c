@@ -1,55 +1,47 @@
 /*
- * onepathd persistence (protocol §7): one file per level, <data-dir>/<level>.oplevel:
+ * onepathd level snapshots and loading (protocol §7): <data-dir>/<level>.oplevel,
  *
- *   "OPLEVEL1"  8 bytes of magic
- *   msgpack     map: name (str), version (uint), settings (map, protocol §3.3),
- *               meshes (array of maps: name, verts (bin), tris (bin), areas (bin|nil))
+ *   "OPLEVEL2"  8 bytes of magic ("OPLEVEL1": the earlier format, without the epoch)
+ *   msgpack     map: name (str), version (uint), epoch (uint), settings (map, protocol
+ *               §3.3), meshes (array of maps: name, verts (bin), tris (bin), areas (bin|nil))
  *   hash        8 bytes, little-endian FNV-1a (onepath/hash.h) of the msgpack bytes
  *
- * A file is replaced by writing .<level>.oplevel.tmp, fsync, rename over the old file,
- * fsync of the directory: a crash leaves the old or the new file, never a mix. Level
- * names never start with '.', so temporary names cannot collide with levels. Loading
- * trusts nothing: magic, hash, the bounded pre-scan, then strict fields.
+ * written through a temporary (files.c) by level.put and compaction. Loading a level
+ * reads its snapshot, then replays its journal (journal.c, record.c) and cuts off a torn
+ * tail. Loading trusts nothing: magic, hash, the bounded pre-scan, then strict fields.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "onepath/hash.h"
 #include "onepath/mpscan.h"
+#include "store.h"
 
-#define MAGIC     "OPLEVEL1"
+#define MAGIC     "OPLEVEL2"
+#define MAGIC_V1  "OPLEVEL1"
 #define MAGIC_LEN 8
-#define SUFFIX    ".oplevel"
-
-static int pack_mesh(msgpack_packer *pk, const opd_mesh *m)
-{
-    int rc = msgpack_pack_map(pk, 4);
-    rc |= op_rpc_pack_key(pk, "name") | op_rpc_pack_key(pk, m->name);
-    rc |= op_rpc_pack_key(pk, "verts") | msgpack_pack_bin_with_body(pk, m->verts, m->verts_len);
-    rc |= op_rpc_pack_key(pk, "tris") | msgpack_pack_bin_with_body(pk, m->tris, m->tris_len);
-    rc |= op_rpc_pack_key(pk, "areas");
-    rc |= m->areas ? msgpack_pack_bin_with_body(pk, m->areas, m->areas_len) : msgpack_pack_nil(pk);
-    return rc;
-}
+#define SUFFIX    OPD_SNAPSHOT_SUFFIX
+/* Largest level file read at start (beyond: skipped as OP_ELIMIT). */
+#define OPD_FILE_MAX ((size_t)1 << 40)
 
 op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err *err)
 {
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
     int rc = msgpack_sbuffer_write(sb, MAGIC, MAGIC_LEN);
-    rc |= msgpack_pack_map(&pk, 4);
+    rc |= msgpack_pack_map(&pk, 5);
     rc |= op_rpc_pack_key(&pk, "name") | op_rpc_pack_key(&pk, ld->name);
     rc |= op_rpc_pack_key(&pk, "version") | msgpack_pack_uint64(&pk, ld->version);
+    rc |= op_rpc_pack_key(&pk, "epoch") | msgpack_pack_uint64(&pk, ld->epoch);
     rc |= op_rpc_pack_key(&pk, "settings") | opd_settings_pack(&pk, &ld->settings);
     rc |= op_rpc_pack_key(&pk, "meshes") | msgpack_pack_array(&pk, (size_t)ld->nmeshes);
     for (int i = 0; i < ld->nmeshes; i++)
-        rc |= pack_mesh(&pk, ld->meshes[i]);
+        rc |= opd_mesh_pack(&pk, ld->meshes[i]);
     uint64_t h = op_hash_bytes(sb->data + MAGIC_LEN, sb->size - MAGIC_LEN);
     uint8_t le[8];
     for (int b = 0; b < 8; b++)
@@ -60,43 +52,18 @@ op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err
     return OP_OK;
 }
 
-static op_status decode_mesh(const msgpack_object *o, opd_mesh **out, op_err *err)
+static op_status decode_top(const msgpack_object *top, int v1, opd_level_data *ld, op_err *err)
 {
-    static const char *const keys[] = {"name", "verts", "tris", "areas", NULL};
-    const char *name;
-    size_t nlen, vlen, tlen, alen = 0;
-    const uint8_t *v, *t, *a = NULL;
-    char nm[65];
-    op_status st;
-    if (o->type != MSGPACK_OBJECT_MAP)
-        return op_err_set(err, OP_EPROTO, "store: a mesh is not a map");
-    if ((st = op_rpc_check_keys(o, keys, err)) != OP_OK ||
-        (st = op_rpc_get_str(o, "name", 0, &name, &nlen, err)) != OP_OK ||
-        (st = op_rpc_name(name, nlen, "mesh", nm, err)) != OP_OK ||
-        (st = op_rpc_get_bin(o, "verts", 0, &v, &vlen, err)) != OP_OK ||
-        (st = op_rpc_get_bin(o, "tris", 0, &t, &tlen, err)) != OP_OK)
-        return st;
-    const msgpack_object *ao = op_rpc_get(o, "areas");
-    if (ao && ao->type == MSGPACK_OBJECT_BIN) {
-        a = (const uint8_t *)ao->via.bin.ptr;
-        alen = ao->via.bin.size;
-    } else if (!ao || ao->type != MSGPACK_OBJECT_NIL) {
-        return op_err_set(err, OP_EPROTO, "store: mesh '%s' areas is not bin or nil", nm);
-    }
-    return opd_mesh_make(nm, v, vlen, t, tlen, a, alen, out, err);
-}
-
-static op_status decode_top(const msgpack_object *top, opd_level_data *ld, op_err *err)
-{
-    static const char *const keys[] = {"name", "version", "settings", "meshes", NULL};
+    static const char *const keys[] = {"name", "version", "epoch", "settings", "meshes", NULL};
+    static const char *const keys_v1[] = {"name", "version", "settings", "meshes", NULL};
     const char *name;
     size_t nlen;
     int64_t version;
-    const msgpack_object *settings, *meshes;
+    const msgpack_object *settings, *meshes, *epoch;
     op_status st;
     if (top->type != MSGPACK_OBJECT_MAP)
         return op_err_set(err, OP_EPROTO, "store: not a map");
-    if ((st = op_rpc_check_keys(top, keys, err)) != OP_OK ||
+    if ((st = op_rpc_check_keys(top, v1 ? keys_v1 : keys, err)) != OP_OK ||
         (st = op_rpc_get_str(top, "name", 0, &name, &nlen, err)) != OP_OK ||
         (st = op_rpc_name(name, nlen, "level", ld->name, err)) != OP_OK ||
         (st = op_rpc_get_int(top, "version", 1, INT64_MAX, 0, &version, NULL, err)) != OP_OK ||
@@ -104,13 +71,19 @@ static op_status decode_top(const msgpack_object *top, opd_level_data *ld, op_er
         (st = opd_settings_from_map(settings, &ld->settings, err)) != OP_OK ||
         (st = op_rpc_get_type(top, "meshes", MSGPACK_OBJECT_ARRAY, 0, &meshes, err)) != OP_OK)
         return st;
+    if (!v1) {
+        if ((st = op_rpc_get_type(top, "epoch", MSGPACK_OBJECT_POSITIVE_INTEGER, 0, &epoch, err)) !=
+            OP_OK)
+            return st;
+        ld->epoch = epoch->via.u64;
+    }
     ld->version = (uint64_t)version;
     uint32_t n = meshes->via.array.size;
     ld->meshes = calloc(n ? n : 1, sizeof *ld->meshes);
     if (!ld->meshes)
         return op_err_set(err, OP_ENOMEM, "store: out of memory for %u meshes", n);
     for (uint32_t i = 0; i < n; i++) {
-        if ((st = decode_mesh(&meshes->via.array.ptr[i], &ld->meshes[i], err)) != OP_OK)
+        if ((st = opd_mesh_decode(&meshes->via.array.ptr[i], &ld->meshes[i], err)) != OP_OK)
             return st;
         ld->nmeshes = (int)i + 1;
         if (i > 0 && strcmp(ld->meshes[i - 1]->name, ld->meshes[i]->name) >= 0)
@@ -123,7 +96,8 @@ static op_status decode_top(const msgpack_object *top, opd_level_data *ld, op_er
 op_status opd_store_decode(const uint8_t *buf, size_t len, opd_level_data *ld, op_err *err)
 {
     memset(ld, 0, sizeof *ld);
-    if (len < MAGIC_LEN + 8 + 1 || memcmp(buf, MAGIC, MAGIC_LEN) != 0)
+    int v1 = len >= MAGIC_LEN && memcmp(buf, MAGIC_V1, MAGIC_LEN) == 0;
+    if (len < MAGIC_LEN + 8 + 1 || (!v1 && memcmp(buf, MAGIC, MAGIC_LEN) != 0))
         return op_err_set(err, OP_EPROTO, "store: no level file magic (%zu bytes)", len);
     const uint8_t *body = buf + MAGIC_LEN;
     size_t blen = len - MAGIC_LEN - 8;
@@ -145,7 +119,7 @@ op_status opd_store_decode(const uint8_t *buf, size_t len, opd_level_data *ld, o
         off != blen)
         st = op_err_set(err, OP_EPROTO, "store: not one msgpack value");
     else
-        st = decode_top(&u.data, ld, err);
+        st = decode_top(&u.data, v1, ld, err);
     msgpack_unpacked_destroy(&u);
     if (st != OP_OK)
         opd_level_data_fini(ld);
@@ -154,161 +128,255 @@ op_status opd_store_decode(const uint8_t *buf, size_t len, opd_level_data *ld, o
 
 void opd_level_data_fini(opd_level_data *ld)
 {
-    for (int i = 0; i < ld->nmeshes; i++)
-        opd_mesh_free(ld->meshes[i]);
-    free(ld->meshes);
+    opd_mesh_list_free(ld->meshes, ld->nmeshes);
     ld->meshes = NULL;
     ld->nmeshes = 0;
 }
 
-static op_status fsync_dir(const char *dir, op_err *err)
+op_status opd_store_write_temp(const char *dir, const opd_level_data *ld, const char *temp_tag,
+                               int no_fsync, opd_temp *t, size_t *bytes, op_err *err)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return op_err_set(err, OP_EIO, "store: open %s: %s", dir, strerror(errno));
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    if (rc != 0)
-        return op_err_set(err, OP_EIO, "store: fsync %s: %s", dir, strerror(e));
-    return OP_OK;
-}
-
-static op_status write_all(int fd, const char *path, const char *p, size_t n, op_err *err)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return op_err_set(err, OP_EIO, "store: write %s: %s", path, strerror(errno));
-        p += w;
-        n -= (size_t)w;
-    }
-    return OP_OK;
-}
-
-op_status opd_store_write(const char *dir, const opd_level_data *ld, int no_fsync, op_err *err)
-{
-    char tmp[4096], path[4096];
-    snprintf(tmp, sizeof tmp, "%s/.%s%s.tmp", dir, ld->name, SUFFIX);
-    snprintf(path, sizeof path, "%s/%s%s", dir, ld->name, SUFFIX);
+    char tmpname[128];
+    snprintf(tmpname, sizeof tmpname, "%s%s%s", ld->name, SUFFIX, temp_tag ? temp_tag : "");
+    *bytes = 0;
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     op_status st = opd_store_encode(ld, &sb, err);
-    if (st != OP_OK) {
-        msgpack_sbuffer_destroy(&sb);
-        return st;
+    if (st == OP_OK && (st = opd_file_temp(dir, tmpname, t, err)) == OP_OK) {
+        st = opd_file_write_at(t->fd, t->path, sb.data, sb.size, 0, err);
+        if (st == OP_OK && !no_fsync && fsync(t->fd) != 0)
+            st = op_err_set(err, OP_EIO, "store: fsync %s: %s", t->path, strerror(errno));
+        if (st != OP_OK)
+            opd_file_temp_abandon(t);
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        msgpack_sbuffer_destroy(&sb);
-        return op_err_set(err, OP_EIO, "store: create %s: %s", tmp, strerror(errno));
-    }
-    st = write_all(fd, tmp, sb.data, sb.size, err);
+    *bytes = sb.size;
     msgpack_sbuffer_destroy(&sb);
-    if (st == OP_OK && !no_fsync && fsync(fd) != 0)
-        st = op_err_set(err, OP_EIO, "store: fsync %s: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && st == OP_OK)
-        st = op_err_set(err, OP_EIO, "store: close %s: %s", tmp, strerror(errno));
-    if (st == OP_OK && rename(tmp, path) != 0)
-        st = op_err_set(err, OP_EIO, "store: rename %s: %s", path, strerror(errno));
-    if (st != OP_OK) {
-        unlink(tmp);
+    return st;
+}
+
+op_status opd_store_commit_temp(opd_temp *t, const char *dir, const char *name, int no_fsync,
+                                int *renamed, op_err *err)
+{
+    char file[96];
+    snprintf(file, sizeof file, "%s%s", name, SUFFIX);
+    return opd_file_temp_commit(t, dir, file, no_fsync, 0, renamed, err);
+}
+
+op_status opd_store_write(const char *dir, const opd_level_data *ld, const char *temp_tag,
+                          int no_fsync, int *renamed, size_t *bytes, op_err *err)
+{
+    opd_temp t;
+    *renamed = 0;
+    op_status st = opd_store_write_temp(dir, ld, temp_tag, no_fsync, &t, bytes, err);
+    return st != OP_OK ? st : opd_store_commit_temp(&t, dir, ld->name, no_fsync, renamed, err);
+}
+
+op_status opd_store_remove(const char *dir, const char *name, int no_fsync, int *removed,
+                           op_err *err)
+{
+    char file[96];
+    int gone = 0;
+    snprintf(file, sizeof file, "%s%s", name, SUFFIX);
+    op_status st = opd_file_remove(dir, file, no_fsync, removed, err);
+    if (st != OP_OK)
         return st;
-    }
-    return no_fsync ? OP_OK : fsync_dir(dir, err);
+    /* The snapshot first: a journal left without one is an orphan, removed at start. */
+    snprintf(file, sizeof file, "%s%s", name, OPD_JOURNAL_SUFFIX);
+    st = opd_file_remove(dir, file, no_fsync, &gone, err);
+    *removed |= gone;
+    return st;
 }
 
-op_status opd_store_remove(const char *dir, const char *name, int no_fsync, op_err *err)
+/* ===== loading ===== */
+
+typedef struct replay {
+    opd_level_data *ld;
+    uint64_t last; /* version of the last accepted record */
+    int applied, skipped;
+    op_err err; /* why the journal ends where it ends */
+} replay;
+
+static int replay_one(void *ctx, const uint8_t *payload, size_t len)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s%s", dir, name, SUFFIX);
-    if (unlink(path) != 0) {
-        if (errno == ENOENT)
-            return OP_OK;
-        return op_err_set(err, OP_EIO, "store: remove %s: %s", path, strerror(errno));
+    replay *r = ctx;
+    uint64_t v;
+    int skipped;
+    if (opd_record_apply(r->ld, payload, len, &v, &skipped, &r->err) != OP_OK)
+        return 1;
+    /* Versions only grow along a journal, and the records a snapshot already holds come
+     * before the others (an applied record is always version + 1: above the last). */
+    if (skipped && (v <= r->last || r->applied)) {
+        op_err_set(&r->err, OP_EPROTO, "journal: record of version %llu after version %llu",
+                   (unsigned long long)v, (unsigned long long)r->last);
+        return 1;
     }
-    return no_fsync ? OP_OK : fsync_dir(dir, err);
+    r->last = v;
+    r->applied += !skipped;
+    r->skipped += skipped;
+    return 0;
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
+static void logf_(void (*log)(void *, const char *), void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void logf_(void (*log)(void *, const char *), void *ctx, const char *fmt, ...)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return NULL;
-    struct stat sbuf;
+    char msg[OPD_PATH_MAX + OP_ERR_MSG_MAX + 128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log(ctx, msg);
+}
+
+/* The journal of a loaded snapshot: replayed onto out->ld, its tail cut off, kept open. */
+static op_status load_journal(const char *dir, const char *name, int no_fsync,
+                              void (*log)(void *, const char *), void *ctx, opd_loaded *out,
+                              op_err *err)
+{
+    char path[OPD_PATH_MAX], aside[OPD_PATH_MAX];
+    op_status st = opd_path(path, sizeof path, dir, "", name, OPD_JOURNAL_SUFFIX, err);
+    if (st != OP_OK)
+        return st;
+    uint8_t *buf;
+    size_t len;
+    op_err e;
+    if ((st = opd_file_read(path, OPD_FILE_MAX, &buf, &len, &e)) == OP_ENOTFOUND)
+        return OP_OK; /* none yet: made by the first edit */
+    uint64_t epoch = 0;
+    if (st == OP_OK && opd_journal_header_check(buf, len, &epoch) == 0 && epoch == out->epoch) {
+        replay r = {&out->ld, 0, 0, 0, {OP_OK, {0}}};
+        size_t end = opd_journal_scan(buf, len, replay_one, &r);
+        free(buf);
+        out->applied = r.applied;
+        out->skipped = r.skipped;
+        out->dropped = len - end;
+        if (end < len)
+            logf_(log, ctx, "OP-JOURNAL-TAIL %s: %zu bytes from offset %zu dropped: %s", path,
+                  len - end, end, r.err.msg[0] ? r.err.msg : "torn record");
+        return opd_journal_open(dir, name, end, no_fsync, &out->journal, err);
+    }
+    free(buf);
+    /* Not this life's journal (or not a journal at all): set it aside, never replay it. */
+    if ((st = opd_path(aside, sizeof aside, dir, "", name, OPD_JOURNAL_SUFFIX ".stale", err)) !=
+        OP_OK)
+        return st;
+    if (rename(path, aside) != 0)
+        return op_err_set(err, OP_EIO, "store: rename %s: %s", path, strerror(errno));
+    logf_(log, ctx, "OP-JOURNAL-STALE %s: %s, set aside as %s", path,
+          st != OP_OK ? e.msg : "not of this level's epoch", aside);
+    return no_fsync ? OP_OK : opd_dir_fsync(dir, err);
+}
+
+op_status opd_store_load_level(const char *dir, const char *name, int no_fsync,
+                               void (*log)(void *ctx, const char *msg), void *ctx, opd_loaded *out,
+                               op_err *err)
+{
+    memset(out, 0, sizeof *out);
+    char path[OPD_PATH_MAX];
+    op_status st = opd_path(path, sizeof path, dir, "", name, SUFFIX, err);
     uint8_t *buf = NULL;
-    if (fstat(fd, &sbuf) == 0 && sbuf.st_size >= 0 && (buf = malloc((size_t)sbuf.st_size + 1))) {
-        size_t got = 0, want = (size_t)sbuf.st_size;
-        while (got < want) {
-            ssize_t r = read(fd, buf + got, want - got);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            got += (size_t)r;
-        }
-        if (got != want) {
-            free(buf);
-            buf = NULL;
-        }
-        *len = got;
+    size_t len = 0;
+    if (st == OP_OK)
+        st = opd_file_read(path, OPD_FILE_MAX, &buf, &len, err);
+    if (st == OP_OK) {
+        st = opd_store_decode(buf, len, &out->ld, err);
+        free(buf);
     }
-    close(fd);
-    return buf;
+    if (st == OP_OK && strcmp(out->ld.name, name) != 0) {
+        st = op_err_set(err, OP_EPROTO, "store: file holds level '%s'", out->ld.name);
+        opd_level_data_fini(&out->ld);
+    }
+    if (st != OP_OK)
+        return st;
+    out->epoch = out->ld.epoch;
+    out->snapshot_bytes = len;
+    if ((st = load_journal(dir, name, no_fsync, log, ctx, out, err)) != OP_OK)
+        opd_loaded_fini(out);
+    return st;
 }
 
-static void load_one(const char *dir, const char *fname, opd_store_load_fn fn, opd_store_log_fn log,
-                     void *ctx)
+void opd_loaded_fini(opd_loaded *l)
 {
-    char path[4096], msg[4096 + OP_ERR_MSG_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, fname);
-    size_t len = 0;
-    uint8_t *buf = read_file(path, &len);
-    if (!buf) {
-        snprintf(msg, sizeof msg, "OP-STORE-SKIP %s: cannot read: %s", path, strerror(errno));
-        log(ctx, msg);
-        return;
-    }
-    opd_level_data ld;
+    opd_level_data_fini(&l->ld);
+    opd_journal_close(l->journal);
+    l->journal = NULL;
+}
+
+/* Whether n ends in suffix; the stem's length. */
+static int has_suffix(const char *n, const char *suffix, size_t *stem)
+{
+    size_t len = strlen(n), sl = strlen(suffix);
+    *stem = len - sl;
+    return len > sl && !strcmp(n + len - sl, suffix);
+}
+
+static void load_one(const char *dir, const char *fname, size_t stem, int no_fsync,
+                     opd_store_load_fn fn, opd_store_log_fn log, void *ctx)
+{
+    char name[96];
     op_err e;
     op_err_clear(&e);
-    op_status st = opd_store_decode(buf, len, &ld, &e);
-    free(buf);
-    size_t stem = strlen(fname) - strlen(SUFFIX);
-    if (st == OP_OK && (strlen(ld.name) != stem || strncmp(ld.name, fname, stem) != 0)) {
-        st = op_err_set(&e, OP_EPROTO, "store: file holds level '%s'", ld.name);
-        opd_level_data_fini(&ld);
-    }
-    if (st != OP_OK) {
-        snprintf(msg, sizeof msg, "OP-STORE-SKIP %s: corrupt, skipped: %s", path, e.msg);
-        log(ctx, msg);
+    if (stem == 0 || stem > 64) {
+        logf_(log, ctx, "OP-STORE-SKIP %s/%s: not a level name", dir, fname);
         return;
     }
-    fn(ctx, &ld);
+    memcpy(name, fname, stem);
+    name[stem] = '\0';
+    opd_loaded l;
+    op_status st = opd_store_load_level(dir, name, no_fsync, log, ctx, &l, &e);
+    if (st != OP_OK) {
+        logf_(log, ctx, "OP-STORE-SKIP %s/%s: %s, skipped: %s", dir, fname,
+              st == OP_EPROTO ? "corrupt" : op_status_name(st), e.msg);
+        return;
+    }
+    fn(ctx, &l);
 }
 
-int opd_store_load_all(const char *dir, opd_store_load_fn fn, opd_store_log_fn log, void *ctx)
+/* A journal whose snapshot is gone: the leftover of a level.drop cut short. */
+static void remove_orphan(const char *dir, const char *fname, size_t stem, opd_store_log_fn log,
+                          void *ctx)
+{
+    char snap[OPD_PATH_MAX], path[OPD_PATH_MAX];
+    struct stat sb;
+    op_err e;
+    if (opd_path(snap, sizeof snap, dir, "", fname, "", &e) != OP_OK)
+        return;
+    snap[strlen(snap) - strlen(OPD_JOURNAL_SUFFIX)] = '\0';
+    (void)stem;
+    if (strlen(snap) + strlen(SUFFIX) >= sizeof snap)
+        return;
+    strcat(snap, SUFFIX);
+    if (lstat(snap, &sb) == 0 || errno != ENOENT)
+        return;
+    if (opd_path(path, sizeof path, dir, "", fname, "", &e) == OP_OK && unlink(path) == 0)
+        logf_(log, ctx, "OP-JOURNAL-ORPHAN %s: no snapshot, removed", path);
+}
+
+int opd_store_load_all(const char *dir, int no_fsync, opd_store_load_fn fn, opd_store_log_fn log,
+                       void *ctx)
 {
     DIR *dp = opendir(dir);
     if (!dp)
         return -1;
     struct dirent *de;
+    size_t stem;
     while ((de = readdir(dp)) != NULL) {
         const char *n = de->d_name;
-        size_t len = strlen(n), sl = strlen(SUFFIX);
         if (n[0] == '.') {
             /* A temporary file left by a crash: the rename never happened, drop it. */
-            if (len > 4 && !strcmp(n + len - 4, ".tmp")) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s", dir, n);
-                unlink(path);
+            if (has_suffix(n, ".tmp", &stem)) {
+                char path[OPD_PATH_MAX];
+                op_err e;
+                if (opd_path(path, sizeof path, dir, "", n, "", &e) == OP_OK)
+                    unlink(path);
             }
             continue;
         }
-        if (len > sl && !strcmp(n + len - sl, SUFFIX))
-            load_one(dir, n, fn, log, ctx);
+        if (has_suffix(n, SUFFIX, &stem))
+            load_one(dir, n, stem, no_fsync, fn, log, ctx);
+        else if (has_suffix(n, OPD_JOURNAL_SUFFIX, &stem))
+            remove_orphan(dir, n, stem, log, ctx);
     }
     closedir(dp);
     return 0;

@@ -528,7 +528,7 @@ static uint64_t scenario_hash(uint64_t seed, int size, int floors, int wh, int w
         v[2].bmin[1] = -100.0, v[2].bmax[1] = 100.0;
         double pts[6] = {0.0, 10.0, 8.0, 10.0, 4.0, 16.0};
         memcpy(v[2].pts, pts, sizeof pts);
-        cr_assert_eq(op_volumes_apply(&chf, v, 3, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_volumes_apply(&chf, v, 3, OP_VOLUME_AREA, &e), OP_OK, "%s", e.msg);
     }
     cr_assert_eq(op_distance_build(&chf, out, scratch, &e), OP_OK, "%s", e.msg);
     uint64_t h = OP_HASH_INIT;

@@ -1,10 +1,12 @@
 /*
  * onepathd persistence (protocol §7): a clean restart and a kill -9 in the middle of a
- * stream of edits lose no acknowledged edit; a corrupt level file is logged and
- * skipped while the other levels load.
+ * stream of edits (puts and drops, with the journal compacted all along) lose no
+ * acknowledged edit; a mesh edit appends a record and leaves the snapshot alone; a
+ * corrupt level file is logged and skipped while the other levels load.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 #include "op_daemon_test.h"
 
@@ -127,6 +129,208 @@ Test(daemon_persist, kill9_during_edits_loses_no_acknowledged_edit, .timeout = 1
     cr_assert(n == acked || n == acked + 1, "version %llu after %d acknowledged edits",
               (unsigned long long)li.version, acked);
     check_state(c, n);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* ---- a stream of puts and drops, compacted all along ---- */
+
+/* Edit i (1-based) of the mixed stream: every fifth edit drops mesh "m<i % 3>" when the
+ * stream before it left that mesh there, every other edit puts it (edit_soup(i)). So every
+ * edit changes the level and edit i makes version i + 1. present[] is the state after n. */
+static int mixed_is_drop(int i, const int present[3])
+{
+    return i % 5 == 0 && present[i % 3];
+}
+
+static void mixed_state(int n, int present[3], int last_put[3])
+{
+    for (int k = 0; k < 3; k++)
+        present[k] = last_put[k] = 0;
+    for (int i = 1; i <= n; i++) {
+        int drop = mixed_is_drop(i, present);
+        present[i % 3] = !drop;
+        if (!drop)
+            last_put[i % 3] = i;
+    }
+}
+
+static void mixed_check(op_client *c, int n)
+{
+    int present[3], last_put[3];
+    mixed_state(n, present, last_put);
+    opt_soup out = {0}, parts[4] = {{0}};
+    opt_soup_quad(&parts[0], 0, 0, 30, 30, 0);
+    for (int k = 0; k < 3; k++)
+        if (present[k])
+            edit_soup(last_put[k], &parts[k + 1]);
+    for (int p = 0; p < 4; p++) {
+        int base = (int)out.nv;
+        for (size_t k = 0; k < parts[p].nv; k++)
+            opt_soup_vert(&out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
+        for (size_t k = 0; k < parts[p].nt; k++)
+            opt_soup_tri(&out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
+                         parts[p].t[3 * k + 2] + base);
+        opt_soup_free(&parts[p]);
+    }
+    op_soup soup = {out.v, 3 * out.nv, out.t, 3 * out.nt, NULL};
+    op_settings st;
+    op_settings_default(&st);
+    opt_ref ref;
+    opt_ref_bake(&soup, &st, &ref);
+    opt_check_level(c, "crash", &ref);
+    opt_ref_free(&ref);
+    opt_soup_free(&out);
+}
+
+static void *mixed_loop(void *arg)
+{
+    editor *ed = arg;
+    op_client *c;
+    op_err e;
+    if (op_client_open(ed->url, &c, &e) != OP_OK)
+        return NULL;
+    int present[3] = {0, 0, 0};
+    for (int i = 1; i <= NEDITS; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "m%d", i % 3);
+        uint64_t v;
+        int changed, drop = mixed_is_drop(i, present);
+        op_status st;
+        if (drop) {
+            st = op_client_mesh_drop(c, "crash", name, 2000, &v, &changed, &e);
+        } else {
+            opt_soup s;
+            edit_soup(i, &s);
+            op_client_mesh m = opt_mesh(name, &s);
+            st = op_client_mesh_put(c, "crash", &m, 2000, &v, &changed, &e);
+            opt_soup_free(&s);
+        }
+        if (st != OP_OK || v != (uint64_t)i + 1 || !changed)
+            break;
+        present[i % 3] = !drop;
+        atomic_store(&ed->acked, i);
+    }
+    op_client_close(c);
+    return NULL;
+}
+
+Test(daemon_persist, kill9_during_edits_and_compactions_loses_no_acknowledged_edit, .timeout = 240)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    /* Every journal longer than its snapshot is compacted: several times a second here. */
+    const char *const extra[] = {"--compact-bytes", "0", NULL};
+    opt_daemon_start(&d, extra);
+    op_client *c = opt_connect(&d);
+    put_floor(c);
+    int done = 0;
+    /* Three kills at different points of the stream; each restart goes on from there. */
+    for (int round = 0; round < 3; round++) {
+        editor ed = {d.url, 0};
+        /* The stream restarts at edit 1 of a fresh level each round. */
+        if (round > 0) {
+            int dropped;
+            op_err e;
+            cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
+            put_floor(c);
+        }
+        pthread_t th;
+        pthread_create(&th, NULL, mixed_loop, &ed);
+        int target = 20 + 35 * round;
+        for (int i = 0; i < 4000 && atomic_load(&ed.acked) < target; i++)
+            opt_sleep_ms(2);
+        opt_daemon_kill9(&d);
+        pthread_join(th, NULL);
+        int acked = atomic_load(&ed.acked);
+        cr_assert_geq(acked, target, "round %d: only %d edits acknowledged", round, acked);
+        cr_assert_lt(acked, NEDITS, "round %d: the kill came after the last edit", round);
+        opt_daemon_start(&d, extra);
+        op_client_level_info li;
+        op_err e;
+        cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
+                     e.msg);
+        int n = (int)li.version - 1;
+        cr_assert(n == acked || n == acked + 1, "round %d: version %llu after %d acknowledged",
+                  round, (unsigned long long)li.version, acked);
+        mixed_check(c, n);
+        done += acked;
+    }
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "grep -q 'OP-COMPACT level' '%s'", d.log);
+    cr_assert_eq(system(cmd), 0, "no compaction ran during %d edits", done);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+static void stat_file(const opt_daemon *d, const char *name, struct stat *sb)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", d->data, name);
+    cr_assert_eq(stat(path, sb), 0, "no %s", path);
+}
+
+Test(daemon_persist, a_mesh_edit_appends_a_record_and_leaves_the_snapshot, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    /* A level of some size (a 60 m terrain) beside the small meshes edited. */
+    opt_soup big = {0};
+    for (int z = 0; z < 60; z++)
+        for (int x = 0; x < 60; x++)
+            opt_soup_quad(&big, (float)x, (float)z, (float)x + 1, (float)z + 1,
+                          0.05f * (float)((x * 7 + z * 3) % 5));
+    op_client_mesh ground = opt_mesh("ground", &big);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(
+        op_client_level_put(c, "crash", NULL, 0, &ground, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK, "%s", e.msg);
+    struct stat s0, j0, s1, j1;
+    stat_file(&d, "crash.oplevel", &s0);
+    stat_file(&d, "crash.opjournal", &j0);
+    cr_assert_eq(s0.st_mode & 0777, 0600);
+    cr_assert_eq(j0.st_mode & 0777, 0600);
+    size_t mesh_bytes = 0;
+    for (int i = 1; i <= 10; i++) {
+        opt_soup s;
+        edit_soup(i, &s);
+        op_client_mesh m = opt_mesh("crate", &s);
+        mesh_bytes += s.nv * 12 + s.nt * 12;
+        cr_assert_eq(op_client_mesh_put(c, "crash", &m, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+        opt_soup_free(&s);
+    }
+    cr_assert_eq(op_client_mesh_drop(c, "crash", "crate", OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+    stat_file(&d, "crash.oplevel", &s1);
+    stat_file(&d, "crash.opjournal", &j1);
+    cr_assert(s1.st_ino == s0.st_ino && s1.st_size == s0.st_size &&
+                  s1.st_mtim.tv_sec == s0.st_mtim.tv_sec &&
+                  s1.st_mtim.tv_nsec == s0.st_mtim.tv_nsec,
+              "a mesh edit rewrote the snapshot");
+    off_t grew = j1.st_size - j0.st_size;
+    /* Each record: the mesh's bytes, its names and keys, 12 bytes of framing. */
+    cr_assert(grew > (off_t)mesh_bytes && grew < (off_t)mesh_bytes + 11 * 120,
+              "the journal grew %lld bytes for %zu bytes of meshes", (long long)grew, mesh_bytes);
+    cr_assert_lt(grew, s0.st_size / 4, "the records are not small beside the snapshot");
+    /* And the edits are there after a restart. */
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_start(&d, NULL);
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(li.version, 12);
+    op_soup soup = {big.v, 3 * big.nv, big.t, 3 * big.nt, NULL};
+    op_settings st;
+    op_settings_default(&st);
+    opt_ref ref;
+    opt_ref_bake(&soup, &st, &ref);
+    opt_check_level(c, "crash", &ref);
+    opt_ref_free(&ref);
+    opt_soup_free(&big);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

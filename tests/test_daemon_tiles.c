@@ -1,7 +1,9 @@
 /*
  * onepathd tiles equal the offline bake byte for byte: every tile layer of the shared
  * dungeon level and of a generated level, fetched with tile.range and tile.get, equals
- * op_level + op_tile_encode run in-process on the same soup and settings. Concurrent
+ * op_level + op_tile_encode run in-process on the same soup and settings; so do a level
+ * cut into many meshes (a tile's soup gathered from several, some with areas) and levels
+ * at the coordinate limit (where a tile is built from the whole soup). Concurrent
  * requests for one unbuilt tile all get the same bytes (single flight).
  */
 #include <pthread.h>
@@ -200,6 +202,128 @@ Test(daemon_tiles, concurrent_gets_of_one_tile_agree, .timeout = 120)
         op_client_tile_get(c, "dungeon", li.tiles[2] + 1, li.tiles[3], OPT_TIMEOUT_MS, &t, &e),
         OP_ERANGE);
     cr_assert(strstr(e.msg, "outside"), "%s", e.msg);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    op_arena_destroy(a);
+}
+
+/* The soup's triangles [t0, t1) as a mesh of their own (vertices renumbered). */
+static opt_soup cut(const op_soup *soup, size_t t0, size_t t1)
+{
+    opt_soup o = {0};
+    for (size_t t = t0; t < t1; t++) {
+        for (int k = 0; k < 3; k++) {
+            const float *v = &soup->verts[3 * (size_t)soup->tris[3 * t + (size_t)k]];
+            opt_soup_vert(&o, v[0], v[1], v[2]);
+        }
+        int b = (int)(3 * (t - t0));
+        opt_soup_tri(&o, b, b + 1, b + 2);
+    }
+    return o;
+}
+
+Test(daemon_tiles, a_level_of_many_meshes_equals_offline_bake, .timeout = 120)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
+    enum { NP = 7 };
+    size_t nt = soup.tris_len / 3;
+    opt_soup parts[NP];
+    uint8_t *areas[NP];
+    op_client_mesh m[NP];
+    char names[NP][8];
+    /* The reference soup: the parts in name order, areas where a part has them, 63 in the
+     * others (protocol §3.2). */
+    opt_soup all = {0};
+    uint8_t *all_areas = malloc(nt);
+    size_t at = 0;
+    for (int p = 0; p < NP; p++) {
+        size_t t0 = nt * (size_t)p / NP, t1 = nt * (size_t)(p + 1) / NP;
+        parts[p] = cut(&soup, t0, t1);
+        areas[p] = NULL;
+        if (p % 3 == 1) {
+            areas[p] = malloc(t1 - t0);
+            for (size_t t = 0; t < t1 - t0; t++)
+                areas[p][t] = (uint8_t)(1 + (t * 7 + (size_t)p) % 60);
+        }
+        for (size_t t = 0; t < t1 - t0; t++) {
+            int b = (int)all.nv;
+            for (int k = 0; k < 3; k++)
+                opt_soup_vert(&all, parts[p].v[9 * t + 3 * (size_t)k],
+                              parts[p].v[9 * t + 3 * (size_t)k + 1],
+                              parts[p].v[9 * t + 3 * (size_t)k + 2]);
+            opt_soup_tri(&all, b, b + 1, b + 2);
+            all_areas[at++] = areas[p] ? areas[p][t] : 63;
+        }
+        snprintf(names[p], sizeof names[p], "p%d", p);
+        m[p] = opt_mesh(names[p], &parts[p]);
+        m[p].areas = areas[p];
+    }
+    op_soup ref_soup = {all.v, 3 * all.nv, all.t, 3 * all.nt, all_areas};
+    op_settings s;
+    op_settings_default(&s);
+    opt_ref ref;
+    opt_ref_bake(&ref_soup, &s, &ref);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    uint64_t v;
+    int changed;
+    /* Put in reverse order: the level orders meshes by name. */
+    op_client_mesh rev[NP];
+    for (int p = 0; p < NP; p++)
+        rev[p] = m[NP - 1 - p];
+    cr_assert_eq(op_client_level_put(c, "many", NULL, 0, rev, NP, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_gt(opt_check_level(c, "many", &ref), 20);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_ref_free(&ref);
+    for (int p = 0; p < NP; p++) {
+        opt_soup_free(&parts[p]);
+        free(areas[p]);
+    }
+    opt_soup_free(&all);
+    free(all_areas);
+    op_arena_destroy(a);
+}
+
+Test(daemon_tiles, levels_at_the_coordinate_limit_equal_offline_bake, .timeout = 120)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("rooms", 24, 3, a, &soup, &e), OP_OK, "%s", e.msg);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    /* The rooms moved against +2^21 in x and -2^21 in z, then the other way. */
+    static const float shift[2][2] = {{2097152.0f - 30.0f, -2097152.0f + 6.0f},
+                                      {-2097152.0f + 5.0f, 2097152.0f - 28.0f}};
+    for (int k = 0; k < 2; k++) {
+        float *v = malloc(soup.verts_len * sizeof *v);
+        for (size_t i = 0; i < soup.verts_len / 3; i++) {
+            v[3 * i] = soup.verts[3 * i] + shift[k][0];
+            v[3 * i + 1] = soup.verts[3 * i + 1];
+            v[3 * i + 2] = soup.verts[3 * i + 2] + shift[k][1];
+        }
+        op_soup moved = {v, soup.verts_len, soup.tris, soup.tris_len, NULL};
+        op_settings s;
+        op_settings_default(&s);
+        opt_ref ref;
+        opt_ref_bake(&moved, &s, &ref);
+        const char *level = k ? "edge-b" : "edge-a";
+        put_soup(c, level, "rooms", &moved, NULL, 0);
+        cr_assert_gt(opt_check_level(c, level, &ref), 0);
+        opt_ref_free(&ref);
+        free(v);
+    }
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

@@ -72,7 +72,7 @@ static op_volume prism(const double *pts, int n, double y0, double y1, int area)
 static void apply(op_chf *chf, const op_volume *v, int n)
 {
     op_err e;
-    cr_assert_eq(op_volumes_apply(chf, v, n, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_volumes_apply(chf, v, n, OP_VOLUME_AREA, &e), OP_OK, "%s", e.msg);
 }
 
 static int area_at(const op_chf *chf, int x, int z)
@@ -356,7 +356,7 @@ static void expect_refusal(const op_volume *v, op_status want, const char *field
     op_arena *a = op_arena_create(0);
     op_chf *chf = grid(a, 4, 4, 0.0, 0.0);
     op_volume vs[2] = {box(-9.0, -9.0, -9.0, 9.0, 9.0, 9.0, 3), *v};
-    cr_assert_eq(op_volumes_apply(chf, vs, 2, &e), want);
+    cr_assert_eq(op_volumes_apply(chf, vs, 2, OP_VOLUME_AREA, &e), want);
     cr_assert(strstr(e.msg, "volume 1") && strstr(e.msg, field), "%s", e.msg);
     for (uint32_t s = 0; s < chf->span_count; s++)
         cr_assert_eq(chf->areas[s], 63, "nothing changes before validation passes");
@@ -446,10 +446,163 @@ Test(volumes, bad_arrays_are_refused)
     op_arena *a = op_arena_create(0);
     op_chf *chf = grid(a, 2, 2, 0, 0);
     op_err e;
-    cr_assert_eq(op_volumes_apply(chf, NULL, -1, &e), OP_EINVAL);
+    cr_assert_eq(op_volumes_apply(chf, NULL, -1, OP_VOLUME_AREA, &e), OP_EINVAL);
     cr_assert(strstr(e.msg, "nvols = -1"), "%s", e.msg);
-    cr_assert_eq(op_volumes_apply(chf, NULL, 2, &e), OP_EINVAL);
-    cr_assert_eq(op_volumes_apply(chf, NULL, 0, &e), OP_OK);
+    cr_assert_eq(op_volumes_apply(chf, NULL, 2, OP_VOLUME_AREA, &e), OP_EINVAL);
+    cr_assert_eq(op_volumes_apply(chf, NULL, 0, OP_VOLUME_AREA, &e), OP_OK);
     cr_assert_eq(op_volume_validate(NULL, &e), OP_EINVAL);
     op_arena_destroy(a);
+}
+
+/* ---- modes (§6.5-§6.6) ---- */
+
+static op_volume obstacle(op_volume v)
+{
+    v.mode = OP_VOLUME_OBSTACLE;
+    return v;
+}
+
+Test(volumes, obstacle_takes_the_floors_whose_agent_space_it_meets)
+{
+    /* One cell, floors at rows 4, 20, 40 (world 1.0, 5.0, 10.0); walkable_height 8 rows
+     * (2.0 wu): an agent on the floor at 1.0 fills [1.0, 3.0). */
+    op_arena *a = op_arena_create(0);
+    int counts[1] = {3};
+    op_test_span sp[3] = {{4, 10, 63}, {20, 10, 63}, {40, 100, 63}};
+    struct {
+        double y0, y1;
+        int want[3];
+    } cases[] = {
+        {1.0, 1.0, {1, 0, 0}},                 /* a floor inside the range */
+        {nextafter(3.0, 0.0), 4.0, {1, 0, 0}}, /* hangs just under the head */
+        {3.0, 4.0, {0, 0, 0}},                 /* exactly the agent's height of room */
+        {0.0, nextafter(1.0, 0.0), {0, 0, 0}}, /* below the floor: the agent stands on it */
+        {2.0, 6.0, {1, 1, 0}},                 /* from above the first floor into the second */
+        {6.5, 7.0, {0, 1, 0}},                 /* a beam 1.5 wu above the second floor */
+        {-1e9, 1e9, {1, 1, 1}},
+    };
+    for (int i = 0; i < 7; i++) {
+        op_chf *chf = op_test_field(a, 1, 1, counts, sp, 8, 1);
+        chf->cs = 1.0, chf->ch = 0.25;
+        op_volume v = obstacle(box(0.0, cases[i].y0, 0.0, 1.0, cases[i].y1, 1.0, 0));
+        op_err e;
+        cr_assert_eq(op_volumes_apply(chf, &v, 1, OP_VOLUME_OBSTACLE, &e), OP_OK, "%s", e.msg);
+        for (int s = 0; s < 3; s++)
+            cr_assert_eq(chf->areas[s], cases[i].want[s] ? 0 : 63, "case %d span %d", i, s);
+        /* The same shape as an area volume takes only floors inside its range. */
+        op_chf *f2 = op_test_field(a, 1, 1, counts, sp, 8, 1);
+        f2->cs = 1.0, f2->ch = 0.25;
+        v.mode = OP_VOLUME_AREA;
+        v.area = 5;
+        cr_assert_eq(op_volumes_apply(f2, &v, 1, OP_VOLUME_AREA, &e), OP_OK, "%s", e.msg);
+        double fy[3] = {1.0, 5.0, 10.0};
+        for (int s = 0; s < 3; s++) {
+            int in = fy[s] >= cases[i].y0 && fy[s] <= cases[i].y1;
+            cr_assert_eq(f2->areas[s], in ? 5 : 63, "area case %d span %d", i, s);
+        }
+    }
+    op_arena_destroy(a);
+}
+
+Test(volumes, each_mode_applies_only_its_own_volumes)
+{
+    op_arena *a = op_arena_create(0);
+    op_chf *chf = grid(a, 6, 1, 0.0, 0.0);
+    op_volume v[3] = {box(0, -1, 0, 1.9, 1, 1, 4), obstacle(box(2, -1, 0, 3.9, 1, 1, 0)),
+                      obstacle(box(4, -1, 0, 6, 1, 1, 9))};
+    op_err e;
+    cr_assert_eq(op_volumes_apply(chf, v, 3, OP_VOLUME_OBSTACLE, &e), OP_OK, "%s", e.msg);
+    int want1[6] = {63, 63, 0, 0, 9, 9};
+    for (int x = 0; x < 6; x++)
+        cr_assert_eq(area_at(chf, x, 0), want1[x], "obstacles x %d", x);
+    cr_assert_eq(op_volumes_apply(chf, v, 3, OP_VOLUME_AREA, &e), OP_OK, "%s", e.msg);
+    int want2[6] = {4, 4, 0, 0, 9, 9};
+    for (int x = 0; x < 6; x++)
+        cr_assert_eq(area_at(chf, x, 0), want2[x], "areas x %d", x);
+    cr_assert_eq(op_volumes_apply(chf, v, 3, (op_volume_mode)2, &e), OP_EINVAL);
+    op_arena_destroy(a);
+}
+
+static int in_hole(int x, int z)
+{
+    return x >= 9 && x <= 11 && z >= 9 && z <= 11;
+}
+
+/* §8 by brute force on an open n x n floor with (hole) or without the 3 x 3 hole of
+ * area-0 spans: boundary spans are those with an orthogonal neighbour in the hole or
+ * outside the grid; the distance is the least octile cost (2 a straight step, 3 a
+ * diagonal one) to one of them. */
+static int brute_dist(int n, int hole, int x, int z)
+{
+    int best = 1 << 30;
+    for (int bz = 0; bz < n; bz++)
+        for (int bx = 0; bx < n; bx++) {
+            if (hole && in_hole(bx, bz))
+                continue;
+            int edge = bx == 0 || bz == 0 || bx == n - 1 || bz == n - 1;
+            int near = hole && (in_hole(bx - 1, bz) || in_hole(bx + 1, bz) || in_hole(bx, bz - 1) ||
+                                in_hole(bx, bz + 1));
+            if (!edge && !near)
+                continue;
+            int dx = abs(bx - x), dz = abs(bz - z);
+            int lo = dx < dz ? dx : dz, hi = dx < dz ? dz : dx;
+            int c = 3 * lo + 2 * (hi - lo);
+            best = c < best ? c : best;
+        }
+    return best;
+}
+
+/* An obstacle applied before erosion grows by the radius; an area-0 area volume after
+ * erosion does not (§6 intro, §7). */
+Test(volumes, obstacle_is_widened_by_erosion_area_volume_is_not)
+{
+    op_arena *a = op_arena_create(0);
+    op_err e;
+    const int n = 21, r = 2;
+    op_volume ob = obstacle(box(9.5, -1, 9.5, 11.5, 1, 11.5, 0)); /* cells 9..11 */
+    op_chf *f1 = grid(a, n, n, 0.0, 0.0);
+    cr_assert_eq(op_volumes_apply(f1, &ob, 1, OP_VOLUME_OBSTACLE, &e), OP_OK);
+    cr_assert_eq(op_erode(f1, r, a, &e), OP_OK);
+    op_volume av = box(9.5, -1, 9.5, 11.5, 1, 11.5, 0);
+    op_chf *f2 = grid(a, n, n, 0.0, 0.0);
+    cr_assert_eq(op_erode(f2, r, a, &e), OP_OK);
+    cr_assert_eq(op_volumes_apply(f2, &av, 1, OP_VOLUME_AREA, &e), OP_OK);
+    int widened = 0;
+    for (int z = 0; z < n; z++)
+        for (int x = 0; x < n; x++) {
+            int w1 = !in_hole(x, z) && brute_dist(n, 1, x, z) >= 2 * r;
+            int w2 = !in_hole(x, z) && brute_dist(n, 0, x, z) >= 2 * r;
+            cr_assert_eq(area_at(f1, x, z) != 0, w1, "obstacle (%d, %d)", x, z);
+            cr_assert_eq(area_at(f2, x, z) != 0, w2, "area volume (%d, %d)", x, z);
+            widened += w2 && !w1;
+        }
+    /* The 7 x 7 square two cells round the hole, less the hole and the four corners (at
+     * distance 5 from the nearest boundary span). */
+    cr_assert_eq(widened, 7 * 7 - 9 - 4);
+    op_arena_destroy(a);
+}
+
+Test(volumes, mode_and_magnitude_are_validated)
+{
+    op_volume v = box(0, 0, 0, 1, 1, 1, 3);
+    v.mode = (op_volume_mode)5;
+    expect_refusal(&v, OP_EINVAL, "mode = 5");
+    v = box(0, 0, 0, 1, 1, 1, 3);
+    v.bmax[2] = 2e12;
+    expect_refusal(&v, OP_ERANGE, "bmax[2] = 2e+12");
+    v = cylinder(0, 0, 1.2e12, 0, 1, 3);
+    expect_refusal(&v, OP_ERANGE, "bmax[0]");
+    double tri[] = {0, 0, 4, 0, 0, 4};
+    v = prism(tri, 3, 0, 1, 3);
+    v.pts[4] = -3e12;
+    expect_refusal(&v, OP_ERANGE, "pts[4]");
+    /* At the bound itself: accepted. */
+    op_err e;
+    v = box(-OP_MAX_ORIGIN, 0, 0, OP_MAX_ORIGIN, 1, 1, 3);
+    cr_assert_eq(op_volume_validate(&v, &e), OP_OK, "%s", e.msg);
+    /* Messages carry the name when there is one. */
+    v = box(0, 0, 0, 1, 1, 1, 64);
+    strcpy(v.name, "door1");
+    cr_assert_eq(op_volume_validate(&v, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "\"door1\"") && strstr(e.msg, "area = 64"), "%s", e.msg);
 }

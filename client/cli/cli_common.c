@@ -8,6 +8,8 @@
 #include "onepath/hfio.h"
 #include "onepath/levelgen.h"
 #include "onepath/obj.h"
+#include "onepath/rebuild.h"
+#include "onepath/volumes_json.h"
 
 int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
 {
@@ -35,7 +37,28 @@ int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
     return 0;
 }
 
+int cli_read_volumes(const char *path, op_arena *a, op_volume **vols, int *nvols)
+{
+    op_err e;
+    *vols = NULL;
+    *nvols = 0;
+    if (!path)
+        return 0;
+    if (op_volumes_json_read_file(path, a, vols, nvols, &e) != OP_OK ||
+        op_volumes_sort(*vols, *nvols, &e) != OP_OK) {
+        fprintf(stderr, "onepath: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
+
 int cli_open_level(const char *spec, const op_settings *s, op_arena *a, op_level **lvl)
+{
+    return cli_open_level_vols(spec, s, NULL, 0, a, lvl);
+}
+
+int cli_open_level_vols(const char *spec, const op_settings *s, const op_volume *vols, int nvols,
+                        op_arena *a, op_level **lvl)
 {
     op_err e;
     op_err_clear(&e);
@@ -49,16 +72,16 @@ int cli_open_level(const char *spec, const op_settings *s, op_arena *a, op_level
     if (kind == OP_INPUT_HEIGHTFIELD) {
         op_hf_input hf;
         if ((st = op_hf_read_file(spec, a, &hf, &e)) == OP_OK)
-            st = op_level_create_hf(&hf, s, NULL, 0, lvl, &e);
+            st = op_level_create_hf(&hf, s, vols, nvols, lvl, &e);
     } else if (kind == OP_INPUT_CHUNK) {
         op_voxel_chunk vc;
         if ((st = op_chunk_read_file(spec, a, &vc, &e)) == OP_OK)
-            st = op_level_create_chunk(&vc, s, NULL, 0, lvl, &e);
+            st = op_level_create_chunk(&vc, s, vols, nvols, lvl, &e);
     } else {
         op_soup soup;
         if (cli_load_level(spec, a, &soup))
             return 1;
-        st = op_level_create(&soup, s, NULL, 0, lvl, &e);
+        st = op_level_create(&soup, s, vols, nvols, lvl, &e);
     }
     if (st != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", spec, e.msg);

@@ -22,6 +22,14 @@ int cli_load_level(const char *spec, op_arena *a, op_soup *soup);
  * and returns nonzero on failure; free the level with op_level_destroy. */
 int cli_open_level(const char *spec, const op_settings *s, op_arena *a, op_level **lvl);
 
+/* cli_open_level with the volume set vols[0..nvols) (sorted by name, cli_read_volumes). */
+int cli_open_level_vols(const char *spec, const op_settings *s, const op_volume *vols, int nvols,
+                        op_arena *a, op_level **lvl);
+
+/* Reads a volumes file (docs/spec/input-formats.md §6) into a and sorts it by name (the order
+ * a level applies volumes in). path NULL: no volumes. Prints the error, returns nonzero. */
+int cli_read_volumes(const char *path, op_arena *a, op_volume **vols, int *nvols);
+
 /* Applies one "key=value" to s (prints the error). */
 int cli_apply_set(op_settings *s, const char *kv);
 

@@ -114,6 +114,7 @@ static int write_blob(const char *dir, const tile_out *r, int k)
 typedef struct bake_opts {
     const char *level;
     const char *out_dir;
+    const char *volumes; /* --volumes FILE.json */
     int threads, json, single, stx, stz;
     int shard, nshards; /* --shard I/N: only the I-th of N bands of tile rows */
     op_settings s;
@@ -124,8 +125,11 @@ static int usage(void)
     fprintf(stderr,
             "usage: onepath bake [LEVEL | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
             "                    [--threads N] [--tile TX,TZ | --shard I/N] [--out DIR] [--json]\n"
+            "                    [--volumes FILE.json]\n"
             "LEVEL is an OBJ file, a heightfield (OPHF) or a voxel chunk (OPVC) file\n"
             "(docs/spec/input-formats.md), told apart by their first bytes.\n"
+            "--volumes reads box, cylinder and prism volumes (areas and obstacles) from a JSON\n"
+            "array (docs/spec/input-formats.md §6).\n"
             "--shard I/N bakes only band I (0-based) of N equal bands of tile rows; the\n"
             "bands' --out files together are exactly the files of the whole bake.\n"
             "With no level, bakes the bundled default (%s).\n",
@@ -167,6 +171,8 @@ static int parse(int argc, char **argv, bake_opts *o)
             }
         } else if (!strcmp(a, "--out") && more)
             o->out_dir = argv[++i];
+        else if (!strcmp(a, "--volumes") && more)
+            o->volumes = argv[++i];
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "onepath: bake: unknown or incomplete option '%s'\n", a);
             return usage();
@@ -230,13 +236,17 @@ static int open_level(const bake_opts *o, op_pool *pool, op_arena *a, op_level *
         fprintf(stderr, "onepath: %s\n", e.msg);
         return 1;
     }
+    op_volume *vols;
+    int nvols;
+    if (cli_read_volumes(o->volumes, a, &vols, &nvols))
+        return 1;
     if (kind == OP_INPUT_HEIGHTFIELD || kind == OP_INPUT_CHUNK)
-        return cli_open_level(o->level, &o->s, a, lvl);
+        return cli_open_level_vols(o->level, &o->s, vols, nvols, a, lvl);
     op_soup soup;
     if (cli_load_level(o->level, a, &soup))
         return 1;
     double t0 = cli_now_ms();
-    if (op_level_create_pool(&soup, &o->s, NULL, 0, pool, lvl, &e) != OP_OK) {
+    if (op_level_create_pool(&soup, &o->s, vols, nvols, pool, lvl, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", o->level, e.msg);
         return 1;
     }

@@ -17,9 +17,11 @@ static const char *const stage_names[] = {"spans", "regions", "contours",
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: onepath inspect LEVEL --tile TX,TZ --stage "
-                    "spans|regions|contours|polys|detail|tile\n"
-                    "                       [--set key=value ...] [--json | --dump]\n");
+    fprintf(
+        stderr,
+        "usage: onepath inspect LEVEL --tile TX,TZ --stage "
+        "spans|regions|contours|polys|detail|tile\n"
+        "                       [--set key=value ...] [--volumes FILE.json] [--json | --dump]\n");
     return 2;
 }
 
@@ -99,7 +101,7 @@ static void print_counts(const op_tile_stages *st, op_stage stage)
 
 int op_cmd_inspect(int argc, char **argv)
 {
-    const char *level = NULL;
+    const char *level = NULL, *volumes = NULL;
     int tx = 0, tz = 0, have_tile = 0, json = 0, dump = 0, stage = -1;
     op_settings s;
     op_settings_default(&s);
@@ -122,6 +124,8 @@ int op_cmd_inspect(int argc, char **argv)
         } else if (!strcmp(a, "--set") && more) {
             if (cli_apply_set(&s, argv[++i]))
                 return 2;
+        } else if (!strcmp(a, "--volumes") && more) {
+            volumes = argv[++i];
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--dump")) {
@@ -139,7 +143,10 @@ int op_cmd_inspect(int argc, char **argv)
     op_err e;
     op_tile_stages st;
     int rc = 1;
-    if (!a || !out || !scratch || cli_open_level(level, &s, a, &lvl))
+    op_volume *vols;
+    int nvols;
+    if (!a || !out || !scratch || cli_read_volumes(volumes, a, &vols, &nvols) ||
+        cli_open_level_vols(level, &s, vols, nvols, a, &lvl))
         goto done;
     if (op_level_build_stages(lvl, tx, tz, (op_stage)stage, 1, out, scratch, &st, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", level, e.msg);

@@ -34,4 +34,15 @@ op_status op_cget_u64(const msgpack_object *m, const char *key, uint64_t *out, o
 op_status op_cget_i64(const msgpack_object *m, const char *key, int64_t *out, op_err *err);
 op_status op_cget_bool(const msgpack_object *m, const char *key, int *out, op_err *err);
 
+/* {version, <flag>} of an edit's result (version NULL: only the flag). */
+op_status op_cedit_result(const op_creply *r, const char *flag, uint64_t *version, int *changed,
+                          op_err *err);
+/* Sends an edit's request q and reads its {version, changed}. Finalises q. */
+op_status op_cedit_call(op_client *c, op_creq *q, int timeout_ms, uint64_t *version, int *changed,
+                        op_err *err);
+/* Packs a volume map (protocol §3.5). */
+void op_cpack_volume(msgpack_packer *pk, const op_client_volume *v);
+/* Reads a volume map of a reply. */
+op_status op_cread_volume(const msgpack_object *m, op_client_volume *v, op_err *err);
+
 #endif

@@ -80,14 +80,26 @@ static void pack_setting(msgpack_packer *pk, const char *v)
     op_rpc_pack_key(pk, v);
 }
 
-static op_status edit_result(const op_creply *r, const char *flag, uint64_t *version, int *changed,
-                             op_err *err)
+op_status op_cedit_result(const op_creply *r, const char *flag, uint64_t *version, int *changed,
+                          op_err *err)
 {
     op_status st = OP_OK;
     if (version)
         st = op_cget_u64(r->result, "version", version, err);
     if (st == OP_OK)
         st = op_cget_bool(r->result, flag, changed, err);
+    return st;
+}
+
+op_status op_cedit_call(op_client *c, op_creq *q, int timeout_ms, uint64_t *version, int *changed,
+                        op_err *err)
+{
+    op_creply r;
+    op_status st = op_client_call(c, q, timeout_ms, &r, err);
+    if (st != OP_OK)
+        return st;
+    st = op_cedit_result(&r, "changed", version, changed, err);
+    op_creply_fini(&r);
     return st;
 }
 
@@ -119,13 +131,14 @@ op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *ou
     return st;
 }
 
-op_status op_client_level_put(op_client *c, const char *level, const op_client_setting *settings,
-                              int nsettings, const op_client_mesh *meshes, int nmeshes,
-                              int timeout_ms, uint64_t *version, int *changed, op_err *err)
+op_status op_client_level_put_volumes(op_client *c, const char *level,
+                                      const op_client_setting *settings, int nsettings,
+                                      const op_client_mesh *meshes, int nmeshes,
+                                      const op_client_volume *volumes, int nvolumes, int timeout_ms,
+                                      uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
-    op_creq_begin(c, &q, "level.put", 3);
+    op_creq_begin(c, &q, "level.put", volumes ? 4 : 3);
     str_param(&q, "level", level);
     key(&q, "settings");
     msgpack_pack_map(&q.pk, (size_t)nsettings);
@@ -139,12 +152,21 @@ op_status op_client_level_put(op_client *c, const char *level, const op_client_s
         msgpack_pack_map(&q.pk, meshes[i].areas ? 4 : 3);
         pack_mesh_fields(&q, &meshes[i]);
     }
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = edit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    if (volumes) {
+        key(&q, "volumes");
+        msgpack_pack_array(&q.pk, (size_t)nvolumes);
+        for (int i = 0; i < nvolumes; i++)
+            op_cpack_volume(&q.pk, &volumes[i]);
+    }
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
+}
+
+op_status op_client_level_put(op_client *c, const char *level, const op_client_setting *settings,
+                              int nsettings, const op_client_mesh *meshes, int nmeshes,
+                              int timeout_ms, uint64_t *version, int *changed, op_err *err)
+{
+    return op_client_level_put_volumes(c, level, settings, nsettings, meshes, nmeshes, NULL, 0,
+                                       timeout_ms, version, changed, err);
 }
 
 /* A method whose only param is the level and whose result is one bool. */
@@ -173,32 +195,20 @@ op_status op_client_mesh_put(op_client *c, const char *level, const op_client_me
                              int timeout_ms, uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "mesh.put", mesh->areas ? 5 : 4);
     str_param(&q, "level", level);
     pack_mesh_fields(&q, mesh);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = edit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_mesh_drop(op_client *c, const char *level, const char *mesh, int timeout_ms,
                               uint64_t *version, int *changed, op_err *err)
 {
     op_creq q;
-    op_creply r;
     op_creq_begin(c, &q, "mesh.drop", 2);
     str_param(&q, "level", level);
     str_param(&q, "name", mesh);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = edit_result(&r, "changed", version, changed, err);
-    op_creply_fini(&r);
-    return st;
+    return op_cedit_call(c, &q, timeout_ms, version, changed, err);
 }
 
 op_status op_client_level_list_get(op_client *c, int timeout_ms, op_client_level_list *out,

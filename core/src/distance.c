@@ -33,6 +33,7 @@
 
 #include "onepath/limits.h"
 #include "onepath/spans.h"
+#include "distance_internal.h"
 
 #define OP__UNSET 0xffffffffu
 
@@ -400,4 +401,25 @@ op_status op_distance_build(op_chf *chf, op_arena *out, op_arena *scratch, op_er
     }
     chf->dist = dist;
     return OP_OK;
+}
+
+/* ---- updates: spans joining the boundary ---- */
+
+op_status op__distance_add_boundary(const op_chf *chf, uint32_t *dist, uint32_t *seeds,
+                                    uint32_t nseeds, uint32_t limit, op_arena *scratch, op_err *err)
+{
+    if (nseeds == 0)
+        return OP_OK;
+    for (uint32_t i = 0; i < nseeds; i++)
+        dist[seeds[i]] = 0;
+    op_arena_mark mark = op_arena_get_mark(scratch);
+    bucket_ring q;
+    op_status st = ring_init(&q, chf->span_count, scratch, err);
+    /* All seeds are at level 0, so they are already in order. The settle rule's skipped
+     * diagonals stay valid: a span not lowered here keeps a distance of the exact field
+     * it started from, which bounds its diagonal neighbours the same way. */
+    if (st == OP_OK)
+        repair(chf, &q, dist, seeds, nseeds, limit);
+    op_arena_release(scratch, mark);
+    return st;
 }

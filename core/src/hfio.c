@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "file_internal.h"
 #include "onepath/hfio.h"
 #include "onepath/limits.h"
 
@@ -341,9 +342,9 @@ op_status op_chunk_parse(const void *buf, size_t len, op_arena *out, op_voxel_ch
 
 /* ==== files ==== */
 
-/* Reads the whole file into tmp (at most OP_MAX_INPUT_FILE bytes). */
-static op_status read_whole(const char *path, const char *what, op_arena *tmp, uint8_t **data,
-                            size_t *len, op_err *err)
+/* Reads the whole file into tmp (at most max bytes). */
+op_status op__read_whole(const char *path, const char *what, size_t max, op_arena *tmp,
+                         uint8_t **data, size_t *len, op_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -351,11 +352,10 @@ static op_status read_whole(const char *path, const char *what, op_arena *tmp, u
     /* A regular file's size is known: refuse an oversized one unread. Pipes and the like
      * are read up to the cap. */
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
-        (unsigned long long)sb.st_size > OP_MAX_INPUT_FILE) {
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > max) {
         fclose(f);
-        return op_err_set(err, OP_ERANGE, "%s: %s is %llu bytes, more than %u", what, path,
-                          (unsigned long long)sb.st_size, OP_MAX_INPUT_FILE);
+        return op_err_set(err, OP_ERANGE, "%s: %s is %llu bytes, more than %zu", what, path,
+                          (unsigned long long)sb.st_size, max);
     }
     size_t cap = 1u << 16, n = 0;
     uint8_t *buf = op_arena_alloc(tmp, cap);
@@ -364,9 +364,8 @@ static op_status read_whole(const char *path, const char *what, op_arena *tmp, u
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
-        if (cap > OP_MAX_INPUT_FILE) {
-            st = op_err_set(err, OP_ERANGE, "%s: %s is larger than %u bytes", what, path,
-                            OP_MAX_INPUT_FILE);
+        if (cap > max) {
+            st = op_err_set(err, OP_ERANGE, "%s: %s is larger than %zu bytes", what, path, max);
             break;
         }
         buf = op_arena_grow(tmp, buf, cap, cap * 2); /* NULL ends the loop: ENOMEM */
@@ -377,9 +376,8 @@ static op_status read_whole(const char *path, const char *what, op_arena *tmp, u
             op_err_set(err, OP_ENOMEM, "%s: out of memory reading %s (%zu bytes)", what, path, cap);
     if (st == OP_OK && ferror(f))
         st = op_err_set(err, OP_EIO, "%s: cannot read %s: %s", what, path, strerror(errno));
-    if (st == OP_OK && n > OP_MAX_INPUT_FILE)
-        st = op_err_set(err, OP_ERANGE, "%s: %s is larger than %u bytes", what, path,
-                        OP_MAX_INPUT_FILE);
+    if (st == OP_OK && n > max)
+        st = op_err_set(err, OP_ERANGE, "%s: %s is larger than %zu bytes", what, path, max);
     fclose(f);
     *data = buf;
     *len = n;
@@ -394,7 +392,7 @@ op_status op_hf_read_file(const char *path, op_arena *out, op_hf_input *hf, op_e
         return op_err_set(err, OP_ENOMEM, HF_WHAT ": out of memory");
     uint8_t *data;
     size_t len;
-    op_status st = read_whole(path, HF_WHAT, tmp, &data, &len, err);
+    op_status st = op__read_whole(path, HF_WHAT, OP_MAX_INPUT_FILE, tmp, &data, &len, err);
     if (st == OP_OK)
         st = op_hf_parse(data, len, out, hf, err);
     op_arena_destroy(tmp);
@@ -409,7 +407,7 @@ op_status op_chunk_read_file(const char *path, op_arena *out, op_voxel_chunk *vc
         return op_err_set(err, OP_ENOMEM, CHUNK_WHAT ": out of memory");
     uint8_t *data;
     size_t len;
-    op_status st = read_whole(path, CHUNK_WHAT, tmp, &data, &len, err);
+    op_status st = op__read_whole(path, CHUNK_WHAT, OP_MAX_INPUT_FILE, tmp, &data, &len, err);
     if (st == OP_OK)
         st = op_chunk_parse(data, len, out, vc, err);
     op_arena_destroy(tmp);

@@ -13,6 +13,7 @@
 #include "parallel_internal.h"
 #include "onepath/limits.h"
 #include "onepath/parallel.h"
+#include "onepath/rebuild.h"
 
 /* The part every kind of level shares: settings and volumes validated, the level
  * allocated with its grid and span settings. */
@@ -22,11 +23,9 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
     op_status st;
     if ((st = op_settings_validate(s, err)) != OP_OK)
         return st;
-    if (nvols < 0 || (nvols > 0 && !vols))
-        return op_err_set(err, OP_EINVAL, "level: bad volume list (%d)", nvols);
-    for (int i = 0; i < nvols; i++)
-        if ((st = op_volume_validate(&vols[i], err)) != OP_OK)
-            return st;
+    /* Named, valid, in name order (build3d-runtime.md §4.2). */
+    if ((st = op_volumes_check(vols, nvols, err)) != OP_OK)
+        return st;
     op_level *l = calloc(1, sizeof *l);
     if (!l || !(l->arena = op_arena_create(0))) {
         free(l);

@@ -29,4 +29,33 @@ struct op_level {
     op_arena *arena; /* the level's own memory (bins) */
 };
 
+/* What a tile's build computed before any volume (docs/spec/build3d-runtime.md §5.1): the
+ * base a volume-only rebuild starts from. A fresh build fills it in its arenas; a rebuild
+ * entry (rebuild.c) holds a copy. */
+typedef struct op__tile_base {
+    int skipped;                /* build3d-spans.md §1.6: no spans, every build skipped */
+    op_chf chf;                 /* after compaction, border set: areas before erosion */
+    const uint8_t *eroded;      /* areas after erosion without volumes, or NULL (not yet) */
+    const uint16_t *span_layer; /* partition = layers: span layers (§2.1), or NULL (not yet) */
+    const uint32_t *dist;       /* partition = watershed, in a captured base: the distance
+                                   field of the eroded areas (§8), or NULL */
+} op__tile_base;
+
+/* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).
+ * cached == NULL: from scratch; *base receives the tile's base (complete, eroded areas and
+ * span layers included, when want_base). cached != NULL: from that base (complete). Then
+ * obstacles, erosion, area volumes and (when needed) distance into st->chf, from out.
+ * vols must be a validated set. */
+op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vols, int nvols,
+                         const op__tile_base *cached, int want_base, op__tile_base *base,
+                         op_stage last, op_arena *out, op_arena *scratch, op_tile_stages *st,
+                         op_err *err);
+
+/* op_level_build_stages with an explicit volume set and an optional cached base; base_out
+ * (when not NULL) receives the base the build used, valid while out lives. */
+op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vols, int nvols,
+                         const op__tile_base *cached, op__tile_base *base_out, op_stage last,
+                         int keep_raw, op_arena *out, op_arena *scratch, op_tile_stages *st,
+                         op_err *err);
+
 #endif

@@ -27,86 +27,16 @@ static void lap(op_tile_stages *st, op_stage k, double *t0)
     *t0 = t;
 }
 
-/* The tile's filtered heightfield from the level's input kind (build3d-spans.md §1.5-§1.9);
- * heightfield and chunk tiles are never skipped here. */
-static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *scratch,
-                                  op_heightfield *hf, int *skipped, op_err *err)
-{
-    *skipped = 0;
-    if (l->kind == OP_LEVEL_HEIGHTFIELD)
-        return op_tile_heightfield_build_hf_valid(&l->hf, &l->settings, tx, tz, scratch, hf, err);
-    if (l->kind == OP_LEVEL_CHUNK)
-        return op_tile_heightfield_build_chunk_valid(&l->chunk, &l->settings, tx, tz, scratch, hf,
-                                                     err);
-    int k = op_level_tile_index(l, tx, tz);
-    const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
-    size_t n = l->bin_start[k + 1] - l->bin_start[k];
-    return op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch, scratch,
-                                         hf, skipped, err);
-}
-
-static op_status spans_step(const op_level *l, int tx, int tz, op_stage last, op_arena *out,
-                            op_arena *scratch, op_tile_stages *st, uint8_t **geometry_areas,
-                            op_err *err)
-{
-    /* The heightfield and its rasterizer buffers are the tile's largest scratch and die
-     * with the compaction: released there, the later stages reuse the same (already
-     * faulted-in, cache-warm) memory instead of growing the worker's footprint. */
-    op_arena_mark hf_mark = op_arena_get_mark(scratch);
-    op_heightfield hf;
-    op_status s = tile_heightfield(l, tx, tz, scratch, &hf, &st->skipped, err);
-    if (s != OP_OK || st->skipped)
-        return s;
-    op_chf *chf = &st->chf;
-    s = op_chf_build(&hf, l->span.walkable_height, l->span.walkable_climb, out, chf, err);
-    op_arena_release(scratch, hf_mark);
-    if (s != OP_OK || (s = op_erode(chf, l->span.walkable_radius, scratch, err)) != OP_OK)
-        return s;
-    chf->border = l->grid.border;
-    /* The layer-first partition decides layers from the geometry-only field (after
-     * erosion, before volumes): keep its areas when volumes will change them. */
-    *geometry_areas = chf->areas;
-    if (l->nvols > 0) {
-        uint8_t *copy = op_arena_alloc(scratch, chf->span_count + 1);
-        if (!copy)
-            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (areas)", tx, tz);
-        memcpy(copy, chf->areas, chf->span_count);
-        *geometry_areas = copy;
-        if ((s = op_volumes_apply(chf, l->vols, l->nvols, err)))
-            return s;
-    }
-    /* The distance field is the span stage's last product, but only the watershed
-     * partition reads it: a build going further with another partition skips it
-     * (chf.dist stays NULL), as nothing after the regions depends on it. */
-    if (last != OP_STAGE_SPANS && l->settings.partition != OP_PARTITION_WATERSHED)
-        return OP_OK;
-    return op_distance_build(chf, out, scratch, err);
-}
-
+/* Regions of st->chf. Layers: labelled from the span layers the span stage left in
+ * st->span_layer (build3d-runtime.md §2.1: decided before any volume). */
 static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratch,
-                              op_tile_stages *st, const uint8_t *geometry_areas, op_err *err)
+                              op_tile_stages *st, op_err *err)
 {
     op_region_settings rs = {l->settings.partition, l->settings.min_region_area,
                              l->settings.merge_region_area};
-    if (rs.partition == OP_PARTITION_LAYERS) {
-        op_chf geo = st->chf;
-        geo.areas = (uint8_t *)geometry_areas;
-        op_status s = op_regions_build_layer_first(&geo, &st->chf, &rs, out, scratch, &st->regions,
-                                                   &st->region_layer, err);
-        if (s != OP_OK)
-            return s;
-        /* Each span's layer, kept before the border cut relabels the band. */
-        uint32_t n = st->chf.span_count;
-        st->span_layer = op_arena_alloc(out, ((size_t)n + 1) * sizeof *st->span_layer);
-        if (!st->span_layer)
-            return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (span layers)", st->tx,
-                              st->tz);
-        for (uint32_t i = 0; i < n; i++) {
-            uint16_t r = st->regions.reg[i];
-            st->span_layer[i] = r ? st->region_layer[r] : (uint16_t)OP_NO_LAYER;
-        }
-        return OP_OK;
-    }
+    if (rs.partition == OP_PARTITION_LAYERS)
+        return op_regions_build_from_layers(&st->chf, st->span_layer, rs.min_region_area, out,
+                                            scratch, &st->regions, &st->region_layer, err);
     return op_regions_build(&st->chf, &rs, out, scratch, &st->regions, err);
 }
 
@@ -296,6 +226,13 @@ static int layer_by_layer(const op_level *l)
            l->settings.detail_sample_distance / l->grid.cs <= 0.9;
 }
 
+/* The layer span i belongs to (build3d-runtime.md §2.3.1): its span layer when it has a
+ * region, else none. */
+static uint16_t in_layer(const op_tile_stages *st, uint32_t i)
+{
+    return st->regions.reg[i] != 0 ? st->span_layer[i] : (uint16_t)OP_NO_LAYER;
+}
+
 /* The view of layer L: links between spans of layer L only, regions of other layers 0. */
 static op_status layer_view(const op_tile_stages *st, uint16_t layer, op_arena *scratch,
                             op_chf *chf, op_regions *regs, op_err *err)
@@ -308,13 +245,13 @@ static op_status layer_view(const op_tile_stages *st, uint16_t layer, op_arena *
     if (!chf->links || !regs->reg)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layer %u view)", st->tx,
                           st->tz, layer);
-    const uint16_t *sl = st->span_layer;
     for (uint32_t i = 0; i < n; i++) {
-        int mine = sl[i] == layer;
+        int mine = in_layer(st, i) == layer;
         regs->reg[i] = mine ? st->regions.reg[i] : 0;
         for (int d = 0; d < 4; d++) {
             uint32_t t = st->chf.links[i][d];
-            chf->links[i][d] = (mine && t != OP_NO_LINK && sl[t] == layer) ? t : OP_NO_LINK;
+            chf->links[i][d] =
+                (mine && t != OP_NO_LINK && in_layer(st, t) == layer) ? t : OP_NO_LINK;
         }
     }
     return OP_OK;
@@ -325,8 +262,8 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
 {
     int nl = 0;
     for (uint32_t i = 0; i < st->chf.span_count; i++)
-        if (st->span_layer[i] != OP_NO_LAYER && st->span_layer[i] + 1 > nl)
-            nl = st->span_layer[i] + 1;
+        if (in_layer(st, i) != OP_NO_LAYER && in_layer(st, i) + 1 > nl)
+            nl = in_layer(st, i) + 1;
     st->layer_by_layer = 1;
     if (last >= OP_STAGE_TILE) {
         st->tiles = op_arena_alloc(out, ((size_t)nl + 1) * sizeof *st->tiles);
@@ -366,8 +303,10 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
     return OP_OK;
 }
 
-op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,
-                                op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err)
+op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vols, int nvols,
+                         const op__tile_base *cached, op__tile_base *base_out, op_stage last,
+                         int keep_raw, op_arena *out, op_arena *scratch, op_tile_stages *st,
+                         op_err *err)
 {
     memset(st, 0, sizeof *st);
     st->tx = tx;
@@ -376,13 +315,16 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
         return op_err_set(err, OP_ERANGE,
                           "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d", tx, tz,
                           l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
-    uint8_t *geometry_areas = NULL;
+    op__tile_base base;
     double t0 = now_ms();
-    op_status s = spans_step(l, tx, tz, last, out, scratch, st, &geometry_areas, err);
+    op_status s = op__tile_spans(l, tx, tz, vols, nvols, cached, base_out != NULL, &base, last, out,
+                                 scratch, st, err);
+    if (base_out && s == OP_OK)
+        *base_out = base;
     lap(st, OP_STAGE_SPANS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
         return s;
-    s = regions_step(l, out, scratch, st, geometry_areas, err);
+    s = regions_step(l, out, scratch, st, err);
     if (s == OP_OK)
         s = cut_border(l, out, st, err);
     lap(st, OP_STAGE_REGIONS, &t0);
@@ -395,4 +337,12 @@ op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
     return mesh_steps(l, last, out, scratch, st, -1, &t0, err);
+}
+
+op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,
+                                op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err)
+{
+    /* The level's volumes were checked when it was created. */
+    return op__tile_build(l, tx, tz, l->vols, l->nvols, NULL, NULL, last, keep_raw, out, scratch,
+                          st, err);
 }

@@ -1,6 +1,7 @@
 /*
  * Span stage, whole tile (build3d-spans.md §1-§8): the filtered tile heightfield
- * (tile_build.c), then compaction, erosion, volumes (array order) and distance.
+ * (tile_build.c), then compaction, obstacles, erosion, area volumes (each mode in array
+ * order) and distance (§1.10).
  *
  * Input: soup, settings, tile, volumes. Output: op_chf in `out` with border B.
  * Kept in its own file so that programs using only the heightfield half do not
@@ -26,9 +27,11 @@ op_status op_tile_spans_build(const op_soup *soup, const op_settings *s, int tx,
     if (st != OP_OK)
         return st;
     chf->border = g.border;
-    st = op_erode(chf, ss.walkable_radius, scratch, err);
+    st = op_volumes_apply(chf, vols, nvols, OP_VOLUME_OBSTACLE, err);
     if (st == OP_OK)
-        st = op_volumes_apply(chf, vols, nvols, err);
+        st = op_erode(chf, ss.walkable_radius, scratch, err);
+    if (st == OP_OK)
+        st = op_volumes_apply(chf, vols, nvols, OP_VOLUME_AREA, err);
     if (st == OP_OK)
         st = op_distance_build(chf, out, scratch, err);
     return st;

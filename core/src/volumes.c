@@ -1,13 +1,14 @@
 /*
- * Span stage, area volumes (docs/spec/build3d-spans.md §6): op_chf after erosion plus an
- * array of volumes (box, cylinder, convex prism; world units) → the same op_chf with the
- * area of every walkable span inside a volume replaced by the volume's area, volumes in
- * array order.
+ * Span stage, volumes (docs/spec/build3d-spans.md §6): op_chf plus an array of volumes
+ * (box, cylinder, convex prism; world units) → the same op_chf with the area of every
+ * walkable span a volume of the asked mode takes replaced by the volume's area, volumes in
+ * array order. Obstacles run right after compaction and take the spans whose agent space
+ * they meet; area volumes run after erosion and take the spans whose floor they contain.
  *
  * All volumes are validated before any area changes. A span is tested at its cell
  * centre and floor height, in double. Cell centres and floor heights are monotone in the
  * cell / row index, so each volume's candidate cells (its XZ bounding box) and rows (its
- * y range) are found by binary search and only those cells are visited: the work is
+ * vertical test) are found by binary search and only those cells are visited: the work is
  * proportional to the spans under the volumes, not to the grid. Typical: 0..100 volumes
  * a tile, each covering a few hundred cells.
  */
@@ -17,17 +18,21 @@
 
 #include "onepath/limits.h"
 #include "onepath/spans.h"
+#include "volumes_internal.h"
 
 static const char *const kind_names[] = {"box", "cylinder", "prism"};
 
-/* "volume 3 (box)" into buf: the prefix of every validation message. */
+/* 'volume 3 "door1" (box)' into buf: the prefix of every validation message. */
 static const char *volume_name(const op_volume *v, int index, char *buf, size_t n)
 {
     const char *k = kind_names[v->kind];
+    char idx[16] = "";
     if (index >= 0)
-        snprintf(buf, n, "volume %d (%s)", index, k);
+        snprintf(idx, sizeof idx, " %d", index);
+    if (v->name[0])
+        snprintf(buf, n, "volume%s \"%.*s\" (%s)", idx, OP_MAX_VOLUME_NAME, v->name, k);
     else
-        snprintf(buf, n, "volume (%s)", k);
+        snprintf(buf, n, "volume%s (%s)", idx, k);
     return buf;
 }
 
@@ -39,9 +44,14 @@ static op_status check_finite(const op_volume *v, const char *who, op_err *err)
     static const int used[3][6] = {{1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 0}, {0, 1, 0, 0, 1, 0}};
     for (int i = 0; i < 6; i++) {
         double x = i < 3 ? v->bmin[i] : v->bmax[i - 3];
-        if (used[v->kind][i] && !isfinite(x))
+        if (!used[v->kind][i])
+            continue;
+        if (!isfinite(x))
             return op_err_set(err, OP_EINVAL, "volumes: %s: %s = %g is not finite", who, names[i],
                               x);
+        if (fabs(x) > OP_MAX_ORIGIN)
+            return op_err_set(err, OP_ERANGE, "volumes: %s: %s = %g is beyond +-%g", who, names[i],
+                              x, OP_MAX_ORIGIN);
     }
     return OP_OK;
 }
@@ -67,10 +77,14 @@ static op_status check_prism(const op_volume *v, const char *who, op_err *err)
     if (v->npts < 3 || v->npts > OP_MAX_PRISM_VERTS)
         return op_err_set(err, OP_ERANGE, "volumes: %s: npts = %d outside [3, %d]", who, v->npts,
                           OP_MAX_PRISM_VERTS);
-    for (int i = 0; i < 2 * v->npts; i++)
+    for (int i = 0; i < 2 * v->npts; i++) {
         if (!isfinite(v->pts[i]))
             return op_err_set(err, OP_EINVAL, "volumes: %s: pts[%d] = %g is not finite", who, i,
                               v->pts[i]);
+        if (fabs(v->pts[i]) > OP_MAX_ORIGIN)
+            return op_err_set(err, OP_ERANGE, "volumes: %s: pts[%d] = %g is beyond +-%g", who, i,
+                              v->pts[i], OP_MAX_ORIGIN);
+    }
     int wraps = 0;
     for (int i = 0; i < v->npts; i++) {
         double a[2], b[2];
@@ -96,7 +110,7 @@ static op_status check_prism(const op_volume *v, const char *who, op_err *err)
 
 static op_status validate_one(const op_volume *v, int index, op_err *err)
 {
-    char who[64];
+    char who[128];
     if ((int)v->kind < OP_VOLUME_BOX || (int)v->kind > OP_VOLUME_PRISM) {
         if (index >= 0)
             return op_err_set(err, OP_EINVAL, "volumes: volume %d: kind = %d is unknown", index,
@@ -104,6 +118,8 @@ static op_status validate_one(const op_volume *v, int index, op_err *err)
         return op_err_set(err, OP_EINVAL, "volumes: kind = %d is unknown", (int)v->kind);
     }
     volume_name(v, index, who, sizeof who);
+    if ((int)v->mode != OP_VOLUME_AREA && (int)v->mode != OP_VOLUME_OBSTACLE)
+        return op_err_set(err, OP_EINVAL, "volumes: %s: mode = %d is unknown", who, (int)v->mode);
     if (v->area < 0 || v->area > OP_MAX_AREA)
         return op_err_set(err, OP_ERANGE, "volumes: %s: area = %d outside [0, %d]", who, v->area,
                           OP_MAX_AREA);
@@ -143,7 +159,7 @@ static double cell_centre(double origin, int i, double cs)
 }
 
 /* The XZ bounding box every test starts with (rule 4). */
-static void xz_bounds(const op_volume *v, double lo[2], double hi[2])
+void op__volume_xz_bounds(const op_volume *v, double lo[2], double hi[2])
 {
     if (v->kind == OP_VOLUME_BOX) {
         lo[0] = v->bmin[0], lo[1] = v->bmin[2];
@@ -211,34 +227,38 @@ static int end_centre_at_most(double origin, double cs, int n, double hi)
     return a;
 }
 
-/* Rows [*y0, *y1) whose floor origin_y + y * ch lies in [ymin, ymax]. */
-static void row_range(const op_chf *chf, const op_volume *v, int *y0, int *y1)
+/* First row m in [0, OP_MAX_ROWS + 1] with origin_y + (m + lift) * ch > y (strict) or >= y
+ * (inclusive): floor heights are increasing in the row, so binary search finds it. */
+static int first_row_above(const op_chf *chf, int lift, double y, int strict)
 {
     int a = 0, b = OP_MAX_ROWS + 1;
     while (a < b) {
         int m = a + (b - a) / 2;
-        if (chf->origin[1] + (double)m * chf->ch >= v->bmin[1])
+        double h = chf->origin[1] + (double)(m + lift) * chf->ch;
+        if (strict ? h > y : h >= y)
             b = m;
         else
             a = m + 1;
     }
-    *y0 = a;
-    b = OP_MAX_ROWS + 1;
-    while (a < b) {
-        int m = a + (b - a) / 2;
-        if (chf->origin[1] + (double)m * chf->ch <= v->bmax[1])
-            a = m + 1;
-        else
-            b = m;
-    }
-    *y1 = a;
+    return a;
+}
+
+/* Rows [*y0, *y1) a volume takes (§6.5): an area volume the floors py in [ymin, ymax]; an
+ * obstacle the floors py <= ymax whose head py + walkable_height rows is above ymin. */
+static void row_range(const op_chf *chf, const op_volume *v, int *y0, int *y1)
+{
+    if (v->mode == OP_VOLUME_OBSTACLE)
+        *y0 = first_row_above(chf, chf->walkable_height, v->bmin[1], 1);
+    else
+        *y0 = first_row_above(chf, 0, v->bmin[1], 0);
+    *y1 = first_row_above(chf, 0, v->bmax[1], 1);
 }
 
 static int apply_one(op_chf *chf, const op_volume *v)
 {
     double lo[2], hi[2];
     int y0, y1, changed = 0;
-    xz_bounds(v, lo, hi);
+    op__volume_xz_bounds(v, lo, hi);
     row_range(chf, v, &y0, &y1);
     int x0 = first_centre_at_least(chf->origin[0], chf->cs, chf->width, lo[0]);
     int x1 = end_centre_at_most(chf->origin[0], chf->cs, chf->width, hi[0]);
@@ -263,7 +283,18 @@ static int apply_one(op_chf *chf, const op_volume *v)
     return changed;
 }
 
-op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_err *err)
+int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode)
+{
+    int changed = 0;
+    for (int i = 0; i < nvols; i++)
+        if (vols[i].mode == mode)
+            changed |= apply_one(chf, &vols[i]);
+    if (changed)
+        chf->dist = NULL; /* areas changed: a distance field built before is stale */
+    return changed;
+}
+
+op_status op__volumes_validate(const op_volume *vols, int nvols, op_err *err)
 {
     if (nvols < 0)
         return op_err_set(err, OP_EINVAL, "volumes: nvols = %d is negative", nvols);
@@ -274,10 +305,17 @@ op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_err
         if (st != OP_OK)
             return st;
     }
-    int changed = 0;
-    for (int i = 0; i < nvols; i++)
-        changed |= apply_one(chf, &vols[i]);
-    if (changed)
-        chf->dist = NULL; /* areas changed: a distance field built before is stale */
+    return OP_OK;
+}
+
+op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode,
+                           op_err *err)
+{
+    op_status st = op__volumes_validate(vols, nvols, err);
+    if (st != OP_OK)
+        return st;
+    if ((int)mode != OP_VOLUME_AREA && (int)mode != OP_VOLUME_OBSTACLE)
+        return op_err_set(err, OP_EINVAL, "volumes: mode = %d is unknown", (int)mode);
+    op__volumes_apply_valid(chf, vols, nvols, mode);
     return OP_OK;
 }

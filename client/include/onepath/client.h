@@ -152,6 +152,58 @@ op_status op_client_changes_since(op_client *c, const char *level, uint64_t vers
                                   int timeout_ms, op_client_changes *out, op_err *err);
 void op_client_changes_free(op_client_changes *ch);
 
+/* ---- volumes (protocol §3.5) ---- */
+
+typedef enum op_client_volume_kind {
+    OP_CLIENT_VOLUME_BOX = 0,
+    OP_CLIENT_VOLUME_CYLINDER = 1,
+    OP_CLIENT_VOLUME_PRISM = 2,
+} op_client_volume_kind;
+
+typedef enum op_client_volume_mode {
+    OP_CLIENT_VOLUME_AREA = 0,     /* marks the walkable spans in it, after erosion */
+    OP_CLIENT_VOLUME_OBSTACLE = 1, /* takes the spans under it, before erosion */
+} op_client_volume_mode;
+
+#define OP_CLIENT_MAX_PRISM_POINTS 64
+
+/* A named volume as the protocol carries it: the fields of its kind only are sent. */
+typedef struct op_client_volume {
+    char name[65];
+    op_client_volume_mode mode;
+    int area; /* 0..63; -1: not sent (an obstacle's is then 0) */
+    op_client_volume_kind kind;
+    double bmin[3], bmax[3];  /* box */
+    double center[2], radius; /* cylinder: centre (x, z) */
+    double y[2];              /* cylinder and prism: [ymin, ymax] */
+    int npoints;              /* prism: 3..64 points (x, z), counter-clockwise */
+    double points[OP_CLIENT_MAX_PRISM_POINTS][2];
+} op_client_volume;
+
+/* volume.put: adds v to the level or replaces the volume of its name (a move is one call). */
+op_status op_client_volume_put(op_client *c, const char *level, const op_client_volume *v,
+                               int timeout_ms, uint64_t *version, int *changed, op_err *err);
+/* volume.drop: removes the volume `name` (changed 0 when there was none). */
+op_status op_client_volume_drop(op_client *c, const char *level, const char *name, int timeout_ms,
+                                uint64_t *version, int *changed, op_err *err);
+/* level.put with volumes (op_client_level_put puts none). */
+op_status op_client_level_put_volumes(op_client *c, const char *level,
+                                      const op_client_setting *settings, int nsettings,
+                                      const op_client_mesh *meshes, int nmeshes,
+                                      const op_client_volume *volumes, int nvolumes, int timeout_ms,
+                                      uint64_t *version, int *changed, op_err *err);
+
+typedef struct op_client_volumes {
+    uint64_t version;
+    int n;
+    op_client_volume *v; /* in name order */
+} op_client_volumes;
+
+/* The level's volumes (the `volumes` of level.info). */
+op_status op_client_volumes_get(op_client *c, const char *level, int timeout_ms,
+                                op_client_volumes *out, op_err *err);
+void op_client_volumes_free(op_client_volumes *v);
+
 /* ---- stats ---- */
 
 typedef struct op_client_stats {

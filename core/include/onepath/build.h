@@ -25,9 +25,10 @@ typedef struct op_level op_level;
  * build API has used since before the two met. */
 typedef op_tile_range op_tile_rect;
 
-/* Prepares a level: validates soup, settings and volumes, computes the tile range and
- * bins the triangles per tile. The level borrows soup and vols (keep them alive); it
- * owns its bins. Free with op_level_destroy. */
+/* Prepares a level: validates soup, settings and volumes (a volume set in name order:
+ * op_volumes_check, rebuild.h), computes the tile range and bins the triangles per tile.
+ * The level borrows soup and vols (keep them alive); it owns its bins. Free with
+ * op_level_destroy. Builds with another volume set: op_level_build_tile (rebuild.h). */
 op_status op_level_create(const op_soup *soup, const op_settings *s, const op_volume *vols,
                           int nvols, op_level **out, op_err *err);
 /* The same on `threads` threads (1..OP_MAX_THREADS): the level (bounds, range, bins, every
@@ -83,7 +84,9 @@ typedef struct op_tile_stages {
     op_chf chf;
     op_regions regions;
     uint16_t *region_layer; /* Layers partition: each region's layer (else NULL) */
-    uint16_t *span_layer;   /* Layers partition: each span's layer before the border cut */
+    uint16_t *span_layer;   /* Layers partition: each span's layer, decided on the field eroded
+                               without volumes (build3d-runtime.md §2): the same whatever the
+                               volumes; OP_NO_LAYER where that erosion leaves no floor */
     int layer_by_layer;     /* built layer by layer (docs/spec/build3d-runtime.md §2.3): the
                                contour, polygon and detail results are the last layer's */
     int border_region;

@@ -60,6 +60,16 @@
 /* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT. */
 #define OP_MAX_LAYER_VERTS 65536
 
+/* Volumes of one volume set (a level's, a build's, a volumes file's;
+ * docs/spec/build3d-runtime.md §4). Each tile build visits every volume it is given (a
+ * binary search each), so a set is kept to what one level plausibly holds. Beyond:
+ * OP_ERANGE naming the count. */
+#define OP_MAX_VOLUMES 65536
+
+/* A volumes file (docs/spec/input-formats.md §6): largest accepted JSON text (bytes), about
+ * 200 bytes a volume for the largest set. Beyond: OP_ERANGE naming the size. */
+#define OP_MAX_VOLUMES_FILE (16u << 20)
+
 /* Vertices of one polygon (MaxVertsPerPoly upper bound, as Detour). Setting beyond: OP_ERANGE. */
 #define OP_MAX_VERTS_PER_POLY 6
 #define OP_MIN_VERTS_PER_POLY 3

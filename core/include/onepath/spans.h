@@ -1,7 +1,7 @@
 /*
  * The span stage (docs/spec/build3d-spans.md): triangles → heightfield of span
- * columns → filters → compact heightfield with mutual links → area volumes →
- * erosion → exact distance field.
+ * columns → filters → compact heightfield with mutual links → obstacle volumes →
+ * erosion → area volumes → exact distance field.
  *
  * Directions: 0 = -x, 1 = +z, 2 = +x, 3 = -z (op_dir_dx / op_dir_dz).
  * Span index order: cells z-major (index = x + z * width), spans bottom up.
@@ -216,7 +216,7 @@ typedef struct op_chf {
 op_status op_chf_build(const op_heightfield *hf, int walkable_height, int walkable_climb,
                        op_arena *out, op_chf *chf, op_err *err);
 
-/* ---- area volumes (§6) ---- */
+/* ---- volumes (§6): areas and obstacles ---- */
 
 typedef enum op_volume_kind {
     OP_VOLUME_BOX = 0,
@@ -224,11 +224,24 @@ typedef enum op_volume_kind {
     OP_VOLUME_PRISM = 2,
 } op_volume_kind;
 
+/* Area volumes mark the spans inside them after erosion; obstacles take the spans under
+ * them before erosion, which then widens them by the agent radius (§6.5-§6.6). */
+typedef enum op_volume_mode {
+    OP_VOLUME_AREA = 0,
+    OP_VOLUME_OBSTACLE = 1,
+} op_volume_mode;
+
 #define OP_MAX_PRISM_VERTS 64
+/* Bytes of a volume name (protocol.md §3.1 form; build3d-runtime.md §4.1). */
+#define OP_MAX_VOLUME_NAME 64
 
 typedef struct op_volume {
+    /* NUL-terminated. A level's volumes need distinct valid names in ascending order
+     * (rebuild.h, op_volumes_check); the span stage ignores names except in messages. */
+    char name[OP_MAX_VOLUME_NAME + 1];
     op_volume_kind kind;
-    int area; /* area id written, [0, 63] */
+    op_volume_mode mode;
+    int area; /* area id written, [0, 63]; obstacles usually 0 */
     /* box: bmin/bmax; cylinder: centre (x, z) in bmin[0], bmin[2], radius in bmax[0],
      * y range [bmin[1], bmax[1]]; prism: convex polygon pts (x, z pairs, counter-clockwise),
      * y range [bmin[1], bmax[1]]. */
@@ -237,9 +250,13 @@ typedef struct op_volume {
     double pts[OP_MAX_PRISM_VERTS * 2];
 } op_volume;
 
+/* §6.2: kind, mode, area, coordinates, shape. The name is not checked here. */
 op_status op_volume_validate(const op_volume *v, op_err *err);
-/* Applies volumes in array order (a later volume wins). */
-op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_err *err);
+/* Validates every volume, then applies those of `mode` in array order (§6.5-§6.6): after
+ * compaction for OP_VOLUME_OBSTACLE, after erosion for OP_VOLUME_AREA. A refused array
+ * changes nothing. */
+op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode,
+                           op_err *err);
 
 /* ---- erosion and distance (§7, §8) ---- */
 
@@ -278,8 +295,8 @@ op_status op_distance_compute_below(const op_chf *chf, uint32_t *dist, uint32_t 
 /* ---- the whole stage for one tile ---- */
 
 /* The span stage of tile (tx, tz) of a soup: op_tile_heightfield_build, then
- * compaction, erosion, volumes (array order) and distance. chf->border is the tile
- * grid's border. A skipped tile (§1.6) gives a chf with span_count 0. */
+ * compaction, obstacles, erosion, area volumes (each in array order) and distance (§1.10).
+ * chf->border is the tile grid's border. A skipped tile (§1.6) gives a chf with span_count 0. */
 op_status op_tile_spans_build(const op_soup *soup, const op_settings *s, int tx, int tz,
                               const op_volume *vols, int nvols, op_arena *out, op_arena *scratch,
                               op_chf *chf, op_err *err);

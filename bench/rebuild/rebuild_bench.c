@@ -1,0 +1,360 @@
+/*
+ * onepath-rebuild-bench: one obstacle edit, in process, until the tiles it changes are
+ * current, side by side with DetourTileCache 1.5.1 (docs/benchmarks.md, "Volume edits").
+ *
+ *   ours       op_level_rebuild_tile from each tile's op_rebuild_entry (rebuild.h) with the
+ *              volume set {obstacle}, for every tile of op_level_volume_tiles, detail mesh
+ *              included, each layer encoded (op_tile_encode): the tile is then what tile.get
+ *              serves. Dropping the obstacle is the same with the empty set.
+ *   TileCache  addObstacle (a cylinder: same centre, radius and height) and update() until
+ *              up to date (tilecache_side.h): its layers decompressed, the obstacle marked,
+ *              regions, contours, polygons, Detour tile data; no detail mesh.
+ * Each edit site is one tile's centre on a walkable floor; the two sides alternate (A B, then
+ * B A), and the medians over the sites are reported, with the tiles each side rebuilt, so
+ * the per-tile figures compare like with like. Memory: our entry bytes a tile beside
+ * TileCache's layer bytes a tile (as stored, and zlib level 1 as a compressor would store).
+ *
+ *   onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]... [--edits N]
+ *                         [--set key=value]... [--radius R]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "onepath/arena.h"
+#include "onepath/rebuild.h"
+#include "onepath/tile_codec.h"
+#include "tilecache_side.h"
+
+typedef struct site {
+    int tx, tz;
+    double x, y, z;
+} site;
+
+typedef struct ours {
+    op_level *lvl;
+    op_tile_rect r;
+    op_rebuild_entry **ent;
+    op_arena *out, *scratch;
+    size_t bytes;
+    int tiles;          /* tiles whose entry holds spans */
+    double stage_ms[6]; /* the last ours_edit's time by stage (op_tile_stages.stage_ms) */
+} ours;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+static int tile_index(const ours *o, int tx, int tz)
+{
+    return (tz - o->r.tz0) * (o->r.tx1 - o->r.tx0 + 1) + (tx - o->r.tx0);
+}
+
+/* Builds st's layers into blobs and frees them: the tile as a server hands it out. */
+static void encode(const op_tile_stages *st)
+{
+    for (int k = 0; k < st->ntiles; k++) {
+        op_bytes b;
+        uint64_t h;
+        op_err e;
+        if (op_tile_encode(&st->tiles[k], &b, &h, &e) == OP_OK)
+            op_bytes_free(&b);
+    }
+}
+
+/* Rebuilds every tile that v reaches from its entry with the volume set set[0..n) ({v} to
+ * add v, {} to drop it); milliseconds, *tiles the tiles rebuilt. */
+static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n, int *tiles)
+{
+    op_tile_rect r;
+    *tiles = 0;
+    memset(o->stage_ms, 0, sizeof o->stage_ms);
+    double t0 = bench_now_ms();
+    if (!op_level_volume_tiles(o->lvl, v, &r))
+        return 0.0;
+    for (int tz = r.tz0; tz <= r.tz1; tz++)
+        for (int tx = r.tx0; tx <= r.tx1; tx++) {
+            op_arena_reset(o->out);
+            op_arena_reset(o->scratch);
+            op_tile_stages st;
+            op_err e;
+            if (op_level_rebuild_tile(o->lvl, o->ent[tile_index(o, tx, tz)], set, n, OP_STAGE_TILE,
+                                      0, o->out, o->scratch, &st, &e) != OP_OK) {
+                fprintf(stderr, "rebuild (%d, %d): %s\n", tx, tz, e.msg);
+                exit(1);
+            }
+            double e0 = bench_now_ms();
+            encode(&st);
+            for (int k = 0; k < 6; k++)
+                o->stage_ms[k] += st.stage_ms[k];
+            o->stage_ms[OP_STAGE_TILE] += bench_now_ms() - e0;
+            ++*tiles;
+        }
+    return bench_now_ms() - t0;
+}
+
+/* The same tile from scratch (rasterization included), for what the entry saves. */
+static double ours_fresh(ours *o, const site *s, const op_volume *v)
+{
+    double t0 = bench_now_ms();
+    op_arena_reset(o->out);
+    op_arena_reset(o->scratch);
+    op_tile_stages st;
+    op_err e;
+    if (op_level_build_tile(o->lvl, s->tx, s->tz, v, 1, OP_STAGE_TILE, 0, o->out, o->scratch, &st,
+                            NULL, &e) != OP_OK) {
+        fprintf(stderr, "build: %s\n", e.msg);
+        exit(1);
+    }
+    encode(&st);
+    return bench_now_ms() - t0;
+}
+
+/* Up to want sites: tiles whose centre cell has a walkable floor, spread over the level. */
+static int pick_sites(ours *o, const op_settings *s, site *out, int want)
+{
+    int w = o->r.tx1 - o->r.tx0 + 1, n = w * (o->r.tz1 - o->r.tz0 + 1), got = 0;
+    site *all = malloc((size_t)n * sizeof *all);
+    int nall = 0;
+    for (int i = 0; i < n; i++) {
+        int tx = o->r.tx0 + i % w, tz = o->r.tz0 + i / w;
+        op_arena_reset(o->out);
+        op_arena_reset(o->scratch);
+        op_tile_stages st;
+        op_err e;
+        if (op_level_build_stages(o->lvl, tx, tz, OP_STAGE_SPANS, 0, o->out, o->scratch, &st, &e) !=
+                OP_OK ||
+            st.skipped)
+            continue;
+        /* The walkable floor nearest the tile's centre, within a quarter tile of it (so
+         * that the obstacle stays inside the tile's core). */
+        const op_chf *c = &st.chf;
+        int best = -1, bx = 0, bz = 0;
+        uint32_t bk = 0;
+        int q = (c->width - 2 * c->border) / 4;
+        for (int dz = -q; dz <= q; dz++)
+            for (int dx = -q; dx <= q; dx++) {
+                int cx = c->width / 2 + dx, cz = c->depth / 2 + dz, cell = cx + cz * c->width;
+                int d2 = dx * dx + dz * dz;
+                for (uint32_t k = c->cells[cell]; k < c->cells[cell + 1]; k++)
+                    if (c->areas[k] && (best < 0 || d2 < best)) {
+                        best = d2, bx = cx, bz = cz, bk = k;
+                        break;
+                    }
+            }
+        if (best < 0)
+            continue;
+        all[nall].tx = tx, all[nall].tz = tz;
+        all[nall].x = c->origin[0] + (bx + 0.5) * c->cs;
+        all[nall].y = c->origin[1] + c->y[bk] * c->ch;
+        all[nall].z = c->origin[2] + (bz + 0.5) * c->cs;
+        nall++;
+    }
+    (void)s;
+    for (int k = 0; k < want && k < nall; k++)
+        out[got++] = all[(long)k * nall / (want < nall ? want : nall)];
+    free(all);
+    return got;
+}
+
+static int run_level(const char *spec, const op_settings *s, int edits, double radius)
+{
+    char err[512];
+    bench_level lv;
+    if (bench_level_load(spec, &lv, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    op_soup soup = {lv.verts, (size_t)lv.nverts * 3, lv.tris, (size_t)lv.ntris * 3, NULL};
+    ours o;
+    memset(&o, 0, sizeof o);
+    op_err e;
+    if (op_level_create(&soup, s, NULL, 0, &o.lvl, &e) != OP_OK) {
+        fprintf(stderr, "%s: %s\n", spec, e.msg);
+        return 1;
+    }
+    o.r = op_level_tiles(o.lvl);
+    o.out = op_arena_create(0);
+    o.scratch = op_arena_create(0);
+    int n = op_level_tile_count(o.lvl), w = o.r.tx1 - o.r.tx0 + 1;
+    o.ent = calloc((size_t)n, sizeof *o.ent);
+    double t0 = bench_now_ms();
+    for (int i = 0; i < n; i++) {
+        op_arena_reset(o.out);
+        op_arena_reset(o.scratch);
+        op_tile_stages st;
+        if (op_level_build_tile(o.lvl, o.r.tx0 + i % w, o.r.tz0 + i / w, NULL, 0, OP_STAGE_TILE, 0,
+                                o.out, o.scratch, &st, &o.ent[i], &e) != OP_OK) {
+            fprintf(stderr, "%s: %s\n", spec, e.msg);
+            return 1;
+        }
+        if (!st.skipped || st.chf.span_count) {
+            o.bytes += op_rebuild_entry_bytes(o.ent[i]);
+            o.tiles++;
+        }
+    }
+    double ours_prep = bench_now_ms() - t0;
+
+    op_arena *bins = op_arena_create(0);
+    uint32_t *offsets, *ids;
+    if (op_tile_buckets(&soup, s, &o.r, bins, o.scratch, &offsets, &ids, &e) != OP_OK) {
+        fprintf(stderr, "%s: %s\n", spec, e.msg);
+        return 1;
+    }
+    tc_sizes tz;
+    tc_side *tc = tc_side_create(&soup, s, o.r, offsets, ids, &tz, err, sizeof err);
+    if (!tc) {
+        fprintf(stderr, "%s: %s\n", spec, err);
+        return 1;
+    }
+
+    site *sites = malloc((size_t)edits * sizeof *sites);
+    int ns = pick_sites(&o, s, sites, edits);
+    double *stg = malloc((size_t)(ns + 1) * 6 * sizeof(double));
+    double *oa = malloc((size_t)(ns + 1) * 8 * sizeof(double)), *od = oa + ns + 1,
+           *ta = od + ns + 1, *td = ta + ns + 1, *of = td + ns + 1, *opt = of + ns + 1,
+           *tpt = opt + ns + 1;
+    long ours_tiles = 0, tc_tiles = 0;
+    for (int k = -1; k < ns; k++) { /* k = -1: one untimed warm-up edit a side */
+        const site *st = &sites[k < 0 ? 0 : k];
+        op_volume v;
+        memset(&v, 0, sizeof v);
+        strcpy(v.name, "obstacle");
+        v.kind = OP_VOLUME_CYLINDER;
+        v.mode = OP_VOLUME_OBSTACLE;
+        v.bmin[0] = st->x, v.bmin[2] = st->z, v.bmax[0] = radius;
+        v.bmin[1] = st->y - 0.5, v.bmax[1] = st->y + 1.5;
+        float pos[3] = {(float)st->x, (float)(st->y - 0.5), (float)st->z};
+        double a = 0, d = 0, ta1 = 0, td1 = 0;
+        int nt_o = 0, nt_t = 0, dummy;
+        unsigned ref;
+        for (int side = 0; side < 2; side++) {
+            int mine = (side == 0) == (k % 2 == 0);
+            if (mine) {
+                a = ours_edit(&o, &v, &v, 1, &nt_o);
+                for (int j = 0; j < 6 && k >= 0; j++)
+                    stg[j * (ns + 1) + k] = o.stage_ms[j];
+                d = ours_edit(&o, &v, NULL, 0, &dummy);
+            } else {
+                ta1 = tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &nt_t);
+                td1 = tc_side_remove(tc, ref);
+            }
+        }
+        if (k < 0)
+            continue;
+        oa[k] = a, od[k] = d, ta[k] = ta1, td[k] = td1;
+        of[k] = ours_fresh(&o, st, &v);
+        opt[k] = nt_o ? a / nt_o : 0;
+        tpt[k] = nt_t ? ta1 / nt_t : 0;
+        ours_tiles += nt_o;
+        tc_tiles += nt_t;
+    }
+    double m_oa = median(oa, ns), m_od = median(od, ns), m_ta = median(ta, ns),
+           m_td = median(td, ns), m_of = median(of, ns), m_op = median(opt, ns),
+           m_tp = median(tpt, ns);
+    printf("## %s (%d triangles, %d tiles, tile %d cells, partition %s, %d edits)\n\n", spec,
+           lv.ntris, n, (int)(s->tile_size / s->cell_size + 0.5), op_partition_name(s->partition),
+           ns);
+    printf("| per edit (median) | ours (entry, with detail) | TileCache (no detail) | ratio |\n");
+    printf("|---|---|---|---|\n");
+    printf("| add obstacle, ms | %.3f | %.3f | **%.2f** |\n", m_oa, m_ta, m_oa / m_ta);
+    printf("| drop obstacle, ms | %.3f | %.3f | %.2f |\n", m_od, m_td, m_od / m_td);
+    printf("| tiles rebuilt a edit (mean) | %.2f | %.2f | |\n", (double)ours_tiles / ns,
+           (double)tc_tiles / ns);
+    printf("| add, ms a rebuilt tile | %.3f | %.3f | **%.2f** |\n", m_op, m_tp, m_op / m_tp);
+    printf("| ours from scratch (one tile, same obstacle), ms | %.3f | | |\n", m_of);
+    static const char *const sn[6] = {"spans", "regions", "contours",
+                                      "polys", "detail",  "tile + encode"};
+    printf("| ours by stage (median ms an add):");
+    for (int j = 0; j < 6; j++)
+        printf(" %s %.3f%s", sn[j], median(&stg[j * (ns + 1)], ns), j < 5 ? "," : "");
+    printf(" | | | |\n");
+    printf("| memory a tile, bytes | %.0f (entry) | %.0f stored, %.0f zlib-1 | %.1f / %.1f |\n",
+           (double)o.bytes / (o.tiles ? o.tiles : 1),
+           (double)tz.raw_bytes / (tz.tiles ? tz.tiles : 1),
+           (double)tz.zlib_bytes / (tz.tiles ? tz.tiles : 1),
+           (double)o.bytes / (o.tiles ? o.tiles : 1) /
+               ((double)tz.raw_bytes / (tz.tiles ? tz.tiles : 1)),
+           (double)o.bytes / (o.tiles ? o.tiles : 1) /
+               ((double)tz.zlib_bytes / (tz.tiles ? tz.tiles : 1)));
+    printf("| tiles kept / layers | %d | %d / %d | |\n", o.tiles, tz.tiles, tz.layers);
+    printf("| preprocessing (every tile), ms | %.1f | %.1f | |\n\n", ours_prep, tz.prepare_ms);
+    free(oa);
+    free(stg);
+    free(sites);
+    tc_side_free(tc);
+    for (int i = 0; i < n; i++)
+        op_rebuild_entry_free(o.ent[i]);
+    free(o.ent);
+    op_arena_destroy(bins);
+    op_arena_destroy(o.out);
+    op_arena_destroy(o.scratch);
+    op_level_destroy(o.lvl);
+    bench_level_free(&lv);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    op_settings s;
+    op_settings_default(&s);
+    const char *levels[16];
+    int nl = 0, edits = 41;
+    double radius = 1.0;
+    for (int i = 1; i < argc; i++) {
+        int more = i + 1 < argc;
+        if ((!strcmp(argv[i], "--level") || !strcmp(argv[i], "--gen")) && more && nl < 16) {
+            static char gen[16][300];
+            if (!strcmp(argv[i], "--gen")) {
+                snprintf(gen[nl], sizeof gen[nl], "gen:%s", argv[++i]);
+                levels[nl] = gen[nl];
+                nl++;
+            } else {
+                levels[nl++] = argv[++i];
+            }
+        } else if (!strcmp(argv[i], "--edits") && more) {
+            edits = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--radius") && more) {
+            radius = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--set") && more) {
+            const char *kv = argv[++i], *eq = strchr(kv, '=');
+            char key[64];
+            op_err e;
+            if (!eq || (size_t)(eq - kv) >= sizeof key) {
+                fprintf(stderr, "--set wants key=value\n");
+                return 2;
+            }
+            memcpy(key, kv, (size_t)(eq - kv));
+            key[eq - kv] = '\0';
+            if (op_settings_set(&s, key, eq + 1, &e) != OP_OK) {
+                fprintf(stderr, "%s\n", e.msg);
+                return 2;
+            }
+        } else {
+            fprintf(stderr,
+                    "usage: onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]..."
+                    " [--edits N] [--radius R] [--set key=value]...\n");
+            return 2;
+        }
+    }
+    op_err e;
+    if (edits < 1 || radius <= 0 || op_settings_validate(&s, &e) != OP_OK) {
+        fprintf(stderr, "bad --edits, --radius or settings: %s\n", e.msg);
+        return 2;
+    }
+    if (nl == 0)
+        levels[nl++] = OP_BENCH_DEFAULT_LEVEL;
+    for (int i = 0; i < nl; i++)
+        if (run_level(levels[i], &s, edits, radius))
+            return 1;
+    return 0;
+}

@@ -1,0 +1,198 @@
+/*
+ * Cached tile rebuilds (docs/spec/build3d-runtime.md §4.4, §5): the rebuild entry, one
+ * malloc'd block holding a copy of a tile's base (compact heightfield before any volume, its
+ * eroded areas, its span layers), the builds from scratch and from an entry with an explicit
+ * volume set, and the tiles a volume can reach.
+ *
+ * The entry outlives every arena: a cache keeps it for as long as its budget allows, and a
+ * rebuild only reads it, so one entry may serve several rebuilds at once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "level_internal.h"
+#include "onepath/rebuild.h"
+#include "volumes_internal.h"
+
+struct op_rebuild_entry {
+    size_t bytes; /* the whole allocation */
+    int tx, tz;
+    int has_layers;
+    op__tile_base base; /* pointers into this block */
+};
+
+#define ALIGN 16
+
+static size_t up(size_t n)
+{
+    return (n + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+}
+
+/* Copies n bytes of src to *at and advances it. */
+static void *put(unsigned char **at, const void *src, size_t n)
+{
+    void *p = *at;
+    memcpy(p, src, n);
+    *at += up(n);
+    return p;
+}
+
+static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b)
+{
+    const op_chf *c = &b->chf;
+    size_t n = b->skipped ? 0 : c->span_count;
+    size_t ncells = b->skipped ? 0 : (size_t)c->width * (size_t)c->depth + 1;
+    int layers = l->settings.partition == OP_PARTITION_LAYERS;
+    int dist = b->dist != NULL;
+    size_t bytes = up(sizeof(op_rebuild_entry));
+    if (!b->skipped)
+        bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
+                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0);
+    op_rebuild_entry *e = malloc(bytes);
+    if (!e)
+        return NULL;
+    memset(e, 0, sizeof *e);
+    e->bytes = bytes;
+    e->tx = tx;
+    e->tz = tz;
+    e->has_layers = layers;
+    e->base.skipped = b->skipped;
+    if (b->skipped)
+        return e;
+    unsigned char *at = (unsigned char *)e + up(sizeof *e);
+    op_chf *d = &e->base.chf;
+    *d = *c;
+    d->dist = NULL;
+    d->cells = put(&at, c->cells, ncells * 4);
+    d->y = put(&at, c->y, n * 2);
+    d->h = put(&at, c->h, n * 2);
+    d->links = put(&at, c->links, n * sizeof *c->links);
+    d->areas = put(&at, c->areas, n);
+    e->base.eroded = put(&at, b->eroded, n);
+    if (layers)
+        e->base.span_layer = put(&at, b->span_layer, n * 2);
+    if (dist)
+        e->base.dist = put(&at, b->dist, n * 4);
+    return e;
+}
+
+op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volume *vols, int nvols,
+                              op_stage last, int keep_raw, op_arena *out, op_arena *scratch,
+                              op_tile_stages *st, op_rebuild_entry **capture_out, op_err *err)
+{
+    if (capture_out)
+        *capture_out = NULL;
+    if (!lvl || !out || !scratch || !st)
+        return op_err_set(err, OP_EINVAL, "rebuild: NULL argument");
+    op_status s = op_volumes_check(vols, nvols, err);
+    if (s != OP_OK)
+        return s;
+    op__tile_base b;
+    s = op__tile_build(lvl, tx, tz, vols, nvols, NULL, capture_out ? &b : NULL, last, keep_raw, out,
+                       scratch, st, err);
+    if (s != OP_OK || !capture_out)
+        return s;
+    if (!(*capture_out = capture(lvl, tx, tz, &b)))
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (rebuild entry)", tx, tz);
+    return OP_OK;
+}
+
+/* The entry must have the level's grid and agent rows: anything else cannot be its tile. */
+static op_status check_fit(const op_level *l, const op_rebuild_entry *e, op_err *err)
+{
+    int layers = l->settings.partition == OP_PARTITION_LAYERS;
+    if (op_level_tile_index(l, e->tx, e->tz) < 0)
+        return op_err_set(err, OP_EINVAL, "rebuild: entry of tile (%d, %d) outside the level",
+                          e->tx, e->tz);
+    if (e->has_layers != layers)
+        return op_err_set(err, OP_EINVAL,
+                          "rebuild: entry of tile (%d, %d) %s span layers, the level's "
+                          "partition is %s",
+                          e->tx, e->tz, e->has_layers ? "has" : "lacks",
+                          op_partition_name(l->settings.partition));
+    const op_chf *c = &e->base.chf;
+    if (!e->base.skipped && (c->width != l->grid.grid_cells || c->depth != l->grid.grid_cells ||
+                             c->border != l->grid.border || c->cs != l->grid.cs ||
+                             c->walkable_height != l->span.walkable_height ||
+                             c->walkable_climb != l->span.walkable_climb))
+        return op_err_set(err, OP_EINVAL,
+                          "rebuild: entry of tile (%d, %d) has a %dx%d grid (border %d, agent "
+                          "rows %d/%d), not the level's",
+                          e->tx, e->tz, c->width, c->depth, c->border, c->walkable_height,
+                          c->walkable_climb);
+    return OP_OK;
+}
+
+op_status op_level_rebuild_tile(const op_level *lvl, const op_rebuild_entry *e,
+                                const op_volume *vols, int nvols, op_stage last, int keep_raw,
+                                op_arena *out, op_arena *scratch, op_tile_stages *st, op_err *err)
+{
+    if (!lvl || !e || !out || !scratch || !st)
+        return op_err_set(err, OP_EINVAL, "rebuild: NULL argument");
+    op_status s;
+    if ((s = check_fit(lvl, e, err)) != OP_OK || (s = op_volumes_check(vols, nvols, err)) != OP_OK)
+        return s;
+    return op__tile_build(lvl, e->tx, e->tz, vols, nvols, &e->base, NULL, last, keep_raw, out,
+                          scratch, st, err);
+}
+
+size_t op_rebuild_entry_bytes(const op_rebuild_entry *e)
+{
+    return e ? e->bytes : 0;
+}
+
+void op_rebuild_entry_tile(const op_rebuild_entry *e, int *tx, int *tz)
+{
+    *tx = e->tx;
+    *tz = e->tz;
+}
+
+void op_rebuild_entry_free(op_rebuild_entry *e)
+{
+    free(e);
+}
+
+/* ---- reach (§4.4) ---- */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* Tiles [*t0, *t1] whose build grid meets the cells of [lo, hi] widened by one, clamped to
+ * [r0, r1]; 0 when none. */
+static int axis(double lo, double hi, double origin, const op_tile_grid *g, int r0, int r1, int *t0,
+                int *t1)
+{
+    int64_t c0 = op_cell_of(lo, origin, g->cs) - 1, c1 = op_cell_of(hi, origin, g->cs) + 1;
+    int64_t a = floor_div(c0 - g->border, g->tile_cells);
+    int64_t b = floor_div(c1 + g->border, g->tile_cells);
+    if (a < r0)
+        a = r0;
+    if (b > r1)
+        b = r1;
+    if (a > b)
+        return 0;
+    *t0 = (int)a;
+    *t1 = (int)b;
+    return 1;
+}
+
+int op_level_volume_tiles(const op_level *lvl, const op_volume *v, op_tile_rect *r)
+{
+    if (!lvl || !v || !r || op_level_tile_count(lvl) <= 0 || op_volume_validate(v, NULL) != OP_OK)
+        return 0;
+    double lo[2], hi[2], ox = 0.0, oz = 0.0;
+    op__volume_xz_bounds(v, lo, hi);
+    if (lvl->kind == OP_LEVEL_HEIGHTFIELD) {
+        ox = lvl->hf.origin_x;
+        oz = lvl->hf.origin_z;
+    } else if (lvl->kind == OP_LEVEL_CHUNK) {
+        ox = lvl->chunk.origin_x;
+        oz = lvl->chunk.origin_z;
+    }
+    const op_tile_rect *t = &lvl->rect;
+    return axis(lo[0], hi[0], ox, &lvl->grid, t->tx0, t->tx1, &r->tx0, &r->tx1) &&
+           axis(lo[1], hi[1], oz, &lvl->grid, t->tz0, t->tz1, &r->tz0, &r->tz1);
+}

@@ -1,0 +1,149 @@
+/*
+ * onepathd blob cache: the tile blobs of every level under one byte budget
+ * (--cache-bytes), least recently used first out. An entry lives inside its owner (a
+ * tile entry) and is guarded by the owner's lock; the cache lock guards only the LRU
+ * list and the byte count (lock order: owner -> cache). Eviction walks from the oldest
+ * entry and only tries each owner's lock, so it never waits behind a level. An evicted
+ * tile is rebuilt on its next read, to the same bytes.
+ * Typical: 10^2..10^6 entries of 1..100 KiB.
+ */
+#include <stdlib.h>
+
+#include "level.h"
+
+struct opd_cache {
+    pthread_mutex_t mu;
+    opd_cache_entry *head, *tail; /* newest .. oldest */
+    size_t bytes, budget;
+    opd_stats *stats;
+};
+
+/* Entries evicted per pass; the rest go on the next build's pass. */
+#define OPD_EVICT_BATCH 64
+
+opd_cache *opd_cache_create(size_t budget, opd_stats *stats)
+{
+    opd_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->mu, NULL);
+    c->budget = budget;
+    c->stats = stats;
+    return c;
+}
+
+void opd_cache_destroy(opd_cache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+void opd_blobs_free(op_bytes *b, int n)
+{
+    for (int i = 0; b && i < n; i++)
+        op_bytes_free(&b[i]);
+    free(b);
+}
+
+static void unlink_entry(opd_cache *c, opd_cache_entry *e)
+{
+    if (!e->in_lru)
+        return;
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        c->head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        c->tail = e->prev;
+    e->prev = e->next = NULL;
+    e->in_lru = 0;
+}
+
+static void push_entry(opd_cache *c, opd_cache_entry *e)
+{
+    e->prev = NULL;
+    e->next = c->head;
+    if (c->head)
+        c->head->prev = e;
+    else
+        c->tail = e;
+    c->head = e;
+    e->in_lru = 1;
+}
+
+void opd_cache_put(opd_cache *c, opd_cache_entry *e, op_bytes *blobs, int n, size_t bytes)
+{
+    e->blobs = blobs;
+    e->n = n;
+    e->bytes = bytes;
+    pthread_mutex_lock(&c->mu);
+    push_entry(c, e);
+    c->bytes += bytes;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void opd_cache_drop(opd_cache *c, opd_cache_entry *e)
+{
+    if (!e->blobs)
+        return;
+    pthread_mutex_lock(&c->mu);
+    unlink_entry(c, e);
+    c->bytes -= e->bytes;
+    pthread_mutex_unlock(&c->mu);
+    opd_blobs_free(e->blobs, e->n);
+    e->blobs = NULL;
+    e->n = 0;
+    e->bytes = 0;
+}
+
+void opd_cache_touch(opd_cache *c, opd_cache_entry *e)
+{
+    pthread_mutex_lock(&c->mu);
+    if (e->in_lru) {
+        unlink_entry(c, e);
+        push_entry(c, e);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+void opd_cache_evict(opd_cache *c)
+{
+    typedef struct gone {
+        op_bytes *b;
+        int n;
+    } gone;
+    gone g[OPD_EVICT_BATCH];
+    int ng = 0;
+    pthread_mutex_lock(&c->mu);
+    opd_cache_entry *e = c->tail;
+    while (c->bytes > c->budget && e && e != c->head && ng < OPD_EVICT_BATCH) {
+        opd_cache_entry *prev = e->prev;
+        if (pthread_mutex_trylock(e->owner_mu) == 0) {
+            unlink_entry(c, e);
+            c->bytes -= e->bytes;
+            g[ng++] = (gone){e->blobs, e->n};
+            e->blobs = NULL;
+            e->n = 0;
+            e->bytes = 0;
+            pthread_mutex_unlock(e->owner_mu);
+        }
+        e = prev;
+    }
+    pthread_mutex_unlock(&c->mu);
+    for (int i = 0; i < ng; i++)
+        opd_blobs_free(g[i].b, g[i].n);
+    if (ng)
+        opd_stats_cache(c->stats, 0, 0, ng);
+}
+
+size_t opd_cache_bytes(opd_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t b = c->bytes;
+    pthread_mutex_unlock(&c->mu);
+    return b;
+}

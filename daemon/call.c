@@ -1,0 +1,116 @@
+/*
+ * onepathd calls: how a request in flight ends. Its reply is packed straight into the
+ * nng message that is sent (no copy of a blob), sent on the call's own context (the
+ * aio state machine of transport.c then re-arms the receive), and the request is logged
+ * and counted once the reply has left, so the log write is not in the client's wait.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* msgpack write callback: appends to the reply message, growing it by doubling. */
+static int msg_write(void *data, const char *buf, size_t len)
+{
+    nng_msg *m = data;
+    if (!m)
+        return -1;
+    size_t need = nng_msg_len(m) + len, cap = nng_msg_capacity(m);
+    if (need > cap && nng_msg_reserve(m, need > 2 * cap ? need : 2 * cap) != 0)
+        return -1;
+    return nng_msg_append(m, buf, len) != 0 ? -1 : 0;
+}
+
+nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve)
+{
+    nng_msg *m = NULL;
+    if (nng_msg_alloc(&m, 0) != 0 || nng_msg_reserve(m, reserve) != 0) {
+        if (m)
+            nng_msg_free(m);
+        m = NULL;
+    }
+    msgpack_packer_init(pk, m, msg_write);
+    return m;
+}
+
+int opd_reply_reserve(msgpack_packer *pk, size_t more)
+{
+    nng_msg *m = pk->data;
+    return m && nng_msg_reserve(m, nng_msg_len(m) + more) == 0 ? 0 : -1;
+}
+
+void opd_call_error(opd_call *c, op_status code, const char *msg)
+{
+    msgpack_packer pk;
+    nng_msg *m = opd_reply_begin(&pk, 256);
+    if (m && op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, code, msg) != 0) {
+        nng_msg_free(m);
+        m = NULL;
+    }
+    opd_call_reply(c, m, 0, op_status_name(code));
+}
+
+/* What is left of a call once its reply is sent: the request's memory, freed, and the
+ * figures of its log line (a call belongs to its next request as soon as the send
+ * starts, so they are taken before). */
+typedef struct call_end {
+    opd_daemon *d;
+    opd_method method;
+    char level[65];
+    uint64_t us;
+    int ok, parsed;
+    const char *err_name;
+    op_rpc_request req;
+    nng_msg *in;
+} call_end;
+
+static void end_take(opd_call *c, int ok, const char *err_name, call_end *e)
+{
+    e->d = c->d;
+    e->method = c->method;
+    memcpy(e->level, c->level, sizeof e->level);
+    e->us = (opd_now_ns() - c->t0_ns) / 1000;
+    e->ok = ok;
+    e->err_name = err_name;
+    e->parsed = c->parsed;
+    if (c->parsed)
+        e->req = c->req; /* a shallow copy: the unpacked zone moves to e */
+    e->in = c->in;
+    c->parsed = 0;
+    c->in = NULL;
+}
+
+static void end_finish(call_end *e)
+{
+    if (e->parsed)
+        op_rpc_request_fini(&e->req);
+    nng_msg_free(e->in);
+    opd_stats_request(&e->d->stats, e->method, e->ok, e->us);
+    const char *m = e->method != OPD_M_UNKNOWN ? opd_method_names[e->method] : "unknown";
+    opd_log(e->d, "%s level=%s ms=%.3f %s", m, e->level[0] ? e->level : "-", (double)e->us / 1000.0,
+            e->ok ? "ok" : e->err_name);
+}
+
+void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
+{
+    opd_daemon *d = c->d;
+    call_end e;
+    end_take(c, ok, err_name, &e);
+    /* nng may finish the send, and the aio callback release the call, before
+     * nng_ctx_send has returned here: this thread holds the drain itself until it is
+     * out of nng and has logged, or the teardown would close the socket and free the
+     * aio under it. */
+    atomic_fetch_add(&d->inflight, 1);
+    if (!msg) {
+        /* No memory for the reply: the client's request times out and is resent. */
+        c->state = OPD_CALL_RECV;
+        nng_ctx_recv(c->ctx, c->aio);
+        atomic_fetch_sub(&d->inflight, 1);
+    } else {
+        c->state = OPD_CALL_SEND;
+        nng_aio_set_msg(c->aio, msg);
+        nng_ctx_send(c->ctx, c->aio);
+    }
+    end_finish(&e);
+    atomic_fetch_sub(&d->inflight, 1);
+}

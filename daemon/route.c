@@ -1,0 +1,142 @@
+/*
+ * onepathd route: from a received message to a reply. A request is decoded once
+ * (the bounded pre-scan and strict parse of proto/), refused while the daemon drains,
+ * and its method runs either right here on nng's callback thread (small reads: they
+ * take a level's lock for microseconds and never wait for a build) or on the request
+ * pool (edits, which prepare levels and fsync, and messages over 64 KiB). A method that
+ * must wait parks the call's waiter; the wake-up below is how every parked call comes
+ * back: run again here (by the build worker that built its tile) or on the request pool.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* Requests up to this size are decoded on nng's callback thread (reads are a few
+ * dozen bytes); larger ones (mesh uploads) on a request thread. */
+#define OPD_INLINE_MAX_BYTES ((size_t)64 << 10)
+/* First capacity of a reply message; tile replies reserve their blobs' size. */
+#define OPD_REPLY_RESERVE 512
+
+static const opd_method_fn methods[OPD_M_COUNT] = {
+    [OPD_M_PING] = opd_m_ping,
+    [OPD_M_LEVEL_PUT] = opd_m_level_put,
+    [OPD_M_LEVEL_DROP] = opd_m_level_drop,
+    [OPD_M_LEVEL_LIST] = opd_m_level_list,
+    [OPD_M_LEVEL_INFO] = opd_m_level_info,
+    [OPD_M_MESH_PUT] = opd_m_mesh_put,
+    [OPD_M_MESH_DROP] = opd_m_mesh_drop,
+    [OPD_M_TILE_GET] = opd_m_tile_get,
+    [OPD_M_TILE_RANGE] = opd_m_tile_range,
+    [OPD_M_LEVEL_BAKE] = opd_m_level_bake,
+    [OPD_M_CHANGES_SINCE] = opd_m_changes_since,
+    [OPD_M_STATS] = opd_m_stats,
+};
+
+static op_status parse(opd_call *c, op_err *err)
+{
+    size_t len = nng_msg_len(c->in);
+    op_status st = op_rpc_request_parse(nng_msg_body(c->in), len, &c->d->limits, &c->req, err);
+    c->parsed = 1;
+    c->method = OPD_M_UNKNOWN;
+    if (st != OP_OK)
+        return st;
+    for (int m = 0; m < OPD_M_UNKNOWN; m++)
+        if (!strcmp(c->req.method, opd_method_names[m]))
+            c->method = (opd_method)m;
+    if (c->method == OPD_M_UNKNOWN)
+        return op_err_set(err, OP_EPROTO, "unknown method '%s'", c->req.method);
+    return OP_OK;
+}
+
+/* A new request: parsed, and refused while the daemon drains. */
+static op_status admit(opd_call *c, op_err *err)
+{
+    op_status st = parse(c, err);
+    if (st == OP_OK && atomic_load(&c->d->stopping))
+        st = op_err_set(err, OP_EBUSY, "onepathd is shutting down");
+    return st;
+}
+
+/* Runs the method of a parsed request (st: the parse result) and replies, unless the
+ * call parks. The reply is packed into the message that is sent. */
+static void answer(opd_call *c, op_status st, op_err *err)
+{
+    msgpack_packer pk;
+    nng_msg *msg = opd_reply_begin(&pk, OPD_REPLY_RESERVE);
+    if (st == OP_OK) {
+        int rc = op_rpc_reply_ok(&pk, &c->req);
+        st = rc ? op_err_set(err, OP_ENOMEM, "reply: out of memory")
+                : methods[c->method](c, c->req.params, &pk, err);
+    }
+    if (st == OPD_PARKED) {
+        if (msg)
+            nng_msg_free(msg);
+        return; /* run again when its tile lands or its poll ends */
+    }
+    if (st != OP_OK && msg) {
+        nng_msg_clear(msg);
+        if (op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, st, err->msg) != 0) {
+            nng_msg_free(msg);
+            msg = NULL;
+        }
+    }
+    opd_call_reply(c, msg, st == OP_OK, st == OP_OK ? NULL : op_status_name(st));
+}
+
+/* Runs c on this thread: a call admitted on nng's thread, or parked, is already parsed
+ * (a parked one was accepted before the drain began). */
+static void run(opd_call *c)
+{
+    op_err err;
+    op_err_clear(&err);
+    op_status st = c->parsed ? OP_OK : admit(c, &err);
+    answer(c, st, &err);
+}
+
+static void run_job(void *arg, op_arena *out, op_arena *scratch)
+{
+    (void)out;
+    (void)scratch;
+    run(arg);
+}
+
+static void queue(opd_call *c)
+{
+    if (opd_pool_submit(c->d->requests, run_job, c) != 0)
+        opd_call_error(c, OP_EBUSY, "onepathd is shutting down");
+}
+
+/* The completion of every parked call. */
+static void on_wake(opd_waiter *w, opd_wake_how how)
+{
+    opd_call *c = (opd_call *)((char *)w - offsetof(opd_call, wait));
+    if (how == OPD_WAKE_HERE) {
+        c->woken = 1; /* should its tile be gone again, no nested build on this stack */
+        run(c);
+    } else {
+        queue(c);
+    }
+}
+
+/* Edits prepare a level (CPU) and persist it (fsync): never on an nng thread. */
+static int answers_inline(opd_method m)
+{
+    return m != OPD_M_LEVEL_PUT && m != OPD_M_LEVEL_DROP && m != OPD_M_MESH_PUT &&
+           m != OPD_M_MESH_DROP;
+}
+
+void opd_route_received(opd_call *c)
+{
+    op_err err;
+    op_err_clear(&err);
+    c->wait.wake = on_wake;
+    if (nng_msg_len(c->in) <= OPD_INLINE_MAX_BYTES) {
+        op_status st = admit(c, &err);
+        if (st != OP_OK || answers_inline(c->method)) {
+            answer(c, st, &err);
+            return;
+        }
+    }
+    queue(c);
+}

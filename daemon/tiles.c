@@ -1,0 +1,297 @@
+/*
+ * onepathd tile entries: what each tile of a level is (built for the current version
+ * or not, its layer hashes, the version its bytes last changed at, its cached blobs,
+ * the calls waiting for it) and how it gets rebuilt: a single build per tile, from
+ * the snapshot current when it starts; the result is installed only if no edit made
+ * it stale meanwhile, and the build's thread then wakes the calls waiting (HERE).
+ * An edit marks the tiles it can change dirty (protocol §5.2) and starts their builds;
+ * when the last dirty tile lands, the level's parked change polls are woken.
+ * Everything here runs under the level's state lock unless it says otherwise.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "level.h"
+
+/* One tile build: the level and the snapshot it builds from (both referenced), the
+ * tile, and what it woke (answered once no lock is held). */
+struct opd_tile_job {
+    opd_level *lv;
+    opd_snap *sn;
+    opd_tile *t;
+    opd_waiter *ready, *polls;
+};
+
+int opd_tile_ready(const opd_tile *t)
+{
+    return t->known && (t->blobs.blobs || t->nl == 0 || t->err_status != OP_OK);
+}
+
+/* A job for t's single build (NULL when out of memory). */
+static opd_tile_job *job_new(opd_level *lv, opd_tile *t)
+{
+    opd_tile_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->lv = lv;
+    j->sn = lv->sn;
+    j->t = t;
+    opd_level_ref(lv);
+    opd_snap_ref(lv->sn);
+    t->building = 1;
+    lv->building++;
+    return j;
+}
+
+/* Releases the job's hold on its tile without building (level lock held). */
+static void job_cancel(opd_tile_job *j)
+{
+    j->t->building = 0;
+    j->lv->building--;
+    atomic_fetch_sub(&j->lv->refs, 1); /* the table still holds one */
+    opd_snap_unref(j->sn);
+    free(j);
+}
+
+static int same_content(const opd_tile *t, const opd_build_result *b)
+{
+    if (t->nl != b->nl || (t->err_status != OP_OK) != (b->st != OP_OK))
+        return 0;
+    for (int k = 0; k < b->nl; k++)
+        if (t->layers[k] != b->layers[k] || t->hashes[k] != b->hashes[k])
+            return 0;
+    return 1;
+}
+
+/* Installs a valid result; takes b's arrays. */
+static void install(opd_level *lv, opd_tile *t, opd_build_result *b)
+{
+    int changed = t->defined ? !same_content(t, b) : (b->nl > 0 || b->st != OP_OK);
+    if (changed)
+        t->change_version = t->inval_version;
+    opd_cache_drop(lv->d->cache, &t->blobs);
+    free(t->layers);
+    free(t->hashes);
+    free(t->err_msg);
+    t->layers = b->layers;
+    t->hashes = b->hashes;
+    t->nl = b->nl;
+    t->err_status = b->st;
+    t->err_msg = b->st != OP_OK ? strdup(b->msg) : NULL;
+    t->known = t->defined = 1;
+    if (b->nl > 0)
+        opd_cache_put(lv->d->cache, &t->blobs, b->blobs, b->nl, b->bytes);
+    else
+        opd_blobs_free(b->blobs, 0);
+    if (t->dirty) {
+        t->dirty = 0;
+        lv->pending--;
+    }
+}
+
+/* Builds j's tile (no lock held on entry) and installs the result; the waiters to wake
+ * go to j->ready and j->polls. */
+static void job_build(void *arg, op_arena *out, op_arena *scratch)
+{
+    opd_tile_job *j = arg;
+    opd_level *lv = j->lv;
+    opd_tile *t = j->t;
+    opd_daemon *d = lv->d;
+    opd_build_result b;
+    memset(&b, 0, sizeof b);
+    pthread_mutex_lock(&lv->mu);
+    /* Shutting down: only builds that someone waits for still run. */
+    int skip = lv->dropped || j->sn->version < t->inval_version ||
+               (atomic_load(&d->stopping) && !t->waiters);
+    pthread_mutex_unlock(&lv->mu);
+    if (!skip) {
+        opd_build_tile(j->sn, t->tx, t->tz, out, scratch, &b);
+        opd_stats_build(&d->stats);
+    }
+    pthread_mutex_lock(&lv->mu);
+    t->building = 0;
+    lv->building--;
+    int valid = !skip && !lv->dropped && j->sn->version >= t->inval_version;
+    if (valid) {
+        install(lv, t, &b);
+        j->ready = opd_waiters_take(&t->waiters);
+        if (lv->pending == 0)
+            j->polls = opd_waiters_take(&lv->pollers);
+    } else {
+        opd_build_result_free(&b);
+        if (lv->dropped || !opd_snap_in_rect(lv->sn, t->tx, t->tz))
+            j->ready = opd_waiters_take(&t->waiters); /* they answer ENOTFOUND / ERANGE */
+        else if ((t->dirty && !atomic_load(&d->stopping)) || t->waiters)
+            opd_tile_start_build(lv, t);
+    }
+    pthread_mutex_unlock(&lv->mu);
+}
+
+/* Wakes what the build woke, on this thread (before the eviction: a tile is answered
+ * while it is the newest entry of the cache), and releases the job. */
+static void job_finish(opd_tile_job *j)
+{
+    opd_cache *cache = j->lv->d->cache;
+    opd_waiters_wake(j->ready, OPD_WAKE_HERE);
+    opd_waiters_wake(j->polls, OPD_WAKE_HERE);
+    opd_snap_unref(j->sn);
+    opd_level_unref(j->lv);
+    free(j);
+    opd_cache_evict(cache);
+}
+
+static void job_main(void *arg, op_arena *out, op_arena *scratch)
+{
+    job_build(arg, out, scratch);
+    job_finish(arg);
+}
+
+void opd_tile_start_build(opd_level *lv, opd_tile *t)
+{
+    if (t->building || !opd_snap_in_rect(lv->sn, t->tx, t->tz))
+        return;
+    opd_tile_job *j = job_new(lv, t);
+    if (j && opd_builder_submit(lv->d->builder, job_main, j) != 0)
+        job_cancel(j);
+}
+
+opd_tile_job *opd_tile_park(opd_level *lv, opd_tile *t, opd_waiter *w, int here)
+{
+    opd_waiter_push(&t->waiters, w);
+    opd_tile_job *j = NULL;
+    if (here && !t->building && opd_snap_in_rect(lv->sn, t->tx, t->tz) &&
+        opd_builder_claim_here(lv->d->builder)) {
+        /* At most one build at a time runs outside the build pool, so nng's other
+         * callback threads always answer cached reads. */
+        if (!(j = job_new(lv, t)))
+            opd_builder_unclaim_here(lv->d->builder);
+    }
+    if (!j)
+        opd_tile_start_build(lv, t);
+    return j;
+}
+
+void opd_tile_build_here(opd_tile_job *j)
+{
+    opd_builder_run_here(j->lv->d->builder, job_build, j);
+    job_finish(j);
+}
+
+/* ===== invalidation ===== */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* Whether tile t's build grid (the tile expanded by the border) touches the box. One
+ * extra cell on each side absorbs the rounding of cell indices, so the test never
+ * misses a tile the build selection would reach (an extra tile is rebuilt and found
+ * unchanged). */
+static int box_touches(const op_tile_grid *g, const opd_box *b, int tx, int tz)
+{
+    int t[2] = {tx, tz};
+    for (int i = 0; i < 2; i++) {
+        int ax = i ? 2 : 0;
+        int64_t c0 = (int64_t)floor((double)b->bmin[ax] / g->cs) - 1 - g->border;
+        int64_t c1 = (int64_t)floor((double)b->bmax[ax] / g->cs) + 1 + g->border;
+        if (t[i] < floor_div(c0, g->tile_cells) || t[i] > floor_div(c1, g->tile_cells))
+            return 0;
+    }
+    return 1;
+}
+
+static void mark_dirty(opd_level *lv, opd_tile *t, uint64_t w)
+{
+    t->inval_version = w;
+    t->known = 0;
+    opd_cache_drop(lv->d->cache, &t->blobs);
+    if (!t->dirty) {
+        t->dirty = 1;
+        lv->pending++;
+    }
+    if (!atomic_load(&lv->d->stopping))
+        opd_tile_start_build(lv, t);
+}
+
+/* A tile that left the range: its bytes are now "no layers". */
+static void mark_gone(opd_level *lv, opd_tile *t, uint64_t w)
+{
+    if (!t->defined || t->nl > 0 || t->err_status != OP_OK)
+        t->change_version = w;
+    t->inval_version = w;
+    opd_cache_drop(lv->d->cache, &t->blobs);
+    t->nl = 0;
+    t->err_status = OP_OK;
+    t->known = t->defined = 1;
+    if (t->dirty) {
+        t->dirty = 0;
+        lv->pending--;
+    }
+}
+
+void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int defined)
+{
+    opd_snap *s = lv->sn;
+    uint64_t w = s->version;
+    op_tile_grid g;
+    op_tile_grid_derive(&lv->settings, &g);
+    for (size_t i = 0; i < lv->map_cap; i++) {
+        opd_tile *t = lv->map[i];
+        if (!t)
+            continue;
+        if (!opd_snap_in_rect(s, t->tx, t->tz)) {
+            mark_gone(lv, t, w);
+            continue;
+        }
+        int hit = nboxes < 0;
+        for (int k = 0; k < nboxes && !hit; k++)
+            hit = box_touches(&g, &boxes[k], t->tx, t->tz);
+        if (hit)
+            mark_dirty(lv, t, w);
+    }
+    if (!s->has_tiles)
+        return;
+    for (int tz = s->rect.tz0; tz <= s->rect.tz1; tz++)
+        for (int tx = s->rect.tx0; tx <= s->rect.tx1; tx++)
+            if (!opd_level_tile(lv, tx, tz)) {
+                opd_tile *t = opd_level_tile_new(lv, tx, tz, defined);
+                if (t)
+                    mark_dirty(lv, t, w);
+            }
+}
+
+opd_waiter *opd_tiles_drop(opd_level *lv)
+{
+    opd_waiter *all = NULL;
+    for (size_t i = 0; i < lv->map_cap; i++) {
+        opd_tile *t = lv->map[i];
+        if (!t)
+            continue;
+        opd_cache_drop(lv->d->cache, &t->blobs);
+        opd_waiter *w = opd_waiters_take(&t->waiters);
+        while (w) {
+            opd_waiter *next = w->next;
+            opd_waiter_push(&all, w);
+            w = next;
+        }
+    }
+    return all;
+}
+
+int opd_tiles_bake(opd_level *lv)
+{
+    const opd_snap *s = lv->sn;
+    int started = 0;
+    for (int tz = s->rect.tz0; s->has_tiles && tz <= s->rect.tz1; tz++)
+        for (int tx = s->rect.tx0; tx <= s->rect.tx1; tx++) {
+            opd_tile *t = opd_level_tile(lv, tx, tz);
+            if (t && !opd_tile_ready(t) && !t->building) {
+                opd_tile_start_build(lv, t);
+                started = 1;
+            }
+        }
+    return started;
+}

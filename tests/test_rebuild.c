@@ -1,0 +1,743 @@
+/*
+ * Volumes of a level and cached rebuilds (docs/spec/build3d-runtime.md §2, §4, §5):
+ *   - a rebuild from a tile's entry equals a build from scratch byte for byte, for every
+ *     partition, along random edit sequences (every kind, both modes, overlaps, volumes on
+ *     tile lines, moves, drops), on dungeon.obj and a generated multi-floor level; a build
+ *     from scratch equals op_level_build_stages of a level created with the same volumes;
+ *   - a build given only the volumes whose reach holds its tile equals one given them all;
+ *   - every tile outside a volume's reach keeps its bytes, and obstacles lying only in a
+ *     tile's border band do change it (the grid is the erosion's widening);
+ *   - span layers (layer-first) are the same with and without volumes of either mode;
+ *   - volume sets: names, order, sort; entries refused when they cannot be the level's.
+ * "Bytes" are everything a tile build hands on: the span areas, the regions, the span
+ * layers and every tile layer's encoded blob.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onepath/levelgen.h"
+#include "onepath/limits.h"
+#include "onepath/obj.h"
+#include "onepath/rebuild.h"
+#include "onepath/tile_codec.h"
+#include "op_test.h"
+
+/* ---- what a build produced, as bytes ---- */
+
+typedef struct sig {
+    unsigned char *p;
+    size_t n, cap;
+} sig;
+
+static void put(sig *s, const void *d, size_t n)
+{
+    if (s->n + n > s->cap) {
+        s->cap = (s->n + n) * 2 + 64;
+        s->p = realloc(s->p, s->cap);
+        cr_assert_not_null(s->p);
+    }
+    if (n)
+        memcpy(s->p + s->n, d, n);
+    s->n += n;
+}
+
+static sig signature(const op_tile_stages *st)
+{
+    sig s = {0};
+    put(&s, &st->skipped, sizeof st->skipped);
+    uint32_t n = st->chf.span_count;
+    put(&s, &n, sizeof n);
+    if (n && st->chf.areas)
+        put(&s, st->chf.areas, n);
+    if (n && st->regions.reg)
+        put(&s, st->regions.reg, n * sizeof *st->regions.reg);
+    if (n && st->span_layer)
+        put(&s, st->span_layer, n * sizeof *st->span_layer);
+    put(&s, &st->ntiles, sizeof st->ntiles);
+    for (int k = 0; k < st->ntiles; k++) {
+        op_bytes b;
+        uint64_t h;
+        op_err e;
+        cr_assert_eq(op_tile_encode(&st->tiles[k], &b, &h, &e), OP_OK, "%s", e.msg);
+        put(&s, &b.len, sizeof b.len);
+        put(&s, b.data, b.len);
+        op_bytes_free(&b);
+    }
+    return s;
+}
+
+static int sig_eq(const sig *a, const sig *b)
+{
+    return a->n == b->n && memcmp(a->p, b->p, a->n) == 0;
+}
+
+/* ---- levels ---- */
+
+typedef struct world {
+    op_arena *geo;
+    op_soup soup;
+    op_settings s;
+    op_level *lvl;
+    op_tile_rect r;
+    int ntiles;
+    float bmin[3], bmax[3];
+    op_arena *out, *scratch;
+    double (*floors)[3]; /* world points of walkable floors (no volume), where volumes go */
+    int nfloors;
+} world;
+
+static void world_open(world *w, const char *what, op_partition p)
+{
+    memset(w, 0, sizeof *w);
+    w->geo = op_arena_create(0);
+    op_err e;
+    if (strcmp(what, "dungeon") == 0)
+        cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), w->geo, &w->soup, &e), OP_OK,
+                     "%s", e.msg);
+    else
+        cr_assert_eq(op_levelgen(what, 64, 1, w->geo, &w->soup, &e), OP_OK, "%s", e.msg);
+    op_settings_default(&w->s);
+    w->s.partition = p;
+    cr_assert_eq(op_level_create(&w->soup, &w->s, NULL, 0, &w->lvl, &e), OP_OK, "%s", e.msg);
+    w->r = op_level_tiles(w->lvl);
+    w->ntiles = op_level_tile_count(w->lvl);
+    op_level_bounds(w->lvl, w->bmin, w->bmax);
+    w->out = op_arena_create(0);
+    w->scratch = op_arena_create(0);
+    /* Every 7th walkable span of every tile core: volumes placed there touch floors. */
+    int cap = 0;
+    for (int tz = w->r.tz0; tz <= w->r.tz1; tz++)
+        for (int tx = w->r.tx0; tx <= w->r.tx1; tx++) {
+            op_arena_reset(w->out);
+            op_arena_reset(w->scratch);
+            op_tile_stages st;
+            cr_assert_eq(op_level_build_stages(w->lvl, tx, tz, OP_STAGE_SPANS, 0, w->out,
+                                               w->scratch, &st, &e),
+                         OP_OK, "%s", e.msg);
+            const op_chf *c = &st.chf;
+            for (int z = c->border; z < c->depth - c->border; z++)
+                for (int x = c->border; x < c->width - c->border; x++)
+                    for (uint32_t i = c->cells[x + z * c->width];
+                         i < c->cells[x + z * c->width + 1]; i++) {
+                        if (!c->areas[i] || i % 7)
+                            continue;
+                        if (w->nfloors == cap) {
+                            cap = cap * 2 + 256;
+                            w->floors = realloc(w->floors, (size_t)cap * sizeof *w->floors);
+                        }
+                        double *p = w->floors[w->nfloors++];
+                        p[0] = c->origin[0] + (x + 0.5) * c->cs;
+                        p[1] = c->origin[1] + c->y[i] * c->ch;
+                        p[2] = c->origin[2] + (z + 0.5) * c->cs;
+                    }
+        }
+    cr_assert_gt(w->nfloors, 100);
+}
+
+static void world_close(world *w)
+{
+    op_level_destroy(w->lvl);
+    op_arena_destroy(w->out);
+    op_arena_destroy(w->scratch);
+    op_arena_destroy(w->geo);
+    free(w->floors);
+}
+
+static void tile_of(const world *w, int i, int *tx, int *tz)
+{
+    int cols = w->r.tx1 - w->r.tx0 + 1;
+    *tx = w->r.tx0 + i % cols;
+    *tz = w->r.tz0 + i / cols;
+}
+
+/* A fresh build of tile i with vols (capture optional), as bytes. */
+static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **cap)
+{
+    int tx, tz;
+    tile_of(w, i, &tx, &tz);
+    op_arena_reset(w->out);
+    op_arena_reset(w->scratch);
+    op_tile_stages st;
+    op_err e;
+    cr_assert_eq(op_level_build_tile(w->lvl, tx, tz, v, n, OP_STAGE_TILE, 0, w->out, w->scratch,
+                                     &st, cap, &e),
+                 OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
+    return signature(&st);
+}
+
+static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
+{
+    op_arena_reset(w->out);
+    op_arena_reset(w->scratch);
+    op_tile_stages st;
+    op_err e;
+    cr_assert_eq(
+        op_level_rebuild_tile(w->lvl, en, v, n, OP_STAGE_TILE, 0, w->out, w->scratch, &st, &e),
+        OP_OK, "%s", e.msg);
+    return signature(&st);
+}
+
+/* ---- random volumes ---- */
+
+static double rnd(op_test_rng *g, double lo, double hi)
+{
+    return lo + (hi - lo) * op_test_rand01(g);
+}
+
+/* Snaps x to the nearest tile line now and then, so that volumes lie on tile lines. */
+static double maybe_line(op_test_rng *g, const world *w, double x)
+{
+    if (op_test_rand_int(g, 0, 3) != 0)
+        return x;
+    return floor(x / w->s.tile_size + 0.5) * w->s.tile_size;
+}
+
+static void random_shape(op_test_rng *g, const world *w, op_volume *v)
+{
+    char name[OP_MAX_VOLUME_NAME + 1];
+    memcpy(name, v->name, sizeof name);
+    memset(v, 0, sizeof *v);
+    memcpy(v->name, name, sizeof name);
+    v->kind = (op_volume_kind)op_test_rand_int(g, 0, 2);
+    v->mode = (op_volume_mode)op_test_rand_int(g, 0, 1);
+    v->area = v->mode == OP_VOLUME_OBSTACLE
+                  ? (op_test_rand_int(g, 0, 4) == 0 ? op_test_rand_int(g, 1, 63) : 0)
+                  : op_test_rand_int(g, 0, 63);
+    const double *f = w->floors[op_test_rand_int(g, 0, w->nfloors - 1)];
+    double cx = f[0] + rnd(g, -1.0, 1.0), cz = f[2] + rnd(g, -1.0, 1.0);
+    double size = rnd(g, 0.3, 6.0);
+    double y0 = f[1] - rnd(g, 0.0, 2.5), y1 = f[1] + rnd(g, -0.5, 3.0);
+    if (y1 < y0)
+        y1 = y0;
+    if (op_test_rand_int(g, 0, 4) == 0)
+        y0 = w->bmin[1] - 10.0, y1 = w->bmax[1] + 10.0;
+    v->bmin[1] = y0;
+    v->bmax[1] = y1;
+    if (v->kind == OP_VOLUME_BOX) {
+        v->bmin[0] = maybe_line(g, w, cx - size * rnd(g, 0.2, 1.0));
+        v->bmax[0] = maybe_line(g, w, cx + size * rnd(g, 0.2, 1.0));
+        v->bmin[2] = maybe_line(g, w, cz - size * rnd(g, 0.2, 1.0));
+        v->bmax[2] = maybe_line(g, w, cz + size * rnd(g, 0.2, 1.0));
+        if (v->bmin[0] > v->bmax[0])
+            v->bmin[0] = v->bmax[0];
+        if (v->bmin[2] > v->bmax[2])
+            v->bmin[2] = v->bmax[2];
+    } else if (v->kind == OP_VOLUME_CYLINDER) {
+        v->bmin[0] = maybe_line(g, w, cx);
+        v->bmin[2] = maybe_line(g, w, cz);
+        v->bmax[0] = size;
+    } else {
+        /* A convex polygon: points on an ellipse at increasing angles (counter-clockwise
+         * with x right and z up). */
+        int n = op_test_rand_int(g, 3, 9);
+        double t[9];
+        for (int i = 0; i < n; i++)
+            t[i] = rnd(g, 0.0, 6.283185307179586);
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+                double x = t[j];
+                t[j] = t[j - 1];
+                t[j - 1] = x;
+            }
+        double rx = size, rz = size * rnd(g, 0.3, 1.0);
+        v->npts = n;
+        for (int i = 0; i < n; i++) {
+            v->pts[2 * i] = cx + rx * cos(t[i]);
+            v->pts[2 * i + 1] = cz + rz * sin(t[i]);
+        }
+        if (op_volume_validate(v, NULL) != OP_OK) { /* nearly equal angles: a triangle */
+            v->npts = 3;
+            v->pts[0] = cx, v->pts[1] = cz;
+            v->pts[2] = cx + size, v->pts[3] = cz;
+            v->pts[4] = cx, v->pts[5] = cz + size;
+        }
+    }
+    op_err e;
+    cr_assert_eq(op_volume_validate(v, &e), OP_OK, "%s", e.msg);
+}
+
+/* ---- cached == fresh along edit sequences ---- */
+
+typedef struct edit_stats {
+    long compared, changed;
+} edit_stats;
+
+static void mark_reach(const world *w, const op_volume *v, char *dirty)
+{
+    op_tile_rect r;
+    if (!op_level_volume_tiles(w->lvl, v, &r))
+        return;
+    for (int tz = r.tz0; tz <= r.tz1; tz++)
+        for (int tx = r.tx0; tx <= r.tx1; tx++)
+            dirty[op_level_tile_index(w->lvl, tx, tz)] = 1;
+}
+
+/* The volumes of set[0..n) whose reach holds tile i. */
+static int subset(const world *w, const op_volume *set, int n, int i, op_volume *out)
+{
+    int tx, tz, k = 0;
+    tile_of(w, i, &tx, &tz);
+    for (int j = 0; j < n; j++) {
+        op_tile_rect r;
+        if (op_level_volume_tiles(w->lvl, &set[j], &r) && tx >= r.tx0 && tx <= r.tx1 &&
+            tz >= r.tz0 && tz <= r.tz1)
+            out[k++] = set[j];
+    }
+    return k;
+}
+
+static void edit_sequence(const char *what, op_partition p, int steps, uint64_t seed,
+                          edit_stats *es)
+{
+    world w;
+    world_open(&w, what, p);
+    op_test_rng g = {seed};
+    /* Entries of every tile, captured with no volume; their arenas are reset (and reused)
+     * by every later build, so an entry that pointed into them would be caught. */
+    op_rebuild_entry **ent = calloc((size_t)w.ntiles, sizeof *ent);
+    sig *base = calloc((size_t)w.ntiles, sizeof *base);
+    char *dirty = calloc((size_t)w.ntiles, 1);
+    size_t bytes = 0;
+    for (int i = 0; i < w.ntiles; i++) {
+        base[i] = fresh(&w, i, NULL, 0, &ent[i]);
+        cr_assert_not_null(ent[i]);
+        bytes += op_rebuild_entry_bytes(ent[i]);
+        int tx, tz, ex, ez;
+        tile_of(&w, i, &tx, &tz);
+        op_rebuild_entry_tile(ent[i], &ex, &ez);
+        cr_assert(ex == tx && ez == tz);
+        /* The plain build of the level (no volumes) gives the same bytes. */
+        op_arena_reset(w.out);
+        op_arena_reset(w.scratch);
+        op_tile_stages st;
+        op_err e;
+        cr_assert_eq(
+            op_level_build_stages(w.lvl, tx, tz, OP_STAGE_TILE, 0, w.out, w.scratch, &st, &e),
+            OP_OK, "%s", e.msg);
+        sig plain = signature(&st);
+        cr_assert(sig_eq(&plain, &base[i]), "%s tile (%d, %d): capture build differs", what, tx,
+                  tz);
+        free(plain.p);
+    }
+    cr_assert_gt(bytes, 0);
+    enum { MAXV = 10 };
+    op_volume set[MAXV], sub[MAXV];
+    int n = 0, next_name = 0;
+    for (int step = 0; step < steps; step++) {
+        memset(dirty, 0, (size_t)w.ntiles);
+        int op = n < 2       ? 0
+                 : n == MAXV ? 1 + op_test_rand_int(&g, 0, 2)
+                             : op_test_rand_int(&g, 0, 3);
+        if (op == 0) { /* add */
+            memset(&set[n], 0, sizeof set[n]);
+            snprintf(set[n].name, sizeof set[n].name, "v%02d", op_test_rand_int(&g, 0, 99));
+            int clash = 0;
+            for (int j = 0; j < n; j++)
+                clash |= strcmp(set[j].name, set[n].name) == 0;
+            if (clash)
+                snprintf(set[n].name, sizeof set[n].name, "w%04d", next_name++);
+            random_shape(&g, &w, &set[n]);
+            mark_reach(&w, &set[n], dirty);
+            n++;
+        } else {
+            int j = op_test_rand_int(&g, 0, n - 1);
+            mark_reach(&w, &set[j], dirty);
+            if (op == 1) { /* move: same name, new shape (maybe a new kind and mode) */
+                random_shape(&g, &w, &set[j]);
+            } else if (op == 2) { /* the other mode */
+                set[j].mode = set[j].mode == OP_VOLUME_AREA ? OP_VOLUME_OBSTACLE : OP_VOLUME_AREA;
+            } else { /* drop */
+                set[j] = set[--n];
+            }
+            if (op != 3)
+                mark_reach(&w, &set[j], dirty);
+        }
+        op_err e;
+        cr_assert_eq(op_volumes_sort(set, n, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_volumes_check(set, n, &e), OP_OK, "%s", e.msg);
+        int all = step % 10 == 9;
+        for (int i = 0; i < w.ntiles; i++) {
+            if (!dirty[i] && !all)
+                continue;
+            sig f = fresh(&w, i, set, n, NULL);
+            sig c = cached(&w, ent[i], set, n);
+            int tx, tz;
+            tile_of(&w, i, &tx, &tz);
+            cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
+                      op_partition_name(p), step, tx, tz);
+            int k = subset(&w, set, n, i, sub);
+            sig s = cached(&w, ent[i], sub, k);
+            cr_assert(sig_eq(&f, &s), "%s step %d tile (%d, %d): the %d reaching volumes of %d",
+                      what, step, tx, tz, k, n);
+            es->compared++;
+            es->changed += !sig_eq(&f, &base[i]);
+            free(f.p);
+            free(c.p);
+            free(s.p);
+        }
+        /* Now and then the whole level made with this set, built the plain way. */
+        if (step % 25 == 24) {
+            op_level *lv;
+            cr_assert_eq(op_level_create(&w.soup, &w.s, set, n, &lv, &e), OP_OK, "%s", e.msg);
+            for (int i = 0; i < w.ntiles; i++) {
+                int tx, tz;
+                tile_of(&w, i, &tx, &tz);
+                op_arena_reset(w.out);
+                op_arena_reset(w.scratch);
+                op_tile_stages st;
+                cr_assert_eq(
+                    op_level_build_stages(lv, tx, tz, OP_STAGE_TILE, 0, w.out, w.scratch, &st, &e),
+                    OP_OK, "%s", e.msg);
+                sig a = signature(&st);
+                sig c = cached(&w, ent[i], set, n);
+                cr_assert(sig_eq(&a, &c), "%s step %d tile (%d, %d): level with volumes differs",
+                          what, step, tx, tz);
+                free(a.p);
+                free(c.p);
+            }
+            op_level_destroy(lv);
+        }
+    }
+    for (int i = 0; i < w.ntiles; i++) {
+        op_rebuild_entry_free(ent[i]);
+        free(base[i].p);
+    }
+    free(ent);
+    free(base);
+    free(dirty);
+    world_close(&w);
+}
+
+static void sequences_on(const char *what, int steps)
+{
+    static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
+                                         OP_PARTITION_LAYERS};
+    for (int k = 0; k < 3; k++) {
+        edit_stats es = {0, 0};
+        edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
+        /* The edits must matter: otherwise equal bytes would prove nothing. */
+        cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
+        cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,
+                     op_partition_name(parts[k]), es.changed, es.compared);
+    }
+}
+
+Test(rebuild, cached_equals_fresh_on_dungeon, .timeout = 600)
+{
+    sequences_on("dungeon", 100);
+}
+
+Test(rebuild, cached_equals_fresh_on_multifloor, .timeout = 600)
+{
+    sequences_on("multifloor", 100);
+}
+
+/* ---- span layers (§2.2) ---- */
+
+Test(rebuild, span_layers_ignore_volumes_of_both_modes, .timeout = 300)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_LAYERS);
+    op_test_rng g = {77};
+    long area_changed = 0, kept_layer = 0, upper = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        op_volume set[12];
+        for (int j = 0; j < 12; j++) {
+            memset(&set[j], 0, sizeof set[j]);
+            snprintf(set[j].name, sizeof set[j].name, "m%02d", j);
+            random_shape(&g, &w, &set[j]);
+            set[j].mode = (op_volume_mode)mode;
+            if (mode == OP_VOLUME_AREA && set[j].area == 0)
+                set[j].area = 7;
+        }
+        for (int i = 0; i < w.ntiles; i++) {
+            int tx, tz;
+            tile_of(&w, i, &tx, &tz);
+            op_tile_stages s0, s1;
+            op_err e;
+            op_arena *o0 = op_arena_create(0);
+            cr_assert_eq(op_level_build_tile(w.lvl, tx, tz, NULL, 0, OP_STAGE_REGIONS, 0, o0,
+                                             w.scratch, &s0, NULL, &e),
+                         OP_OK, "%s", e.msg);
+            op_arena_reset(w.out);
+            cr_assert_eq(op_level_build_tile(w.lvl, tx, tz, set, 12, OP_STAGE_REGIONS, 0, w.out,
+                                             w.scratch, &s1, NULL, &e),
+                         OP_OK, "%s", e.msg);
+            cr_assert_eq(s0.chf.span_count, s1.chf.span_count);
+            for (uint32_t s = 0; s < s0.chf.span_count; s++) {
+                cr_assert_eq(s0.span_layer[s], s1.span_layer[s], "tile (%d, %d) span %u", tx, tz,
+                             s);
+                upper += s0.span_layer[s] != OP_NO_LAYER && s0.span_layer[s] > 0;
+                if (mode == OP_VOLUME_AREA) {
+                    area_changed += s0.chf.areas[s] != s1.chf.areas[s];
+                    /* Nonzero area volumes keep walkability. */
+                    cr_assert_eq(s0.chf.areas[s] != 0, s1.chf.areas[s] != 0);
+                } else if (s0.regions.reg && s0.regions.reg[s] && s1.chf.areas[s] == 0) {
+                    /* Under an obstacle (or eroded round it): no region, layer kept. */
+                    cr_assert_neq(s1.span_layer[s], OP_NO_LAYER);
+                    kept_layer++;
+                }
+            }
+            op_arena_destroy(o0);
+        }
+    }
+    cr_assert_gt(upper, 1000, "the level has upper layers");
+    cr_assert_gt(area_changed, 200, "area volumes changed areas");
+    cr_assert_gt(kept_layer, 200, "obstacles took spans");
+    world_close(&w);
+}
+
+/* ---- reach (§4.4) ---- */
+
+/* Whether [lo, hi] meets tile t's core along an axis (world). */
+static int meets_core(double lo, double hi, int t, double ts)
+{
+    return hi >= t * ts && lo <= (t + 1) * ts;
+}
+
+static void reach_on(op_partition p, uint64_t seed, long *band_changes)
+{
+    world w;
+    world_open(&w, "dungeon", p);
+    op_test_rng g = {seed};
+    sig *base = calloc((size_t)w.ntiles, sizeof *base);
+    for (int i = 0; i < w.ntiles; i++)
+        base[i] = fresh(&w, i, NULL, 0, NULL);
+    for (int k = 0; k < 40; k++) {
+        op_volume v;
+        memset(&v, 0, sizeof v);
+        strcpy(v.name, "x");
+        random_shape(&g, &w, &v);
+        if (k % 2 == 0) {
+            /* An obstacle box just across a tile line from its neighbour's core: 0.05 to
+             * 0.9 wu (up to 3 cells) past the line x = L, so the tile at -x has it only in
+             * its border band. */
+            double ts = w.s.tile_size;
+            double line = ts * floor(rnd(&g, w.bmin[0], w.bmax[0]) / ts);
+            v.kind = OP_VOLUME_BOX;
+            v.mode = OP_VOLUME_OBSTACLE;
+            v.area = 0;
+            v.bmin[0] = line + 0.05;
+            v.bmax[0] = line + rnd(&g, 0.1, 0.9);
+            v.bmin[2] = rnd(&g, w.bmin[2], w.bmax[2]);
+            v.bmax[2] = v.bmin[2] + rnd(&g, 1.0, 6.0);
+            v.bmin[1] = w.bmin[1] - 10.0;
+            v.bmax[1] = w.bmax[1] + 10.0;
+        }
+        op_tile_rect r;
+        int any = op_level_volume_tiles(w.lvl, &v, &r);
+        double lo[2], hi[2];
+        lo[0] = v.kind == OP_VOLUME_CYLINDER ? v.bmin[0] - v.bmax[0] : v.bmin[0];
+        hi[0] = v.kind == OP_VOLUME_CYLINDER ? v.bmin[0] + v.bmax[0] : v.bmax[0];
+        lo[1] = v.kind == OP_VOLUME_CYLINDER ? v.bmin[2] - v.bmax[0] : v.bmin[2];
+        hi[1] = v.kind == OP_VOLUME_CYLINDER ? v.bmin[2] + v.bmax[0] : v.bmax[2];
+        for (int i = 0; i < w.ntiles; i++) {
+            int tx, tz;
+            tile_of(&w, i, &tx, &tz);
+            int inside = any && tx >= r.tx0 && tx <= r.tx1 && tz >= r.tz0 && tz <= r.tz1;
+            sig f = fresh(&w, i, &v, 1, NULL);
+            int same = sig_eq(&f, &base[i]);
+            cr_assert(inside || same, "tile (%d, %d) outside the reach %d..%d x %d..%d changed", tx,
+                      tz, r.tx0, r.tx1, r.tz0, r.tz1);
+            if (v.kind != OP_VOLUME_PRISM && !same &&
+                !(meets_core(lo[0], hi[0], tx, w.s.tile_size) &&
+                  meets_core(lo[1], hi[1], tz, w.s.tile_size)))
+                ++*band_changes;
+            free(f.p);
+        }
+    }
+    for (int i = 0; i < w.ntiles; i++)
+        free(base[i].p);
+    free(base);
+    world_close(&w);
+}
+
+Test(rebuild, tiles_outside_the_reach_keep_their_bytes, .timeout = 600)
+{
+    long band = 0;
+    reach_on(OP_PARTITION_WATERSHED, 5, &band);
+    reach_on(OP_PARTITION_LAYERS, 6, &band);
+    /* A volume that only touches a tile's border band changes it: the reach must hold it. */
+    cr_assert_gt(band, 3, "border-band changes: %ld", band);
+}
+
+Test(rebuild, reach_is_the_grid_widened_by_a_cell)
+{
+    world w;
+    world_open(&w, "dungeon", OP_PARTITION_WATERSHED);
+    op_tile_grid g;
+    op_tile_grid_derive(&w.s, &g);
+    double cs = g.cs, ts = w.s.tile_size;
+    /* A point box at the centre of global cell k reaches the tiles whose grid holds cells
+     * k - 1 .. k + 1: tx with tx*TC - B <= k + 1 and k - 1 <= tx*TC + TC + B - 1. */
+    int tx0 = w.r.tx0 + 1, tz0 = w.r.tz0 + 1;
+    for (int off = -g.border - 3; off <= g.tile_cells + g.border + 3; off++) {
+        long k = (long)tx0 * g.tile_cells + off;
+        double x = ((double)k + 0.5) * cs;
+        op_volume v;
+        memset(&v, 0, sizeof v);
+        v.kind = OP_VOLUME_BOX;
+        v.bmin[0] = v.bmax[0] = x;
+        v.bmin[2] = v.bmax[2] = (tz0 + 0.5) * ts;
+        op_tile_rect r;
+        cr_assert(op_level_volume_tiles(w.lvl, &v, &r));
+        for (int tx = w.r.tx0; tx <= w.r.tx1; tx++) {
+            long first = (long)tx * g.tile_cells - g.border;
+            long last = (long)tx * g.tile_cells + g.tile_cells + g.border - 1;
+            int want = k + 1 >= first && k - 1 <= last;
+            int got = tx >= r.tx0 && tx <= r.tx1;
+            cr_assert_eq(got, want, "cell %ld tile %d", k, tx);
+        }
+        cr_assert(r.tz0 <= tz0 && r.tz1 >= tz0);
+    }
+    /* Far away: no tile; invalid: no tile. */
+    op_volume far;
+    memset(&far, 0, sizeof far);
+    far.kind = OP_VOLUME_CYLINDER;
+    far.bmin[0] = 1e9, far.bmin[2] = 1e9, far.bmax[0] = 1.0;
+    op_tile_rect r;
+    cr_assert_eq(op_level_volume_tiles(w.lvl, &far, &r), 0);
+    far.bmax[0] = -1.0;
+    cr_assert_eq(op_level_volume_tiles(w.lvl, &far, &r), 0);
+    far.bmin[0] = 0.0, far.bmin[2] = 0.0, far.bmax[0] = 1e12; /* covers everything */
+    cr_assert_eq(op_level_volume_tiles(w.lvl, &far, &r), 1);
+    cr_assert(r.tx0 == w.r.tx0 && r.tx1 == w.r.tx1 && r.tz0 == w.r.tz0 && r.tz1 == w.r.tz1);
+    world_close(&w);
+}
+
+/* ---- volume sets and entries ---- */
+
+static op_volume named(const char *name)
+{
+    op_volume v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.name, sizeof v.name, "%s", name);
+    v.kind = OP_VOLUME_BOX;
+    v.bmax[0] = v.bmax[1] = v.bmax[2] = 1.0;
+    return v;
+}
+
+Test(rebuild, volume_names_and_order)
+{
+    cr_assert(op_volume_name_valid("door1"));
+    cr_assert(op_volume_name_valid("A-b_c.9"));
+    cr_assert_not(op_volume_name_valid(""));
+    cr_assert_not(op_volume_name_valid(".hidden"));
+    cr_assert_not(op_volume_name_valid("a b"));
+    cr_assert_not(op_volume_name_valid("caf\xc3\xa9"));
+    char n64[OP_MAX_VOLUME_NAME + 1];
+    memset(n64, 'x', OP_MAX_VOLUME_NAME);
+    n64[OP_MAX_VOLUME_NAME] = '\0';
+    cr_assert(op_volume_name_valid(n64));
+    n64[OP_MAX_VOLUME_NAME] = 'x'; /* not terminated within the array */
+    cr_assert_not(op_volume_name_valid(n64));
+
+    op_volume v[5] = {named("b"), named("a"), named("B"), named("a-"), named("a")};
+    v[1].area = 1, v[4].area = 2;
+    op_err e;
+    cr_assert_eq(op_volumes_check(v, 5, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "volume 1 \"a\" sorts before volume 0 \"b\""), "%s", e.msg);
+    cr_assert_eq(op_volumes_sort(v, 5, &e), OP_OK);
+    const char *want[5] = {"B", "a", "a", "a-", "b"};
+    for (int i = 0; i < 5; i++)
+        cr_assert_str_eq(v[i].name, want[i]);
+    cr_assert(v[1].area == 1 && v[2].area == 2, "stable");
+    cr_assert_eq(op_volumes_check(v, 5, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "volume 2 \"a\" repeats volume 1 \"a\""), "%s", e.msg);
+    strcpy(v[1].name, "Z"); /* '-' is the least name byte after the letters' case split */
+    cr_assert_eq(op_volumes_check(v, 5, &e), OP_OK, "%s", e.msg);
+    strcpy(v[1].name, "a b");
+    cr_assert_eq(op_volumes_check(v, 5, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "volume 1: name \"a b\""), "%s", e.msg);
+    strcpy(v[1].name, "Z");
+    v[3].area = 99;
+    cr_assert_eq(op_volumes_check(v, 5, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "volume 3 \"a-\" (box): area = 99"), "%s", e.msg);
+    cr_assert_eq(op_volumes_check(v, -1, &e), OP_EINVAL);
+    cr_assert_eq(op_volumes_check(v, OP_MAX_VOLUMES + 1, &e), OP_ERANGE);
+    cr_assert_eq(op_volumes_sort(v, OP_MAX_VOLUMES + 1, &e), OP_ERANGE);
+    cr_assert_eq(op_volumes_check(NULL, 0, &e), OP_OK);
+
+    /* A large reversed set sorts to the order strcmp gives. */
+    int n = 3000;
+    op_volume *big = calloc((size_t)n, sizeof *big);
+    for (int i = 0; i < n; i++)
+        snprintf(big[i].name, sizeof big[i].name, "n%05d", (i * 7919) % n);
+    cr_assert_eq(op_volumes_sort(big, n, &e), OP_OK);
+    for (int i = 1; i < n; i++)
+        cr_assert_lt(strcmp(big[i - 1].name, big[i].name), 0);
+    free(big);
+}
+
+Test(rebuild, levels_and_builds_refuse_unordered_sets)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_WATERSHED);
+    op_volume v[2] = {named("b"), named("a")};
+    op_level *l = NULL;
+    op_err e;
+    cr_assert_eq(op_level_create(&w.soup, &w.s, v, 2, &l, &e), OP_EINVAL);
+    cr_assert_null(l);
+    op_tile_stages st;
+    op_rebuild_entry *en = (op_rebuild_entry *)(uintptr_t)16; /* reset to NULL on failure */
+    cr_assert_eq(op_level_build_tile(w.lvl, w.r.tx0, w.r.tz0, v, 2, OP_STAGE_TILE, 0, w.out,
+                                     w.scratch, &st, &en, &e),
+                 OP_EINVAL);
+    cr_assert_null(en);
+    cr_assert(strstr(e.msg, "sorts before"), "%s", e.msg);
+    op_volume unnamed = named("");
+    cr_assert_eq(op_level_create(&w.soup, &w.s, &unnamed, 1, &l, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "name"), "%s", e.msg);
+    world_close(&w);
+}
+
+Test(rebuild, entries_outlive_their_arenas_and_must_fit_the_level)
+{
+    world w, other;
+    world_open(&w, "multifloor", OP_PARTITION_LAYERS);
+    world_open(&other, "multifloor", OP_PARTITION_MONOTONE);
+    int i = w.ntiles / 2, tx, tz;
+    tile_of(&w, i, &tx, &tz);
+    op_arena *o = op_arena_create(0), *s = op_arena_create(0);
+    op_tile_stages st;
+    op_rebuild_entry *en = NULL;
+    op_err e;
+    op_volume v = named("door");
+    v.mode = OP_VOLUME_OBSTACLE;
+    v.bmin[0] = tx * w.s.tile_size + 2.0, v.bmax[0] = v.bmin[0] + 2.0;
+    v.bmin[2] = tz * w.s.tile_size + 2.0, v.bmax[2] = v.bmin[2] + 2.0;
+    v.bmin[1] = -100.0, v.bmax[1] = 100.0;
+    cr_assert_eq(op_level_build_tile(w.lvl, tx, tz, &v, 1, OP_STAGE_TILE, 0, o, s, &st, &en, &e),
+                 OP_OK, "%s", e.msg);
+    sig want = signature(&st);
+    op_arena_destroy(o);
+    op_arena_destroy(s);
+    cr_assert_not_null(en);
+    /* Header, cells and 24 bytes a span at least (layers partition). */
+    op_tile_grid g;
+    op_tile_grid_derive(&w.s, &g);
+    cr_assert_geq(op_rebuild_entry_bytes(en),
+                  (size_t)g.grid_cells * g.grid_cells * 4 + (size_t)st.chf.span_count * 24);
+    sig got = cached(&w, en, &v, 1);
+    cr_assert(sig_eq(&want, &got), "captured with the volume, rebuilt with it");
+    cr_assert_eq(op_level_rebuild_tile(other.lvl, en, &v, 1, OP_STAGE_TILE, 0, other.out,
+                                       other.scratch, &st, &e),
+                 OP_EINVAL);
+    cr_assert(strstr(e.msg, "partition is monotone"), "%s", e.msg);
+    op_volume bad = v;
+    bad.area = 70;
+    cr_assert_eq(
+        op_level_rebuild_tile(w.lvl, en, &bad, 1, OP_STAGE_TILE, 0, w.out, w.scratch, &st, &e),
+        OP_ERANGE);
+    cr_assert(strstr(e.msg, "\"door\"") && strstr(e.msg, "area = 70"), "%s", e.msg);
+    op_rebuild_entry_free(en);
+    op_rebuild_entry_free(NULL);
+    free(want.p);
+    free(got.p);
+    world_close(&other);
+    world_close(&w);
+}

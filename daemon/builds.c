@@ -140,9 +140,9 @@ static op_status whole_soup(const opd_snap *sn, tile_soup *ts, op_err *err)
 static void anchor(tile_soup *ts, size_t i, const op_tile_grid *g, int64_t cx, int64_t cz)
 {
     for (int k = 0; k < 3; k++) {
-        ts->v[9 * i + 3 * (size_t)k] = (float)(((double)cx + 0.5) * g->cs);
+        ts->v[9 * i + 3 * (size_t)k] = (float)(g->origin_x + ((double)cx + 0.5) * g->cs);
         ts->v[9 * i + 3 * (size_t)k + 1] = 0.0f;
-        ts->v[9 * i + 3 * (size_t)k + 2] = (float)(((double)cz + 0.5) * g->cs);
+        ts->v[9 * i + 3 * (size_t)k + 2] = (float)(g->origin_z + ((double)cz + 0.5) * g->cs);
         ts->t[3 * i + (size_t)k] = (int)(3 * i) + k;
     }
     if (ts->a)

@@ -195,8 +195,9 @@ static int box_touches(const op_tile_grid *g, const opd_box *b, int tx, int tz)
     int t[2] = {tx, tz};
     for (int i = 0; i < 2; i++) {
         int ax = i ? 2 : 0;
-        int64_t c0 = (int64_t)floor((double)b->bmin[ax] / g->cs) - 1 - g->border;
-        int64_t c1 = (int64_t)floor((double)b->bmax[ax] / g->cs) + 1 + g->border;
+        double o = i ? g->origin_z : g->origin_x; /* the grid origin (settings) */
+        int64_t c0 = (int64_t)floor(((double)b->bmin[ax] - o) / g->cs) - 1 - g->border;
+        int64_t c1 = (int64_t)floor(((double)b->bmax[ax] - o) / g->cs) + 1 + g->border;
         if (t[i] < floor_div(c0, g->tile_cells) || t[i] > floor_div(c1, g->tile_cells))
             return 0;
     }

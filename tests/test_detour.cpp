@@ -269,6 +269,8 @@ struct LinkStats {
     long only_op_cap = 0;   /* onepath's, missing in Detour: the edge meets > 4 polygons */
     long only_op_short = 0; /* ...: the overlap is under Detour's 0.02 */
     long only_dt = 0;       /* Detour's, refused by navmesh-format.md §5.3's height rule */
+    long seams = 0;         /* layer seams, in-tile links in Detour */
+    long only_op_seam = 0;  /* onepath seam links over part of an edge: none in Detour */
     long multi = 0;         /* edges joining one neighbour over several stretches */
     long unexplained = 0;
 };
@@ -328,6 +330,43 @@ bool rule_links(const Loaded &L, int ti, int p, int k, int tj, int q)
     return false;
 }
 
+/* Whether edge m of polygon q (tile tj) has edge k of polygon p (tile ti)'s two ends the
+ * other way round, in tile-local x and z. */
+bool same_ends(const Loaded &L, int ti, int p, int k, int tj, int q, int m)
+{
+    const op_tile *a = op_mesh_tile(L.mesh, ti), *b = op_mesh_tile(L.mesh, tj);
+    int na = op_tile_poly_nverts(a, p), nb = op_tile_poly_nverts(b, q);
+    const float *a0 = &a->verts[3 * a->polys[(size_t)p * a->nvp + k]];
+    const float *a1 = &a->verts[3 * a->polys[(size_t)p * a->nvp + (k + 1) % na]];
+    const float *b0 = &b->verts[3 * b->polys[(size_t)q * b->nvp + m]];
+    const float *b1 = &b->verts[3 * b->polys[(size_t)q * b->nvp + (m + 1) % nb]];
+    return a0[0] == b1[0] && a0[2] == b1[2] && a1[0] == b0[0] && a1[2] == b0[2];
+}
+
+/* A layer seam (detour-export.md §4): Detour's in-tile link is onepath's seam link whose
+ * edge has the same two ends; a link over part of the edge only has no Detour form. */
+void check_seam(const Loaded &L, int ti, int p, int k, const std::vector<dtPolyRef> &in,
+                const std::vector<dtPolyRef> &across, LinkStats &ls, LinkCauses &causes)
+{
+    const op_link *links;
+    int nl = op_mesh_edge_links(L.mesh, ti, p, k, &links);
+    dtPolyRef self = to_detour(L, {ti, p});
+    std::vector<dtPolyRef> want;
+    for (int i = 0; i < nl; i++) {
+        dtPolyRef r = to_detour(L, {links[i].nei_tile, links[i].nei_poly});
+        if (same_ends(L, ti, p, k, links[i].nei_tile, links[i].nei_poly, links[i].nei_edge))
+            want.push_back(r);
+        else {
+            ls.only_op_seam++;
+            causes[{self, r}] = "seam";
+        }
+    }
+    cr_assert(across.empty() && want.size() <= 1 && in == want,
+              "tile %d poly %d edge %d: seam links %zu, Detour in-tile %zu", ti, p, k, want.size(),
+              in.size());
+    ls.seams += (long)want.size();
+}
+
 /* Every polygon: vertices (Detour's winding), flags, area, type; every edge: in-tile
  * links equal, links across compared (differences classified into causes). */
 void check_polygon(const Loaded &L, int ti, int p, LinkStats &ls, LinkCauses &causes)
@@ -356,6 +395,10 @@ void check_polygon(const Loaded &L, int ti, int p, LinkStats &ls, LinkCauses &ca
         if (nei != OP_NEI_WALL && !(nei & OP_NEI_PORTAL)) {
             cr_assert(in.size() == 1 && in[0] == to_detour(L, {ti, nei - 1}) && across.empty());
             ls.internal++;
+            continue;
+        }
+        if (OP_NEI_IS_SEAM(nei)) {
+            check_seam(L, ti, p, k, in, across, ls, causes);
             continue;
         }
         cr_assert(in.empty() && (across.empty() || (nei & OP_NEI_PORTAL)));
@@ -438,8 +481,8 @@ struct PairStats {
     int pairs = 0;        /* pairs compared: both ends snapped on one side at least */
     int connected[2] = {0, 0};
     int disagree = 0;                 /* connected on one side only, because */
-    int why[4] = {0, 0, 0, 0};        /* its corridor crosses a link the other lacks (cap, short,
-                                         height), or the other connects from the same snaps */
+    int why[5] = {0, 0, 0, 0, 0};     /* its corridor crosses a link the other lacks (cap, short,
+                                      height), or the other connects from the same snaps */
     int both = 0;                     /* pairs both sides connect */
     double max_own = 0.0;             /* largest length difference, each its own corridor */
     int own_over = 0, op_shorter = 0; /* ... over 1 %, and of those onepath's the shorter */
@@ -669,9 +712,9 @@ void explain_disagreement(const Loaded &L, const dtQueryFilter &f, const Pair &p
         if (!why && op_corridor(L, *p.dt[0], *p.dt[1], out, scratch, c2))
             why = "snap";
     }
-    static const char *const kinds[] = {"cap", "short", "height", "snap"};
+    static const char *const kinds[] = {"cap", "short", "height", "snap", "seam"};
     int kind = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (why && !strcmp(why, kinds[i]))
             kind = i;
     if (kind >= 0)
@@ -787,18 +830,19 @@ void check_level(const std::string &spec)
         std::string label = name + " " + v.name;
         run_queries(L, pts, lc, ps, label);
         fprintf(stderr,
-                "detour %s %s: tiles %d polys %ld; links in-tile %ld, across %ld/%ld "
-                "(onepath/Detour), onepath only %ld cap + %ld short, Detour only %ld height, "
-                "multi %ld; snaps differ %d; pairs %d, connected %d/%d, disagree %d (cap %d, "
-                "short %d, height %d, snap %d); both %d: own corridors max %.2f%%, %d over 1%% "
+                "detour %s %s: tiles %d polys %ld; links in-tile %ld, seams %ld, across %ld/%ld "
+                "(onepath/Detour), onepath only %ld cap + %ld short + %ld seam, Detour only %ld "
+                "height, multi %ld; snaps differ %d; pairs %d, connected %d/%d, disagree %d (cap "
+                "%d, short %d, height %d, snap %d, seam %d); both %d: own corridors max %.2f%%, %d "
+                "over 1%% "
                 "(onepath shorter in %d); one corridor max %.4f%%, over 1%%: several portals %d, "
                 "degenerate end %d; unexplained %ld\n",
                 name.c_str(), v.name, L.set.ntiles, op_mesh_poly_count(L.mesh), ls.internal,
-                ls.op_links, ls.dt_links, ls.only_op_cap, ls.only_op_short, ls.only_dt, ls.multi,
-                ps.snap_differs, ps.pairs, ps.connected[0], ps.connected[1], ps.disagree, ps.why[0],
-                ps.why[1], ps.why[2], ps.why[3], ps.both, 100.0 * ps.max_own, ps.own_over,
-                ps.op_shorter, 100.0 * ps.max_same, ps.why_portals, ps.why_degenerate,
-                ps.unexplained + ls.unexplained);
+                ls.seams, ls.op_links, ls.dt_links, ls.only_op_cap, ls.only_op_short,
+                ls.only_op_seam, ls.only_dt, ls.multi, ps.snap_differs, ps.pairs, ps.connected[0],
+                ps.connected[1], ps.disagree, ps.why[0], ps.why[1], ps.why[2], ps.why[3], ps.why[4],
+                ps.both, 100.0 * ps.max_own, ps.own_over, ps.op_shorter, 100.0 * ps.max_same,
+                ps.why_portals, ps.why_degenerate, ps.unexplained + ls.unexplained);
         cr_expect_eq(ls.unexplained + ps.unexplained, 0, "%s: differences of no known kind",
                      label.c_str());
     }

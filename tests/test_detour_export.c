@@ -185,6 +185,52 @@ Test(detour_export, a_polygon_without_detail_gets_the_fan, .init = setup, .fini 
     cr_expect_eq((d + x.dmesh)[9], 4);
 }
 
+/* Two layers of one cell meeting at x = 4 (a seam, navmesh-format.md §3): layer 0's quad
+ * (0..4) x (2..6), layer 1's quad (4..8) x (2..6) at height dy above it. */
+static void seam_cell(op_tile *a, op_tile *b, float dy, float b_z1)
+{
+    static const float va[] = {0, 0, 2, 4, 0, 2, 4, 0, 6, 0, 0, 6};
+    float vb[] = {4, dy, 2, 8, dy, 2, 8, dy, 6, 4, dy, b_z1};
+    static const int quad[] = {0, 1, 2, 3, -1, -1};
+    cr_assert_eq(hm_tile(A, 0, 0, 0, 10.0, 0.0, va, 4, quad, 1, NULL, a), 0);
+    cr_assert_eq(hm_tile(A, 0, 0, 1, 10.0, 0.0, vb, 4, quad, 1, NULL, b), 0);
+    a->neis[1] = (uint16_t)(OP_NEI_SEAM | 1u); /* edge v1 -> v2, x = 4 */
+    b->neis[3] = (uint16_t)(OP_NEI_SEAM | 0u); /* edge v3 -> v0, x = 4 */
+}
+
+/* Detour neighbour of Detour edge j of polygon i of tile data d. */
+static unsigned dt_nei(const uint8_t *d, int i, int j)
+{
+    sections x = sections_of(d);
+    return u16(d + x.polys + 32 * (size_t)i + 16 + 2 * (size_t)j);
+}
+
+Test(detour_export, a_layer_seam_is_an_in_tile_link, .init = setup, .fini = teardown)
+{
+    op_settings s;
+    hm_settings(&s); /* seam rule: within climb 0.75 + cell height 0.25 = 1.0 */
+    op_tile a, b;
+    const op_tile *layers[] = {&a, &b};
+    uint8_t *d;
+    size_t size;
+    int np;
+    op_err e;
+    /* onepath edge 1 of a 4-gon is Detour edge 4 - 1 - 1 = 2; edge 3 is Detour edge 0 */
+    seam_cell(&a, &b, 1.0f, 6.0f);
+    cr_assert_eq(op_detour_tile_data(layers, 2, &s, A, S, &d, &size, &np, &e), OP_OK, "%s", e.msg);
+    cr_expect_eq(dt_nei(d, 0, 2), 2, "layer 0's quad -> polygon 1 (layer 1's), index + 1");
+    cr_expect_eq(dt_nei(d, 1, 0), 1, "and back");
+    cr_expect_eq(i32(d + 32), 4 + 1 + 1, "links: layer 0's -x portal 4, each seam 1");
+    /* heights apart by more than the rule allows: walls, as onepath's mesh leaves them */
+    seam_cell(&a, &b, 1.01f, 6.0f);
+    cr_assert_eq(op_detour_tile_data(layers, 2, &s, A, S, &d, &size, &np, &e), OP_OK, "%s", e.msg);
+    cr_expect(dt_nei(d, 0, 2) == 0 && dt_nei(d, 1, 0) == 0);
+    /* ends that do not meet (layer 1's edge is shorter): no Detour form, walls */
+    seam_cell(&a, &b, 0.5f, 5.0f);
+    cr_assert_eq(op_detour_tile_data(layers, 2, &s, A, S, &d, &size, &np, &e), OP_OK, "%s", e.msg);
+    cr_expect(dt_nei(d, 0, 2) == 0 && dt_nei(d, 1, 0) == 0);
+}
+
 /* ---- refusals ---- */
 
 Test(detour_export, params_keep_ten_salt_bits, .init = setup, .fini = teardown)

@@ -101,6 +101,8 @@ void op_detour_params_write(const op_detour_params *p, uint8_t out[OP_DETOUR_PAR
 typedef struct cell {
     const op_tile *const *layers;
     int nlayers;
+    double grid[2];  /* grid origin x, z (spec §2.1) */
+    double seam_tol; /* navmesh-format.md §6.4: agent max climb + cell height */
     int npolys, nverts, ndverts, ndtris, nlinks, nbv;
     size_t off_verts, off_polys, off_links, off_dmesh, off_dverts, off_dtris, off_bv, size;
 } cell;
@@ -118,8 +120,8 @@ static op_status check_layers(const op_tile *const *layers, int nlayers, int val
         if (t && validate && (st = op_tile_validate(t, err)) != OP_OK)
             return st;
         if (!t || t->tx != a->tx || t->tz != a->tz || t->nvp != a->nvp ||
-            t->tile_size != a->tile_size || memcmp(t->origin, a->origin, sizeof t->origin) ||
-            (i > 0 && t->layer <= layers[i - 1]->layer))
+            t->tile_size != a->tile_size || t->origin[0] != a->origin[0] ||
+            t->origin[2] != a->origin[2] || (i > 0 && t->layer <= layers[i - 1]->layer))
             return op_err_set(err, OP_EINVAL,
                               "detour: tile layer %d of cell (%d, %d) is not a later layer of the "
                               "same cell",
@@ -150,7 +152,7 @@ static op_status count_cell(cell *c, op_err *err)
             ndt += ntris;
             for (int k = 0; k < n; k++) {
                 uint16_t v = t->neis[(size_t)p * t->nvp + k];
-                nl += v == OP_NEI_WALL ? 0 : (v & OP_NEI_PORTAL) ? 4 : 1;
+                nl += v == OP_NEI_WALL ? 0 : OP_NEI_IS_SEAM(v) ? 1 : (v & OP_NEI_PORTAL) ? 4 : 1;
             }
         }
     }
@@ -192,24 +194,23 @@ typedef struct world {
  * double, except on the tile's boundary lines (local bitwise 0 or (float)TileSize), which
  * take the line's own coordinate, grid origin + k·TileSize, so that two neighbouring
  * tiles write their shared corners and portal ends as the same float. */
-static double world_coord(const op_tile *t, int i, float local)
+static double world_coord(const cell *c, const op_tile *t, int i, float local)
 {
     if (i == 1)
         return t->origin[1] + (double)local;
-    int k = i == 0 ? t->tx : t->tz;
     if (local == 0.0f || local == (float)t->tile_size) {
-        double grid = t->origin[i] - (double)k * t->tile_size;
-        return grid + (double)(local == 0.0f ? k : k + 1) * t->tile_size;
+        int k = (i == 0 ? t->tx : t->tz) + (local == 0.0f ? 0 : 1);
+        return c->grid[i / 2] + (double)k * t->tile_size;
     }
     return t->origin[i] + (double)local;
 }
 
-static op_status to_world(const op_tile *t, const float *local, int n, float *out, world *w,
-                          op_err *err)
+static op_status to_world(const cell *c, const op_tile *t, const float *local, int n, float *out,
+                          world *w, op_err *err)
 {
     for (int v = 0; v < n; v++)
         for (int i = 0; i < 3; i++) {
-            double d = world_coord(t, i, local[3 * v + i]);
+            double d = world_coord(c, t, i, local[3 * v + i]);
             if (!(fabs(d) <= OP_DETOUR_MAX_COORD))
                 return op_err_set(err, OP_ERANGE,
                                   "detour: cell (%d, %d) layer %d has a coordinate %g beyond "
@@ -238,8 +239,8 @@ static op_status world_positions(const cell *c, op_arena *scratch, world *w, op_
     for (int i = 0; i < c->nlayers; i++) {
         const op_tile *t = c->layers[i];
         op_status st;
-        if ((st = to_world(t, t->verts, t->nverts, &w->verts[3 * vb], w, err)) != OP_OK ||
-            (st = to_world(t, t->dverts, t->ndverts, &w->dverts[3 * dvb], w, err)) != OP_OK)
+        if ((st = to_world(c, t, t->verts, t->nverts, &w->verts[3 * vb], w, err)) != OP_OK ||
+            (st = to_world(c, t, t->dverts, t->ndverts, &w->dverts[3 * dvb], w, err)) != OP_OK)
             return st;
         vb += t->nverts;
         dvb += t->ndverts;
@@ -260,12 +261,12 @@ static void tile_frame(const cell *c, const world *w, const op_settings *s, fram
     op_tile_grid g;
     op_tile_grid_derive(s, &g);
     float ts = (float)t->tile_size;
-    f->bmin[0] = (float)world_coord(t, 0, 0.0f);
+    f->bmin[0] = (float)world_coord(c, t, 0, 0.0f);
     f->bmin[1] = w->ymin;
-    f->bmin[2] = (float)world_coord(t, 2, 0.0f);
-    f->bmax[0] = (float)world_coord(t, 0, ts);
+    f->bmin[2] = (float)world_coord(c, t, 2, 0.0f);
+    f->bmax[0] = (float)world_coord(c, t, 0, ts);
     f->bmax[1] = w->ymax;
-    f->bmax[2] = (float)world_coord(t, 2, ts);
+    f->bmax[2] = (float)world_coord(c, t, 2, ts);
     f->q = (float)(1.0 / g.cs);
 }
 
@@ -287,27 +288,83 @@ static void write_header(const cell *c, const frame *f, const op_settings *s, ui
     put_f32(d + 96, f->q);
 }
 
-/* Detour's value for onepath neighbour value v of a polygon whose layer's first polygon
- * is polygon poly_base of the Detour tile (spec §3.4). */
-static uint16_t detour_nei(uint16_t v, int poly_base)
+/* Height of an edge from (ua, ya) to (ub, yb) at u, as navmesh-format.md §5.3 and §6.4
+ * interpolate it. */
+static double edge_y(double ua, double ya, double ub, double yb, double u)
 {
+    return ua == ub ? ya : ya + (yb - ya) * ((u - ua) / (ub - ua));
+}
+
+/* Whether seam edge m of polygon q of layer u meets seam edge k of polygon p of layer t
+ * end to end (spec §4): it names t's layer, its two ends are t's edge's ends the other way
+ * round in tile-local x and z, and the heights at both ends pass navmesh-format.md §6.4. */
+static int seam_meets(const cell *c, const op_tile *t, int p, int k, const op_tile *u, int q, int m)
+{
+    if (u->neis[(size_t)q * u->nvp + m] != (OP_NEI_SEAM | (unsigned)t->layer))
+        return 0;
+    int n = op_tile_poly_nverts(t, p), nq = op_tile_poly_nverts(u, q);
+    const float *a0 = &t->verts[3 * t->polys[(size_t)p * t->nvp + k]];
+    const float *a1 = &t->verts[3 * t->polys[(size_t)p * t->nvp + (k + 1) % n]];
+    const float *b0 = &u->verts[3 * u->polys[(size_t)q * u->nvp + m]];
+    const float *b1 = &u->verts[3 * u->polys[(size_t)q * u->nvp + (m + 1) % nq]];
+    if (b0[0] != a1[0] || b0[2] != a1[2] || b1[0] != a0[0] || b1[2] != a0[2])
+        return 0;
+    int ax = a0[0] != a1[0] ? 0 : 2;
+    double ua = a0[ax], ub = a1[ax], lo = ua < ub ? ua : ub, hi = ua < ub ? ub : ua;
+    double ya = t->origin[1] + (double)a0[1], yb = t->origin[1] + (double)a1[1];
+    double za = u->origin[1] + (double)b0[1], zb = u->origin[1] + (double)b1[1];
+    double d0 = edge_y(ua, ya, ub, yb, lo) - edge_y(ub, za, ua, zb, lo);
+    double d1 = edge_y(ua, ya, ub, yb, hi) - edge_y(ub, za, ua, zb, hi);
+    return d0 <= c->seam_tol && -d0 <= c->seam_tol && d1 <= c->seam_tol && -d1 <= c->seam_tol;
+}
+
+/* The Detour polygon across seam edge k of polygon p of the cell's layer li: the first
+ * polygon (in order) of the layer the seam names with a seam edge meeting it end to end;
+ * -1 when there is none, and the edge stays a wall (spec §4). */
+static int seam_partner(const cell *c, int li, int p, int k)
+{
+    const op_tile *t = c->layers[li];
+    int want = OP_NEI_SEAM_LAYER(t->neis[(size_t)p * t->nvp + k]), base = 0;
+    for (int j = 0; j < c->nlayers; base += c->layers[j]->npolys, j++) {
+        const op_tile *u = c->layers[j];
+        if (u->layer != want)
+            continue;
+        for (int q = 0; q < u->npolys; q++)
+            for (int m = 0; m < op_tile_poly_nverts(u, q); m++)
+                if (seam_meets(c, t, p, k, u, q, m))
+                    return base + q;
+    }
+    return -1;
+}
+
+/* Detour's value for edge k of polygon p of the cell's layer li, whose first polygon is
+ * polygon poly_base of the Detour tile (spec §3.4). */
+static uint16_t detour_nei(const cell *c, int li, int p, int k, int poly_base)
+{
+    const op_tile *t = c->layers[li];
+    uint16_t v = t->neis[(size_t)p * t->nvp + k];
     if (v == OP_NEI_WALL)
         return 0;
+    if (OP_NEI_IS_SEAM(v)) {
+        int q = seam_partner(c, li, p, k);
+        return q < 0 ? 0 : (uint16_t)(q + 1);
+    }
     if (v & OP_NEI_PORTAL)
         return (uint16_t)(DT_EXT_LINK | detour_side[v & 3u]);
     return (uint16_t)(poly_base + v); /* in-tile: (index + 1) rebased */
 }
 
-/* Polygon p of layer t as dtPoly at d: Detour vertex j is onepath vertex (n - j) mod n,
- * so Detour edge j is onepath edge n - 1 - j walked backwards (spec §3.3). */
-static void write_poly(const op_tile *t, int p, int vert_base, int poly_base, uint8_t *d)
+/* Polygon p of the cell's layer li as dtPoly at d: Detour vertex j is onepath vertex
+ * (n - j) mod n, so Detour edge j is onepath edge n - 1 - j walked backwards (spec §3.3). */
+static void write_poly(const cell *c, int li, int p, int vert_base, int poly_base, uint8_t *d)
 {
+    const op_tile *t = c->layers[li];
     int n = op_tile_poly_nverts(t, p);
-    const uint16_t *pv = &t->polys[(size_t)p * t->nvp], *pn = &t->neis[(size_t)p * t->nvp];
+    const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
     memset(d, 0, OP_DETOUR_POLY_SIZE); /* firstLink, unused slots: Detour fills links */
     for (int j = 0; j < n; j++) {
         put_u16(d + 4 + 2 * j, (unsigned)(vert_base + pv[(n - j) % n]));
-        put_u16(d + 16 + 2 * j, detour_nei(pn[n - 1 - j], poly_base));
+        put_u16(d + 16 + 2 * j, detour_nei(c, li, p, n - 1 - j, poly_base));
     }
     put_u16(d + 28, t->flags[p]);
     d[30] = (uint8_t)n;
@@ -356,7 +413,7 @@ static void write_polys(const cell *c, const world *w, uint8_t *d)
         const op_tile *t = c->layers[i];
         for (int p = 0; p < t->npolys; p++) {
             int q = pb + p;
-            write_poly(t, p, vb, pb, d + c->off_polys + OP_DETOUR_POLY_SIZE * (size_t)q);
+            write_poly(c, i, p, vb, pb, d + c->off_polys + OP_DETOUR_POLY_SIZE * (size_t)q);
             const uint32_t *dm = &t->dmeshes[4 * (size_t)p];
             uint8_t *pd = d + c->off_dmesh + OP_DETOUR_DMESH_SIZE * (size_t)q;
             int nt = write_dtris(t, p, d + c->off_dtris + 4 * (size_t)dtb);
@@ -521,14 +578,28 @@ static op_status write_bvtree(const cell *c, const world *w, const frame *f, uin
 
 /* ---- one cell ---- */
 
-static op_status layout_cell(const op_tile *const *layers, int nlayers, int validate, cell *c,
-                             op_err *err)
+/* The grid origin of a cell on one axis (spec §2.1): the settings' when the tile's origin
+ * is exactly grid + tx·TileSize (every soup), else origin − tx·TileSize (heightfield and
+ * voxel-chunk input, whose tiles start at the input's origin). */
+static double grid_origin(const op_tile *t, int i, double setting)
+{
+    double k = (double)(i == 0 ? t->tx : t->tz) * t->tile_size;
+    return t->origin[i] == setting + k ? setting : t->origin[i] - k;
+}
+
+static op_status layout_cell(const op_tile *const *layers, int nlayers, const op_settings *s,
+                             int validate, cell *c, op_err *err)
 {
     memset(c, 0, sizeof *c);
     c->layers = layers;
     c->nlayers = nlayers;
     op_status st = check_layers(layers, nlayers, validate, err);
-    return st != OP_OK ? st : count_cell(c, err);
+    if (st != OP_OK)
+        return st;
+    c->grid[0] = grid_origin(layers[0], 0, s->grid_origin_x);
+    c->grid[1] = grid_origin(layers[0], 2, s->grid_origin_z);
+    c->seam_tol = s->agent_max_climb + s->cell_height;
+    return count_cell(c, err);
 }
 
 /* Writes the laid-out cell c into d (c->size bytes). */
@@ -559,7 +630,7 @@ op_status op_detour_tile_data(const op_tile *const *layers, int nlayers, const o
     if (!s || !out || !scratch)
         return op_err_set(err, OP_EINVAL, "detour: NULL settings or arena");
     cell c;
-    op_status st = layout_cell(layers, nlayers, 1, &c, err);
+    op_status st = layout_cell(layers, nlayers, s, 1, &c, err);
     if (st != OP_OK)
         return st;
     uint8_t *d = op_arena_alloc(out, c.size);
@@ -619,7 +690,8 @@ static op_status layout_set(const op_mesh *m, op_arena *out, op_arena *scratch, 
     size_t total = OP_DETOUR_SET_HEADER_SIZE;
     for (int k = 0; k < nc; k++) {
         cell *c = &(*cells)[k];
-        op_status st = layout_cell(&ptrs[start[k]], start[k + 1] - start[k], 0, c, err);
+        op_status st =
+            layout_cell(&ptrs[start[k]], start[k + 1] - start[k], op_mesh_settings(m), 0, c, err);
         if (st != OP_OK)
             return st;
         max_polys = c->npolys > max_polys ? c->npolys : max_polys;
@@ -627,10 +699,9 @@ static op_status layout_set(const op_mesh *m, op_arena *out, op_arena *scratch, 
     }
     set->ntiles = nc;
     set->size = total;
-    const op_tile *t0 = ptrs[0];
-    return op_detour_params_make(t0->origin[0] - (double)t0->tx * t0->tile_size,
-                                 t0->origin[2] - (double)t0->tz * t0->tile_size, t0->tile_size, nc,
-                                 max_polys, &set->params, err);
+    const cell *c0 = &(*cells)[0];
+    return op_detour_params_make(c0->grid[0], c0->grid[1], ptrs[0]->tile_size, nc, max_polys,
+                                 &set->params, err);
 }
 
 /* Writes every laid-out cell after its tile header into set->bytes. */

@@ -22,15 +22,39 @@ typedef struct pull {
     const portal *pt;
     op_straight_point *pts;
     int npts, cap;
-    double eps; /* queries.md §5.3: how far apart two positions of one corner can be */
 } pull;
 
-/* The same point seen from above, up to eps: a corner shared by two tiles is
- * origin + (float)TileSize in one and origin' + 0 in the other, which differ by the
- * float32 rounding of TileSize; taken as two points, the funnel turns around the gap. */
-static int same_xz(const pull *s, const double a[3], const double b[3])
+static int same_xz(const double a[3], const double b[3])
 {
-    return fabs(a[0] - b[0]) <= s->eps && fabs(a[2] - b[2]) <= s->eps;
+    return a[0] == b[0] && a[2] == b[2];
+}
+
+/* Where the tile lines lie (queries.md §5.3): G + k·TileSize on x and z. */
+typedef struct tile_lines {
+    double grid[2], ts, eps;
+} tile_lines;
+
+static tile_lines lines_of(const op_mesh *m)
+{
+    const op_tile *t = op_mesh_tile(m, 0);
+    tile_lines l = {{0.0, 0.0}, t->tile_size, ldexp(t->tile_size, -20)};
+    l.grid[0] = t->origin[0] - (double)t->tx * t->tile_size;
+    l.grid[1] = t->origin[2] - (double)t->tz * t->tile_size;
+    return l;
+}
+
+/* A point on a tile line has one position per tile: origin + (float)TileSize in one and
+ * origin' + 0 in the next, which differ by the float32 rounding of TileSize. Taken as two
+ * points, the funnel turns needless corners around the gap and reads three points along
+ * the line as not collinear; so x and z within eps of a line become the line's. */
+static void onto_lines(const tile_lines *l, double p[3])
+{
+    for (int a = 0; a < 2; a++) {
+        double *v = &p[2 * a], g = l->grid[a];
+        double line = g + floor((*v - g) / l->ts + 0.5) * l->ts;
+        if (fabs(*v - line) <= l->eps)
+            *v = line;
+    }
 }
 
 static void emit(pull *s, const double pos[3], unsigned flags, op_polyref poly)
@@ -93,7 +117,7 @@ static void funnel(pull *s)
     for (int i = 1; i <= s->n; i++) {
         const double *l = s->pt[i].left, *r = s->pt[i].right;
         if (op__cross_xz(apex, right, r) >= 0.0) {
-            if (same_xz(s, apex, right) || op__cross_xz(apex, left, r) < 0.0) {
+            if (same_xz(apex, right) || op__cross_xz(apex, left, r) < 0.0) {
                 memcpy(right, r, sizeof right);
                 ri = i;
             } else {
@@ -105,7 +129,7 @@ static void funnel(pull *s)
             }
         }
         if (op__cross_xz(apex, left, l) <= 0.0) {
-            if (same_xz(s, apex, left) || op__cross_xz(apex, right, l) > 0.0) {
+            if (same_xz(apex, left) || op__cross_xz(apex, right, l) > 0.0) {
                 memcpy(left, l, sizeof left);
                 li = i;
             } else {
@@ -139,6 +163,11 @@ static op_status make_portals(const op_mesh *m, const op_polyref *path, int n, c
     op_query_closest_point(m, path[n - 1], epos, pt[n].right);
     memcpy(pt[n].left, pt[n].right, sizeof pt[n].left);
     pt[n].tile_cross = 0;
+    tile_lines l = lines_of(m);
+    for (int i = 0; i <= n; i++) {
+        onto_lines(&l, pt[i].right);
+        onto_lines(&l, pt[i].left);
+    }
     return OP_OK;
 }
 
@@ -157,7 +186,7 @@ op_status op_query_straight(const op_mesh *m, const op_polyref *path, int n, con
                               path[i].tile, path[i].poly);
     }
     portal *pt = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *pt);
-    pull s = {path, n, pt, NULL, 0, 2 * n + 2, ldexp(op_mesh_settings(m)->tile_size, -20)};
+    pull s = {path, n, pt, NULL, 0, 2 * n + 2};
     s.pts = op_arena_alloc(out, (size_t)s.cap * sizeof *s.pts);
     if (!pt || !s.pts)
         return op_err_set(err, OP_ENOMEM, "query: out of memory (straight path over %d polygons)",

@@ -947,35 +947,26 @@ Test(detour, a_cell_built_alone_replaces_its_tile)
     op_arena_destroy(scratch);
 }
 
+/* Every generated kind, one test each (they run in parallel). */
 #define GEN_SIZE "128"
-Test(detour, loads_and_agrees_flat)
+#define GEN_KINDS(X)                                                                               \
+    X(flat) X(terrain) X(stairs) X(rooms) X(multifloor) X(ramp) X(pillars) X(furniture)
+#define GEN_TEST(kind)                                                                             \
+    Test(detour, loads_and_agrees_##kind)                                                          \
+    {                                                                                              \
+        check_level("gen:" #kind ":" GEN_SIZE ":1");                                               \
+    }
+GEN_KINDS(GEN_TEST)
+
+/* The kinds above are every kind op_levelgen makes. */
+Test(detour, every_generated_kind_is_tested)
 {
-    check_level("gen:flat:" GEN_SIZE ":1");
+#define GEN_NAME(kind) #kind ", "
+    std::string tested = GEN_KINDS(GEN_NAME);
+    std::string all = std::string(OP_LEVELGEN_KINDS) + ", ";
+    cr_expect(tested == all, "tested %s, op_levelgen makes %s", tested.c_str(), all.c_str());
 }
-Test(detour, loads_and_agrees_terrain)
-{
-    check_level("gen:terrain:" GEN_SIZE ":1");
-}
-Test(detour, loads_and_agrees_stairs)
-{
-    check_level("gen:stairs:" GEN_SIZE ":1");
-}
-Test(detour, loads_and_agrees_rooms)
-{
-    check_level("gen:rooms:" GEN_SIZE ":1");
-}
-Test(detour, loads_and_agrees_multifloor)
-{
-    check_level("gen:multifloor:" GEN_SIZE ":1");
-}
-Test(detour, loads_and_agrees_ramp)
-{
-    check_level("gen:ramp:" GEN_SIZE ":1");
-}
-Test(detour, loads_and_agrees_pillars)
-{
-    check_level("gen:pillars:" GEN_SIZE ":1");
-}
+
 Test(detour, loads_and_agrees_shared_levels)
 {
     std::vector<std::string> levels = shared_levels();

@@ -60,14 +60,16 @@ uint32_t op_detour_tile_ref(const op_detour_params *p, int i);
 
 /*
  * One tile cell as Detour tile data (spec §3, §4): layers[0..nlayers) are the tile layers
- * of one cell (same tx, tz, nvp, tile_size and origin), in ascending layer order; s are
+ * of one cell (same tx, tz, nvp, tile_size, origin x and z), in ascending layer order; s are
  * the settings they were built with (agent height, radius and climb go into the header,
- * the cell size sets the bounding-volume quantisation). This is the function onepathd's
+ * the cell size sets the bounding-volume quantisation, the grid origin the tile-line
+ * coordinates, climb + cell height the layer-seam rule). This is the function onepathd's
  * `format: "detour"` serves: its bytes depend only on these tiles and settings, never on
  * the rest of the mesh, so a cell rebuilt alone gives the bytes of the full export.
  *
  * On success *data (from out, *size bytes, 4-aligned size) holds the data and *npolys
- * its polygon count. Refused: a layer list that is not one cell in layer order, or has no
+ * its polygon count. Every layer is validated first (op_tile_validate: OP_EPROTO naming
+ * what is wrong). Refused: a layer list that is not one cell in layer order, or has no
  * polygon (OP_EINVAL); a cell beyond Detour's limits (OP_ELIMIT naming the count: more
  * than 32767 polygons, 65534 vertices, 255 detail triangles or vertices of one polygon,
  * a height range the 16-bit bounding volumes cannot hold); a coordinate beyond

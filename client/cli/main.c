@@ -28,7 +28,7 @@ static const op_cli_command commands[] = {
     {"gen", op_cmd_gen, "write a generated test level as OBJ"},
     {"path", op_cmd_path, "corridor and straight path between two points"},
     {"render", op_cmd_render, "top-down SVG of the mesh (and a path)"},
-    {"export", op_cmd_export, "write the mesh's polygons and detail as OBJ"},
+    {"export", op_cmd_export, "write the mesh as OBJ or as a Detour navmesh set"},
     {"volume", op_cmd_volume, "a level's volumes on onepathd: drop, list"},
 };
 

@@ -6,6 +6,7 @@
  * points. Scratch: the corridor's portals (n + 1 of them). O(n) amortised restarts,
  * O(n^2) at worst.
  */
+#include <math.h>
 #include <string.h>
 
 #include "query_internal.h"
@@ -26,6 +27,34 @@ typedef struct pull {
 static int same_xz(const double a[3], const double b[3])
 {
     return a[0] == b[0] && a[2] == b[2];
+}
+
+/* Where the tile lines lie (queries.md §5.3): G + k·TileSize on x and z. */
+typedef struct tile_lines {
+    double grid[2], ts, eps;
+} tile_lines;
+
+static tile_lines lines_of(const op_mesh *m)
+{
+    const op_tile *t = op_mesh_tile(m, 0);
+    tile_lines l = {{0.0, 0.0}, t->tile_size, ldexp(t->tile_size, -20)};
+    l.grid[0] = t->origin[0] - (double)t->tx * t->tile_size;
+    l.grid[1] = t->origin[2] - (double)t->tz * t->tile_size;
+    return l;
+}
+
+/* A point on a tile line has one position per tile: origin + (float)TileSize in one and
+ * origin' + 0 in the next, which differ by the float32 rounding of TileSize. Taken as two
+ * points, the funnel turns needless corners around the gap and reads three points along
+ * the line as not collinear; so x and z within eps of a line become the line's. */
+static void onto_lines(const tile_lines *l, double p[3])
+{
+    for (int a = 0; a < 2; a++) {
+        double *v = &p[2 * a], g = l->grid[a];
+        double line = g + floor((*v - g) / l->ts + 0.5) * l->ts;
+        if (fabs(*v - line) <= l->eps)
+            *v = line;
+    }
 }
 
 static void emit(pull *s, const double pos[3], unsigned flags, op_polyref poly)
@@ -134,6 +163,11 @@ static op_status make_portals(const op_mesh *m, const op_polyref *path, int n, c
     op_query_closest_point(m, path[n - 1], epos, pt[n].right);
     memcpy(pt[n].left, pt[n].right, sizeof pt[n].left);
     pt[n].tile_cross = 0;
+    tile_lines l = lines_of(m);
+    for (int i = 0; i <= n; i++) {
+        onto_lines(&l, pt[i].right);
+        onto_lines(&l, pt[i].left);
+    }
     return OP_OK;
 }
 

@@ -109,6 +109,21 @@
  * 13107x, so its length alone does not bound the memory a parse takes. */
 #define OP_MAX_CHUNK_VOXELS (1u << 30)
 
+/* Detour export (docs/spec/detour-export.md §6). Beyond any of them the export refuses
+ * the cell (OP_ELIMIT, OP_ERANGE for the coordinate) naming the count; nothing is cut.
+ * Polygons of one Detour tile: an in-tile neighbour is stored as index + 1 below
+ * DT_EXT_LINK (0x8000). Vertices: uint16 indices, dtCreateNavMeshData wants < 0xffff.
+ * Detail triangles and extra vertices of one polygon: dtPolyDetail counts are bytes.
+ * Reference bits: tile + polygon bits of a 32-bit dtPolyRef, leaving the 10 salt bits
+ * dtNavMesh::init requires. Coordinates: Detour keeps world positions in float32, whose
+ * spacing at 2^21 is already 0.25 wu (the soup's own bound, OP_MAX_COORD). */
+#define OP_DETOUR_MAX_POLYS        0x7fff
+#define OP_DETOUR_MAX_VERTS        0xfffe
+#define OP_DETOUR_MAX_DETAIL_TRIS  255
+#define OP_DETOUR_MAX_DETAIL_VERTS 255
+#define OP_DETOUR_REF_BITS         22
+#define OP_DETOUR_MAX_COORD        OP_MAX_COORD
+
 _Static_assert(OP_MAX_ROWS <= 65535, "span rows are stored as uint16");
 _Static_assert(OP_MAX_REGIONS < 0xffff, "region ids are uint16 with 0xffff reserved");
 

@@ -64,6 +64,11 @@ int opd_builder_submit(opd_builder *b, opd_job_fn fn, void *arg)
     return opd_pool_submit(b->pool, fn, arg);
 }
 
+size_t opd_builder_queued(opd_builder *b)
+{
+    return opd_pool_queued(b->pool);
+}
+
 int opd_builder_claim_here(opd_builder *b)
 {
     return b->here_out && !atomic_exchange(&b->here_busy, 1);

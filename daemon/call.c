@@ -60,6 +60,7 @@ typedef struct call_end {
     uint64_t us;
     int ok, parsed;
     const char *err_name;
+    const char *via;
     op_rpc_request req;
     nng_msg *in;
 } call_end;
@@ -72,6 +73,7 @@ static void end_take(opd_call *c, int ok, const char *err_name, call_end *e)
     e->us = (opd_now_ns() - c->t0_ns) / 1000;
     e->ok = ok;
     e->err_name = err_name;
+    e->via = c->ops ? "http" : NULL;
     e->parsed = c->parsed;
     if (c->parsed)
         e->req = c->req; /* a shallow copy: the unpacked zone moves to e */
@@ -87,8 +89,8 @@ static void end_finish(call_end *e)
     nng_msg_free(e->in);
     opd_stats_request(&e->d->stats, e->method, e->ok, e->us);
     const char *m = e->method != OPD_M_UNKNOWN ? opd_method_names[e->method] : "unknown";
-    opd_log(e->d, "%s level=%s ms=%.3f %s", m, e->level[0] ? e->level : "-", (double)e->us / 1000.0,
-            e->ok ? "ok" : e->err_name);
+    opd_log_request(e->d, m, e->level[0] ? e->level : "-", (double)e->us / 1000.0,
+                    e->ok ? "ok" : e->err_name, e->via);
 }
 
 void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
@@ -96,6 +98,14 @@ void opd_call_reply(opd_call *c, nng_msg *msg, int ok, const char *err_name)
     opd_daemon *d = c->d;
     call_end e;
     end_take(c, ok, err_name, &e);
+    if (c->ops) {
+        /* Another transport's call (http.c): it sends and frees the call itself; the
+         * drain count it took when the request came is released once it is logged. */
+        c->ops->reply(c, msg, ok, err_name);
+        end_finish(&e);
+        atomic_fetch_sub(&d->inflight, 1);
+        return;
+    }
     /* nng may finish the send, and the aio callback release the call, before
      * nng_ctx_send has returned here: this thread holds the drain itself until it is
      * out of nng and has logged, or the teardown would close the socket and free the

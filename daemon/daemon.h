@@ -5,15 +5,19 @@
  *
  *   main.c           flags, start-up, the libuv loop (signals, long-poll deadlines, drain)
  *   transport.c      nng REP0 socket and contexts: receive a message, hand it to route
+ *   http.c           --http: nng's HTTP server; the viewer's files (http_files.c) and
+ *                    POST /rpc, a request of the same protocol handed to route
+ *                    (docs/spec/http.md); metrics.c: --metrics, Prometheus text
  *   route.c          decode, admit (drain), pick the method, run it here or on the request
  *                    pool, reply; the wake-up of parked calls (the one completion path)
  *   methods_*.c      the protocol methods (docs/spec/protocol.md §4): params in, result out
- *                    (admin: ping, stats; level; mesh; tile; changes)
+ *                    (admin: ping, stats; level; mesh; tile; changes; path)
  *   params.c         param readers and result packers the methods share
  *   call.c           a call's reply: packed into an nng message, sent, logged, counted
  *   ---- level state (level.h) ----
  *   edit.c           edits: prepare, persist, install, invalidate; compaction; loading
  *   changes.c        changes.since: the tiles that changed, parked long polls, deadlines
+ *   navmesh.c        the stitched mesh of a level version, from its tiles (path queries)
  *   registry.c       the table of levels by name
  *   level.c          one level: lifetime, references, its tile map, memory
  *   tiles.c          tile entries: ready or not, single-flight builds, results, dirty marks
@@ -80,9 +84,16 @@ typedef struct opd_config {
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;
-    size_t cache_bytes;   /* tile blobs kept across all levels */
-    size_t compact_bytes; /* a journal is compacted past this and its snapshot's size */
-    int no_fsync;         /* tests only: skip fsync (never in production) */
+    size_t cache_bytes;     /* tile blobs kept across all levels */
+    size_t compact_bytes;   /* a journal is compacted past this and its snapshot's size */
+    int no_fsync;           /* tests only: skip fsync (never in production) */
+    const char *http;       /* --http HOST:PORT (NULL: off) */
+    int http_remote;        /* --http-remote: a non-loopback --http address is allowed */
+    int http_edit;          /* --http-edit: the page may put and drop volumes */
+    const char *http_root;  /* the viewer's files (NULL: beside the binary) */
+    const char *http_three; /* three.js (libjs-three) */
+    const char *metrics;    /* --metrics HOST:PORT (NULL: off) */
+    int log_json;           /* --log-format json */
 } opd_config;
 
 /* ---- completion (the one way back up) ----
@@ -159,6 +170,7 @@ typedef enum opd_method {
     OPD_M_LEVEL_BAKE,
     OPD_M_CHANGES_SINCE,
     OPD_M_STATS,
+    OPD_M_PATH,
     OPD_M_UNKNOWN, /* unparsable or unknown method */
     OPD_M_COUNT
 } opd_method;
@@ -166,6 +178,7 @@ typedef enum opd_method {
 extern const char *const opd_method_names[OPD_M_COUNT];
 
 #define OPD_LAT_BUCKETS 256 /* 8 per power of two: 1 µs .. about 4 hours */
+#define OPD_LAT_COARSE  24  /* per method: 2^(k+3) µs, 8 µs .. 34 s, then +Inf */
 
 typedef struct opd_stats {
     pthread_mutex_t mu;
@@ -174,19 +187,24 @@ typedef struct opd_stats {
     uint64_t lat[OPD_LAT_BUCKETS]; /* log-spaced microsecond buckets */
     uint64_t lat_max_us;
     uint64_t cache_hits, cache_misses, cache_evictions;
-    uint64_t builds; /* tile builds run (single flight: one per tile and version) */
+    uint64_t builds;   /* tile builds run (single flight: one per tile and version) */
+    uint64_t build_ns; /* their time, summed */
+    uint64_t m_lat[OPD_M_COUNT][OPD_LAT_COARSE]; /* per method: opd_lat_coarse_upper */
+    uint64_t m_lat_sum_us[OPD_M_COUNT];
 } opd_stats;
 
 void opd_stats_init(opd_stats *s);
 void opd_stats_fini(opd_stats *s);
 void opd_stats_request(opd_stats *s, opd_method m, int ok, uint64_t us);
 void opd_stats_cache(opd_stats *s, int hits, int misses, int evictions);
-void opd_stats_build(opd_stats *s);
+void opd_stats_build(opd_stats *s, uint64_t ns);
 /* Latency at quantile q (0..1) in microseconds: the upper edge of its bucket. */
 uint64_t opd_stats_quantile(opd_stats *s, double q);
 /* Histogram bucket of a latency, and the bucket's upper edge (exposed for tests). */
 int opd_lat_bucket(uint64_t us);
 uint64_t opd_lat_bucket_upper(int b);
+/* Upper edge of coarse bucket k in µs (UINT64_MAX for the last). */
+uint64_t opd_lat_coarse_upper(int k);
 
 /* ---- level content (content.c) ---- */
 
@@ -277,6 +295,9 @@ typedef struct opd_daemon {
     void *loop; /* uv_loop_t */
     void *wake; /* uv_async_t: re-arm the deadline timer, check the drain */
     nng_socket sock;
+    struct opd_http *http;           /* --http (http.c) */
+    struct opd_http *metrics;        /* --metrics (metrics.c) */
+    struct opd_navmeshes *navmeshes; /* path queries' meshes (navmesh.c) */
     struct opd_call *calls;
     int ncalls;
 } opd_daemon;
@@ -286,17 +307,28 @@ typedef struct opd_daemon {
 uint64_t opd_now_ns(void);
 /* Wakes the loop thread: re-arms the deadline timer, checks the drain (any thread). */
 void opd_daemon_wake(opd_daemon *d);
-/* Writes one log line (a time stamp is prepended). */
+/* Writes one log line (a time stamp is prepended; with --log-format json, one JSON
+ * object: time, and the line's OP- id as event with the rest as message). */
 void opd_log(opd_daemon *d, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* The log line of one request: method, level (or -), ms and ok or the error name (the
+ * same fields as text or as JSON); via names a transport other than the REP socket. */
+void opd_log_request(opd_daemon *d, const char *method, const char *level, double ms,
+                     const char *status, const char *via);
 
 /* ---- calls (call.c; transport.c receives them) ---- */
 
 /* Where a call's nng aio is: waiting for a request, working on one, sending its reply. */
 enum { OPD_CALL_RECV, OPD_CALL_WORK, OPD_CALL_SEND };
+
+/* How a call that did not come from the REP socket (transport.c) is answered: http.c's.
+ * reply sends msg (taken; NULL: no memory) and releases the call. */
+typedef struct opd_call_ops {
+    void (*reply)(struct opd_call *c, nng_msg *msg, int ok, const char *err_name);
+} opd_call_ops;
 
 /* One request in flight: an nng context and its state. */
 typedef struct opd_call {
@@ -310,8 +342,10 @@ typedef struct opd_call {
     opd_method method;
     char level[65];
     uint64_t t0_ns;
-    opd_waiter wait; /* parked: in a tile's waiters or a level's long polls */
-    int woken;       /* run again by the thread of a build: it builds nothing more there */
+    opd_waiter wait;         /* parked: in a tile's waiters or a level's long polls */
+    int woken;               /* run again by the thread of a build: it builds nothing more there */
+    const opd_call_ops *ops; /* NULL: the REP socket's context */
+    uint32_t allow;          /* methods it may call (bit per opd_method); 0: every one */
 } opd_call;
 
 /* Replies are packed straight into the nng message that is sent: no copy of a blob.
@@ -333,6 +367,29 @@ void opd_call_error(opd_call *c, op_status code, const char *msg);
  * URL). Stop closes the socket and frees the contexts: only once no call is in flight. */
 int opd_transport_start(opd_daemon *d, op_err *err);
 void opd_transport_stop(opd_daemon *d);
+
+/* ---- HTTP (http.c, http_files.c, metrics.c; docs/spec/http.md) ---- */
+
+/* Starts --http and --metrics (when set): OP_EINVAL / OP_EIO naming the address. Stop
+ * closes both servers (connections included) and frees them. */
+int opd_http_start(opd_daemon *d, op_err *err);
+void opd_http_stop(opd_daemon *d);
+int opd_metrics_start(opd_daemon *d, op_err *err);
+void opd_metrics_stop(opd_daemon *d);
+/* The Prometheus text exposition of the daemon's figures (malloc'd, *len bytes). */
+char *opd_metrics_text(opd_daemon *d, size_t *len);
+/* "HOST:PORT" -> "http://HOST:PORT" in url (n bytes) with whether HOST is a loopback
+ * address (127.0.0.0/8, ::1, localhost). -1 when it is not HOST:PORT. */
+int opd_http_addr(const char *hostport, char *url, size_t n, int *loopback);
+
+/* The file a GET path names under the viewer's folder or three.js's (http_files.c):
+ * 0 and the file's path in out (n bytes), or the HTTP status to answer (400 malformed:
+ * '%', '..', a dot segment, a character outside [A-Za-z0-9._-/]; 404 no such file). */
+int opd_http_file_path(const char *root, const char *three, const char *path, char *out, size_t n);
+/* Reads a regular file (not a link, at most max bytes): 0, or the HTTP status. */
+int opd_http_file_read(const char *path, size_t max, void **data, size_t *len);
+/* Content-Type by extension. */
+const char *opd_http_mime(const char *path);
 
 /* ---- route (route.c) ---- */
 
@@ -364,6 +421,7 @@ op_status opd_m_tile_get(opd_call *c, const msgpack_object *p, msgpack_packer *p
 op_status opd_m_tile_range(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
 op_status opd_m_changes_since(opd_call *c, const msgpack_object *p, msgpack_packer *pk,
                               op_err *err);
+op_status opd_m_path(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
 
 /* ---- params (params.c) ---- */
 

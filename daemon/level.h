@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "onepath/build.h"
+#include "onepath/mesh.h"
 #include "onepath/tile_codec.h"
 
 /* ===== snapshot.c: the build input of one level version ===== */
@@ -136,6 +137,8 @@ opd_builder *opd_builder_create(int threads);
 void opd_builder_destroy(opd_builder *b);
 /* Queues fn on the build pool: 0, or -1 when the pool is stopping (fn is not called). */
 int opd_builder_submit(opd_builder *b, opd_job_fn fn, void *arg);
+/* Builds queued, not yet running (metrics). */
+size_t opd_builder_queued(opd_builder *b);
 /* Claims the one build that may run outside the pool: 1 when this thread has it. */
 int opd_builder_claim_here(opd_builder *b);
 /* Gives an unused claim back. */
@@ -300,5 +303,28 @@ void opd_changes_free(opd_changes *ch);
 /* Wakes the parked long polls whose deadline passed (every one when the daemon stops);
  * returns the earliest remaining deadline (0: none). */
 int64_t opd_changes_expire(opd_daemon *d, int64_t now_ns);
+
+/* ===== navmesh.c: the stitched mesh of a level version (path queries) ===== */
+
+typedef struct opd_navmesh {
+    atomic_int refs;
+    struct opd_level *lv; /* referenced: (lv, version) is one version of one life */
+    uint64_t version;
+    op_mesh *mesh; /* stitched; read-only, any number of queries at once */
+    size_t bytes;  /* of the tile blobs it was made from */
+    uint64_t used;
+} opd_navmesh;
+
+typedef struct opd_navmeshes opd_navmeshes;
+opd_navmeshes *opd_navmeshes_create(void);
+void opd_navmeshes_destroy(opd_navmeshes *n);
+size_t opd_navmeshes_bytes(opd_navmeshes *n);
+/* The mesh of the level's current version (a reference, opd_navmesh_unref), made from
+ * its tiles; OPD_PARKED with w parked on a tile not built yet (the level's builds
+ * started); OP_ENOTFOUND for no such level or a level without tiles; a tile's build
+ * error. No lock held. */
+op_status opd_navmesh_get(opd_daemon *d, const char *level, opd_waiter *w, opd_navmesh **out,
+                          op_err *err);
+void opd_navmesh_unref(opd_navmesh *m);
 
 #endif

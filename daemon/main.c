@@ -49,6 +49,25 @@ static const opt opts[] = {
      "more than this and more than the snapshot; default 64M"},
     {"--drain-ms", "ONEPATHD_DRAIN_MS", "MS",
      "on SIGTERM, longest wait for requests in flight; default 30000"},
+    {"--http", "ONEPATHD_HTTP", "HOST:PORT",
+     "serve the viewer (a 3D page of the levels) and POST /rpc over HTTP on HOST:PORT, e.g. "
+     "127.0.0.1:7412 (docs/spec/http.md); off by default; a loopback address unless "
+     "--http-remote"},
+    {"--http-remote", "ONEPATHD_HTTP_REMOTE", NULL,
+     "let --http and --metrics listen on a non-loopback address (they have no "
+     "authentication)"},
+    {"--http-edit", "ONEPATHD_HTTP_EDIT", NULL,
+     "let the page put and drop volumes (volume.put, volume.drop); without it HTTP is "
+     "read-only"},
+    {"--http-root", "ONEPATHD_HTTP_ROOT", "DIR",
+     "the viewer's files; default share/onepath/www beside the binary's directory"},
+    {"--http-three", "ONEPATHD_HTTP_THREE", "DIR",
+     "three.js, served as /three/ (Debian's libjs-three); default /usr/share/javascript/three"},
+    {"--metrics", "ONEPATHD_METRICS", "HOST:PORT",
+     "serve Prometheus metrics at http://HOST:PORT/metrics; off by default; a loopback "
+     "address unless --http-remote"},
+    {"--log-format", "ONEPATHD_LOG_FORMAT", "text|json",
+     "log lines as text (default) or one JSON object per line"},
     {"--no-fsync", "ONEPATHD_NO_FSYNC", NULL,
      "skip fsync (tests on tmpfs only: an acknowledged edit may be lost on power loss)"},
     {"--help", NULL, NULL, "print this help"},
@@ -142,7 +161,52 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_int(flag, v, 0, 3600000, drain_ms);
     if (!strcmp(flag, "--no-fsync"))
         return c->no_fsync = 1, 0;
+    if (!strcmp(flag, "--http"))
+        return c->http = v, 0;
+    if (!strcmp(flag, "--http-remote"))
+        return c->http_remote = 1, 0;
+    if (!strcmp(flag, "--http-edit"))
+        return c->http_edit = 1, 0;
+    if (!strcmp(flag, "--http-root"))
+        return c->http_root = v, 0;
+    if (!strcmp(flag, "--http-three"))
+        return c->http_three = v, 0;
+    if (!strcmp(flag, "--metrics"))
+        return c->metrics = v, 0;
+    if (!strcmp(flag, "--log-format")) {
+        if (strcmp(v, "text") && strcmp(v, "json")) {
+            fprintf(stderr, "onepathd: --log-format wants text or json, got '%s'\n", v);
+            return -1;
+        }
+        return c->log_json = !strcmp(v, "json"), 0;
+    }
     return -1;
+}
+
+/* --http and --metrics: HOST:PORT, loopback unless --http-remote (refused before
+ * anything starts). */
+static int check_http(const opd_config *c)
+{
+    const char *flag[2] = {"--http", "--metrics"}, *v[2] = {c->http, c->metrics};
+    for (int i = 0; i < 2; i++) {
+        char url[300];
+        int loopback;
+        if (!v[i])
+            continue;
+        if (opd_http_addr(v[i], url, sizeof url, &loopback) != 0) {
+            fprintf(stderr, "onepathd: %s wants HOST:PORT (e.g. 127.0.0.1:7412), got '%s'\n",
+                    flag[i], v[i]);
+            return 2;
+        }
+        if (!loopback && !c->http_remote) {
+            fprintf(stderr,
+                    "onepathd: %s %s is not a loopback address; it has no authentication: "
+                    "add --http-remote to serve it anyway\n",
+                    flag[i], v[i]);
+            return 2;
+        }
+    }
+    return 0;
 }
 
 /* Environment first (ONEPATHD_LISTEN may hold several URLs), flags after: a flag wins
@@ -158,7 +222,8 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
                       .cache_bytes = (size_t)1 << 30,
-                      .compact_bytes = (size_t)64 << 20};
+                      .compact_bytes = (size_t)64 << 20,
+                      .http_three = "/usr/share/javascript/three"};
     *drain_ms = 30000;
     for (size_t i = 0; i < NOPTS; i++) {
         const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
@@ -200,7 +265,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
     }
     if (c->nlisten == 0)
         c->listen[c->nlisten++] = "tcp://127.0.0.1:7411";
-    return 0;
+    return check_http(c);
 }
 
 /* ===== the loop ===== */
@@ -360,7 +425,8 @@ static int start(opd_daemon *d, loop_state *ls)
     d->builder = opd_builder_create(d->cfg.threads);
     d->cache = opd_cache_create(d->cfg.cache_bytes, &d->stats);
     d->reg = opd_registry_create(d);
-    if (!d->requests || !d->background || !d->builder || !d->cache || !d->reg) {
+    d->navmeshes = opd_navmeshes_create();
+    if (!d->requests || !d->background || !d->builder || !d->cache || !d->reg || !d->navmeshes) {
         fprintf(stderr, "onepathd: out of memory starting\n");
         return -1;
     }
@@ -371,6 +437,10 @@ static int start(opd_daemon *d, loop_state *ls)
     }
     for (int i = 0; i < d->cfg.nlisten; i++)
         opd_log(d, "OP-LISTEN %s", d->cfg.listen[i]);
+    if (opd_http_start(d, &err) != 0 || opd_metrics_start(d, &err) != 0) {
+        opd_log(d, "OP-START-FAILED %s", err.msg);
+        return -1;
+    }
     opd_log(d, "OP-READY onepathd %s: %d contexts, %d build threads, data %s", OPD_VERSION,
             d->cfg.contexts, d->cfg.threads, d->cfg.data_dir ? d->cfg.data_dir : "(none)");
     return 0;
@@ -385,8 +455,12 @@ int main(int argc, char **argv)
     if (!d || !ls)
         return 1;
     int rc = configure(&d->cfg, &drain_ms, argc, argv, env_listen);
-    if (rc)
+    if (rc) {
+        free(env_listen);
+        free(ls);
+        free(d);
         return rc == 1 ? 0 : 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     pthread_mutex_init(&d->log_mu, NULL);
     opd_stats_init(&d->stats);
@@ -402,10 +476,13 @@ int main(int argc, char **argv)
         opd_log(d, "OP-EXIT without teardown");
         return 0;
     }
+    opd_http_stop(d);
+    opd_metrics_stop(d);
     opd_transport_stop(d);
     opd_builder_destroy(d->builder);
     opd_pool_destroy(d->requests);
-    opd_pool_destroy(d->background); /* a compaction under way ends (queued ones give up) */
+    opd_pool_destroy(d->background);     /* a compaction under way ends (queued ones give up) */
+    opd_navmeshes_destroy(d->navmeshes); /* before the levels it references */
     opd_registry_destroy(d->reg);
     opd_cache_destroy(d->cache);
     uv_loop_close(&ls->loop);

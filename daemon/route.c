@@ -31,6 +31,7 @@ static const opd_method_fn methods[OPD_M_COUNT] = {
     [OPD_M_LEVEL_BAKE] = opd_m_level_bake,
     [OPD_M_CHANGES_SINCE] = opd_m_changes_since,
     [OPD_M_STATS] = opd_m_stats,
+    [OPD_M_PATH] = opd_m_path,
 };
 
 static op_status parse(opd_call *c, op_err *err)
@@ -46,6 +47,9 @@ static op_status parse(opd_call *c, op_err *err)
             c->method = (opd_method)m;
     if (c->method == OPD_M_UNKNOWN)
         return op_err_set(err, OP_EPROTO, "unknown method '%s'", c->req.method);
+    if (c->allow && !(c->allow & (1u << c->method)))
+        return op_err_set(err, OP_EINVAL, "method '%s' is not served here (docs/spec/http.md §3)",
+                          c->req.method);
     return OP_OK;
 }
 
@@ -119,11 +123,12 @@ static void on_wake(opd_waiter *w, opd_wake_how how)
     }
 }
 
-/* Edits prepare a level (CPU) and persist it (fsync): never on an nng thread. */
+/* Edits prepare a level (CPU) and persist it (fsync), a path query may build a mesh:
+ * never on an nng thread. */
 static int answers_inline(opd_method m)
 {
     return m != OPD_M_LEVEL_PUT && m != OPD_M_LEVEL_DROP && m != OPD_M_MESH_PUT &&
-           m != OPD_M_MESH_DROP;
+           m != OPD_M_MESH_DROP && m != OPD_M_PATH; /* path: may stitch a whole mesh */
 }
 
 void opd_route_received(opd_call *c)

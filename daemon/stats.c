@@ -10,7 +10,7 @@
 
 const char *const opd_method_names[OPD_M_COUNT] = {
     "ping",     "level.put",  "level.drop", "level.list",    "level.info", "mesh.put", "mesh.drop",
-    "tile.get", "tile.range", "level.bake", "changes.since", "stats",      "unknown",
+    "tile.get", "tile.range", "level.bake", "changes.since", "stats",      "path",     "unknown",
 };
 
 #define SUB 8 /* buckets per power of two */
@@ -24,6 +24,20 @@ uint64_t opd_lat_bucket_upper(int b)
         return (uint64_t)b + 1;
     int k = b - SUB;
     return (uint64_t)(SUB + 1 + k % SUB) << (k / SUB);
+}
+
+uint64_t opd_lat_coarse_upper(int k)
+{
+    return k >= OPD_LAT_COARSE - 1 ? UINT64_MAX : (uint64_t)8 << k;
+}
+
+/* The coarse bucket of a latency: the first whose upper edge is >= us. */
+static int lat_coarse(uint64_t us)
+{
+    int k = 0;
+    while (k < OPD_LAT_COARSE - 1 && us > opd_lat_coarse_upper(k))
+        k++;
+    return k;
 }
 
 int opd_lat_bucket(uint64_t us)
@@ -52,6 +66,8 @@ void opd_stats_request(opd_stats *s, opd_method m, int ok, uint64_t us)
     s->requests[m]++;
     s->errors[m] += !ok;
     s->lat[b]++;
+    s->m_lat[m][lat_coarse(us)]++;
+    s->m_lat_sum_us[m] += us;
     if (us > s->lat_max_us)
         s->lat_max_us = us;
     pthread_mutex_unlock(&s->mu);
@@ -66,10 +82,11 @@ void opd_stats_cache(opd_stats *s, int hits, int misses, int evictions)
     pthread_mutex_unlock(&s->mu);
 }
 
-void opd_stats_build(opd_stats *s)
+void opd_stats_build(opd_stats *s, uint64_t ns)
 {
     pthread_mutex_lock(&s->mu);
     s->builds++;
+    s->build_ns += ns;
     pthread_mutex_unlock(&s->mu);
 }
 

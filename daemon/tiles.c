@@ -106,8 +106,9 @@ static void job_build(void *arg, op_arena *out, op_arena *scratch)
                (atomic_load(&d->stopping) && !t->waiters);
     pthread_mutex_unlock(&lv->mu);
     if (!skip) {
+        uint64_t t0 = opd_now_ns();
         opd_build_tile(j->sn, t->tx, t->tz, out, scratch, &b);
-        opd_stats_build(&d->stats);
+        opd_stats_build(&d->stats, opd_now_ns() - t0);
     }
     pthread_mutex_lock(&lv->mu);
     t->building = 0;

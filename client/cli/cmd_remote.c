@@ -19,12 +19,14 @@ typedef struct rargs {
     int tx, tz, has_tile;
     uint64_t since;
     int wait_ms, wait;
+    int json; /* stats --json */
 } rargs;
 
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: onepath remote ping|level-list|stats --url URL\n"
+            "usage: onepath remote ping|level-list --url URL\n"
+            "       onepath remote stats --url URL [--json]\n"
             "       onepath remote level-info|level-drop --url URL --level L\n"
             "       onepath remote tile-get --url URL --level L --tile TX,TZ [--out DIR]\n"
             "       onepath remote bake --url URL --level L [--wait]\n"
@@ -149,6 +151,19 @@ static int r_stats(op_client *c, const rargs *a)
     op_err e;
     if (op_client_stats_get(c, a->o.timeout_ms, &s, &e) != OP_OK)
         return remote_fail("stats", &e);
+    if (a->json) {
+        /* The stats result's shape (protocol §4), totals for the per-method maps. */
+        printf("{\"uptime_ms\": %" PRIu64 ", \"levels\": %lld, \"memory\": %" PRIu64
+               ", \"cache\": {\"hits\": %" PRIu64 ", \"misses\": %" PRIu64
+               ", \"evictions\": %" PRIu64 ", \"bytes\": %" PRIu64 "}, \"builds\": %" PRIu64
+               ", \"requests\": %" PRIu64 ", \"errors\": %" PRIu64
+               ", \"latency_us\": {\"p50\": %" PRIu64 ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+               ", \"max\": %" PRIu64 "}}\n",
+               s.uptime_ms, (long long)s.levels, s.memory, s.cache_hits, s.cache_misses,
+               s.cache_evictions, s.cache_bytes, s.builds, s.requests, s.errors, s.p50_us, s.p90_us,
+               s.p99_us, s.max_us);
+        return 0;
+    }
     printf("uptime %" PRIu64 " ms, %lld levels, memory %" PRIu64 " bytes\n"
            "cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " evictions, %" PRIu64
            " bytes\ntile builds %" PRIu64 ", requests %" PRIu64 ", errors %" PRIu64 "\n"
@@ -192,6 +207,8 @@ static int parse(int argc, char **argv, rargs *a)
                 return 2;
         } else if (!strcmp(s, "--wait")) {
             a->wait = 1;
+        } else if (!strcmp(s, "--json")) {
+            a->json = 1;
         } else {
             return usage();
         }

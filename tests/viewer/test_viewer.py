@@ -1,0 +1,235 @@
+"""The viewer in headless Chromium (docs/viewer.md): onepathd --http with dungeon.obj and a
+multifloor level; the page loads each, and what it reports it drew (data- attributes on
+<body>) is checked against an offline bake of the same level (`onepath bake --json`) and
+the tile blobs the daemon serves (decoded here by the Python client's decoder); WebGL
+draws through SwiftShader (pixels of the mesh's colour in the screenshot); a click-path
+between two polygons gives the corridor and straight path of `onepath path` at the points
+the page picked; hovering a polygon names it; an edit over RPC (mesh.put of a crate)
+swaps the changed tiles live, with no reload. Screenshots go to ONEPATH_ARTEFACTS."""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+from cdp import Browser
+from support import ARTEFACTS, SHARED, Daemon, png_pixels
+
+from onepath import Client  # the Python client (mesh.put over the REP socket)
+from onepath.tile import decode_tile
+
+DUNGEON = os.path.join(SHARED, "levels", "dungeon.obj")
+MULTI = "gen:multifloor:48:3"
+MULTI_SET = ["--set", "partition=layers"]
+
+
+def bake_json(level, *sets):
+    r = subprocess.run([os.path.join(os.environ.get("ONEPATH_BIN_DIR", "build/bin"), "onepath"),
+                        "bake", level, "--json", *sets], capture_output=True, text=True, check=True,
+                       timeout=600)
+    return json.loads(r.stdout)
+
+
+def fetched_tiles(d, level):
+    out = tempfile.mkdtemp(prefix="onepath-viewer-fetch-")
+    d.cli("fetch", "--url", d.url, "--level", level, "--out", out, "--timeout", "120000")
+    tiles = {}
+    for f in sorted(glob.glob(os.path.join(out, "*.optile"))):
+        with open(f, "rb") as fh:
+            t = decode_tile(fh.read())
+        tiles[(t.tx, t.tz, t.layer)] = t
+    subprocess.run(["rm", "-rf", out], check=False)
+    return tiles
+
+
+def edge_kinds(tiles):
+    seams = portals = 0
+    for t in tiles.values():
+        for p in range(t.npolys):
+            for v in t.poly_neis(p):
+                if v & 0xC000 == 0xC000:
+                    seams += 1
+                elif v & 0x8000:
+                    portals += 1
+    return seams, portals
+
+
+def mesh_pixels(path):
+    """Pixels of the walkable area's colour family (blue-teal: b well above r)."""
+    w, h, bpp, rows = png_pixels(path)
+    n = 0
+    for y in range(0, h, 2):
+        row = rows[y]
+        for x in range(300, w, 2):  # the canvas, right of the side panel
+            r, g, b = row[x * bpp], row[x * bpp + 1], row[x * bpp + 2]
+            n += b > r + 40 and g > r + 10
+    return n
+
+
+class Viewer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(ARTEFACTS, exist_ok=True)
+        cls.d = Daemon("--http", "127.0.0.1:0")
+        cls.d.put(DUNGEON, "dungeon")
+        cls.d.put(MULTI, "multifloor", *MULTI_SET)
+        cls.b = Browser()
+        cls.base = f"http://127.0.0.1:{cls.d.http_port}/"
+
+    @classmethod
+    def tearDownClass(cls):
+        errors = cls.b.console_errors()
+        cls.b.close()
+        cls.d.stop()
+        if errors:
+            raise AssertionError(f"page errors: {errors}")
+
+    def open(self, level):
+        self.b.goto("about:blank")
+        self.b.goto(self.base + "#" + level)
+        self.b.wait(f"document.body && document.body.dataset.ready === '1' && document.body.dataset.level === '{level}'",
+                    180, f"{level} drawn")
+        return self.b.eval("Object.assign({}, document.body.dataset)")
+
+    def shot(self, name):
+        time.sleep(0.5)  # a frame or two after the last change
+        path = os.path.join(ARTEFACTS, name)
+        self.b.screenshot(path)
+        return path
+
+    def check_counts(self, ds, level, bake, tiles):
+        self.assertEqual(int(ds["cells"]), bake["tiles"])
+        self.assertEqual(int(ds["tiles"]), bake["layers"])
+        self.assertEqual(int(ds["polys"]), bake["polygons"])
+        self.assertEqual(int(ds["tris"]), bake["detail_triangles"])
+        # Tile by tile: the page's layers, polygon counts and hashes are the daemon's blobs.
+        page = {}
+        for key, layers in self.b.eval("viewer.cells()"):
+            tx, tz = map(int, key.split(","))
+            for layer, npolys, h in layers:
+                page[(tx, tz, layer)] = (npolys, int(h))
+        want = {k: (t.npolys, t.hash) for k, t in tiles.items()}
+        self.assertEqual(page, want)
+
+    def test_1_dungeon(self):
+        ds = self.open("dungeon")
+        self.assertIn("SwiftShader", ds["webgl"])
+        self.check_counts(ds, "dungeon", bake_json(DUNGEON), fetched_tiles(self.d, "dungeon"))
+        shot = self.shot("viewer-dungeon.png")
+        self.assertGreater(mesh_pixels(shot), 5000, "WebGL drew no mesh")
+
+    def test_2_path_and_hover(self):
+        self.open("dungeon")
+        self.b.eval("viewer.view(30, 80, 1.0)")  # from above: every floor polygon visible
+        time.sleep(0.3)
+        # Two far apart polygons whose centres the page picks back (not hidden).
+        cands = self.b.eval("""(() => {
+          const out = [];
+          for (const [key, layers] of viewer.cells())
+            for (const [layer, n] of layers)
+              for (let p = 0; p < n; p++) {
+                const [tx, tz] = key.split(',').map(Number);
+                const c = viewer.polyCentre(tx, tz, layer, p);
+                const s = viewer.screenOf(...c);
+                const h = viewer.pick(...s);
+                if (h && h.tx === tx && h.tz === tz && h.poly === p && s[0] > 300 && s[1] > 20)
+                  out.push({ s, w: h.world, tx, tz, layer, p });
+              }
+          return out;
+        })()""")
+        self.assertGreater(len(cands), 10)
+        # From the polygon with the smallest z towards the farthest one that it reaches (a
+        # partial corridor is compared as well, but a long complete one says more).
+        ends = sorted(cands, key=lambda c: c["w"][2])
+        pairs = [(a, z) for a in ends[-4:][::-1] for z in ends[:6]]
+        for a, z in pairs:
+            self.b.eval("delete document.body.dataset.pathState")
+            self.b.click(*a["s"])
+            self.b.click(*z["s"])
+            self.b.wait("['complete', 'partial', 'error'].includes(document.body.dataset.pathState)", 120)
+            ds = self.b.eval("Object.assign({}, document.body.dataset)")
+            if ds["pathState"] == "complete":
+                break
+        self.assertNotEqual(ds["pathState"], "error")
+        frm, to = ds["pathFrom"], ds["pathTo"]
+        r = self.d.cli("path", DUNGEON, "--from", frm, "--to", to, "--json")
+        cli = json.loads(r.stdout)
+        corridor = [[c["tx"], c["tz"], c["layer"], c["poly"]] for c in cli["corridor"]]
+        self.assertEqual(json.loads(ds["pathCorridor"]), corridor)
+        self.assertGreater(len(corridor), 3)
+        straight = json.loads(ds["pathStraight"])
+        self.assertEqual(len(straight), len(cli["straight"]))
+        for p, q in zip(straight, cli["straight"]):
+            for x, y in zip(p, q["pos"]):
+                self.assertAlmostEqual(x, y, places=5)
+        length = sum(sum((b - a) ** 2 for a, b in zip(p, q)) ** 0.5 for p, q in zip(straight, straight[1:]))
+        self.assertAlmostEqual(float(ds["pathLength"]), length, places=6)
+        self.assertEqual(ds["pathState"], "partial" if cli["partial"] else "complete")
+        self.shot("viewer-dungeon-path.png")
+        # Hover: the polygon under the pointer, with its area and flags from its tile.
+        m = cands[len(cands) // 2]
+        self.b.move(*m["s"])
+        self.b.wait("document.body.dataset.hover", 10)
+        hv = json.loads(self.b.eval("document.body.dataset.hover"))
+        tiles = fetched_tiles(self.d, "dungeon")
+        t = tiles[(m["tx"], m["tz"], m["layer"])]
+        self.assertEqual(hv, {"tx": m["tx"], "tz": m["tz"], "layer": m["layer"], "poly": m["p"],
+                              "area": t.areas[m["p"]], "flags": t.flags[m["p"]]})
+
+    def test_3_multifloor(self):
+        ds = self.open("multifloor")
+        tiles = fetched_tiles(self.d, "multifloor")
+        self.check_counts(ds, "multifloor", bake_json(MULTI, *MULTI_SET), tiles)
+        self.assertGreater(max(t.layer for t in tiles.values()), 0, "no second layer")
+        seams, portals = edge_kinds(tiles)
+        self.assertGreater(seams, 0)
+        self.assertEqual(int(ds["seams"]), seams)
+        self.assertEqual(int(ds["portals"]), portals)
+        self.b.eval("viewer.view(35, 40, 0.8)")
+        self.assertGreater(mesh_pixels(self.shot("viewer-multifloor.png")), 5000)
+        # The floor slider: only the upper floors.
+        self.b.eval("viewer.floors(500, 1000)")
+        self.shot("viewer-multifloor-upper.png")
+        self.b.eval("viewer.floors(0, 1000)")
+
+    def test_4_live_edit(self):
+        ds = self.open("dungeon")
+        v0 = int(ds["version"])
+        before = fetched_tiles(self.d, "dungeon")
+        # A crate (2 x 1 x 2) on the floor at a polygon's centre: mesh.put over RPC.
+        t = max(before.values(), key=lambda t: t.npolys)
+        c = self.b.eval(f"viewer.polyCentre({t.tx}, {t.tz}, {t.layer}, 0)")
+        x, y, z = c
+        vs = [(x + dx, y + dy, z + dz) for dy in (0, 1) for dz in (-1, 1) for dx in (-1, 1)]
+        quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+        tris = [tri for a, b, c, e in quads for tri in ((a, e, c), (a, c, b))]  # outward; top faces up
+        t0 = time.time()
+        with Client(self.d.url) as cl:  # mesh.put over RPC: only the crate's tiles rebuild
+            cl.mesh_put("dungeon", "crate", vs, tris)
+        self.b.wait(f"+document.body.dataset.version > {v0} && +document.body.dataset.swaps > 0", 120,
+                    "the edit on the page")
+        after = fetched_tiles(self.d, "dungeon")
+        # Wait until the page holds the new version's tiles (one poll may list them all).
+        self.b.wait(f"+document.body.dataset.version === {v0 + 1}", 60)
+        latency = time.time() - t0
+        changed = {(k[0], k[1]) for k in set(before) ^ set(after)} | {
+            (k[0], k[1]) for k in before if k in after and before[k].hash != after[k].hash}
+        self.assertTrue(changed, "the crate changed no tile")
+        ds = self.b.eval("Object.assign({}, document.body.dataset)")
+        self.assertEqual(int(ds["swaps"]), len(changed))  # exactly the tiles that changed
+        self.assertEqual(int(ds["flashes"]), sum(1 for k in after if (k[0], k[1]) in changed))
+        page = {}
+        for key, layers in self.b.eval("viewer.cells()"):
+            tx, tz = map(int, key.split(","))
+            for layer, npolys, h in layers:
+                page[(tx, tz, layer)] = int(h)
+        self.assertEqual(page, {k: t.hash for k, t in after.items()})
+        self.assertEqual(self.b.eval("location.hash"), "#dungeon")  # no reload
+        print(f"\nedit to page: {latency:.2f} s, {len(changed)} tiles swapped")
+        self.shot("viewer-dungeon-edit.png")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -382,20 +382,8 @@ static void check_volumes(op_client *c, const world *w, uint64_t want_v)
     cr_assert_eq(got.n, n, "level.info lists %d volumes, the level has %d", got.n, n);
     for (int i = 0; i < n; i++) {
         op_client_volume want = opt_client_volume(&v[i], 0);
-        const op_client_volume *g = &got.v[i];
-        cr_assert_str_eq(g->name, want.name);
-        cr_assert(g->mode == want.mode && g->kind == want.kind && g->area == want.area,
-                  "volume %s: mode, kind or area", want.name);
-        int ok =
-            want.kind == OP_CLIENT_VOLUME_BOX ? !memcmp(g->bmin, want.bmin, sizeof g->bmin) &&
-                                                    !memcmp(g->bmax, want.bmax, sizeof g->bmax)
-            : want.kind == OP_CLIENT_VOLUME_CYLINDER
-                ? !memcmp(g->center, want.center, sizeof g->center) && g->radius == want.radius &&
-                      !memcmp(g->y, want.y, sizeof g->y)
-                : g->npoints == want.npoints &&
-                      !memcmp(g->points, want.points, sizeof g->points[0] * (size_t)g->npoints) &&
-                      !memcmp(g->y, want.y, sizeof g->y);
-        cr_assert(ok, "volume %s: coordinates differ", want.name);
+        cr_assert(opt_client_volume_equal(&got.v[i], &want), "level.info: volume %s differs",
+                  want.name);
     }
     op_client_volumes_free(&got);
 }

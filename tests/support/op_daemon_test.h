@@ -349,7 +349,7 @@ static inline op_client_volume opt_client_volume(const op_volume *v, int omit_ar
 {
     op_client_volume c;
     memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "%s", v->name);
+    snprintf(c.name, sizeof c.name, "%.64s", v->name);
     c.mode = v->mode == OP_VOLUME_OBSTACLE ? OP_CLIENT_VOLUME_OBSTACLE : OP_CLIENT_VOLUME_AREA;
     c.area = omit_area && v->mode == OP_VOLUME_OBSTACLE && v->area == 0 ? -1 : v->area;
     c.kind = (op_client_volume_kind)v->kind;
@@ -366,6 +366,24 @@ static inline op_client_volume opt_client_volume(const op_volume *v, int omit_ar
         c.points[i][1] = v->pts[2 * i + 1];
     }
     return c;
+}
+
+/* Whether a volume read back (level.info) is want: name, mode, kind, area and the fields
+ * of its kind, bit for bit. */
+static inline int opt_client_volume_equal(const op_client_volume *g, const op_client_volume *w)
+{
+    if (strcmp(g->name, w->name) || g->mode != w->mode || g->kind != w->kind || g->area != w->area)
+        return 0;
+    if (w->kind == OP_CLIENT_VOLUME_BOX)
+        return !memcmp(g->bmin, w->bmin, sizeof g->bmin) &&
+               !memcmp(g->bmax, w->bmax, sizeof g->bmax);
+    if (memcmp(g->y, w->y, sizeof g->y))
+        return 0;
+    if (w->kind == OP_CLIENT_VOLUME_CYLINDER)
+        return !memcmp(g->center, w->center, sizeof g->center) &&
+               !memcmp(&g->radius, &w->radius, sizeof g->radius);
+    return g->npoints == w->npoints &&
+           !memcmp(g->points, w->points, sizeof g->points[0] * (size_t)g->npoints);
 }
 
 /* Fetches every tile of the level (tile.range pages) and checks it equals ref byte for

@@ -98,12 +98,13 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 int opd_box_touches(const op_tile_grid *g, const opd_box *b, int tx, int tz)
 {
-    /* Global cells on the level's cell lines (cell c spans [c·cs, (c+1)·cs)); the slack
-     * absorbs the rounding of this division against the core's. */
+    /* Global cells on the level's cell lines (cell c spans [o + c·cs, o + (c+1)·cs), o the
+     * grid origin); the slack absorbs the rounding of this division against the core's. */
     int t[2] = {tx, tz};
     for (int i = 0; i < 2; i++) {
-        int64_t c0 = (int64_t)floor(b->lo[i] / g->cs) - b->slack - g->border;
-        int64_t c1 = (int64_t)floor(b->hi[i] / g->cs) + b->slack + g->border;
+        double o = i ? g->origin_z : g->origin_x;
+        int64_t c0 = (int64_t)floor((b->lo[i] - o) / g->cs) - b->slack - g->border;
+        int64_t c1 = (int64_t)floor((b->hi[i] - o) / g->cs) + b->slack + g->border;
         if (t[i] < floor_div(c0, g->tile_cells) || t[i] > floor_div(c1, g->tile_cells))
             return 0;
     }
@@ -204,9 +205,9 @@ static op_status whole_soup(const opd_snap *sn, tile_soup *ts, op_err *err)
 static void anchor(tile_soup *ts, size_t i, const op_tile_grid *g, int64_t cx, int64_t cz)
 {
     for (int k = 0; k < 3; k++) {
-        ts->v[9 * i + 3 * (size_t)k] = (float)(((double)cx + 0.5) * g->cs);
+        ts->v[9 * i + 3 * (size_t)k] = (float)(g->origin_x + ((double)cx + 0.5) * g->cs);
         ts->v[9 * i + 3 * (size_t)k + 1] = 0.0f;
-        ts->v[9 * i + 3 * (size_t)k + 2] = (float)(((double)cz + 0.5) * g->cs);
+        ts->v[9 * i + 3 * (size_t)k + 2] = (float)(g->origin_z + ((double)cz + 0.5) * g->cs);
         ts->t[3 * i + (size_t)k] = (int)(3 * i) + k;
     }
     if (ts->a)

@@ -254,6 +254,8 @@ static const sfield sfields[] = {
     SI(area),
     SI(flags),
     SD(max_local_extent),
+    SD(grid_origin_x),
+    SD(grid_origin_z),
 };
 
 #define NSFIELDS (sizeof sfields / sizeof sfields[0])

@@ -129,7 +129,7 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
         total = opd_snap_tiles(s);
     }
     size_t mem = opd_level_memory(lv, &built);
-    int p = msgpack_pack_map(pk, 8);
+    int p = msgpack_pack_map(pk, 9);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
     p |= op_rpc_pack_key(pk, "bounds") | msgpack_pack_array(pk, 6);
     for (int i = 0; i < 6; i++)
@@ -137,6 +137,9 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
     p |= op_rpc_pack_key(pk, "tiles") | msgpack_pack_array(pk, 4);
     p |= msgpack_pack_int(pk, rc.tx0) | msgpack_pack_int(pk, rc.tz0) |
          msgpack_pack_int(pk, rc.tx1) | msgpack_pack_int(pk, rc.tz1);
+    p |= op_rpc_pack_key(pk, "grid_origin") | msgpack_pack_array(pk, 2);
+    p |= msgpack_pack_double(pk, lv->settings.grid_origin_x) |
+         msgpack_pack_double(pk, lv->settings.grid_origin_z);
     p |= op_rpc_pack_key(pk, "tiles_total") | msgpack_pack_int(pk, total);
     p |= op_rpc_pack_key(pk, "tiles_built") | msgpack_pack_int(pk, built);
     p |= op_rpc_pack_key(pk, "memory") | msgpack_pack_uint64(pk, mem);

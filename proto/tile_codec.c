@@ -281,7 +281,16 @@ static op_status read_key(cursor *c, const char *want)
     return OP_OK;
 }
 
-/* Any msgpack integer; range checked against [lo, hi]. */
+/* The first byte msgpack-c's msgpack_pack_int / _unsigned_int writes for x: the shortest
+ * form (w_int, w_uint), the only one the decoder accepts (navmesh-format.md §2). */
+static uint8_t int_tag(int64_t x)
+{
+    if (x >= 0)
+        return x < 128 ? (uint8_t)x : x < 256 ? 0xcc : x < 65536 ? 0xcd : 0xce;
+    return x >= -32 ? (uint8_t)(int8_t)x : x >= -128 ? 0xd0 : x >= -32768 ? 0xd1 : 0xd2;
+}
+
+/* A msgpack integer in its shortest form; range checked against [lo, hi] (|bounds| < 2^31). */
 static op_status read_int(cursor *c, int64_t lo, int64_t hi, int64_t *v)
 {
     if (!need(c, 1))
@@ -312,6 +321,8 @@ static op_status read_int(cursor *c, int64_t lo, int64_t hi, int64_t *v)
     }
     if (x < lo || x > hi)
         return fail(c, OP_EPROTO, "integer out of range");
+    if (t != int_tag(x))
+        return fail(c, OP_EPROTO, "integer not in its shortest form");
     c->off += 1 + n;
     *v = x;
     return OP_OK;
@@ -345,6 +356,8 @@ static op_status read_bin(cursor *c, size_t es, const uint8_t **data, size_t *co
     uint64_t n = be(c->p + c->off + 1, hn);
     if (n > c->len - c->off - 1 - (size_t)hn)
         return fail(c, OP_EPROTO, "bin length exceeds the bytes present");
+    if ((size_t)hn != bin_header(n) - 1)
+        return fail(c, OP_EPROTO, "bin header not in its shortest form");
     if (n % es != 0)
         return fail(c, OP_EPROTO, "bin length is not a multiple of its element size");
     *data = c->p + c->off + 1 + hn;
@@ -371,7 +384,9 @@ static op_status read_header(cursor *c, op_tile *t)
     if ((st = read_key(c, "format")) || (st = read_int(c, 0, 65535, &v)))
         return st;
     if (v != OP_TILE_FORMAT)
-        return fail(c, OP_EPROTO, "unknown format version");
+        return fail(c, OP_EPROTO,
+                    v < OP_TILE_FORMAT ? "format version older than 2 (no layer seams): rebuild"
+                                       : "unknown format version");
     if ((st = read_key(c, "tx")) || (st = read_int(c, INT32_MIN, INT32_MAX, &v)))
         return st;
     t->tx = (int)v;
@@ -422,7 +437,7 @@ static op_status check_counts(cursor *c, const op_tile *t, const raw_tile *r)
     if (r->npolys_nvp != np * (size_t)t->nvp || r->nneis != np * (size_t)t->nvp ||
         r->nflags != np || r->ndmeshes != 4 * np)
         return fail(c, OP_EPROTO, "polygon arrays disagree with the polygon count");
-    if (r->nverts3 / 3 > OP_MAX_LAYER_VERTS || np > 0xffff)
+    if (r->nverts3 / 3 >= OP_MAX_LAYER_VERTS || np > OP_MAX_LAYER_POLYS)
         return fail(c, OP_EPROTO, "too many vertices or polygons");
     return OP_OK;
 }

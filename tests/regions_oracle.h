@@ -233,35 +233,28 @@ static void check_partition(const op_chf *chf, const op_regions *r, int min_area
     }
     free(vis);
     free(stack);
-    /* Region 0 on walkable spans: only whole islands (a walkable component below
-     * MinRegionArea, of one area; islands have no neighbour, so they are components),
-     * none of them with a span in the tile border band. */
+    /* Region 0 on walkable spans (R1 of ../shared/spec/amendments.md): exactly the whole
+     * walkable components (linked, any areas: every walkable span has a label before §5,
+     * so a component is a group of labels) below MinRegionArea with no span in the tile
+     * border band. */
     uint32_t ncomp;
     uint32_t *comp = walkable_components(chf, &ncomp);
     uint32_t *csize = calloc((size_t)ncomp + 1, sizeof *csize);
     uint32_t *czero = calloc((size_t)ncomp + 1, sizeof *czero);
     uint8_t *cband = calloc((size_t)ncomp + 1, 1);
     uint8_t *band = band_spans(chf);
-    int *carea = calloc((size_t)ncomp + 1, sizeof *carea);
     for (uint32_t s = 0; s < n; s++) {
         if (!comp[s])
             continue;
         csize[comp[s]]++;
         czero[comp[s]] += r->reg[s] == 0;
         cband[comp[s]] |= band[s];
-        int a = chf->areas[s];
-        if (carea[comp[s]] == 0)
-            carea[comp[s]] = a;
-        else if (carea[comp[s]] != a)
-            carea[comp[s]] = -1;
     }
     for (uint32_t c = 1; c <= ncomp; c++) {
-        if (czero[c] == 0)
-            continue;
-        cr_assert_eq(czero[c], csize[c], "component %u partly without region", c);
-        cr_assert(csize[c] < (uint32_t)min_area, "removed component %u has %u spans", c, csize[c]);
-        cr_assert(carea[c] > 0, "removed component %u has several areas", c);
-        cr_assert(!cband[c], "removed component %u has a span in the border band", c);
+        int island = csize[c] < (uint32_t)min_area && !cband[c];
+        cr_assert_eq(czero[c], island ? csize[c] : 0,
+                     "component %u (%u spans, band %d): %u spans without region", c, csize[c],
+                     cband[c], czero[c]);
     }
     /* Single-area components: after merging (or for layers on a single floor) they are
      * either removed or hold regions; with merging on a component below MergeRegionArea
@@ -271,21 +264,31 @@ static void check_partition(const op_chf *chf, const op_regions *r, int min_area
     free(czero);
     free(cband);
     free(band);
-    free(carea);
-    /* Merging: no region below MergeRegionArea keeps a same-area neighbour. */
-    if (p != OP_PARTITION_LAYERS && merge_area > 0)
+    /* Merging (with R2): no region below MergeRegionArea keeps a same-area neighbour that
+     * shares no column with it. */
+    if (p != OP_PARTITION_LAYERS && merge_area > 0) {
+        uint32_t k = (uint32_t)r->region_count;
+        uint8_t *ovl = calloc((size_t)(k + 1) * (k + 1), 1);
+        for (int c = 0; c < chf->width * chf->depth; c++)
+            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+                for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
+                    ovl[r->reg[s] * (k + 1) + r->reg[t]] = 1;
         for (uint32_t s = 0; s < n; s++) {
             uint32_t id = r->reg[s];
             if (id == 0 || size[id] >= (uint32_t)merge_area)
                 continue;
             for (int d = 0; d < 4; d++) {
                 uint32_t m = chf->links[s][d];
-                if (m != OP_NO_LINK && r->reg[m] != 0 && r->reg[m] != id)
-                    cr_assert_neq(chf->areas[m], chf->areas[s],
-                                  "small region %u (%u spans) keeps same-area neighbour %u", id,
-                                  size[id], r->reg[m]);
+                if (m != OP_NO_LINK && r->reg[m] != 0 && r->reg[m] != id &&
+                    chf->areas[m] == chf->areas[s])
+                    cr_assert(ovl[id * (k + 1) + r->reg[m]],
+                              "small region %u (%u spans) keeps same-area neighbour %u, which "
+                              "does not overlap it",
+                              id, size[id], r->reg[m]);
             }
         }
+        free(ovl);
+    }
     free(size);
 }
 
@@ -555,24 +558,50 @@ static void naive_filter(const op_chf *chf, naive *nv, int min_area, int merge_a
     uint8_t *band = band_spans(chf);
     for (uint32_t s = 0; s < n; s++)
         size[nv->reg[s]]++;
-    for (uint32_t r = 1; r <= k; r++) {
-        if (size[r] == 0 || size[r] >= (uint32_t)min_area)
-            continue;
-        int nb = 0;
-        for (uint32_t s = 0; s < n; s++) {
-            nb |= nv->reg[s] == r && band[s]; /* reaches a neighbouring tile */
-            for (int d = 0; d < 4 && nv->reg[s] == r; d++) {
-                uint32_t m = chf->links[s][d];
-                nb |= m != OP_NO_LINK && nv->reg[m] && nv->reg[m] != r;
-            }
+    /* R1: groups of regions connected through links (any areas), by a flood over a dense
+     * region graph; a group below MinRegionArea with no span in the band goes. */
+    uint8_t *conn = calloc((size_t)(k + 1) * (k + 1), 1);
+    uint8_t *rband = calloc((size_t)k + 1, 1);
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t r = nv->reg[s];
+        rband[r] |= band[s];
+        for (int d = 0; d < 4 && r; d++) {
+            uint32_t m = chf->links[s][d];
+            if (m != OP_NO_LINK && nv->reg[m] && nv->reg[m] != r)
+                conn[r * (k + 1) + nv->reg[m]] = 1;
         }
-        island[r] = !nb;
     }
+    uint32_t *grp = calloc((size_t)k + 1, sizeof *grp), *queue = malloc(((size_t)k + 1) * 4);
+    for (uint32_t r = 1; r <= k; r++) {
+        if (grp[r] || size[r] == 0)
+            continue;
+        uint32_t head = 0, tail = 0, total = 0;
+        int reaches = 0;
+        grp[r] = r;
+        queue[tail++] = r;
+        while (head < tail) {
+            uint32_t q = queue[head++];
+            total += size[q];
+            reaches |= rband[q];
+            for (uint32_t o = 1; o <= k; o++)
+                if (conn[q * (k + 1) + o] && !grp[o]) {
+                    grp[o] = r;
+                    queue[tail++] = o;
+                }
+        }
+        for (uint32_t i = 0; i < tail; i++)
+            island[queue[i]] = total < (uint32_t)min_area && !reaches;
+    }
+    free(conn);
+    free(rband);
+    free(grp);
+    free(queue);
     free(band);
     for (uint32_t s = 0; s < n; s++)
         if (island[nv->reg[s]])
             nv->reg[s] = 0;
     uint32_t *links = calloc((size_t)k + 1, sizeof *links);
+    uint8_t *over = calloc((size_t)k + 1, 1);
     for (int merged = merge_area > 0; merged;) {
         merged = 0;
         for (uint32_t r = 1; r <= k; r++) {
@@ -589,9 +618,18 @@ static void naive_filter(const op_chf *chf, naive *nv, int min_area, int merge_a
                         chf->areas[m] == chf->areas[s])
                         links[nv->reg[m]]++;
                 }
+            /* R2: a neighbour holding a span in a column of r is no candidate. */
+            memset(over, 0, (size_t)k + 1);
+            for (int c = 0; c < chf->width * chf->depth; c++) {
+                int mine = 0;
+                for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+                    mine |= nv->reg[s] == r;
+                for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1] && mine; s++)
+                    over[nv->reg[s]] = 1;
+            }
             uint32_t best = 0;
             for (uint32_t o = 1; o <= k; o++)
-                if (links[o] > links[best])
+                if (!over[o] && links[o] > links[best])
                     best = o;
             if (best == 0)
                 continue;
@@ -618,6 +656,7 @@ static void naive_filter(const op_chf *chf, naive *nv, int min_area, int merge_a
     free(size);
     free(island);
     free(links);
+    free(over);
     free(newid);
     free(nv->reg);
 }

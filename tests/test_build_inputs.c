@@ -578,6 +578,19 @@ Test(build_inputs, level_refuses_invalid_inputs)
     cr_assert(strstr(e.msg, "cell_size"), "%s", e.msg);
     op_settings_default(&s);
     cr_assert_eq(op_level_create_hf(&hf, &s, NULL, -1, &lvl, &e), OP_EINVAL);
+    /* Columns input places its tiles at its own origin: no grid origin (spans §1.8). */
+    s.grid_origin_z = 0.5;
+    cr_assert_eq(op_level_create_hf(&hf, &s, NULL, 0, &lvl, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "grid_origin_z = 0.5"), "%s", e.msg);
+    areas[1] = 63;
+    cr_assert_eq(op_level_create_chunk(&vc, &s, NULL, 0, &lvl, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "voxel chunk"), "%s", e.msg);
+    op_arena *a = op_arena_create(0);
+    op_heightfield h;
+    cr_assert_eq(op_tile_heightfield_build_hf(&hf, &s, 0, 0, a, &h, &e), OP_EINVAL);
+    cr_assert_eq(op_tile_heightfield_build_chunk(&vc, &s, 0, 0, a, &h, &e), OP_EINVAL);
+    op_arena_destroy(a);
+    s.grid_origin_z = 0.0;
     cr_assert_eq(op_level_create_hf(&hf, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
     op_level_destroy(lvl);
 }

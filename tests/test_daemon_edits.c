@@ -30,15 +30,20 @@ static void concat(const level_state *ls, opt_soup *out)
     }
 }
 
-static void bake_state(const level_state *ls, opt_ref *ref)
+static void bake_with(const level_state *ls, const op_settings *s, opt_ref *ref)
 {
     opt_soup all;
     concat(ls, &all);
     op_soup soup = {all.v, 3 * all.nv, all.t, 3 * all.nt, NULL};
+    opt_ref_bake(&soup, s, ref);
+    opt_soup_free(&all);
+}
+
+static void bake_state(const level_state *ls, opt_ref *ref)
+{
     op_settings s;
     op_settings_default(&s);
-    opt_ref_bake(&soup, &s, ref);
-    opt_soup_free(&all);
+    bake_with(ls, &s, ref);
 }
 
 static void check_changes(op_client *c, uint64_t prev, const opt_ref *a, const opt_ref *b)
@@ -135,6 +140,90 @@ Test(daemon_edits, sequence_equals_fresh_bake_and_changes_are_exact, .timeout = 
     opt_soup_free(&box_a2);
     opt_soup_free(&box_b);
     opt_soup_free(&floor2);
+}
+
+/* A moved tile grid (settings grid_origin_x, grid_origin_z): the daemon's tiles equal the
+ * offline bake with the same origin after every edit, changes.since lists exactly the
+ * tiles that differ (an edit invalidates the tiles of the moved grid), level.info reports
+ * the origin, and a restart keeps it (the level file holds it). */
+Test(daemon_edits, moved_grid_edits_and_restart_keep_the_grid, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    opt_soup floor = {0}, box_a = {0}, box_b = {0};
+    opt_soup_quad(&floor, 0, 0, 30, 30, 0);
+    opt_soup_box(&box_a, 5, 5, 8, 8, 0, 1.5f);
+    opt_soup_box(&box_b, 20, 2, 26, 6, -0.5f, 0.8f);
+    level_state ls = {{"box-a", "box-b", "floor", "ramp"}, {NULL, NULL, &floor, NULL}};
+    op_client_setting grid[] = {{"grid_origin_x", "4.8"}, {"grid_origin_z", "-2.15"}};
+    op_settings s;
+    op_settings_default(&s);
+    s.grid_origin_x = 4.8;
+    s.grid_origin_z = -2.15;
+    op_err e;
+    uint64_t v;
+    int changed;
+    op_client_mesh fm = opt_mesh("floor", &floor);
+    cr_assert_eq(op_client_level_put(c, "edits", grid, 2, &fm, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    opt_ref prev, cur, empty = {0};
+    bake_with(&ls, &s, &prev);
+    check_changes(c, 0, &empty, &prev);
+    opt_check_level(c, "edits", &prev);
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "edits", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    cr_assert(li.grid_origin[0] == 4.8 && li.grid_origin[1] == -2.15, "grid origin (%g, %g)",
+              li.grid_origin[0], li.grid_origin[1]);
+    /* The unmoved grid's bake differs: the origin reaches the tiles. */
+    op_settings s0;
+    op_settings_default(&s0);
+    opt_ref plain;
+    bake_with(&ls, &s0, &plain);
+    int differ = 0;
+    for (int tz = prev.rect.tz0; tz <= prev.rect.tz1; tz++)
+        for (int tx = prev.rect.tx0; tx <= prev.rect.tx1; tx++)
+            differ += opt_ref_differs(&prev, &plain, tx, tz);
+    cr_assert_gt(differ, 0);
+    opt_ref_free(&plain);
+    opt_soup *steps[][2] = {{&box_a, NULL}, {&box_a, &box_b}, {NULL, &box_b}};
+    for (int i = 0; i < 3; i++) {
+        for (int m = 0; m < 2; m++) {
+            if (steps[i][m] == ls.soup[m])
+                continue;
+            ls.soup[m] = steps[i][m];
+            if (steps[i][m]) {
+                op_client_mesh bm = opt_mesh(ls.name[m], steps[i][m]);
+                cr_assert_eq(op_client_mesh_put(c, "edits", &bm, OPT_TIMEOUT_MS, &v, &changed, &e),
+                             OP_OK, "%s", e.msg);
+            } else {
+                cr_assert_eq(
+                    op_client_mesh_drop(c, "edits", ls.name[m], OPT_TIMEOUT_MS, &v, &changed, &e),
+                    OP_OK, "%s", e.msg);
+            }
+            bake_with(&ls, &s, &cur);
+            check_changes(c, v - 1, &prev, &cur);
+            opt_check_level(c, "edits", &cur);
+            opt_ref_free(&prev);
+            prev = cur;
+        }
+    }
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_start(&d, NULL);
+    c = opt_connect(&d);
+    cr_assert_eq(op_client_level_info_get(c, "edits", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    cr_assert(li.grid_origin[0] == 4.8 && li.grid_origin[1] == -2.15, "after restart (%g, %g)",
+              li.grid_origin[0], li.grid_origin[1]);
+    opt_check_level(c, "edits", &prev);
+    opt_ref_free(&prev);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_soup_free(&floor);
+    opt_soup_free(&box_a);
+    opt_soup_free(&box_b);
 }
 
 typedef struct edit_arg {

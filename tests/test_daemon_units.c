@@ -182,6 +182,8 @@ Test(daemon_content, settings_map)
     s.min_region_area = 7;
     s.straight_region_borders = 0;
     s.partition = OP_PARTITION_MONOTONE;
+    s.grid_origin_x = -1.25;
+    s.grid_origin_z = 4999.1;
     opd_settings_pack(&pk, &s);
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);

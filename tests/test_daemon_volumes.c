@@ -98,7 +98,8 @@ typedef struct world {
     op_arena *geo;
     op_soup ground;
     op_settings s;
-    op_client_setting cs[2];
+    op_client_setting cs[4];
+    int ncs;
     double (*floors)[3]; /* points of walkable floors, where volumes go */
     int nfloors;
     float bmin[3], bmax[3];
@@ -107,7 +108,9 @@ typedef struct world {
     int present[NSLOTS];
 } world;
 
-static void world_open(world *w, op_partition p)
+/* moved: the tile grid starts off the world origin (grid_origin_x, _z), so that cells and
+ * tile lines are not at multiples of cs from 0. */
+static void world_open(world *w, op_partition p, int moved)
 {
     memset(w, 0, sizeof *w);
     w->geo = op_arena_create(0);
@@ -116,8 +119,15 @@ static void world_open(world *w, op_partition p)
     op_settings_default(&w->s);
     w->s.tile_size = 4.8;
     w->s.partition = p;
-    w->cs[0] = (op_client_setting){"tile_size", "4.8"};
-    w->cs[1] = (op_client_setting){"partition", op_partition_name(p)};
+    w->cs[w->ncs++] = (op_client_setting){"tile_size", "4.8"};
+    w->cs[w->ncs++] = (op_client_setting){"partition", op_partition_name(p)};
+    if (moved) {
+        op_err se;
+        cr_assert_eq(op_settings_set(&w->s, "grid_origin_x", "1.7", &se), OP_OK, "%s", se.msg);
+        cr_assert_eq(op_settings_set(&w->s, "grid_origin_z", "-0.95", &se), OP_OK, "%s", se.msg);
+        w->cs[w->ncs++] = (op_client_setting){"grid_origin_x", "1.7"};
+        w->cs[w->ncs++] = (op_client_setting){"grid_origin_z", "-0.95"};
+    }
     op_level *lvl;
     cr_assert_eq(op_level_create(&w->ground, &w->s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
     op_level_bounds(lvl, w->bmin, w->bmax);
@@ -204,12 +214,13 @@ static double rnd(op_test_rng *g, double lo, double hi)
     return lo + (hi - lo) * op_test_rand01(g);
 }
 
-/* Now and then x snapped to a tile line. */
-static double maybe_line(op_test_rng *g, const world *w, double x)
+/* Now and then x (axis 0) or z (axis 1) snapped to a tile line. */
+static double maybe_line(op_test_rng *g, const world *w, double x, int axis)
 {
     if (op_test_rand_int(g, 0, 3) != 0)
         return x;
-    return floor(x / w->s.tile_size + 0.5) * w->s.tile_size;
+    double o = axis ? w->s.grid_origin_z : w->s.grid_origin_x;
+    return o + floor((x - o) / w->s.tile_size + 0.5) * w->s.tile_size;
 }
 
 /* A random volume of every kind and mode, placed on a floor of the level. */
@@ -233,17 +244,17 @@ static void random_volume(op_test_rng *g, const world *w, const char *name, op_v
     v->bmin[1] = y0;
     v->bmax[1] = y1;
     if (v->kind == OP_VOLUME_BOX) {
-        v->bmin[0] = maybe_line(g, w, cx - size * rnd(g, 0.2, 1.0));
-        v->bmax[0] = maybe_line(g, w, cx + size * rnd(g, 0.2, 1.0));
-        v->bmin[2] = maybe_line(g, w, cz - size * rnd(g, 0.2, 1.0));
-        v->bmax[2] = maybe_line(g, w, cz + size * rnd(g, 0.2, 1.0));
+        v->bmin[0] = maybe_line(g, w, cx - size * rnd(g, 0.2, 1.0), 0);
+        v->bmax[0] = maybe_line(g, w, cx + size * rnd(g, 0.2, 1.0), 0);
+        v->bmin[2] = maybe_line(g, w, cz - size * rnd(g, 0.2, 1.0), 1);
+        v->bmax[2] = maybe_line(g, w, cz + size * rnd(g, 0.2, 1.0), 1);
         if (v->bmin[0] > v->bmax[0])
             v->bmin[0] = v->bmax[0];
         if (v->bmin[2] > v->bmax[2])
             v->bmin[2] = v->bmax[2];
     } else if (v->kind == OP_VOLUME_CYLINDER) {
-        v->bmin[0] = maybe_line(g, w, cx);
-        v->bmin[2] = maybe_line(g, w, cz);
+        v->bmin[0] = maybe_line(g, w, cx, 0);
+        v->bmin[2] = maybe_line(g, w, cz, 1);
         v->bmax[0] = size;
     } else {
         /* Points on an ellipse at increasing angles: convex, counter-clockwise. */
@@ -363,8 +374,8 @@ static void level_put(side *sd, const world *w, const wire *wr, uint64_t want_v,
     uint64_t v;
     int changed;
     op_err e;
-    cr_assert_eq(op_client_level_put_volumes(sd->c, LEVEL, w->cs, 2, wr->m, wr->nm, wr->v, wr->nv,
-                                             OPT_TIMEOUT_MS, &v, &changed, &e),
+    cr_assert_eq(op_client_level_put_volumes(sd->c, LEVEL, w->cs, w->ncs, wr->m, wr->nm, wr->v,
+                                             wr->nv, OPT_TIMEOUT_MS, &v, &changed, &e),
                  OP_OK, "level.put: %s", e.msg);
     cr_assert(v == want_v && changed == want_changed, "level.put: version %llu changed %d",
               (unsigned long long)v, changed);
@@ -500,10 +511,10 @@ static int step(op_test_rng *g, world *w, side *sd, uint64_t ver, int *volume_on
     return want;
 }
 
-static void sequence(op_partition p, int steps, uint64_t seed)
+static void sequence(op_partition p, int moved, int steps, uint64_t seed)
 {
     world w;
-    world_open(&w, p);
+    world_open(&w, p, moved);
     op_test_rng g = {seed};
     side sd[NDAEMONS];
     const char *const cached[] = {"--no-fsync", NULL};
@@ -598,17 +609,17 @@ static void sequence(op_partition p, int steps, uint64_t seed)
 
 Test(daemon_volumes, sequence_watershed, .timeout = 600)
 {
-    sequence(OP_PARTITION_WATERSHED, 200, 0x5eed0001);
+    sequence(OP_PARTITION_WATERSHED, 0, 200, 0x5eed0001);
 }
 
 Test(daemon_volumes, sequence_monotone, .timeout = 600)
 {
-    sequence(OP_PARTITION_MONOTONE, 200, 0x5eed0002);
+    sequence(OP_PARTITION_MONOTONE, 1, 200, 0x5eed0002);
 }
 
 Test(daemon_volumes, sequence_layers, .timeout = 600)
 {
-    sequence(OP_PARTITION_LAYERS, 200, 0x5eed0003);
+    sequence(OP_PARTITION_LAYERS, 0, 200, 0x5eed0003);
 }
 
 /* ---- the rebuild cache's two paths ---- */
@@ -618,7 +629,7 @@ Test(daemon_volumes, sequence_layers, .timeout = 600)
 static void moved_obstacle(const char *budget, int want_from_base)
 {
     world w;
-    world_open(&w, OP_PARTITION_WATERSHED);
+    world_open(&w, OP_PARTITION_WATERSHED, 0);
     op_test_rng g = {77};
     side sd;
     opt_daemon_init(&sd.d);

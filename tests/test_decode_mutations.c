@@ -244,8 +244,9 @@ static void damage_field(op_tile *t, op_test_rng *r)
     case 2:
         if (np)
             t->neis[op_test_rand(r) % (np * nvp)] =
-                (uint16_t)(op_test_rand(r) % 2 ? 0x8000 | op_test_rand(r) % 5
-                                               : op_test_rand(r) % (np + 2));
+                (uint16_t)(op_test_rand(r) % 3 == 0   ? 0x8000 | op_test_rand(r) % 5
+                           : op_test_rand(r) % 2 == 0 ? OP_NEI_SEAM | op_test_rand(r) % 1026
+                                                      : op_test_rand(r) % (np + 2));
         break;
     case 3:
         if (np)

@@ -2,10 +2,14 @@
  * The mesh and portal stitching (navmesh-format.md §5) on hand-made tiles whose links
  * are known from the rules: overlaps along the shared line (T-junctions), the height
  * check at both overlap ends (interpolated, tolerance inclusive), mutual links, order
- * by neighbour key then polygon, independence from insertion order, refusals.
+ * by neighbour key then polygon, independence from insertion order, refusals; and layer
+ * seam stitching between the layers of one tile cell (§6): collinear, opposite, overlap
+ * and height rule, the layer each seam names.
  */
 #include <criterion/criterion.h>
+#include <string.h>
 
+#include "onepath/limits.h"
 #include "onepath/mesh.h"
 #include "op_handmesh.h"
 
@@ -222,4 +226,161 @@ Test(mesh, tiles_are_copied, .init = setup, .fini = teardown)
     cr_expect_eq(op_mesh_tile(m, 0)->verts[0], 0.0f);
     cr_expect_neq(op_mesh_tile(m, 0)->verts, a.verts);
     op_mesh_destroy(m);
+}
+
+/* ---- layer seams (§6) ---- */
+
+/* A rectangle [x0,x1] x [z0,z1] at local height y on (0, 0, layer), one polygon, edges
+ * 0: z0 side (+x), 1: x1 side (+z), 2: z1 side (-x), 3: x0 side (-z). */
+static void rect(int layer, double oy, float x0, float z0, float x1, float z1, float y, op_tile *t)
+{
+    const float v[] = {x0, y, z0, x1, y, z0, x1, y, z1, x0, y, z1};
+    const int p[] = {0, 1, 2, 3, -1, -1};
+    cr_assert_eq(hm_tile(arena, 0, 0, layer, 10.0, oy, v, 4, p, 1, NULL, t), 0);
+}
+
+static void seam(op_tile *t, int poly, int edge, int layer)
+{
+    t->neis[poly * HM_NVP + edge] = (uint16_t)(OP_NEI_SEAM | (unsigned)layer);
+}
+
+static op_mesh *mesh_of(op_tile *t, int n)
+{
+    op_mesh *m;
+    op_err e;
+    cr_assert_eq(op_mesh_create(&S, &m, &e), OP_OK, "%s", e.msg);
+    for (int i = 0; i < n; i++)
+        add(m, &t[i]);
+    cr_assert_eq(op_mesh_stitch(m, &e), OP_OK, "%s", e.msg);
+    return m;
+}
+
+/* Layer 0: [0,10] x [0,5] at y 0, its z = 5 edge (10,5) -> (0,5) a seam into layer 1.
+ * Layer 1 (origin 0.5 up): [0,4] x [5,10] and [4,10] x [5,10], their z = 5 edges seams
+ * into layer 0: a T-junction, links over x 0..4 and 4..10. Layer 0's z = 0 edge names
+ * layer 7, which does not exist. */
+Test(mesh, seams_link_collinear_opposite_edges_of_one_cell, .init = setup, .fini = teardown)
+{
+    op_tile t[2];
+    rect(0, 0.0, 0, 0, 10, 5, 0.0f, &t[0]);
+    seam(&t[0], 0, 2, 1);
+    seam(&t[0], 0, 0, 7);
+    const float v1[] = {0, 0, 5, 4, 0, 5, 4, 0, 10, 0, 0, 10, 10, 0, 5, 10, 0, 10};
+    const int p1[] = {0, 1, 2, 3, -1, -1, 1, 4, 5, 2, -1, -1};
+    cr_assert_eq(hm_tile(arena, 0, 0, 1, 10.0, 0.5, v1, 6, p1, 2, NULL, &t[1]), 0);
+    seam(&t[1], 0, 0, 0);
+    seam(&t[1], 1, 0, 0);
+    op_mesh *m = mesh_of(t, 2);
+    const op_link *l;
+    cr_assert_eq(op_mesh_edge_links(m, 0, 0, 2, &l), 2);
+    expect_link(&l[0], 1, 0, 0, 0.0, 4.0);
+    expect_link(&l[1], 1, 1, 0, 4.0, 10.0);
+    cr_expect_eq(l[0].axis, 0);
+    cr_expect_eq(op_mesh_edge_links(m, 0, 0, 0, &l), 0, "layer 7 is absent");
+    cr_assert_eq(op_mesh_edge_links(m, 1, 1, 0, &l), 1);
+    expect_link(&l[0], 0, 0, 2, 4.0, 10.0);
+    cr_expect_eq(op_mesh_link_count(m), 4);
+    expect_mutual(m);
+    op_mesh_destroy(m);
+}
+
+/* Layer 0 as above (its z = 5 seam names layer 1) against one layer-1 rectangle whose
+ * edge k is a seam into layer `names`: the number of links of layer 0's seam. */
+static int pair_links(float z0, float z1, int edge, int names, double oy)
+{
+    op_tile t[2];
+    rect(0, 0.0, 0, 0, 10, 5, 0.0f, &t[0]);
+    seam(&t[0], 0, 2, 1);
+    rect(1, oy, 0, z0, 10, z1, 0.0f, &t[1]);
+    seam(&t[1], 0, edge, names);
+    op_mesh *m = mesh_of(t, 2);
+    const op_link *l;
+    int n = op_mesh_edge_links(m, 0, 0, 2, &l);
+    expect_mutual(m);
+    op_mesh_destroy(m);
+    return n;
+}
+
+Test(mesh, seam_refusals_by_rule, .init = setup, .fini = teardown)
+{
+    cr_expect_eq(pair_links(5, 10, 0, 0, 1.0), 1, "opposite, on the line, 1.0 up: linked");
+    cr_expect_eq(pair_links(5, 10, 0, 0, 1.001), 0, "1.001 > tolerance");
+    cr_expect_eq(pair_links(5, 10, 0, 2, 0.0), 0, "names layer 2, not 0");
+    cr_expect_eq(pair_links(5.5f, 10, 0, 0, 0.0), 0, "off the line");
+    cr_expect_eq(pair_links(0, 5, 2, 0, 0.0), 0, "the same direction (overlapping floors)");
+}
+
+/* A diagonal seam: layer 0's triangle (0,0) (10,0) (0,10) has its hypotenuse (10,0) ->
+ * (0,10) a seam into layer 1, whose triangle (5,5) (10,10) (0,10) runs (0,10) -> (5,5)
+ * over half of it (x 0..5; u is x, the ends' x differ). Layer 1's seam names layer 0, its
+ * other edges are walls. In world x the link lies at the tile cell's origin 10 + x. */
+Test(mesh, diagonal_seam_links_over_the_shared_stretch, .init = setup, .fini = teardown)
+{
+    op_tile t[2];
+    const float v0[] = {0, 0, 0, 10, 0, 0, 0, 0, 10};
+    const int p0[] = {0, 1, 2, -1, -1, -1};
+    cr_assert_eq(hm_tile(arena, 1, 0, 0, 10.0, 0.0, v0, 3, p0, 1, NULL, &t[0]), 0);
+    seam(&t[0], 0, 1, 1);
+    const float v1[] = {5, 0.8f, 5, 10, 0.8f, 10, 0, 0.8f, 10};
+    const int p1[] = {0, 1, 2, -1, -1, -1};
+    cr_assert_eq(hm_tile(arena, 1, 0, 1, 10.0, 0.0, v1, 3, p1, 1, NULL, &t[1]), 0);
+    seam(&t[1], 0, 2, 0);
+    op_mesh *m = mesh_of(t, 2);
+    const op_link *l;
+    cr_assert_eq(op_mesh_edge_links(m, 0, 0, 1, &l), 1);
+    expect_link(&l[0], 1, 0, 2, 10.0, 15.0);
+    cr_expect_eq(l[0].axis, 0);
+    expect_mutual(m);
+    op_mesh_destroy(m);
+}
+
+Test(mesh, layers_of_one_cell_share_origin_x_and_z, .init = setup, .fini = teardown)
+{
+    op_tile a, b;
+    rect(0, 0.0, 0, 0, 10, 5, 0.0f, &a);
+    rect(1, 3.0, 0, 0, 10, 5, 0.0f, &b);
+    b.origin[0] += 1e-9;
+    op_mesh *m;
+    op_err e;
+    cr_assert_eq(op_mesh_create(&S, &m, &e), OP_OK);
+    add(m, &a);
+    cr_expect_eq(op_mesh_add_tile(m, &b, &e), OP_EINVAL);
+    cr_expect(strstr(e.msg, "differs from layer 0") != NULL, "%s", e.msg);
+    b.origin[0] = a.origin[0];
+    b.origin[2] -= 0.5;
+    cr_expect_eq(op_mesh_add_tile(m, &b, &e), OP_EINVAL);
+    b.origin[2] = a.origin[2];
+    add(m, &b); /* origin y may differ */
+    op_mesh_destroy(m);
+}
+
+/* Neighbour values with bit 15 set are portals 0x8000..0x8003 or seams 0xc000 | layer into
+ * another layer below OP_MAX_LAYERS (navmesh-format.md §3); the validator refuses the
+ * rest, and more polygons than in-tile values can name. */
+Test(mesh, validator_refuses_bad_seams_and_flag_values, .init = setup, .fini = teardown)
+{
+    op_tile t;
+    op_err e;
+    rect(2, 0.0, 0, 0, 10, 5, 0.0f, &t);
+    static const struct {
+        uint16_t v;
+        const char *what;
+    } bad[] = {
+        {OP_NEI_SEAM | 2, "into layer 2"}, /* its own layer */
+        {OP_NEI_SEAM | 1024, "into layer 1024"}, {OP_NEI_SEAM | 0x3fff, "into layer 16383"},
+        {OP_NEI_PORTAL | 4, "portal 4"},         {OP_NEI_PORTAL | 0x2000, "portal 8192"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint16_t keep = t.neis[2];
+        t.neis[2] = bad[i].v;
+        cr_expect_eq(op_tile_validate(&t, &e), OP_EPROTO, "%#x accepted", bad[i].v);
+        cr_expect(strstr(e.msg, bad[i].what) != NULL, "%#x: %s", bad[i].v, e.msg);
+        t.neis[2] = keep;
+    }
+    t.neis[2] = OP_NEI_SEAM | 0;
+    cr_expect_eq(op_tile_validate(&t, &e), OP_OK, "%s", e.msg);
+    t.neis[2] = OP_NEI_SEAM | 1023;
+    cr_expect_eq(op_tile_validate(&t, &e), OP_OK, "%s", e.msg);
+    t.npolys = OP_MAX_LAYER_POLYS + 1;
+    cr_expect_eq(op_tile_validate(&t, &e), OP_EPROTO);
 }

@@ -195,3 +195,154 @@ Test(query_levels, golden_mesh_levels)
     cr_assert_eq(h, h2);
     op_test_golden("build3d/mesh-stitched", h);
 }
+
+/* ---- amendment R3: a ramp onto a deck inside one tile ----
+ *
+ * One tile (default settings: tile (0, 0) covers x, z in [0, 9.6)): ground [0.3, 9.3]^2
+ * at y 0; a deck over z 6 .. 9.3 at y 2.4 (12 rows above the ground, clear for the 2 m
+ * agent); a ramp x 3.5 .. 6.5 from the ground at z 1.5 up to the deck's edge at z 6. The
+ * ground, the ramp, the deck and the ground under it form a cycle no layer assignment
+ * keeps on one layer, so the layers partition cuts one joint of it inside the tile
+ * (clarifications.md, polys 18). With R3 that joint is a layer seam, linked by the mesh:
+ * a path from the deck down to the ground under it is complete. Without it every route
+ * crosses the cut (there is no other tile to go round through) and the path is partial. */
+static void quad(float *v, int *t, int *nv, int *nt, const float p[12])
+{
+    memcpy(&v[3 * *nv], p, 12 * sizeof(float));
+    int b = *nv;
+    const int ix[6] = {b, b + 2, b + 1, b, b + 3, b + 2}; /* upward-facing */
+    memcpy(&t[3 * *nt], ix, sizeof ix);
+    *nv += 4;
+    *nt += 2;
+}
+
+static op_mesh *ramp_deck_mesh(double detail_sample_distance, int *nseams)
+{
+    static float v[3 * 12];
+    static int t[3 * 6];
+    int nv = 0, nt = 0;
+    const float ground[12] = {0.3f, 0, 0.3f, 9.3f, 0, 0.3f, 9.3f, 0, 9.3f, 0.3f, 0, 9.3f};
+    const float deck[12] = {0.3f, 2.4f, 6, 9.3f, 2.4f, 6, 9.3f, 2.4f, 9.3f, 0.3f, 2.4f, 9.3f};
+    const float ramp[12] = {3.5f, 0, 1.5f, 6.5f, 0, 1.5f, 6.5f, 2.4f, 6, 3.5f, 2.4f, 6};
+    quad(v, t, &nv, &nt, ground);
+    quad(v, t, &nv, &nt, deck);
+    quad(v, t, &nv, &nt, ramp);
+    op_soup soup = {v, (size_t)nv * 3, t, (size_t)nt * 3, NULL};
+    op_settings s;
+    op_settings_default(&s);
+    s.partition = OP_PARTITION_LAYERS;
+    s.detail_sample_distance = detail_sample_distance;
+    op_level *lvl;
+    op_err e;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_tile_rect r = op_level_tiles(lvl);
+    cr_assert(r.tx0 == 0 && r.tx1 == 0 && r.tz0 == 0 && r.tz1 == 0, "one tile");
+    op_mesh *m;
+    cr_assert_eq(op_mesh_build_level(lvl, 1, &m, &e), OP_OK, "%s", e.msg);
+    op_level_destroy(lvl);
+    *nseams = 0;
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *tl = op_mesh_tile(m, i);
+        for (int k = 0; k < tl->npolys * tl->nvp; k++)
+            *nseams += OP_NEI_IS_SEAM(tl->neis[k]);
+    }
+    return m;
+}
+
+Test(query_levels, ramp_onto_a_deck_connects_across_the_layer_seam)
+{
+    /* Both build paths of the layers partition: all layers together (detail sampled) and
+     * layer by layer (detail sample distance 0, build3d-runtime.md §2.3). */
+    static const double sample_distance[2] = {1.8, 0.0};
+    for (int v = 0; v < 2; v++) {
+        int nseams;
+        op_mesh *m = ramp_deck_mesh(sample_distance[v], &nseams);
+        cr_assert_geq(op_mesh_tile_count(m), 2, "the cycle needs two layers");
+        cr_assert_gt(nseams, 0, "detail %g: no seam", sample_distance[v]);
+        check_links(m);
+        static const double half[3] = {0.5, 0.5, 0.5};
+        const double on_deck[3] = {1.5, 2.4, 8.0}, under[3] = {1.5, 0.0, 8.0};
+        op_polyref a, b;
+        double pa[3], pb[3];
+        op_err e;
+        cr_assert_eq(op_query_nearest(m, on_deck, half, NULL, &a, pa, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_query_nearest(m, under, half, NULL, &b, pb, &e), OP_OK, "%s", e.msg);
+        cr_assert_neq(op_mesh_tile(m, a.tile)->layer, op_mesh_tile(m, b.tile)->layer);
+        op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+        op_path p;
+        cr_assert_eq(op_query_path(m, NULL, a, pa, b, pb, out, scratch, &p, &e), OP_OK, "%s",
+                     e.msg);
+        cr_assert(!p.partial,
+                  "detail %g: the path from the deck to the ground under it is "
+                  "partial (%d polygons)",
+                  sample_distance[v], p.npolys);
+        /* The straight path crosses from one tile layer into another. */
+        op_straight_path sp;
+        cr_assert_eq(op_query_straight(m, p.polys, p.npolys, pa, pb, out, scratch, &sp, &e), OP_OK,
+                     "%s", e.msg);
+        int crossings = 0;
+        for (int i = 0; i < sp.npoints; i++)
+            crossings += (sp.points[i].flags & OP_STRAIGHT_TILE) != 0;
+        cr_assert_gt(crossings, 0);
+        op_arena_destroy(out);
+        op_arena_destroy(scratch);
+        op_mesh_destroy(m);
+    }
+}
+
+/* What navmesh-format.md §6 says the builder guarantees: on a generated multi-storey level,
+ * under both build paths of the layers partition, every seam edge has exactly one link, to
+ * a seam edge with the same two ends in x and z (the other side of the same contour
+ * border). */
+Test(query_levels, seams_of_generated_levels_meet_one_edge_end_to_end, .timeout = 120)
+{
+    static const char *const sd[2] = {"1.8", "0"};
+    for (int v = 0; v < 2; v++) {
+        op_arena *a = op_arena_create(0);
+        op_soup soup;
+        op_err e;
+        cr_assert_eq(op_levelgen("multifloor", 128, 1, a, &soup, &e), OP_OK, "%s", e.msg);
+        op_settings s;
+        op_settings_default(&s);
+        s.partition = OP_PARTITION_LAYERS;
+        cr_assert_eq(op_settings_set(&s, "detail_sample_distance", sd[v], &e), OP_OK);
+        op_level *lvl;
+        cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+        op_mesh *m;
+        cr_assert_eq(op_mesh_build_level(lvl, 2, &m, &e), OP_OK, "%s", e.msg);
+        int seams = 0;
+        for (int i = 0; i < op_mesh_tile_count(m); i++) {
+            const op_tile *t = op_mesh_tile(m, i);
+            for (int p = 0; p < t->npolys; p++) {
+                int n = op_tile_poly_nverts(t, p);
+                for (int k = 0; k < n; k++) {
+                    if (!OP_NEI_IS_SEAM(t->neis[(size_t)p * t->nvp + k]))
+                        continue;
+                    seams++;
+                    const op_link *l;
+                    cr_assert_eq(op_mesh_edge_links(m, i, p, k, &l), 1,
+                                 "detail %s: tile (%d, %d, %d) polygon %d edge %d", sd[v], t->tx,
+                                 t->tz, t->layer, p, k);
+                    const op_tile *u = op_mesh_tile(m, l->nei_tile);
+                    int un = op_tile_poly_nverts(u, l->nei_poly);
+                    const float *a0 = &t->verts[3 * t->polys[(size_t)p * t->nvp + k]];
+                    const float *a1 = &t->verts[3 * t->polys[(size_t)p * t->nvp + (k + 1) % n]];
+                    const float *b0 =
+                        &u->verts[3 *
+                                  u->polys[(size_t)l->nei_poly * u->nvp + (l->nei_edge + 1) % un]];
+                    const float *b1 =
+                        &u->verts[3 * u->polys[(size_t)l->nei_poly * u->nvp + l->nei_edge]];
+                    cr_assert(a0[0] == b0[0] && a0[2] == b0[2] && a1[0] == b1[0] && a1[2] == b1[2],
+                              "detail %s: tile (%d, %d, %d) polygon %d edge %d meets another "
+                              "stretch",
+                              sd[v], t->tx, t->tz, t->layer, p, k);
+                }
+            }
+        }
+        cr_assert_gt(seams, 50, "detail %s: %d seams", sd[v], seams);
+        check_links(m);
+        op_mesh_destroy(m);
+        op_level_destroy(lvl);
+        op_arena_destroy(a);
+    }
+}

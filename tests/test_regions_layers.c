@@ -111,17 +111,26 @@ Test(layers, spiral_ramp_by_hand)
     cr_assert_eq(nl, 2);
     cr_assert_eq(layer[1], 0);
     cr_assert_eq(layer[2], 1);
-    /* The other partitions may keep the overlap in one region: with merging the whole
-     * ramp is one region that covers three columns twice. */
-    for (int p = 0; p < 2; p++) {
-        build_regions(chf, (op_partition)p, 0, 400, A, &r);
-        cr_assert_eq(r.region_count, 1, "partition %d", p);
-        check_partition(chf, &r, 0, 400, (op_partition)p);
-    }
-    /* Islands: the ramp's layers are neighbours of each other, so MinRegionArea above
-     * both sizes removes nothing. */
-    build_regions(chf, OP_PARTITION_LAYERS, 64, 0, A, &r);
+    /* The watershed grows one region round the whole spiral (a region may cover a column
+     * twice; §5.2 only merges). Monotone's three regions merge under amendment R2 only as
+     * far as no merge joins two overlapping regions: 1 (lower start) merges into 3 (row
+     * 3), which then overlaps 2, so the result is the layer partition's. The literal §5.2
+     * merged all three into one region covering three columns twice. */
+    build_regions(chf, OP_PARTITION_WATERSHED, 0, 400, A, &r);
+    cr_assert_eq(r.region_count, 1);
+    check_partition(chf, &r, 0, 400, OP_PARTITION_WATERSHED);
+    build_regions(chf, OP_PARTITION_MONOTONE, 0, 400, A, &r);
     cr_assert_eq(r.region_count, 2);
+    for (uint32_t s = 0; s < 15; s++)
+        cr_assert_eq(r.reg[s], want[s], "monotone span %u: %u", s, r.reg[s]);
+    check_partition(chf, &r, 0, 400, OP_PARTITION_MONOTONE);
+    /* Islands (R1 of ../shared/spec/amendments.md): the ramp's two layers are each
+     * other's only neighbour, one group of 15 spans; MinRegionArea 15 keeps both, 16
+     * removes both (the literal §5.1 kept them at any MinRegionArea). */
+    build_regions(chf, OP_PARTITION_LAYERS, 15, 0, A, &r);
+    cr_assert_eq(r.region_count, 2);
+    build_regions(chf, OP_PARTITION_LAYERS, 16, 0, A, &r);
+    cr_assert_eq(r.region_count, 0);
 }
 
 Test(layers, adjacent_same_area_regions_merge_on_one_floor)
@@ -154,26 +163,20 @@ Test(layers, shortcut_equals_general_on_single_floor_fields, .timeout = 120)
         check_partition(chf, &r, min_area, 0, OP_PARTITION_LAYERS);
         check_layers(chf, &r);
         /* On one floor the layer regions are the same-area components minus islands:
-         * a walkable component of one area below MinRegionArea is removed; every other
-         * walkable span keeps a region. */
+         * a walkable component (any areas, R1) below MinRegionArea is removed; every
+         * other walkable span keeps a region. */
         uint32_t ncomp;
         uint32_t *comp = walkable_components(chf, &ncomp);
         uint32_t *csize = calloc(ncomp + 1, 4);
-        int *carea = calloc(ncomp + 1, sizeof *carea);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            csize[comp[s]] += comp[s] != 0;
         for (uint32_t s = 0; s < chf->span_count; s++)
             if (comp[s]) {
-                csize[comp[s]]++;
-                int ar = chf->areas[s];
-                carea[comp[s]] = carea[comp[s]] == 0 || carea[comp[s]] == ar ? ar : -1;
-            }
-        for (uint32_t s = 0; s < chf->span_count; s++)
-            if (comp[s]) {
-                int island = csize[comp[s]] < (uint32_t)min_area && carea[comp[s]] > 0;
+                int island = csize[comp[s]] < (uint32_t)min_area;
                 cr_assert_eq(r.reg[s] == 0, island, "seed %u span %u", (unsigned)seed, s);
             }
         free(comp);
         free(csize);
-        free(carea);
         op_arena_destroy(a);
     }
 }
@@ -642,6 +645,82 @@ Test(layers, open_pocket_under_the_ramp_keeps_the_ground_and_cuts_the_ramp_foot)
     cr_assert_eq(chf->links[f2][1], f3);
     cr_assert_eq(sl[f3], 1, "ramp above its foot");
     op_arena_destroy(a);
+}
+
+/* ---- amendment R2: no merge into an overlapping region ---- */
+
+/* The number of columns that hold two spans of one region. */
+static int doubled_columns(const op_chf *chf, const op_regions *r)
+{
+    int n = 0;
+    for (int c = 0; c < chf->width * chf->depth; c++) {
+        int twice = 0;
+        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+            for (uint32_t t = s + 1; t < chf->cells[c + 1]; t++)
+                twice |= r->reg[s] != 0 && r->reg[s] == r->reg[t];
+        n += twice;
+    }
+    return n;
+}
+
+Test(layers, deck_never_merges_into_the_ground_under_it)
+{
+    /* The deck field: every monotone region is below MergeRegionArea 400 and all are
+     * linked through the ramp, so the literal §5.2 merges them into one region that holds
+     * the deck and the ground under it in all 60 deck columns. R2 refuses every merge of
+     * two regions that share a column. */
+    op_arena *a = op_arena_create(0);
+    for (int pocket = 0; pocket < 2; pocket++) {
+        op_chf *chf = deck_field(a, pocket);
+        with_distance(a, chf);
+        for (int p = 0; p < 2; p++) {
+            op_regions r;
+            build_regions(chf, (op_partition)p, 0, 400, a, &r);
+            cr_assert_eq(doubled_columns(chf, &r), 0, "pocket %d partition %d", pocket, p);
+            check_partition(chf, &r, 0, 400, (op_partition)p);
+            op_regions nv;
+            naive_regions(chf, (op_partition)p, 0, 400, &nv);
+            assert_same_regions(&r, &nv, pocket ? "pocket, naive" : "naive");
+            naive_free(&nv);
+            /* The deck and the ground under it stay apart, and each is one region (the
+             * small ground pieces merge into the ground as before). */
+            uint32_t deck = r.reg[span_at(chf, 0, 9, 12)], under = r.reg[span_at(chf, 0, 9, 0)];
+            cr_assert_neq(deck, under, "pocket %d partition %d", pocket, p);
+            for (int x = 0; x < W; x++) {
+                cr_assert_eq(r.reg[span_at(chf, x, 11, 12)], deck);
+                cr_assert_eq(r.reg[span_at(chf, x, 7, 0)], under);
+            }
+        }
+    }
+    op_arena_destroy(a);
+}
+
+Test(layers, multifloor_tile_regions_cover_no_column_twice, .timeout = 60)
+{
+    /* gen:multifloor:256:1, tile (4, 15), demo settings: the tile docs/quality.md found,
+     * where the literal §5.2 merged a ramp-and-deck region with the ground pocket under it
+     * (columns x 18..31, rows 29..38 twice). The watershed itself makes no region that
+     * covers a column twice there, so with R2 no region does. */
+    op_arena *in = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("multifloor", 256, 1, in, &soup, &e), OP_OK, "%s", e.msg);
+    op_settings s;
+    op_settings_default(&s);
+    op_level *lvl;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_tile_stages st;
+    cr_assert_eq(op_level_build_stages(lvl, 4, 15, OP_STAGE_SPANS, 0, out, scratch, &st, &e), OP_OK,
+                 "%s", e.msg);
+    op_regions r;
+    build_regions(&st.chf, OP_PARTITION_WATERSHED, 64, 0, scratch, &r);
+    cr_assert_eq(doubled_columns(&st.chf, &r), 0, "the watershed alone");
+    build_regions(&st.chf, OP_PARTITION_WATERSHED, 64, 400, scratch, &r);
+    cr_assert_eq(doubled_columns(&st.chf, &r), 0, "after merging");
+    op_level_destroy(lvl);
+    op_arena_destroy(scratch);
+    op_arena_destroy(out);
+    op_arena_destroy(in);
 }
 
 /* ---- the implementation against the naive reading on generated tiles ---- */

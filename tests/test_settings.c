@@ -86,6 +86,25 @@ Test(settings, out_of_range_values_name_the_field)
     expect_range_error("area", "64");
     expect_range_error("min_region_area", "-1");
     expect_range_error("tile_size", "inf");
+    expect_range_error("grid_origin_x", "32768.5");
+    expect_range_error("grid_origin_z", "-40000");
+    expect_range_error("grid_origin_x", "nan");
+    expect_range_error("grid_origin_z", "inf");
+}
+
+Test(settings, grid_origin_defaults_to_zero_and_bounds_are_inclusive)
+{
+    op_settings s;
+    op_err e;
+    op_settings_default(&s);
+    cr_assert(s.grid_origin_x == 0.0 && s.grid_origin_z == 0.0);
+    cr_assert_eq(op_settings_set(&s, "grid_origin_x", "-32768", &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_settings_set(&s, "grid_origin_z", "32768", &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_settings_validate(&s, &e), OP_OK, "%s", e.msg);
+    cr_assert(s.grid_origin_x == -32768.0 && s.grid_origin_z == 32768.0);
+    op_tile_grid g;
+    op_tile_grid_derive(&s, &g);
+    cr_assert(g.origin_x == -32768.0 && g.origin_z == 32768.0);
 }
 
 Test(settings, set_refuses_bad_text)

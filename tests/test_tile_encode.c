@@ -40,8 +40,11 @@ static void key(msgpack_packer *pk, const char *k)
     msgpack_pack_str_with_body(pk, k, strlen(k));
 }
 
-/* The layout packed with msgpack-c. */
-static void oracle(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash)
+/* Non-canonical variants of the layout (the decoder must refuse them). */
+enum { LONG_TX = 1, LONG_AREAS_BIN = 2 };
+
+/* The layout packed with msgpack-c (with the forms `variant` asks for). */
+static void oracle_variant(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash, int variant)
 {
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
@@ -50,7 +53,10 @@ static void oracle(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash)
     key(&pk, "format");
     msgpack_pack_unsigned_int(&pk, OP_TILE_FORMAT);
     key(&pk, "tx");
-    msgpack_pack_int(&pk, t->tx);
+    if (variant & LONG_TX)
+        msgpack_pack_fix_int32(&pk, t->tx);
+    else
+        msgpack_pack_int(&pk, t->tx);
     key(&pk, "tz");
     msgpack_pack_int(&pk, t->tz);
     key(&pk, "layer");
@@ -70,7 +76,14 @@ static void oracle(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash)
     key(&pk, "neis");
     le_bin(&pk, t->neis, np * nvp, 2);
     key(&pk, "areas");
-    le_bin(&pk, t->areas, np, 1);
+    if (variant & LONG_AREAS_BIN) {
+        const uint8_t h[5] = {0xc6, (uint8_t)(np >> 24), (uint8_t)(np >> 16), (uint8_t)(np >> 8),
+                              (uint8_t)np};
+        msgpack_sbuffer_write(sb, (const char *)h, 5);
+        msgpack_sbuffer_write(sb, (const char *)t->areas, np);
+    } else {
+        le_bin(&pk, t->areas, np, 1);
+    }
     key(&pk, "flags");
     le_bin(&pk, t->flags, np, 2);
     key(&pk, "dmeshes");
@@ -82,6 +95,11 @@ static void oracle(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash)
     *hash = op_hash_bytes(sb->data, sb->size);
     key(&pk, "hash");
     msgpack_pack_fix_uint64(&pk, *hash);
+}
+
+static void oracle(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash)
+{
+    oracle_variant(t, sb, hash, 0);
 }
 
 /* A tile of the given counts with patterned contents (encode does not validate). */
@@ -184,4 +202,59 @@ Test(tile_encode, bins_of_every_length_form)
         same_bytes(&t);
         release(&t);
     }
+}
+
+/* Format 2 (layer seams) is the only version read: a format-1 blob is refused by name. */
+Test(tile_encode, older_format_is_refused)
+{
+    op_tile t;
+    fill(&t, 0, 0, 0, 0);
+    op_bytes b;
+    op_err e;
+    cr_assert_eq(op_tile_encode(&t, &b, NULL, &e), OP_OK, "%s", e.msg);
+    /* map16 header (3 bytes), fixstr "format" (7), then the version as a positive fixint */
+    cr_assert_eq(b.data[10], OP_TILE_FORMAT);
+    cr_assert_eq(OP_TILE_FORMAT, 2);
+    b.data[10] = 1;
+    op_arena *a = op_arena_create(0);
+    op_tile back;
+    cr_expect_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_EPROTO);
+    cr_expect(strstr(e.msg, "older than 2") != NULL, "%s", e.msg);
+    b.data[10] = 3;
+    cr_expect_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_EPROTO);
+    cr_expect(strstr(e.msg, "unknown format version") != NULL, "%s", e.msg);
+    op_arena_destroy(a);
+    op_bytes_free(&b);
+    release(&t);
+}
+
+/* A tile has exactly one blob: the same values in a longer integer or bin header form
+ * (with a matching hash) are refused. */
+Test(tile_encode, longer_forms_are_refused)
+{
+    op_tile t;
+    fill(&t, 3, 4, 0, 0);
+    t.tx = 5;
+    for (int v = 0; v <= (LONG_TX | LONG_AREAS_BIN); v++) {
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        uint64_t h;
+        oracle_variant(&t, &sb, &h, v);
+        op_arena *a = op_arena_create(0);
+        op_tile back;
+        op_err e;
+        op_status st = op_tile_decode(sb.data, sb.size, a, &back, NULL, &e);
+        /* The patterned tile is no valid tile: the canonical form gets past the layout to
+         * the validator; a long form stops at the layout. */
+        if (v == 0) {
+            cr_expect_eq(st, OP_EPROTO);
+            cr_expect(strstr(e.msg, "tile:") != NULL, "%s", e.msg);
+        } else {
+            cr_expect_eq(st, OP_EPROTO, "variant %d", v);
+            cr_expect(strstr(e.msg, "shortest form") != NULL, "variant %d: %s", v, e.msg);
+        }
+        op_arena_destroy(a);
+        msgpack_sbuffer_destroy(&sb);
+    }
+    release(&t);
 }

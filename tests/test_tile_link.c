@@ -53,7 +53,7 @@ Test(tile_link, links_portals_and_walls_by_the_rules)
     pm.frame = (op_tile_frame){5, 32, 0.3, 9.6, 0.2};
     op_settings s;
     op_settings_default(&s);
-    op_tile_source src = {0, 0, 0.0, 0, 0.0, 0.0};
+    op_tile_source src = {0, 0, 0.0, 0, 0.0, 0.0, NULL, 0};
     op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
     op_tile tile;
     int ntiles = 0;

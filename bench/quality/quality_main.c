@@ -3,7 +3,8 @@
  * builds, on the same soup and settings, in one run (docs/quality.md).
  *
  *   onepath-quality [--level PATH]... [--gen KIND:SIZE]... [--variant demo|fine|layers]...
- *                   [--points N] [--seed S] [--threads N] [--pairs] [--json]
+ *                   [--align origin|recast]... [--points N] [--seed S] [--threads N] [--pairs]
+ *                   [--json]
  *
  * Per level and settings variant: onepath's full build (op_mesh_build_level) and Recast's
  * tiled build into a dtNavMesh (bench_recast_build_navmesh); polygons, vertices and
@@ -12,7 +13,10 @@
  * half-extents on both sides), and the N - 1 consecutive pairs: how many each side joins
  * with a complete path, and which pairs only one side joins.
  * Defaults: every generated kind at 256 m, seed 1, plus the shared levels; variants demo
- * (the Recast demo settings), fine (cell 0.15, cell height 0.1) and layers (partition).
+ * (the Recast demo settings), fine (cell 0.15, cell height 0.1) and layers (partition);
+ * both alignments of onepath's tile grid: origin (tile (0, 0) at the world origin, the
+ * default settings) and recast (the grid origin at the level's minimum corner, as Recast's
+ * rcConfig.bmin, so both builds have the same cells and tile lines).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -52,11 +56,17 @@ static const variant variants[] = {
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
+/* Where onepath's tile grid starts: the world origin, or Recast's bmin. */
+enum { ALIGN_ORIGIN = 0, ALIGN_RECAST = 1, NALIGN = 2 };
+static const char *const align_names[NALIGN] = {"origin", "recast"};
+
 typedef struct options {
     char levels[MAX_LEVELS][512]; /* "gen:KIND:SIZE:SEED" or an OBJ path */
     int nlevels;
     int variant_on[NVARIANTS];
     int any_variant;
+    int align_on[NALIGN];
+    int any_align;
     int points, threads, pairs, json, snaps, why, tiles;
     unsigned long long seed;
 } options;
@@ -65,6 +75,7 @@ typedef struct options {
 typedef struct row {
     char level[64];
     const char *variant;
+    const char *align;
     int ok;
     char err[320];
     long polys[2], verts[2];
@@ -82,6 +93,7 @@ typedef struct row {
     int list_why;   /* explain the pairs only Recast connects */
     int list_tiles; /* the tiles whose coverage differs most */
     long portals[3];
+    long seams[2]; /* onepath layer seam edges (amendments.md R3): linked, unlinked */
     /* onepath portal edges: linked, refused by height, facing nothing */ /* of those, the other
                                                                              side snapped both
                                                                              ends (so: partial
@@ -208,7 +220,9 @@ static void portal_stats(const op_mesh *m, row *r)
             for (int k = 0; k < n; k++) {
                 unsigned v = t->neis[(size_t)p * t->nvp + k];
                 const op_link *l;
-                if (!(v & OP_NEI_PORTAL))
+                if (OP_NEI_IS_SEAM(v))
+                    r->seams[op_mesh_edge_links(m, ti, p, k, &l) > 0 ? 0 : 1]++;
+                if (!(v & OP_NEI_PORTAL) || OP_NEI_IS_SEAM(v))
                     continue;
                 if (op_mesh_edge_links(m, ti, p, k, &l) > 0) {
                     r->portals[0]++;
@@ -230,10 +244,10 @@ static void portal_stats(const op_mesh *m, row *r)
                 r->portals[1] += over;
                 r->portals[2] += cell && !over;
                 if (cell && !over && r->list_why && r->portals[2] <= 40)
-                    printf("  %s %s: gap e: tile (%d, %d) layer %d poly %d edge %d side %d "
+                    printf("  %s %s %s: gap e: tile (%d, %d) layer %d poly %d edge %d side %d "
                            "(%.2f, %.2f, %.2f) -> (%.2f, %.2f, %.2f)\n",
-                           r->level, r->variant, t->tx, t->tz, t->layer, p, k, side, a[0], a[1],
-                           a[2], b[0], b[1], b[2]);
+                           r->level, r->variant, r->align, t->tx, t->tz, t->layer, p, k, side, a[0],
+                           a[1], a[2], b[0], b[1], b[2]);
             }
         }
     }
@@ -321,10 +335,11 @@ static void list_snaps(const row *r, int n, snap *const sn[2])
     for (int k = 0; k < n; k++)
         if (sn[OURS][k].ok != sn[RECAST][k].ok) {
             const snap *s = &sn[sn[OURS][k].ok ? OURS : RECAST][k];
-            printf("  %s %s: point %d (%.2f, %.2f, %.2f) snapped only by %s, to (%.2f, %.2f, "
+            printf("  %s %s %s: point %d (%.2f, %.2f, %.2f) snapped only by %s, to (%.2f, %.2f, "
                    "%.2f)\n",
-                   r->level, r->variant, k, r->pts[3 * k], r->pts[3 * k + 1], r->pts[3 * k + 2],
-                   sn[OURS][k].ok ? "onepath" : "recast", s->pos[0], s->pos[1], s->pos[2]);
+                   r->level, r->variant, r->align, k, r->pts[3 * k], r->pts[3 * k + 1],
+                   r->pts[3 * k + 2], sn[OURS][k].ok ? "onepath" : "recast", s->pos[0], s->pos[1],
+                   s->pos[2]);
         }
 }
 
@@ -366,7 +381,7 @@ static void list_why(const op_mesh *m, void *dq, const row *r, int n, snap *cons
         }
         op_polyref last = {-1, -1};
         int got = ok ? ours_path(m, &rs[0], &rs[1], out, scratch, &last) : -2;
-        printf("  %s %s: pair %d %s", r->level, r->variant, k,
+        printf("  %s %s %s: pair %d %s", r->level, r->variant, r->align, k,
                got == 1    ? "snap"
                : got == -2 ? "nopoly"
                            : "cut");
@@ -564,8 +579,9 @@ static void list_cov_blocks(const op_mesh *m, const void *nav, const row *r, dou
                     tot[b - 1]++;
                 }
             }
-        printf("  %s %s: sampled area only onepath covers %.1f m2, only Recast %.1f m2\n", r->level,
-               r->variant, tot[0] * COV_STEP * COV_STEP, tot[1] * COV_STEP * COV_STEP);
+        printf("  %s %s %s: sampled area only onepath covers %.1f m2, only Recast %.1f m2\n",
+               r->level, r->variant, r->align, tot[0] * COV_STEP * COV_STEP,
+               tot[1] * COV_STEP * COV_STEP);
         for (int k = 0; k < 12; k++) {
             int best = -1;
             long bd = 0;
@@ -619,9 +635,9 @@ done:
     free(conn);
 }
 
-/* --tiles: the 12 tiles whose coverage differs most between the two meshes (both tile
- * grids start at the origin when the level's minimum corner is there, as on the
- * generated levels). */
+/* --tiles: the 12 tiles whose coverage differs most between the two meshes (the tile
+ * indices agree with align recast, and with align origin when the level's minimum corner
+ * is the origin, as on the generated levels). */
 #define TILE_GRID 128
 static void list_tiles(const op_mesh *m, const void *nav, const row *r)
 {
@@ -646,9 +662,9 @@ static void list_tiles(const op_mesh *m, const void *nav, const row *r)
         }
         if (best < 0)
             break;
-        printf("  %s %s: tile (%d, %d) coverage op %.1f rc %.1f (%+.1f m2)\n", r->level, r->variant,
-               best % TILE_GRID, best / TILE_GRID, g[best], g[TILE_GRID * TILE_GRID + best],
-               g[best] - g[TILE_GRID * TILE_GRID + best]);
+        printf("  %s %s %s: tile (%d, %d) coverage op %.1f rc %.1f (%+.1f m2)\n", r->level,
+               r->variant, r->align, best % TILE_GRID, best / TILE_GRID, g[best],
+               g[TILE_GRID * TILE_GRID + best], g[best] - g[TILE_GRID * TILE_GRID + best]);
         g[best] = g[TILE_GRID * TILE_GRID + best] = 0.0;
     }
     free(g);
@@ -663,15 +679,15 @@ static double pct(double a, double b)
 
 static void print_header(void)
 {
-    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s %11s\n", "level", "set", "polys op/rc",
-           "verts op/rc", "coverage m2 op/rc (diff)", "snapped", "paths op/rc (diff)", "only op/rc",
-           "gaps h/e");
+    printf("%-22s %-7s %-6s %15s %15s %25s %11s %19s %15s %11s\n", "level", "set", "align",
+           "polys op/rc", "verts op/rc", "coverage m2 op/rc (diff)", "snapped",
+           "paths op/rc (diff)", "only op/rc", "gaps h/e");
 }
 
 static void print_row(const row *r)
 {
     if (!r->ok) {
-        printf("%-22s %-7s FAILED: %s\n", r->level, r->variant, r->err);
+        printf("%-22s %-7s %-6s FAILED: %s\n", r->level, r->variant, r->align, r->err);
         return;
     }
     char a[32], b[32], c[48], d[32], e[40], f[48];
@@ -686,8 +702,8 @@ static void print_row(const row *r)
              r->other_partial[1]);
     char g[32];
     snprintf(g, sizeof g, "%ld/%ld", r->portals[1], r->portals[2]);
-    printf("%-22s %-7s %15s %15s %25s %11s %19s %15s %11s\n", r->level, r->variant, a, b, c, d, e,
-           f, g);
+    printf("%-22s %-7s %-6s %15s %15s %25s %11s %19s %15s %11s\n", r->level, r->variant, r->align,
+           a, b, c, d, e, f, g);
 }
 
 static void print_pairs(const row *r)
@@ -696,9 +712,9 @@ static void print_pairs(const row *r)
         for (int i = 0; i < r->nonly[side]; i++) {
             int k = r->only[side][i];
             const double *p = &r->pts[3 * k], *q = &r->pts[3 * (k + 1)];
-            printf("  %s %s: pair %d only %s: (%.2f, %.2f, %.2f) -> (%.2f, %.2f, %.2f)\n", r->level,
-                   r->variant, k, side == OURS ? "onepath" : "recast", p[0], p[1], p[2], q[0], q[1],
-                   q[2]);
+            printf("  %s %s %s: pair %d only %s: (%.2f, %.2f, %.2f) -> (%.2f, %.2f, %.2f)\n",
+                   r->level, r->variant, r->align, k, side == OURS ? "onepath" : "recast", p[0],
+                   p[1], p[2], q[0], q[1], q[2]);
         }
 }
 
@@ -707,21 +723,22 @@ static void print_json(const row *rows, int n)
     printf("[");
     for (int i = 0; i < n; i++) {
         const row *r = &rows[i];
-        printf("%s\n {\"level\": \"%s\", \"variant\": \"%s\", \"ok\": %s", i ? "," : "", r->level,
-               r->variant, r->ok ? "true" : "false");
+        printf("%s\n {\"level\": \"%s\", \"variant\": \"%s\", \"align\": \"%s\", \"ok\": %s",
+               i ? "," : "", r->level, r->variant, r->align, r->ok ? "true" : "false");
         if (r->ok)
             printf(", \"polys\": [%ld, %ld], \"verts\": [%ld, %ld], \"coverage\": [%.3f, %.3f], "
                    "\"snapped\": [%d, %d], \"raw_snapped\": [%d, %d], \"pairs\": %d, "
                    "\"connected\": [%d, %d], "
                    "\"only\": [%d, %d], \"only_other_partial\": [%d, %d], \"portals\": [%ld, %ld, "
-                   "%ld], \"detour_out_of_nodes\": %d, \"build_ms\": [%.1f, %.1f], "
+                   "%ld], \"seams\": [%ld, %ld], \"detour_out_of_nodes\": %d, "
+                   "\"build_ms\": [%.1f, %.1f], "
                    "\"query_ms\": [%.1f, %.1f]",
                    r->polys[0], r->polys[1], r->verts[0], r->verts[1], r->coverage[0],
                    r->coverage[1], r->snapped[0], r->snapped[1], r->raw_snapped[0],
                    r->raw_snapped[1], r->npairs, r->connected[0], r->connected[1], r->nonly[0],
                    r->nonly[1], r->other_partial[0], r->other_partial[1], r->portals[0],
-                   r->portals[1], r->portals[2], r->out_of_nodes, r->build_ms[0], r->build_ms[1],
-                   r->query_ms[0], r->query_ms[1]);
+                   r->portals[1], r->portals[2], r->seams[0], r->seams[1], r->out_of_nodes,
+                   r->build_ms[0], r->build_ms[1], r->query_ms[0], r->query_ms[1]);
         printf("}");
     }
     printf("\n]\n");
@@ -734,9 +751,11 @@ static int usage(void)
     fprintf(stderr,
             "usage: onepath-quality [--level PATH]... [--gen KIND:SIZE]... "
             "[--variant demo|fine|layers]...\n"
-            "                       [--points N] [--seed S] [--threads N] [--pairs] [--snaps] "
-            "[--why] [--json]\n"
-            "Default: every generated kind at %d m and %s/levels/*.obj, all variants.\n",
+            "                       [--align origin|recast]... [--points N] [--seed S] "
+            "[--threads N]\n"
+            "                       [--pairs] [--snaps] [--why] [--tiles] [--json]\n"
+            "Default: every generated kind at %d m and %s/levels/*.obj, all variants, both "
+            "alignments.\n",
             GEN_SIZE, OP_SHARED_DIR);
     return 2;
 }
@@ -792,6 +811,15 @@ static int parse(int argc, char **argv, options *o)
                 return usage();
             o->any_variant = 1;
             i++;
+        } else if (!strcmp(a, "--align") && more) {
+            int found = 0;
+            for (int k = 0; k < NALIGN; k++)
+                if (!strcmp(argv[i + 1], align_names[k]))
+                    o->align_on[k] = found = 1;
+            if (!found)
+                return usage();
+            o->any_align = 1;
+            i++;
         } else if (!strcmp(a, "--points") && more)
             o->points = atoi(argv[++i]);
         else if (!strcmp(a, "--seed") && more)
@@ -816,6 +844,9 @@ static int parse(int argc, char **argv, options *o)
     if (!o->any_variant)
         for (int v = 0; v < NVARIANTS; v++)
             o->variant_on[v] = 1;
+    if (!o->any_align)
+        for (int k = 0; k < NALIGN; k++)
+            o->align_on[k] = 1;
     if (o->nlevels == 0)
         default_levels(o);
     return 0;
@@ -833,6 +864,19 @@ static void variant_settings(const variant *v, op_settings *s)
     }
 }
 
+/* Recast's grid origin: rcCalcBounds over every vertex (float), as recast_side.cpp. */
+static void recast_bmin(const op_soup *soup, double out[2])
+{
+    float x = 0.0f, z = 0.0f;
+    for (size_t i = 0; i < soup->verts_len / 3; i++) {
+        float vx = soup->verts[3 * i], vz = soup->verts[3 * i + 2];
+        x = (i == 0 || vx < x) ? vx : x;
+        z = (i == 0 || vz < z) ? vz : z;
+    }
+    out[0] = x;
+    out[1] = z;
+}
+
 static void level_label(const char *spec, char *out, size_t n)
 {
     const char *slash = strrchr(spec, '/');
@@ -844,7 +888,7 @@ int main(int argc, char **argv)
     options o;
     if (parse(argc, argv, &o))
         return 2;
-    row *rows = calloc((size_t)o.nlevels * NVARIANTS, sizeof *rows);
+    row *rows = calloc((size_t)o.nlevels * NVARIANTS * NALIGN, sizeof *rows);
     int nrows = 0;
     if (!rows)
         return 1;
@@ -855,26 +899,35 @@ int main(int argc, char **argv)
         op_soup soup;
         char err[320] = "";
         int loaded = a && load_soup(o.levels[l], a, &soup, err, sizeof err) == 0;
-        for (int v = 0; v < NVARIANTS; v++) {
-            if (!o.variant_on[v])
-                continue;
-            row *r = &rows[nrows++];
-            level_label(o.levels[l], r->level, sizeof r->level);
-            r->variant = variants[v].name;
-            r->list_snaps = o.snaps;
-            r->list_why = o.why;
-            r->list_tiles = o.tiles;
-            op_settings s;
-            variant_settings(&variants[v], &s);
-            if (!loaded)
-                snprintf(r->err, sizeof r->err, "%s", err);
-            else
-                run_row(&o, &soup, &s, r, o.seed ^ op_hash_bytes(r->level, strlen(r->level)));
-            if (!o.json) {
-                print_row(r);
-                fflush(stdout);
+        double bmin[2] = {0.0, 0.0};
+        if (loaded)
+            recast_bmin(&soup, bmin);
+        for (int v = 0; v < NVARIANTS; v++)
+            for (int al = 0; al < NALIGN; al++) {
+                if (!o.variant_on[v] || !o.align_on[al])
+                    continue;
+                row *r = &rows[nrows++];
+                level_label(o.levels[l], r->level, sizeof r->level);
+                r->variant = variants[v].name;
+                r->align = align_names[al];
+                r->list_snaps = o.snaps;
+                r->list_why = o.why;
+                r->list_tiles = o.tiles;
+                op_settings s;
+                variant_settings(&variants[v], &s);
+                if (al == ALIGN_RECAST) {
+                    s.grid_origin_x = bmin[0];
+                    s.grid_origin_z = bmin[1];
+                }
+                if (!loaded)
+                    snprintf(r->err, sizeof r->err, "%s", err);
+                else
+                    run_row(&o, &soup, &s, r, o.seed ^ op_hash_bytes(r->level, strlen(r->level)));
+                if (!o.json) {
+                    print_row(r);
+                    fflush(stdout);
+                }
             }
-        }
         op_arena_destroy(a);
     }
     if (o.json)

@@ -285,6 +285,7 @@ op_status op_client_level_info_get(op_client *c, const char *level, int timeout_
     if ((st = op_cget_u64(r.result, "version", &out->version, err)) == OP_OK &&
         (st = int_array(r.result, "bounds", 6, out->bounds, NULL, err)) == OP_OK &&
         (st = int_array(r.result, "tiles", 4, NULL, out->tiles, err)) == OP_OK &&
+        (st = int_array(r.result, "grid_origin", 2, out->grid_origin, NULL, err)) == OP_OK &&
         (st = op_cget_i64(r.result, "tiles_total", &out->tiles_total, err)) == OP_OK &&
         (st = op_cget_i64(r.result, "tiles_built", &out->tiles_built, err)) == OP_OK &&
         (st = op_cget_u64(r.result, "memory", &out->memory, err)) == OP_OK &&

@@ -50,6 +50,9 @@ op_status op_contour_settings_validate(const op_contour_settings *cs, op_err *er
                           cs->border_region, OP_MAX_REGIONS);
     if (cs->keep_raw != 0 && cs->keep_raw != 1)
         return op_err_set(err, OP_ERANGE, "contours: keep_raw = %d is not 0 or 1", cs->keep_raw);
+    if (cs->span_layer && (cs->layer < 0 || cs->layer >= OP_MAX_LAYERS))
+        return op_err_set(err, OP_ERANGE, "contours: layer = %d is outside [0, %d)", cs->layer,
+                          OP_MAX_LAYERS);
     op_err_clear(err);
     return OP_OK;
 }
@@ -374,7 +377,7 @@ op_status op_contours_build(const op_chf *chf, const op_regions *regs,
     b.scratch = scratch;
     b.err = err;
     b.res = res;
-    st = op__contours_trace(chf, regs, cs->keep_raw ? out : scratch, scratch, &b.loops, err);
+    st = op__contours_trace(chf, regs, cs, cs->keep_raw ? out : scratch, scratch, &b.loops, err);
     if (st == OP_OK)
         st = simplify_all(&b);
     if (st == OP_OK)
@@ -398,7 +401,7 @@ op_status op_contours_trace(const op_chf *chf, const op_regions *regs, op_arena 
     op_status st = check_input(chf, regs, err);
     op__loops loops;
     if (st == OP_OK)
-        st = op__contours_trace(chf, regs, out, scratch, &loops, err);
+        st = op__contours_trace(chf, regs, NULL, out, scratch, &loops, err);
     if (st != OP_OK)
         return st;
     res->loops = op_arena_alloc(out, (size_t)loops.count * sizeof *res->loops + 1);

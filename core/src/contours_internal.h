@@ -21,8 +21,10 @@ typedef struct op__loops {
 } op__loops;
 
 /* §6 Tracing. verts come from verts_arena (out when the caller keeps raw loops),
- * the index arrays from scratch. */
-op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena *verts_arena,
+ * the index arrays from scratch. cs (may be NULL: every span, no seams) selects the
+ * layer view of op_contour_settings. */
+op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
+                             const op_contour_settings *cs, op_arena *verts_arena,
                              op_arena *scratch, op__loops *res, op_err *err);
 
 /* Exact orientation of c against a -> b: > 0 when c is left of (counter-clockwise from) it. */

@@ -20,13 +20,48 @@
 static const int corner_dx[4] = {0, 1, 1, 0};
 static const int corner_dz[4] = {1, 1, 0, 0};
 
-/* Region of the neighbour in d; 0 for no link inside the grid; OP_TILE_BORDER outside. */
-static int32_t neighbour_value(const op_chf *chf, const uint16_t *reg, uint32_t s, int x, int z,
-                               int d)
+/* What the trace sees: the whole field, or one layer of it (op_contour_settings'
+ * layer view). */
+typedef struct view {
+    const op_chf *chf;
+    const uint16_t *reg;
+    const uint16_t *key; /* span layers, NULL: every span */
+    uint16_t layer;
+    int32_t border_region; /* a seam never leads into the band */
+} view;
+
+/* A span belongs to a layer view's layer when it has a region and that span layer
+ * (build3d-runtime.md §2.3.1). */
+static int visible(const view *v, uint32_t s)
 {
+    return v->reg[s] != 0 && (!v->key || v->key[s] == v->layer);
+}
+
+/* Whether the link from traced span s to span t stays in the view. */
+static int in_view(const view *v, uint32_t s, uint32_t t)
+{
+    return !v->key || (v->reg[t] != 0 && v->key[t] == v->key[s]);
+}
+
+/* The link of traced span s in d, or OP_NO_LINK when it leaves the view. */
+static uint32_t link_in(const view *v, uint32_t s, int d)
+{
+    uint32_t t = v->chf->links[s][d];
+    return (t == OP_NO_LINK || in_view(v, s, t)) ? t : OP_NO_LINK;
+}
+
+/* Region of the neighbour in d; 0 for no link inside the grid; OP_TILE_BORDER outside.
+ * In a layer view a link to another layer gives that span's region, a layer seam
+ * (amendments.md R3), or 0 when it is the band's or none. */
+static int32_t neighbour_value(const view *v, uint32_t s, int x, int z, int d)
+{
+    const op_chf *chf = v->chf;
     uint32_t t = chf->links[s][d];
-    if (t != OP_NO_LINK)
-        return reg[t];
+    if (t != OP_NO_LINK) {
+        if (!in_view(v, s, t)) /* a seam into a region of another layer, else none */
+            return (v->key[t] == OP_NO_LAYER || v->reg[t] == v->border_region) ? 0 : v->reg[t];
+        return v->reg[t];
+    }
     int nx = x + op_dir_dx(d), nz = z + op_dir_dz(d);
     if (nx < 0 || nz < 0 || nx >= chf->width || nz >= chf->depth)
         return OP_TILE_BORDER;
@@ -35,20 +70,21 @@ static int32_t neighbour_value(const op_chf *chf, const uint16_t *reg, uint32_t 
 
 /* Highest floor among s and the spans linked around the start corner of edge d: the
  * two edge neighbours and the diagonal one, reached through either of them. */
-static int corner_y(const op_chf *chf, uint32_t s, int d)
+static int corner_y(const view *v, uint32_t s, int d)
 {
+    const op_chf *chf = v->chf;
     int d1 = (d + 1) & 3;
     int y = chf->y[s];
-    uint32_t a = chf->links[s][d], b = chf->links[s][d1];
+    uint32_t a = link_in(v, s, d), b = link_in(v, s, d1);
     if (a != OP_NO_LINK) {
         y = chf->y[a] > y ? chf->y[a] : y;
-        uint32_t c = chf->links[a][d1];
+        uint32_t c = link_in(v, a, d1);
         if (c != OP_NO_LINK && chf->y[c] > y)
             y = chf->y[c];
     }
     if (b != OP_NO_LINK) {
         y = chf->y[b] > y ? chf->y[b] : y;
-        uint32_t c = chf->links[b][d];
+        uint32_t c = link_in(v, b, d);
         if (c != OP_NO_LINK && chf->y[c] > y)
             y = chf->y[c];
     }
@@ -67,9 +103,9 @@ typedef struct edge_span {
 /* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Lists the
  * spans with a boundary edge in span index order (where loops can start) and returns
  * the number of boundary edges. */
-static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *mask,
-                              edge_span *list, uint32_t *nlist)
+static size_t mark_boundaries(const view *v, uint8_t *mask, edge_span *list, uint32_t *nlist)
 {
+    const op_chf *chf = v->chf;
     size_t total = 0;
     uint32_t n = 0;
     for (int z = 0; z < chf->depth; z++)
@@ -77,9 +113,9 @@ static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *m
             int c = x + z * chf->width;
             for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
                 uint8_t m = 0;
-                if (reg[s] != 0)
+                if (visible(v, s))
                     for (int d = 0; d < 4; d++)
-                        if (neighbour_value(chf, reg, s, x, z, d) != reg[s])
+                        if (neighbour_value(v, s, x, z, d) != v->reg[s])
                             m |= (uint8_t)(1u << d);
                 mask[s] = (uint8_t)(m | (m << 4));
                 total += edge_count[m];
@@ -92,8 +128,7 @@ static size_t mark_boundaries(const op_chf *chf, const uint16_t *reg, uint8_t *m
 }
 
 typedef struct tracer {
-    const op_chf *chf;
-    const uint16_t *reg;
+    const view *v;
     uint8_t *mask;
     op_contour_vert *verts;
     size_t nverts, cap;
@@ -103,10 +138,10 @@ typedef struct tracer {
  * within every state of the field (links that are not mutual). */
 static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
 {
-    const op_chf *chf = t->chf;
+    const op_chf *chf = t->v->chf;
     const uint32_t s0 = s;
     const int d0 = d;
-    const int32_t r = t->reg[s];
+    const int32_t r = t->v->reg[s];
     uint64_t guard = 4 * (uint64_t)chf->span_count + 4;
     do {
         if (t->mask[s] & (1u << d)) {
@@ -115,16 +150,16 @@ static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
             op_contour_vert *v = &t->verts[t->nverts++];
             v->x = x + corner_dx[d];
             v->z = z + corner_dz[d];
-            v->y = corner_y(chf, s, d);
-            v->neighbour = neighbour_value(chf, t->reg, s, x, z, d);
+            v->y = corner_y(t->v, s, d);
+            v->neighbour = neighbour_value(t->v, s, x, z, d);
             t->mask[s] &= (uint8_t) ~(1u << (d + 4));
             d = (d + 3) & 3;
         } else {
-            s = chf->links[s][d];
+            s = link_in(t->v, s, d);
             x += op_dir_dx(d);
             z += op_dir_dz(d);
             d = (d + 1) & 3;
-            if (t->reg[s] != r)
+            if (s == OP_NO_LINK || t->v->reg[s] != r)
                 return 0;
         }
         if (--guard == 0)
@@ -133,24 +168,27 @@ static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
     return 1;
 }
 
-op_status op__contours_trace(const op_chf *chf, const op_regions *regs, op_arena *verts_arena,
+op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
+                             const op_contour_settings *cs, op_arena *verts_arena,
                              op_arena *scratch, op__loops *res, op_err *err)
 {
     memset(res, 0, sizeof *res);
     const uint16_t *reg = regs->reg;
+    view v = {chf, reg, cs ? cs->span_layer : NULL, cs ? (uint16_t)cs->layer : 0,
+              cs ? cs->border_region : 0};
     uint8_t *mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
     edge_span *list = op_arena_alloc(scratch, ((size_t)chf->span_count + 1) * sizeof *list);
     if (!mask || !list)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes of edge marks)",
                           ((size_t)chf->span_count + 1) * (1 + sizeof *list));
     uint32_t nlist;
-    size_t total = mark_boundaries(chf, reg, mask, list, &nlist);
+    size_t total = mark_boundaries(&v, mask, list, &nlist);
     if (total > INT_MAX)
         return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", total, INT_MAX);
     /* A loop has at least two edges: on one floor four, but spans of several floors
      * around two corners can close a loop along one edge and back. */
     size_t max_loops = total / 2 + 1;
-    tracer t = {chf, reg, mask, NULL, 0, total};
+    tracer t = {&v, mask, NULL, 0, total};
     t.verts = op_arena_alloc(verts_arena, (total + 1) * sizeof *t.verts);
     res->start = op_arena_alloc(scratch, (max_loops + 1) * sizeof *res->start);
     res->region = op_arena_alloc(scratch, max_loops * sizeof *res->region);

@@ -71,12 +71,18 @@ op_status op_heightfield_init(op_heightfield *hf, op_arena *arena, int width, in
     return OP_OK;
 }
 
-void op_heightfield_use_global_lines(op_heightfield *hf, int64_t gx0, int64_t gz0)
+void op_heightfield_use_grid_lines(op_heightfield *hf, double ox, double oz, int64_t gx0,
+                                   int64_t gz0)
 {
-    hf->line_origin[0] = 0.0;
-    hf->line_origin[1] = 0.0;
+    hf->line_origin[0] = ox;
+    hf->line_origin[1] = oz;
     hf->cell0[0] = gx0;
     hf->cell0[1] = gz0;
+}
+
+void op_heightfield_use_global_lines(op_heightfield *hf, int64_t gx0, int64_t gz0)
+{
+    op_heightfield_use_grid_lines(hf, 0.0, 0.0, gx0, gz0);
 }
 
 int64_t op_cell_of(double v, double origin, double cs)

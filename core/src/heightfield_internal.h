@@ -39,6 +39,19 @@ static inline int64_t op__cell_of(double v, double origin, double cs, double inv
     return k;
 }
 
+/* Heightfield and voxel-chunk input count their tiles from their own origin, one column a
+ * cell (§1.8, §1.9): a grid origin cannot move their lines. OP_EINVAL naming the setting
+ * and `what` unless both grid origins are 0. */
+static inline op_status op__columns_grid_origin(const op_settings *s, const char *what, op_err *err)
+{
+    if (s->grid_origin_x == 0.0 && s->grid_origin_z == 0.0)
+        return OP_OK;
+    return op_err_set(err, OP_EINVAL,
+                      "%s: grid_origin_x = %g, grid_origin_z = %g: the grid origin applies to "
+                      "triangle soups; %s input places its tiles at its own origin",
+                      what, s->grid_origin_x, s->grid_origin_z, what);
+}
+
 /* Checks/fixes the heightfield's merge threshold (§3.5). */
 op_status op__hf_threshold(op_heightfield *hf, int merge_threshold, op_err *err);
 

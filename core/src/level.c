@@ -111,8 +111,8 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
 /* floor(c / tc) for tc >= 1 and |c| < 2^52 (op__cell_of keeps cells below 4e15): the
  * rounded double quotient never crosses an integer the exact one does not reach, so
  * its floor is the integer floor, without a 64-bit division. Clamped inside int32:
- * valid input has |cell| <= 2^21 / 0.001 + B < 2147483000, so the clamp only touches
- * cells of input that fails the range checks anyway. */
+ * valid input has |cell| <= (2^21 + OP_MAX_GRID_ORIGIN) / 0.001 + B < 2147483000, so the
+ * clamp only touches cells of input that fails the range checks anyway. */
 static inline int32_t tile_of(int64_t c, double tc)
 {
     double q = (double)c / tc;
@@ -123,12 +123,12 @@ static inline int32_t tile_of(int64_t c, double tc)
 
 /* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
-static inline void axis_tiles(float lo, float hi, const op_tile_grid *g, double inv, int32_t *t0,
-                              int32_t *t1)
+static inline void axis_tiles(float lo, float hi, const op_tile_grid *g, double origin, double inv,
+                              int32_t *t0, int32_t *t1)
 {
     double tc = (double)g->tile_cells;
-    *t0 = tile_of(op__cell_of(lo, 0.0, g->cs, inv) - g->border, tc);
-    *t1 = tile_of(op__cell_of(hi, 0.0, g->cs, inv) + g->border, tc);
+    *t0 = tile_of(op__cell_of(lo, origin, g->cs, inv) - g->border, tc);
+    *t1 = tile_of(op__cell_of(hi, origin, g->cs, inv) + g->border, tc);
 }
 
 /* One pass over the chunk's triangles: their indices checked, the bounds of the
@@ -183,8 +183,8 @@ static int chunk_scan(const binning *b, bin_chunk *c)
             return 1;
         if (tiles) {
             tri_rect *r = &b->rect[t];
-            axis_tiles(x0, x1, g, inv, &r->x0, &r->x1);
-            axis_tiles(z0, z1, g, inv, &r->z0, &r->z1);
+            axis_tiles(x0, x1, g, g->origin_x, inv, &r->x0, &r->x1);
+            axis_tiles(z0, z1, g, g->origin_z, inv, &r->z0, &r->z1);
         }
     }
     float bb[6] = {bx0, by0, bz0, bx1, by1, bz1};
@@ -272,8 +272,9 @@ static op_status merge_bounds(binning *b, float bmin[3], float bmax[3], op_err *
         return op_err_set(err, OP_ERANGE,
                           "tiles: cell size tile_size / tile_cells = %g is below %g", g->cs,
                           OP_MIN_CELL_SIZE);
-    int64_t t[4] = {op_cell_of(bmin[0], 0.0, g->cs), op_cell_of(bmin[2], 0.0, g->cs),
-                    op_cell_of(bmax[0], 0.0, g->cs), op_cell_of(bmax[2], 0.0, g->cs)};
+    int64_t t[4] = {
+        op_cell_of(bmin[0], g->origin_x, g->cs), op_cell_of(bmin[2], g->origin_z, g->cs),
+        op_cell_of(bmax[0], g->origin_x, g->cs), op_cell_of(bmax[2], g->origin_z, g->cs)};
     for (int k = 0; k < 4; k++) /* floor division by the tile's cells */
         t[k] = t[k] / g->tile_cells - (t[k] % g->tile_cells != 0 && t[k] < 0);
     int64_t count = (t[2] - t[0] + 1) * (t[3] - t[1] + 1);
@@ -485,6 +486,10 @@ static op_status soup_level(const op_soup *soup, const op_settings *s, const op_
 static op_status columns_level(op_level *l, int width, int depth, int rows, double ox, double oy,
                                double oz, op_err *err)
 {
+    op_status st = op__columns_grid_origin(
+        &l->settings, l->kind == OP_LEVEL_CHUNK ? "voxel chunk" : "heightfield", err);
+    if (st != OP_OK)
+        return st;
     int tc = l->grid.tile_cells;
     int nx = (width + tc - 1) / tc, nz = (depth + tc - 1) / tc;
     if ((long long)nx * nz > OP_MAX_TILES)

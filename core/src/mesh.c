@@ -1,19 +1,21 @@
 /*
- * The mesh (docs/spec/navmesh-format.md §5): tile layers kept in key order (tz, tx,
- * layer), each a private copy in the mesh's arena, and portal stitching. Input: tiles
- * (op_tile, validated on entry); output: per polygon edge, its ordered links to
- * polygons of neighbouring tile cells. Invariants: keys distinct, tiles sorted, links
- * mutual (the §5.3 rule is symmetric and both sides are computed by the same code).
- * Typical sizes: a few hundred tiles of a few hundred polygons, a few links per
- * portal edge.
+ * The mesh (docs/spec/navmesh-format.md §5, §6): tile layers kept in key order (tz, tx,
+ * layer), each a private copy in the mesh's arena, portal stitching across tile cells and
+ * seam stitching between the layers of one cell. Input: tiles (op_tile, validated on
+ * entry); output: per polygon edge, its ordered links to polygons of neighbouring tile
+ * cells or other layers. Invariants: keys distinct, tiles sorted, links mutual (the §5.3
+ * and §6 rules are symmetric and both sides are computed by the same code), the layers of
+ * one cell share their origin x and z. Typical sizes: a few hundred tiles of a few hundred
+ * polygons, a few links per portal edge.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "onepath/hash.h"
 #include "onepath/mesh.h"
+#include "predicates.h"
 
-/* Portal edges of one tile on one side, in (poly, edge) order. */
+/* Portal edges of one tile on one side, or its seam edges, in (poly, edge) order. */
 typedef struct side_edges {
     int n;
     int *pe; /* n * 2: poly, edge */
@@ -24,6 +26,7 @@ typedef struct tile_aux {
     int *edge_first; /* npolys * nvp + 1 offsets into links */
     op_link *links;
     side_edges side[4];
+    side_edges seams;
 } tile_aux;
 
 struct op_mesh {
@@ -146,6 +149,16 @@ void op_mesh_destroy(op_mesh *m)
     free(m);
 }
 
+/* The first other layer of t's tile cell, or -1. */
+static int cell_sibling(const op_mesh *m, const op_tile *t)
+{
+    int i = lower_bound(m, t->tz, t->tx, -1);
+    if (i < m->ntiles && m->tiles[i].tz == t->tz && m->tiles[i].tx == t->tx &&
+        m->tiles[i].layer == t->layer)
+        i++;
+    return (i < m->ntiles && m->tiles[i].tz == t->tz && m->tiles[i].tx == t->tx) ? i : -1;
+}
+
 static op_status check_tile(const op_mesh *m, const op_tile *t, op_err *err)
 {
     op_status st = op_tile_validate(t, err);
@@ -160,6 +173,14 @@ static op_status check_tile(const op_mesh *m, const op_tile *t, op_err *err)
     if (t->nvp != m->s.max_verts_per_poly)
         return op_err_set(err, OP_EINVAL, "mesh: tile (%d, %d, %d) nvp %d != settings %d", t->tx,
                           t->tz, t->layer, t->nvp, m->s.max_verts_per_poly);
+    int sib = cell_sibling(m, t);
+    if (sib >= 0 &&
+        (m->tiles[sib].origin[0] != t->origin[0] || m->tiles[sib].origin[2] != t->origin[2]))
+        return op_err_set(err, OP_EINVAL,
+                          "mesh: tile (%d, %d, %d) origin (%.17g, %.17g) differs from layer %d's "
+                          "(%.17g, %.17g)",
+                          t->tx, t->tz, t->layer, t->origin[0], t->origin[2], m->tiles[sib].layer,
+                          m->tiles[sib].origin[0], m->tiles[sib].origin[2]);
     return OP_OK;
 }
 
@@ -241,10 +262,11 @@ static op_status collect_sides(op_mesh *m, int i, op_err *err)
     const op_tile *t = &m->tiles[i];
     tile_aux *x = &m->aux[i];
     size_t cap = (size_t)t->npolys * (size_t)t->nvp;
-    for (int s = 0; s < 4; s++) {
-        x->side[s].n = 0;
-        x->side[s].pe = op_arena_alloc(m->link_arena, (cap ? cap : 1) * 2 * sizeof(int));
-        if (!x->side[s].pe)
+    for (int s = 0; s < 5; s++) {
+        side_edges *se = s < 4 ? &x->side[s] : &x->seams;
+        se->n = 0;
+        se->pe = op_arena_alloc(m->link_arena, (cap ? cap : 1) * 2 * sizeof(int));
+        if (!se->pe)
             return op_err_set(err, OP_ENOMEM, "mesh: out of memory (portal lists)");
     }
     for (int p = 0; p < t->npolys; p++) {
@@ -253,13 +275,82 @@ static op_status collect_sides(op_mesh *m, int i, op_err *err)
             uint16_t v = t->neis[(size_t)p * t->nvp + k];
             if (!(v & OP_NEI_PORTAL))
                 continue;
-            side_edges *se = &x->side[v & 3u];
+            side_edges *se = OP_NEI_IS_SEAM(v) ? &x->seams : &x->side[v & 3u];
             se->pe[2 * se->n] = p;
             se->pe[2 * se->n + 1] = k;
             se->n++;
         }
     }
     return OP_OK;
+}
+
+/* Seam edge (p, k) of a as a world_edge of u = the tile-local x (z when its ends have the
+ * same x) and world y; *ax the axis. Both layers of a cell share x and z origins, so their
+ * local coordinates compare exactly (§6). */
+static void seam_edge(const op_tile *t, int p, int k, world_edge *e, int *ax)
+{
+    const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
+    int n = op_tile_poly_nverts(t, p);
+    const float *a = &t->verts[3 * pv[k]], *b = &t->verts[3 * pv[(k + 1) % n]];
+    *ax = a[0] != b[0] ? 0 : 2;
+    e->ua = a[*ax];
+    e->ub = b[*ax];
+    e->ya = t->origin[1] + (double)a[1];
+    e->yb = t->origin[1] + (double)b[1];
+    e->u0 = e->ua < e->ub ? e->ua : e->ub;
+    e->u1 = e->ua < e->ub ? e->ub : e->ua;
+}
+
+/* §6: both ends of b's edge on the line of a's, the two running in opposite directions
+ * along it, then the overlap and height rule of §5.2-5.3. */
+static int seams_link(const op_tile *ta, int pa, int ka, const op_tile *tb, int pb, int kb,
+                      double tol, op_link *l)
+{
+    const uint16_t *va = &ta->polys[(size_t)pa * ta->nvp], *vb = &tb->polys[(size_t)pb * tb->nvp];
+    int na = op_tile_poly_nverts(ta, pa), nb = op_tile_poly_nverts(tb, pb);
+    const float *a0 = &ta->verts[3 * va[ka]], *a1 = &ta->verts[3 * va[(ka + 1) % na]];
+    const float *b0 = &tb->verts[3 * vb[kb]], *b1 = &tb->verts[3 * vb[(kb + 1) % nb]];
+    if (op__orient2d(a0[0], a0[2], a1[0], a1[2], b0[0], b0[2]) != 0 ||
+        op__orient2d(a0[0], a0[2], a1[0], a1[2], b1[0], b1[2]) != 0)
+        return 0;
+    world_edge ea, eb;
+    int ax, bx;
+    seam_edge(ta, pa, ka, &ea, &ax);
+    seam_edge(tb, pb, kb, &eb, &bx);
+    if (ax != bx || (ea.ua < ea.ub) == (eb.ua < eb.ub))
+        return 0;
+    double o0, o1;
+    if (!edges_link(&ea, &eb, tol, &o0, &o1))
+        return 0;
+    l->axis = ax;
+    l->o0 = ta->origin[ax] + o0;
+    l->o1 = ta->origin[ax] + o1;
+    return 1;
+}
+
+/* The links of seam edge (p, k) of tile i: seam edges of the layer it names in the same
+ * cell that name i's layer (§6). */
+static int seam_links(const op_mesh *m, int i, int p, int k, op_link *out)
+{
+    const op_tile *t = &m->tiles[i];
+    int j = op_mesh_find_tile(m, t->tx, t->tz, OP_NEI_SEAM_LAYER(t->neis[(size_t)p * t->nvp + k]));
+    if (j < 0)
+        return 0;
+    const op_tile *u = &m->tiles[j];
+    const side_edges *se = &m->aux[j].seams;
+    double tol = m->s.agent_max_climb + m->s.cell_height;
+    int n = 0;
+    for (int q = 0; q < se->n; q++) {
+        int qp = se->pe[2 * q], qk = se->pe[2 * q + 1];
+        op_link l = {p, k, j, qp, qk, 0, 0.0, 0.0};
+        if (OP_NEI_SEAM_LAYER(u->neis[(size_t)qp * u->nvp + qk]) != t->layer ||
+            !seams_link(t, p, k, u, qp, qk, tol, &l))
+            continue;
+        if (out)
+            out[n] = l;
+        n++;
+    }
+    return n;
 }
 
 /* Visits the links of edge (p, k) of tile i in §5.4 order; out == NULL only counts. */
@@ -269,6 +360,8 @@ static int edge_links(const op_mesh *m, int i, int p, int k, op_link *out)
     uint16_t v = t->neis[(size_t)p * t->nvp + k];
     if (!(v & OP_NEI_PORTAL))
         return 0;
+    if (OP_NEI_IS_SEAM(v))
+        return seam_links(m, i, p, k, out);
     int s = (int)(v & 3u), os = (s + 2) % 4;
     int ntx = t->tx + side_dx[s], ntz = t->tz + side_dz[s];
     double tol = m->s.agent_max_climb + m->s.cell_height;
@@ -284,7 +377,8 @@ static int edge_links(const op_mesh *m, int i, int p, int k, op_link *out)
             if (!edges_link(&a, &b, tol, &o0, &o1))
                 continue;
             if (out) {
-                op_link l = {p, k, j, se->pe[2 * q], se->pe[2 * q + 1], o0, o1};
+                op_link l = {p,  k, j, se->pe[2 * q], se->pe[2 * q + 1], (s == 0 || s == 2) ? 2 : 0,
+                             o0, o1};
                 out[n] = l;
             }
             n++;

@@ -346,10 +346,10 @@ int op_query_portal(const op_mesh *m, op_polyref a, op_polyref b, double right[3
         }
         const op_link *l;
         int nl = op_mesh_edge_links(m, a.tile, a.poly, k, &l);
-        int ax = ((v & 3u) == 0 || (v & 3u) == 2) ? 2 : 0;
         for (int q = 0; q < nl; q++) {
             if (l[q].nei_tile != b.tile || l[q].nei_poly != b.poly)
                 continue;
+            int ax = l[q].axis; /* portals and seams alike (navmesh-format.md §5, §6) */
             /* The overlap on a's edge, oriented as the edge (right = start side). */
             double s0 = (l[q].o0 - va[ax]) / (vb[ax] - va[ax]);
             double s1 = (l[q].o1 - va[ax]) / (vb[ax] - va[ax]);

@@ -183,7 +183,7 @@ int op_level_volume_tiles(const op_level *lvl, const op_volume *v, op_tile_rect 
 {
     if (!lvl || !v || !r || op_level_tile_count(lvl) <= 0 || op_volume_validate(v, NULL) != OP_OK)
         return 0;
-    double lo[2], hi[2], ox = 0.0, oz = 0.0;
+    double lo[2], hi[2], ox = lvl->grid.origin_x, oz = lvl->grid.origin_z; /* a soup's grid */
     op__volume_xz_bounds(v, lo, hi);
     if (lvl->kind == OP_LEVEL_HEIGHTFIELD) {
         ox = lvl->hf.origin_x;

@@ -91,6 +91,131 @@ op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_are
     return OP_OK;
 }
 
+/* ---- id sets and label pairs (the layer merge and §5.2) ---- */
+
+int op__idset_has(const op__idset *s, uint32_t x)
+{
+    uint32_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid] < x)
+            lo = mid + 1;
+        else if (s->v[mid] > x)
+            hi = mid;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t op__find_root(uint32_t *parent, uint32_t r)
+{
+    uint32_t root = r;
+    while (parent[root] != root)
+        root = parent[root];
+    while (parent[r] != root) {
+        uint32_t next = parent[r];
+        parent[r] = root;
+        r = next;
+    }
+    return root;
+}
+
+void op__idset_resolve(op__idset *s, uint32_t *parent, uint32_t self)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t r = op__find_root(parent, s->v[i]);
+        if (r != self)
+            s->v[n++] = r;
+    }
+    qsort(s->v, n, sizeof *s->v, cmp_u32);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (u == 0 || s->v[u - 1] != s->v[i])
+            s->v[u++] = s->v[i];
+    s->n = u;
+}
+
+op_status op__idset_absorb(op__idset *a, op__idset *b, op_arena *scratch, op_err *err)
+{
+    if (b->n > a->n) {
+        op__idset t = *a;
+        *a = *b;
+        *b = t;
+    }
+    if (a->n + b->n > a->cap) {
+        uint32_t cap = 2 * (a->n + b->n);
+        uint32_t *v = op_arena_alloc(scratch, (size_t)cap * sizeof *v);
+        if (!v)
+            return op__regions_nomem(err, "id lists", (size_t)cap * 4);
+        memcpy(v, a->v, (size_t)a->n * sizeof *v);
+        a->v = v;
+        a->cap = cap;
+    }
+    memcpy(a->v + a->n, b->v, (size_t)b->n * sizeof *b->v);
+    a->n += b->n;
+    b->n = 0;
+    return OP_OK;
+}
+
+op_status op__idset_graph(uint64_t *pairs, size_t n, uint32_t count, op_arena *scratch,
+                          op__idset *sets, op_err *err)
+{
+    op__graph g;
+    op_status st = op__graph_build(pairs, n, count, scratch, &g, err);
+    if (st != OP_OK)
+        return st;
+    for (uint32_t r = 0; r <= count; r++) {
+        sets[r].v = g.nb + g.start[r];
+        sets[r].n = sets[r].cap = g.start[r + 1] - g.start[r];
+    }
+    return OP_OK;
+}
+
+op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
+                            int same_area, op_arena *scratch, uint64_t **adj, size_t *nadj,
+                            uint64_t **ovl, size_t *novl, op_err *err)
+{
+    size_t na = 0, no = 0, cap_o = 0;
+    for (int c = 0; c < chf->width * chf->depth; c++) {
+        size_t k = chf->cells[c + 1] - chf->cells[c];
+        cap_o += k * (k - (k > 0));
+    }
+    uint64_t *pa = adj ? op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8) : NULL;
+    uint64_t *po = op_arena_alloc(scratch, (cap_o + 1) * 8);
+    if ((adj && !pa) || !po)
+        return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + cap_o) * 8);
+    for (int c = 0; c < chf->width * chf->depth; c++)
+        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+            uint32_t r = reg[s];
+            if (r == 0)
+                continue;
+            for (int d = 0; pa && d < 4; d++) {
+                uint32_t m = chf->links[s][d];
+                if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
+                    (!same_area || area[reg[m]] == area[r]))
+                    pa[na++] = (uint64_t)r << 32 | reg[m];
+            }
+            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
+                if (t != s && reg[t] != 0 && reg[t] != r && (!same_area || area[reg[t]] == area[r]))
+                    po[no++] = (uint64_t)r << 32 | reg[t];
+        }
+    if (adj) {
+        *adj = pa;
+        *nadj = na;
+    }
+    *ovl = po;
+    *novl = no;
+    return OP_OK;
+}
+
 op_status op__components(const op_chf *chf, const uint16_t *key, op_arena *scratch, op__labels *lab,
                          op_err *err)
 {

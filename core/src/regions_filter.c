@@ -1,20 +1,23 @@
 /*
- * Region filtering and numbering (build3d-regions.md §5).
+ * Region filtering and numbering (build3d-regions.md §5 as amended by
+ * ../shared/spec/amendments.md R1 and R2).
  *
  * Input: raw labels from a partition. Output: op_regions with ids 1..k in order of first
- * span. Steps, in order: (1) islands: a label with fewer than MinRegionArea spans and no
- * link to a span of another non-zero label is removed, unless (in a tile build,
- * chf->border > 0) it has a span in the border band: its extent then lies partly in a
- * neighbouring tile, whose build keeps it too (docs/spec/clarifications.md, regions 5);
- * (2) merging (not for layers):
- * passes over labels in id order, a label below MergeRegionArea merges into the same-area
- * neighbour it shares the most links with (smallest id on ties), until a pass merges
- * nothing; (3) numbering.
+ * span. Steps, in order: (1) islands (R1): labels joined by a link between their spans
+ * (any non-zero areas) form groups; a group with fewer than MinRegionArea spans in all is
+ * removed, unless (in a tile build, chf->border > 0) one of its spans lies in the border
+ * band: its extent then lies partly in a neighbouring tile, whose build keeps it too
+ * (docs/spec/clarifications.md, regions 5); (2) merging (not for layers): passes over
+ * labels in id order, a label below MergeRegionArea merges into the same-area neighbour it
+ * shares the most links with among those that share no column with it (R2; smallest id
+ * on ties), until a pass merges nothing; (3) numbering.
  *
  * Merging keeps, per live label, a small unsorted list of same-area neighbours with link
  * counts; a merge folds the absorbed label's list into the survivor's and renames it in
  * its neighbours' lists, so a merge costs the two labels' degrees, not a rescan of the
- * spans. Lists that outgrow their room are copied to a larger block of scratch.
+ * spans. Lists that outgrow their room are copied to a larger block of scratch. The
+ * same-area labels a label shares a column with are kept as id sets resolved through the
+ * merge union-find when the label's turn comes (op__idset, as the layer merge does).
  */
 #include <string.h>
 
@@ -30,28 +33,24 @@ typedef struct merge_state {
     op__labels *lab;
     op_arena *scratch;
     nblist *adj;
+    op__idset *ovl; /* same-area labels sharing a column (R2), as recorded */
     uint32_t *size;
     uint32_t *parent; /* label it merged into, or itself */
 } merge_state;
 
-static uint32_t find_root(uint32_t *parent, uint32_t r)
+static void group_union(uint32_t *group, uint32_t a, uint32_t b)
 {
-    uint32_t root = r;
-    while (parent[root] != root)
-        root = parent[root];
-    while (parent[r] != root) {
-        uint32_t next = parent[r];
-        parent[r] = root;
-        r = next;
-    }
-    return root;
+    a = op__find_root(group, a);
+    b = op__find_root(group, b);
+    if (a != b) /* the smaller root stays: the result does not depend on the order */
+        group[a > b ? a : b] = a < b ? a : b;
 }
 
-/* One pass over the spans: label sizes; has_nb[r] = 1 when a span of r links to a span
- * of another non-zero label; and, when pairs is not NULL, one directed pair (r << 32 |
- * q) per link to a span of another non-zero label q of the same area (the merge
- * graph's links, counted before island removal; see drop_island_pairs). */
-static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *size, uint8_t *has_nb,
+/* One pass over the spans: label sizes; group joins every two labels that a link joins
+ * (R1: any non-zero areas); and, when pairs is not NULL, one directed pair (r << 32 | q)
+ * per link to a span of another non-zero label q of the same area (the merge graph's
+ * links, counted before island removal; see drop_island_pairs). */
+static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *size, uint32_t *group,
                           uint64_t *pairs)
 {
     const uint32_t *reg = lab->reg;
@@ -59,14 +58,14 @@ static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *si
     for (uint32_t s = 0; s < chf->span_count; s++) {
         uint32_t r = reg[s];
         size[r]++;
-        if (r == 0 || (has_nb[r] && !pairs))
+        if (r == 0)
             continue;
         const uint32_t *l = chf->links[s];
         for (int d = 0; d < 4; d++) {
             uint32_t m = l[d];
             if (m == OP_NO_LINK || reg[m] == 0 || reg[m] == r)
                 continue;
-            has_nb[r] = 1;
+            group_union(group, r, reg[m]);
             if (pairs && lab->area[reg[m]] == lab->area[r])
                 pairs[np++] = (uint64_t)r << 32 | reg[m];
         }
@@ -75,10 +74,10 @@ static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *si
 }
 
 /* A tile's border band (the chf->border cells along each side of the grid) belongs to the
- * neighbouring tiles: a label with a span there is no island (clarifications.md, regions
- * 5), as Recast keeps a region that touches its border band. Marks such labels in has_nb.
+ * neighbouring tiles: a group with a span there is no island (clarifications.md, regions
+ * 5), as Recast keeps a region that touches its border band. Marks such labels in band.
  * Whole band rows are one span range (cells are z-major); core rows have two. */
-static void mark_band_labels(const op_chf *chf, const op__labels *lab, uint8_t *has_nb)
+static void mark_band_labels(const op_chf *chf, const op__labels *lab, uint8_t *band)
 {
     int b = chf->border, w = chf->width, d = chf->depth;
     if (b <= 0)
@@ -89,9 +88,9 @@ static void mark_band_labels(const op_chf *chf, const op__labels *lab, uint8_t *
         int x0 = band_row ? w : (b < w ? b : w);
         int x1 = band_row ? w : (w - b > x0 ? w - b : x0);
         for (uint32_t i = row[0]; i < row[x0]; i++)
-            has_nb[lab->reg[i]] = 1;
+            band[lab->reg[i]] = 1;
         for (uint32_t i = row[x1]; i < row[w]; i++)
-            has_nb[lab->reg[i]] = 1;
+            band[lab->reg[i]] = 1;
     }
 }
 
@@ -106,16 +105,26 @@ static size_t drop_island_pairs(uint64_t *pairs, size_t np, const uint8_t *gone)
     return k;
 }
 
-/* Islands: labels below min_area with no neighbour lose their spans; their size becomes
- * 0, as a recount would give (size[0] is never read). has_nb is turned in place into
- * "removed" per label. Returns whether any went. */
+/* Islands (R1): the labels of a group with fewer than min_area spans in all and no span
+ * in the band lose their spans; their size becomes 0, as a recount would give (size[0]
+ * is never read). band is turned in place into "removed" per label; gsize is scratch of
+ * count + 1 entries. Returns whether any went. */
 static int remove_islands(const op_chf *chf, op__labels *lab, uint32_t *size, int min_area,
-                          uint8_t *has_nb)
+                          uint32_t *group, uint8_t *band, uint32_t *gsize)
 {
-    uint8_t *gone = has_nb;
+    uint32_t n = lab->count;
+    for (uint32_t r = 1; r <= n; r++) {
+        uint32_t g = op__find_root(group, r);
+        gsize[g] += size[r];
+        band[g] |= band[r]; /* a root is its group's smallest label: r >= g */
+    }
+    uint8_t *gone = band;
     int any = 0;
-    for (uint32_t r = 1; r <= lab->count; r++) {
-        gone[r] = size[r] < (uint32_t)min_area && !has_nb[r];
+    /* Descending, so that a root's group flags are read before its own entry turns into
+     * its "removed" flag. */
+    for (uint32_t r = n; r >= 1; r--) {
+        uint32_t g = group[r]; /* compressed by the loop above */
+        gone[r] = gsize[g] < (uint32_t)min_area && !band[g];
         if (gone[r]) {
             size[r] = 0;
             any = 1;
@@ -189,7 +198,7 @@ static op_status merge_into(merge_state *ms, uint32_t a, uint32_t b, op_err *err
     ms->size[b] += ms->size[a];
     ms->size[a] = 0;
     ms->parent[a] = b;
-    return OP_OK;
+    return op__idset_absorb(&ms->ovl[b], &ms->ovl[a], ms->scratch, err);
 }
 
 static op_status build_lists(merge_state *ms, uint64_t *pairs, size_t np, op_err *err)
@@ -208,6 +217,27 @@ static op_status build_lists(merge_state *ms, uint64_t *pairs, size_t np, op_err
     return OP_OK;
 }
 
+/* R2: the neighbour of r with the most shared links among those that share no column
+ * with r (smallest id on ties), 0 when there is none. The neighbour lists hold current
+ * labels (merge_into renames them); r's overlap set is resolved through the merges. */
+static uint32_t merge_target(merge_state *ms, uint32_t r)
+{
+    const nblist *l = &ms->adj[r];
+    if (l->n == 0)
+        return 0;
+    op__idset_resolve(&ms->ovl[r], ms->parent, r);
+    uint32_t best = 0, bw = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (!(l->w[i] > bw || (l->w[i] == bw && l->nb[i] < best)))
+            continue;
+        if (op__idset_has(&ms->ovl[r], l->nb[i]))
+            continue;
+        best = l->nb[i];
+        bw = l->w[i];
+    }
+    return best;
+}
+
 static op_status merge_small(merge_state *ms, uint64_t *pairs, size_t np, int merge_area,
                              op_err *err)
 {
@@ -219,13 +249,7 @@ static op_status merge_small(merge_state *ms, uint64_t *pairs, size_t np, int me
         for (uint32_t r = 1; r <= ms->lab->count; r++) {
             if (ms->size[r] == 0 || ms->size[r] >= (uint32_t)merge_area)
                 continue;
-            const nblist *l = &ms->adj[r];
-            uint32_t best = 0, bw = 0;
-            for (uint32_t i = 0; i < l->n; i++)
-                if (l->w[i] > bw || (l->w[i] == bw && l->nb[i] < best)) {
-                    best = l->nb[i];
-                    bw = l->w[i];
-                }
+            uint32_t best = merge_target(ms, r);
             if (best == 0)
                 continue;
             if ((st = merge_into(ms, r, best, err)) != OP_OK)
@@ -271,38 +295,67 @@ static op_status number_regions(const op_chf *chf, const op__labels *lab, const 
     return OP_OK;
 }
 
+/* The same-area labels each label shares a column with (R2), from the labels after
+ * island removal. */
+static op_status overlap_sets(const op_chf *chf, merge_state *ms, op_err *err)
+{
+    op__labels *lab = ms->lab;
+    ms->ovl = op_arena_alloc(ms->scratch, ((size_t)lab->count + 1) * sizeof *ms->ovl);
+    if (!ms->ovl)
+        return op__regions_nomem(err, "overlap sets", ((size_t)lab->count + 1) * sizeof *ms->ovl);
+    uint64_t *po;
+    size_t no;
+    op_status st =
+        op__collect_pairs(chf, lab->reg, lab->area, 1, ms->scratch, NULL, NULL, &po, &no, err);
+    return st != OP_OK ? st : op__idset_graph(po, no, lab->count, ms->scratch, ms->ovl, err);
+}
+
+static op_status merge_step(const op_chf *chf, merge_state *ms, uint64_t *pairs, size_t np,
+                            int merge_area, op_err *err)
+{
+    size_t nl = (size_t)ms->lab->count + 1;
+    ms->adj = op_arena_calloc(ms->scratch, nl, sizeof *ms->adj);
+    if (!ms->adj)
+        return op__regions_nomem(err, "filter", nl * sizeof *ms->adj);
+    op_status st = overlap_sets(chf, ms, err);
+    if (st == OP_OK)
+        st = merge_small(ms, pairs, np, merge_area, err);
+    if (st != OP_OK)
+        return st;
+    for (uint32_t r = 1; r < nl; r++)
+        op__find_root(ms->parent, r); /* compresses: parent[r] is now the root */
+    return OP_OK;
+}
+
 op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge_area,
                      op_arena *out, op_arena *scratch, op_regions *res, op_err *err)
 {
     size_t nl = (size_t)lab->count + 1;
-    merge_state ms = {lab, scratch, NULL, NULL, NULL};
-    uint8_t *has_nb = op_arena_calloc(scratch, nl, 1);
+    merge_state ms = {lab, scratch, NULL, NULL, NULL, NULL};
+    uint8_t *band = op_arena_calloc(scratch, nl, 1);
+    uint32_t *group = op_arena_alloc(scratch, nl * sizeof *group);
+    uint32_t *gsize = op_arena_calloc(scratch, nl, sizeof *gsize);
     ms.size = op_arena_calloc(scratch, nl, sizeof *ms.size);
     ms.parent = op_arena_alloc(scratch, nl * sizeof *ms.parent);
     uint32_t *newid = op_arena_calloc(scratch, nl, sizeof *newid);
-    if (!has_nb || !ms.size || !ms.parent || !newid)
-        return op__regions_nomem(err, "filter", nl * 13);
+    if (!band || !group || !gsize || !ms.size || !ms.parent || !newid)
+        return op__regions_nomem(err, "filter", nl * 21);
     uint64_t *pairs = NULL;
     if (merge_area > 0) {
         pairs = op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8);
         if (!pairs)
             return op__regions_nomem(err, "merge pairs", (size_t)chf->span_count * 32);
     }
-    size_t np = scan_labels(chf, lab, ms.size, has_nb, pairs);
-    mark_band_labels(chf, lab, has_nb);
-    if (remove_islands(chf, lab, ms.size, min_area, has_nb) && pairs)
-        np = drop_island_pairs(pairs, np, has_nb);
     for (uint32_t r = 0; r < nl; r++)
-        ms.parent[r] = r;
+        group[r] = ms.parent[r] = r;
+    size_t np = scan_labels(chf, lab, ms.size, group, pairs);
+    mark_band_labels(chf, lab, band);
+    if (remove_islands(chf, lab, ms.size, min_area, group, band, gsize) && pairs)
+        np = drop_island_pairs(pairs, np, band);
     if (merge_area > 0) {
-        ms.adj = op_arena_calloc(scratch, nl, sizeof *ms.adj);
-        if (!ms.adj)
-            return op__regions_nomem(err, "filter", nl * sizeof *ms.adj);
-        op_status st = merge_small(&ms, pairs, np, merge_area, err);
+        op_status st = merge_step(chf, &ms, pairs, np, merge_area, err);
         if (st != OP_OK)
             return st;
-        for (uint32_t r = 1; r < nl; r++)
-            find_root(ms.parent, r); /* compresses: parent[r] is now the root */
     }
     return number_regions(chf, lab, ms.parent, newid, out, res, err);
 }

@@ -32,6 +32,33 @@ typedef struct op__graph {
 op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
                           op__graph *g, op_err *err);
 
+/* A set of label ids (the layer merge's adjacency and overlap lists, §5.2's overlap
+ * lists): ids as recorded, resolved through a merge union-find before use. */
+typedef struct op__idset {
+    uint32_t *v;
+    uint32_t n, cap;
+} op__idset;
+
+/* Whether sorted set s holds x (binary search; s resolved). */
+int op__idset_has(const op__idset *s, uint32_t x);
+/* Root of r in the union-find parent[] (path compression). */
+uint32_t op__find_root(uint32_t *parent, uint32_t r);
+/* Maps every id to its root, drops self, sorts, deduplicates. */
+void op__idset_resolve(op__idset *s, uint32_t *parent, uint32_t self);
+/* Moves b's ids into a (b is emptied); the longer list's storage is kept. */
+op_status op__idset_absorb(op__idset *a, op__idset *b, op_arena *scratch, op_err *err);
+/* sets[0..count]: the neighbours of each label in the graph of npairs directed pairs
+ * (sorted in place), as sets pointing into scratch. */
+op_status op__idset_graph(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
+                          op__idset *sets, op_err *err);
+
+/* Links between different labels (same area only when same_area) and column sharing
+ * between different labels, as directed pairs r << 32 | q. adj may be NULL (only the
+ * column sharing is collected). */
+op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
+                            int same_area, op_arena *scratch, uint64_t **adj, size_t *nadj,
+                            uint64_t **ovl, size_t *novl, op_err *err);
+
 /* OP_ENOMEM naming the step and the bytes. */
 op_status op__regions_nomem(op_err *err, const char *step, size_t bytes);
 

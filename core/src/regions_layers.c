@@ -25,156 +25,22 @@
 #include "onepath/limits.h"
 #include "regions_internal.h"
 
-/* ---- id lists ---- */
-
-typedef struct idset {
-    uint32_t *v;
-    uint32_t n, cap;
-} idset;
-
-static int set_has(const idset *s, uint32_t x)
-{
-    uint32_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid] < x)
-            lo = mid + 1;
-        else if (s->v[mid] > x)
-            hi = mid;
-        else
-            return 1;
-    }
-    return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static uint32_t find_root(uint32_t *parent, uint32_t r)
-{
-    uint32_t root = r;
-    while (parent[root] != root)
-        root = parent[root];
-    while (parent[r] != root) {
-        uint32_t next = parent[r];
-        parent[r] = root;
-        r = next;
-    }
-    return root;
-}
-
-/* Maps every id to its current region, drops self, sorts, deduplicates. */
-static void set_resolve(idset *s, uint32_t *parent, uint32_t self)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < s->n; i++) {
-        uint32_t r = find_root(parent, s->v[i]);
-        if (r != self)
-            s->v[n++] = r;
-    }
-    qsort(s->v, n, sizeof *s->v, cmp_u32);
-    uint32_t u = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (u == 0 || s->v[u - 1] != s->v[i])
-            s->v[u++] = s->v[i];
-    s->n = u;
-}
-
-/* Moves b's ids into a (b is emptied); the longer list's storage is kept. */
-static op_status set_absorb(idset *a, idset *b, op_arena *scratch, op_err *err)
-{
-    if (b->n > a->n) {
-        idset t = *a;
-        *a = *b;
-        *b = t;
-    }
-    if (a->n + b->n > a->cap) {
-        uint32_t cap = 2 * (a->n + b->n);
-        uint32_t *v = op_arena_alloc(scratch, (size_t)cap * sizeof *v);
-        if (!v)
-            return op__regions_nomem(err, "layer lists", (size_t)cap * 4);
-        memcpy(v, a->v, (size_t)a->n * sizeof *v);
-        a->v = v;
-        a->cap = cap;
-    }
-    memcpy(a->v + a->n, b->v, (size_t)b->n * sizeof *b->v);
-    a->n += b->n;
-    b->n = 0;
-    return OP_OK;
-}
-
-/* ---- pair collection ---- */
-
-/* Links between different labels (same area only when same_area) and column sharing
- * between different labels, as directed pairs. Either output may be NULL. */
-static op_status collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
-                               int same_area, op_arena *scratch, uint64_t **adj, size_t *nadj,
-                               uint64_t **ovl, size_t *novl, op_err *err)
-{
-    size_t na = 0, no = 0, cap_o = 0;
-    for (int c = 0; c < chf->width * chf->depth; c++) {
-        size_t k = chf->cells[c + 1] - chf->cells[c];
-        cap_o += k * (k - (k > 0));
-    }
-    uint64_t *pa = op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8);
-    uint64_t *po = op_arena_alloc(scratch, (cap_o + 1) * 8);
-    if (!pa || !po)
-        return op__regions_nomem(err, "layer pairs", ((size_t)chf->span_count * 4 + cap_o) * 8);
-    for (int c = 0; c < chf->width * chf->depth; c++)
-        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
-            uint32_t r = reg[s];
-            if (r == 0)
-                continue;
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[s][d];
-                if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
-                    (!same_area || area[reg[m]] == area[r]))
-                    pa[na++] = (uint64_t)r << 32 | reg[m];
-            }
-            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
-                if (t != s && reg[t] != 0 && reg[t] != r && (!same_area || area[reg[t]] == area[r]))
-                    po[no++] = (uint64_t)r << 32 | reg[t];
-        }
-    *adj = pa;
-    *nadj = na;
-    *ovl = po;
-    *novl = no;
-    return OP_OK;
-}
-
 /* ---- the general merge loop ---- */
 
 typedef struct layer_state {
     op__labels *lab;
     op_arena *scratch;
-    idset *adj, *ovl;
+    op__idset *adj, *ovl;
     uint8_t *alive;
     uint32_t *parent;
 } layer_state;
 
-static op_status graph_sets(uint64_t *pairs, size_t n, uint32_t count, op_arena *scratch,
-                            idset *sets, op_err *err)
-{
-    op__graph g;
-    op_status st = op__graph_build(pairs, n, count, scratch, &g, err);
-    if (st != OP_OK)
-        return st;
-    for (uint32_t r = 0; r <= count; r++) {
-        sets[r].v = g.nb + g.start[r];
-        sets[r].n = sets[r].cap = g.start[r + 1] - g.start[r];
-    }
-    return OP_OK;
-}
-
 /* Merges d into k (k < d): same area, linked, no shared column. */
 static op_status merge_layer(layer_state *ls, uint32_t k, uint32_t d, op_err *err)
 {
-    op_status st = set_absorb(&ls->adj[k], &ls->adj[d], ls->scratch, err);
+    op_status st = op__idset_absorb(&ls->adj[k], &ls->adj[d], ls->scratch, err);
     if (st == OP_OK)
-        st = set_absorb(&ls->ovl[k], &ls->ovl[d], ls->scratch, err);
+        st = op__idset_absorb(&ls->ovl[k], &ls->ovl[d], ls->scratch, err);
     ls->alive[d] = 0;
     ls->parent[d] = k;
     return st;
@@ -191,13 +57,13 @@ static op_status merge_loop(layer_state *ls, op_err *err)
         for (uint32_t a = 1; a <= count; a++) {
             if (!ls->alive[a])
                 continue;
-            set_resolve(&ls->adj[a], ls->parent, a);
+            op__idset_resolve(&ls->adj[a], ls->parent, a);
             if (ls->adj[a].n == 0)
                 continue;
-            set_resolve(&ls->ovl[a], ls->parent, a);
+            op__idset_resolve(&ls->ovl[a], ls->parent, a);
             for (uint32_t i = 0; i < ls->adj[a].n; i++) {
                 uint32_t b = ls->adj[a].v[i];
-                if (set_has(&ls->ovl[a], b))
+                if (op__idset_has(&ls->ovl[a], b))
                     continue;
                 op_status st = a < b ? merge_layer(ls, a, b, err) : merge_layer(ls, b, a, err);
                 if (st != OP_OK)
@@ -222,19 +88,20 @@ static op_status layers_general(const op_chf *chf, op_arena *scratch, op__labels
     ls.alive = op_arena_alloc(scratch, nl);
     ls.parent = op_arena_alloc(scratch, nl * sizeof *ls.parent);
     if (!ls.adj || !ls.ovl || !ls.alive || !ls.parent)
-        return op__regions_nomem(err, "layers", nl * (2 * sizeof(idset) + 5));
+        return op__regions_nomem(err, "layers", nl * (2 * sizeof(op__idset) + 5));
     for (uint32_t r = 0; r < nl; r++) {
         ls.alive[r] = 1;
         ls.parent[r] = r;
     }
     uint64_t *pa, *po;
     size_t na, no;
-    if ((st = collect_pairs(chf, lab->reg, lab->area, 1, scratch, &pa, &na, &po, &no, err)) ||
-        (st = graph_sets(pa, na, lab->count, scratch, ls.adj, err)) ||
-        (st = graph_sets(po, no, lab->count, scratch, ls.ovl, err)) || (st = merge_loop(&ls, err)))
+    if ((st = op__collect_pairs(chf, lab->reg, lab->area, 1, scratch, &pa, &na, &po, &no, err)) ||
+        (st = op__idset_graph(pa, na, lab->count, scratch, ls.adj, err)) ||
+        (st = op__idset_graph(po, no, lab->count, scratch, ls.ovl, err)) ||
+        (st = merge_loop(&ls, err)))
         return st;
     for (uint32_t s = 0; s < chf->span_count; s++)
-        lab->reg[s] = find_root(ls.parent, lab->reg[s]);
+        lab->reg[s] = op__find_root(ls.parent, lab->reg[s]);
     return OP_OK;
 }
 
@@ -285,8 +152,8 @@ op_status op_regions_assign_layers(const op_chf *chf, const op_regions *r, op_ar
         return op_err_set(err, OP_EINVAL, "regions: bad arguments to assign_layers");
     uint32_t count = (uint32_t)r->region_count;
     uint32_t *reg = op_arena_alloc(scratch, ((size_t)chf->span_count + 1) * sizeof *reg);
-    idset *adj = op_arena_alloc(scratch, ((size_t)count + 1) * sizeof *adj);
-    idset *ovl = op_arena_alloc(scratch, ((size_t)count + 1) * sizeof *ovl);
+    op__idset *adj = op_arena_alloc(scratch, ((size_t)count + 1) * sizeof *adj);
+    op__idset *ovl = op_arena_alloc(scratch, ((size_t)count + 1) * sizeof *ovl);
     uint32_t *taken = op_arena_calloc(scratch, OP_MAX_LAYERS + 1, sizeof *taken);
     if (!reg || !adj || !ovl || !taken)
         return op__regions_nomem(err, "assign layers", (size_t)chf->span_count * 4);
@@ -295,9 +162,9 @@ op_status op_regions_assign_layers(const op_chf *chf, const op_regions *r, op_ar
     uint64_t *pa, *po;
     size_t na, no;
     op_status st;
-    if ((st = collect_pairs(chf, reg, NULL, 0, scratch, &pa, &na, &po, &no, err)) ||
-        (st = graph_sets(pa, na, count, scratch, adj, err)) ||
-        (st = graph_sets(po, no, count, scratch, ovl, err)))
+    if ((st = op__collect_pairs(chf, reg, NULL, 0, scratch, &pa, &na, &po, &no, err)) ||
+        (st = op__idset_graph(pa, na, count, scratch, adj, err)) ||
+        (st = op__idset_graph(po, no, count, scratch, ovl, err)))
         return st;
     int nl = 0;
     layer[0] = OP_NO_LAYER;

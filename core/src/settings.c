@@ -32,6 +32,8 @@ void op_settings_default(op_settings *s)
     s->area = 63;
     s->flags = 1;
     s->max_local_extent = 4096.0;
+    s->grid_origin_x = 0.0;
+    s->grid_origin_z = 0.0;
 }
 
 /* One table drives validation and --set, so a field cannot be checked in one and
@@ -76,6 +78,8 @@ static const field fields[] = {
     FI(area, 0, 63),
     FI(flags, 0, 65535),
     FD(max_local_extent, 0.0, 1e7, 1, 0),
+    FD(grid_origin_x, -OP_MAX_GRID_ORIGIN, OP_MAX_GRID_ORIGIN, 0, 0),
+    FD(grid_origin_z, -OP_MAX_GRID_ORIGIN, OP_MAX_GRID_ORIGIN, 0, 0),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -247,4 +251,6 @@ void op_tile_grid_derive(const op_settings *s, op_tile_grid *g)
     op_span_settings_derive(s, &ss);
     g->border = ss.walkable_radius + 3;
     g->grid_cells = g->tile_cells + 2 * g->border;
+    g->origin_x = s->grid_origin_x;
+    g->origin_z = s->grid_origin_z;
 }

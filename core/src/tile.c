@@ -44,25 +44,30 @@ static int portal_side(const op_tile *t, int a, int b)
 }
 
 /* Marks the edges of one group (same two vertices): a pair of opposite edges of two
- * polygons links them; a lone edge on the tile boundary is a portal; the rest stay
- * walls. The outcome does not depend on the order inside the group. */
-static void mark_group(op_tile *t, const edge_rec *g, size_t n)
+ * polygons links them; a lone edge is a layer seam when its contour edge led into another
+ * layer (seam[], amendments.md R3), else a portal when it lies on the tile boundary; the
+ * rest stay walls. The outcome does not depend on the order inside the group. */
+static void mark_group(op_tile *t, const uint16_t *seam, const edge_rec *g, size_t n)
 {
     size_t nvp = (size_t)t->nvp;
     if (n == 2 && g[0].fwd != g[1].fwd && g[0].poly != g[1].poly) {
         t->neis[(size_t)g[0].poly * nvp + g[0].k] = (uint16_t)(g[1].poly + 1);
         t->neis[(size_t)g[1].poly * nvp + g[1].k] = (uint16_t)(g[0].poly + 1);
     } else if (n == 1) {
+        size_t e = (size_t)g[0].poly * nvp + g[0].k;
         int side = portal_side(t, g[0].lo, g[0].hi);
-        if (side >= 0)
-            t->neis[(size_t)g[0].poly * nvp + g[0].k] = (uint16_t)(OP_NEI_PORTAL | side);
+        if (seam[e] != OP_NEI_WALL)
+            t->neis[e] = seam[e];
+        else if (side >= 0)
+            t->neis[e] = (uint16_t)(OP_NEI_PORTAL | side);
     }
 }
 
 /* In-tile adjacency: edges shared by exactly two polygons in opposite directions; other
- * edges on the tile boundary become portals, the rest walls. Edges are grouped by their
- * lower vertex (a counting sort), then by the upper one inside that small bucket. */
-static op_status link_polys(op_tile *t, op_arena *scratch, op_err *err)
+ * edges become seams (seam[] != 0), portals (on the tile boundary) or walls. Edges are
+ * grouped by their lower vertex (a counting sort), then by the upper one inside that small
+ * bucket. */
+static op_status link_polys(op_tile *t, const uint16_t *seam, op_arena *scratch, op_err *err)
 {
     int nvp = t->nvp;
     size_t cap = (size_t)t->npolys * (size_t)nvp, nv = (size_t)t->nverts;
@@ -107,7 +112,7 @@ static op_status link_polys(op_tile *t, op_arena *scratch, op_err *err)
             size_t j = i + 1;
             while (j < n && b[j].hi == b[i].hi)
                 j++;
-            mark_group(t, &b[i], j - i);
+            mark_group(t, seam, &b[i], j - i);
             i = j;
         }
     }
@@ -172,7 +177,20 @@ static op_status alloc_tile(op_tile *t, int nvp, op_arena *out, op_err *err)
     return OP_OK;
 }
 
-static void fill_layer(const layer_ctx *c, int layer, const int32_t *remap, op_tile *t)
+/* The seam value of edge k of polygon p on `layer` (amendments.md R3): its contour edge's
+ * neighbour is a region of another layer. OP_NEI_WALL otherwise. */
+static uint16_t seam_of(const layer_ctx *c, int p, int k, int layer)
+{
+    const op_tile_source *src = c->src;
+    int32_t r = c->pm->edge_neighbour[(size_t)p * c->pm->nvp + k];
+    if (!src->region_layer || r <= 0 || r >= src->nregion_layer)
+        return OP_NEI_WALL;
+    uint16_t l = src->region_layer[r];
+    return (l == OP_NO_LAYER || l == layer) ? (uint16_t)OP_NEI_WALL : (uint16_t)(OP_NEI_SEAM | l);
+}
+
+static void fill_layer(const layer_ctx *c, int layer, const int32_t *remap, uint16_t *seam,
+                       op_tile *t)
 {
     const op_poly_mesh *pm = c->pm;
     const op_tile_frame *f = &pm->frame;
@@ -190,9 +208,12 @@ static void fill_layer(const layer_ctx *c, int layer, const int32_t *remap, op_t
         if (!in_layer(c, p, layer))
             continue;
         const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
-        for (int k = 0; k < pm->nvp; k++)
+        for (int k = 0; k < pm->nvp; k++) {
             t->polys[(size_t)q * pm->nvp + k] =
                 pv[k] == OP_POLY_NULL ? (uint16_t)OP_POLY_NULL : (uint16_t)remap[pv[k]];
+            seam[(size_t)q * pm->nvp + k] =
+                pv[k] == OP_POLY_NULL ? (uint16_t)OP_NEI_WALL : seam_of(c, p, k, layer);
+        }
         int area = pm->areas[p];
         t->areas[q] = (uint8_t)(area == OP_WALKABLE_AREA ? c->s->area : area);
         t->flags[q] = (uint16_t)c->s->flags;
@@ -247,11 +268,22 @@ op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, con
             return op_err_set(err, OP_ELIMIT,
                               "tile (%d, %d) layer %d: %d vertices, the format holds %d", t->tx,
                               t->tz, layer, t->nverts, OP_MAX_LAYER_VERTS - 1);
+        if (t->npolys > OP_MAX_LAYER_POLYS)
+            return op_err_set(err, OP_ELIMIT,
+                              "tile (%d, %d) layer %d: %d polygons, the format holds %d", t->tx,
+                              t->tz, layer, t->npolys, OP_MAX_LAYER_POLYS);
         op_status st = alloc_tile(t, pm->nvp, out, err);
         if (st != OP_OK)
             return st;
-        fill_layer(&c, layer, remap, t);
-        if ((st = link_polys(t, scratch, err)) != OP_OK)
+        op_arena_mark m = op_arena_get_mark(scratch);
+        uint16_t *seam = op_arena_alloc(scratch, (size_t)t->npolys * (size_t)pm->nvp * 2 + 1);
+        if (!seam)
+            return op_err_set(err, OP_ENOMEM, "tile (%d, %d) layer %d: out of memory (seams)",
+                              t->tx, t->tz, layer);
+        fill_layer(&c, layer, remap, seam, t);
+        st = link_polys(t, seam, scratch, err);
+        op_arena_release(scratch, m);
+        if (st != OP_OK)
             return st;
         if ((st = op_tile_validate(t, err)) != OP_OK)
             return st;
@@ -316,7 +348,14 @@ static op_status check_neis(const op_tile *t, int p, op_err *err)
             continue;
         }
         uint16_t a = pv[k], b = pv[(k + 1) % nv];
-        if (n & OP_NEI_PORTAL) {
+        if (OP_NEI_IS_SEAM(n)) {
+            int l = OP_NEI_SEAM_LAYER(n);
+            if (l >= OP_MAX_LAYERS || l == t->layer)
+                return op_err_set(err, OP_EPROTO,
+                                  "tile: polygon %d edge %d is a seam into layer %d (own layer "
+                                  "%d, at most %d)",
+                                  p, k, l, t->layer, OP_MAX_LAYERS - 1);
+        } else if (n & OP_NEI_PORTAL) {
             int side = n & 0x7fff;
             if (side > 3 || portal_side(t, a, b) != side)
                 return op_err_set(err, OP_EPROTO,
@@ -367,8 +406,8 @@ op_status op_tile_validate(const op_tile *t, op_err *err)
 {
     if (t->nvp < OP_MIN_VERTS_PER_POLY || t->nvp > OP_MAX_VERTS_PER_POLY)
         return op_err_set(err, OP_EPROTO, "tile: nvp = %d outside 3..6", t->nvp);
-    if (t->nverts < 0 || t->nverts >= OP_MAX_LAYER_VERTS || t->npolys < 0 || t->ndverts < 0 ||
-        t->ndtris < 0)
+    if (t->nverts < 0 || t->nverts >= OP_MAX_LAYER_VERTS || t->npolys < 0 ||
+        t->npolys > OP_MAX_LAYER_POLYS || t->ndverts < 0 || t->ndtris < 0)
         return op_err_set(err, OP_EPROTO, "tile: negative or too large counts");
     if (t->layer < 0 || t->layer >= OP_MAX_LAYERS)
         return op_err_set(err, OP_EPROTO, "tile: layer %d outside 0..%d", t->layer,

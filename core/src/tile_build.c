@@ -111,17 +111,17 @@ op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *
     op_span_settings_derive(s, &ss);
     if (!any_may_be_walkable(soup, ids, n, ss.slope_cos)) {
         *skipped = 1;
-        return tile_init(hf, out, s, &g, 0.0, 0.0, tx, tz, 0.0, 1, err);
+        return tile_init(hf, out, s, &g, g.origin_x, g.origin_z, tx, tz, 0.0, 1, err);
     }
     double y0 = 0.0;
     int rows = 1;
     op_status st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
     if (st == OP_OK)
-        st = tile_init(hf, out, s, &g, 0.0, 0.0, tx, tz, y0, rows, err);
+        st = tile_init(hf, out, s, &g, g.origin_x, g.origin_z, tx, tz, y0, rows, err);
     if (st != OP_OK)
         return st;
-    op_heightfield_use_global_lines(hf, (int64_t)tx * g.tile_cells - g.border,
-                                    (int64_t)tz * g.tile_cells - g.border);
+    op_heightfield_use_grid_lines(hf, g.origin_x, g.origin_z, (int64_t)tx * g.tile_cells - g.border,
+                                  (int64_t)tz * g.tile_cells - g.border);
     uint8_t *areas = op_arena_alloc(scratch, n);
     if (!areas)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%zu bytes of areas)", tx,
@@ -217,6 +217,8 @@ op_status op_tile_heightfield_build_hf(const op_hf_input *in, const op_settings 
 {
     op_status st = op_settings_validate(s, err);
     if (st == OP_OK)
+        st = op__columns_grid_origin(s, "heightfield", err);
+    if (st == OP_OK)
         st = op_hf_input_validate(in, err);
     return st != OP_OK ? st : op_tile_heightfield_build_hf_valid(in, s, tx, tz, out, hf, err);
 }
@@ -288,6 +290,8 @@ op_status op_tile_heightfield_build_chunk(const op_voxel_chunk *in, const op_set
                                           int tz, op_arena *out, op_heightfield *hf, op_err *err)
 {
     op_status st = op_settings_validate(s, err);
+    if (st == OP_OK)
+        st = op__columns_grid_origin(s, "voxel chunk", err);
     if (st == OP_OK)
         st = op_voxel_chunk_validate(in, err);
     return st != OP_OK ? st : op_tile_heightfield_build_chunk_valid(in, s, tx, tz, out, hf, err);

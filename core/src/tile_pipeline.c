@@ -83,9 +83,10 @@ static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st
     return OP_OK;
 }
 
-static op_status contours_on(const op_level *l, int keep_raw, const op_chf *chf,
-                             const op_regions *regs, op_arena *out, op_arena *scratch,
-                             op_tile_stages *st, op_err *err)
+/* Contours of st's field, of every span (layer < 0) or of the view of one layer
+ * (build3d-runtime.md §2.3). */
+static op_status contours_on(const op_level *l, int keep_raw, int layer, op_arena *out,
+                             op_arena *scratch, op_tile_stages *st, op_err *err)
 {
     op_contour_settings cs;
     op_contour_settings_default(&cs);
@@ -94,7 +95,11 @@ static op_status contours_on(const op_level *l, int keep_raw, const op_chf *chf,
     cs.straight_region_borders = l->settings.straight_region_borders;
     cs.border_region = st->border_region;
     cs.keep_raw = keep_raw;
-    op_status s = op_contours_build(chf, regs, &cs, out, scratch, &st->contours, err);
+    if (layer >= 0) {
+        cs.span_layer = st->span_layer;
+        cs.layer = layer;
+    }
+    op_status s = op_contours_build(&st->chf, &st->regions, &cs, out, scratch, &st->contours, err);
     if (s != OP_OK)
         return s;
     /* Contours of the border region are ignored from here on (§2.4). */
@@ -105,12 +110,6 @@ static op_status contours_on(const op_level *l, int keep_raw, const op_chf *chf,
             set->contours[kept++] = set->contours[i];
     set->count = kept;
     return OP_OK;
-}
-
-static op_status contours_step(const op_level *l, int keep_raw, op_arena *out, op_arena *scratch,
-                               op_tile_stages *st, op_err *err)
-{
-    return contours_on(l, keep_raw, &st->chf, &st->regions, out, scratch, st, err);
 }
 
 /* minRow is the lowest row of a vertex some polygon uses (welding keeps vertices that end
@@ -199,7 +198,9 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
     } else if ((s = layers_step(out, st, err)) != OP_OK) {
         return s;
     }
-    op_tile_source src = {st->tx, st->tz, st->chf.origin[1], st->min_row, 0.0, 0.0};
+    /* region_layer covers the regions before the border cut: ids below the band's. */
+    op_tile_source src = {st->tx,           st->tz,           st->chf.origin[1], st->min_row,
+                          l->grid.origin_x, l->grid.origin_z, st->region_layer,  st->border_region};
     if (l->kind == OP_LEVEL_HEIGHTFIELD) {
         src.origin_x = l->hf.origin_x;
         src.origin_z = l->hf.origin_z;
@@ -233,30 +234,6 @@ static uint16_t in_layer(const op_tile_stages *st, uint32_t i)
     return st->regions.reg[i] != 0 ? st->span_layer[i] : (uint16_t)OP_NO_LAYER;
 }
 
-/* The view of layer L: links between spans of layer L only, regions of other layers 0. */
-static op_status layer_view(const op_tile_stages *st, uint16_t layer, op_arena *scratch,
-                            op_chf *chf, op_regions *regs, op_err *err)
-{
-    uint32_t n = st->chf.span_count;
-    *chf = st->chf;
-    *regs = st->regions;
-    chf->links = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *chf->links);
-    regs->reg = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *regs->reg);
-    if (!chf->links || !regs->reg)
-        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layer %u view)", st->tx,
-                          st->tz, layer);
-    for (uint32_t i = 0; i < n; i++) {
-        int mine = in_layer(st, i) == layer;
-        regs->reg[i] = mine ? st->regions.reg[i] : 0;
-        for (int d = 0; d < 4; d++) {
-            uint32_t t = st->chf.links[i][d];
-            chf->links[i][d] =
-                (mine && t != OP_NO_LINK && in_layer(st, t) == layer) ? t : OP_NO_LINK;
-        }
-    }
-    return OP_OK;
-}
-
 static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op_arena *out,
                               op_arena *scratch, op_tile_stages *st, double *t0, op_err *err)
 {
@@ -274,15 +251,9 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
     op_tile_stages one = *st;
     for (int layer = 0; layer < nl; layer++) {
         op_arena_mark m = op_arena_get_mark(scratch);
-        op_chf chf;
-        op_regions regs;
-        op_status s = layer_view(st, (uint16_t)layer, scratch, &chf, &regs, err);
-        if (s == OP_OK)
-            s = contours_on(l, keep_raw, &chf, &regs, out, scratch, &one, err);
+        op_status s = contours_on(l, keep_raw, layer, out, scratch, &one, err);
         lap(&one, OP_STAGE_CONTOURS, t0);
         if (s == OP_OK && last > OP_STAGE_CONTOURS) {
-            one.chf = chf;
-            one.regions = regs;
             one.tiles = st->tiles ? &st->tiles[st->ntiles] : NULL;
             one.ntiles = 0;
             s = mesh_steps(l, last, out, scratch, &one, layer, t0, err);
@@ -294,7 +265,7 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
     }
     for (int k = 0; k < 6; k++)
         st->stage_ms[k] = one.stage_ms[k];
-    /* The intermediate results stay those of the last layer (the view itself is gone). */
+    /* The intermediate results stay those of the last layer. */
     st->contours = one.contours;
     st->polys = one.polys;
     st->detail = one.detail;
@@ -332,7 +303,7 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
         return s;
     if (layer_by_layer(l))
         return layers_apart(l, last, keep_raw, out, scratch, st, &t0, err);
-    s = contours_step(l, keep_raw, out, scratch, st, err);
+    s = contours_on(l, keep_raw, -1, out, scratch, st, err);
     lap(st, OP_STAGE_CONTOURS, &t0);
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;

@@ -3,7 +3,7 @@
  *
  * Input: a valid soup and settings. Output: the soup's tile range, the tiles of
  * one triangle, the triangles of one tile (input order). Everything is decided in
- * global cell indices against the world lines k * cs (op_cell_of), the same lines
+ * global cell indices against the world lines grid origin + k * cs (op_cell_of), the same lines
  * the rasterizer clips against, so a triangle that can leave a fragment in a tile's
  * grid is always selected for it. Typical: 10^5 triangles, each in 1-4 tiles.
  */
@@ -30,10 +30,10 @@ op_status op_soup_tile_range(const op_soup *soup, const op_settings *s, op_tile_
     float bmin[3], bmax[3];
     op_soup_bounds(soup, bmin, bmax);
     int64_t t[4] = {
-        floor_div(op_cell_of(bmin[0], 0.0, g.cs), g.tile_cells),
-        floor_div(op_cell_of(bmin[2], 0.0, g.cs), g.tile_cells),
-        floor_div(op_cell_of(bmax[0], 0.0, g.cs), g.tile_cells),
-        floor_div(op_cell_of(bmax[2], 0.0, g.cs), g.tile_cells),
+        floor_div(op_cell_of(bmin[0], g.origin_x, g.cs), g.tile_cells),
+        floor_div(op_cell_of(bmin[2], g.origin_z, g.cs), g.tile_cells),
+        floor_div(op_cell_of(bmax[0], g.origin_x, g.cs), g.tile_cells),
+        floor_div(op_cell_of(bmax[2], g.origin_z, g.cs), g.tile_cells),
     };
     int64_t count = (t[2] - t[0] + 1) * (t[3] - t[1] + 1);
     if (count > OP_MAX_TILES)
@@ -63,8 +63,9 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
         }
         /* Cells c0..c1 of the box meet tile t's grid cells t*TC - B .. t*TC + TC + B - 1
          * iff floor((c0 - B) / TC) <= t <= floor((c1 + B) / TC). */
-        lo[i] = floor_div(op__cell_of(a, 0.0, g->cs, inv) - g->border, g->tile_cells);
-        hi[i] = floor_div(op__cell_of(b, 0.0, g->cs, inv) + g->border, g->tile_cells);
+        double o = i ? g->origin_z : g->origin_x;
+        lo[i] = floor_div(op__cell_of(a, o, g->cs, inv) - g->border, g->tile_cells);
+        hi[i] = floor_div(op__cell_of(b, o, g->cs, inv) + g->border, g->tile_cells);
     }
     out->tx0 = (int)(lo[0] < r->tx0 ? r->tx0 : lo[0]);
     out->tz0 = (int)(lo[1] < r->tz0 ? r->tz0 : lo[1]);

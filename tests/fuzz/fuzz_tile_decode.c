@@ -66,9 +66,11 @@ static void damage(op_tile *t, uint32_t *r)
         break;
     case 2:
         if (np)
-            t->neis[next(r) % (np * nvp)] = (uint16_t)(next(r) % 3 == 0   ? 0x8000 | (next(r) % 5)
-                                                       : next(r) % 2 == 0 ? next(r) % (np + 2)
-                                                                          : next(r));
+            t->neis[next(r) % (np * nvp)] =
+                (uint16_t)(next(r) % 4 == 0   ? 0x8000 | (next(r) % 5)
+                           : next(r) % 3 == 0 ? 0xc000 | (next(r) % 1026) /* seams (§3) */
+                           : next(r) % 2 == 0 ? next(r) % (np + 2)
+                                              : next(r));
         break;
     case 3:
         if (np)

@@ -85,8 +85,9 @@ void op_client_level_list_free(op_client_level_list *l);
 
 typedef struct op_client_level_info {
     uint64_t version;
-    double bounds[6]; /* min x, y, z, max x, y, z */
-    int tiles[4];     /* tx0, tz0, tx1, tz1 inclusive (tx0 > tx1: no tiles) */
+    double bounds[6];      /* min x, y, z, max x, y, z */
+    int tiles[4];          /* tx0, tz0, tx1, tz1 inclusive (tx0 > tx1: no tiles) */
+    double grid_origin[2]; /* settings grid_origin_x, grid_origin_z: where tile (0, 0) starts */
     int64_t tiles_total, tiles_built;
     uint64_t memory;
     int bake_running;

@@ -15,12 +15,12 @@ from .client import Client, PROTOCOL_VERSION, box, cylinder, mesh, prism
 from .errors import (STATUS, Busy, Error, Incomplete, InputOutputError, InternalError,
                      InvalidArgument, LimitError, NotFound, OutOfMemory, OutOfRange,
                      ProtocolError, Timeout, status_name)
-from .tile import (NEI_PORTAL, NEI_WALL, NULL_INDEX, Tile, content_hash, decode_tile,
-                   fnv1a64, mesh_hash)
+from .tile import (NEI_PORTAL, NEI_SEAM, NEI_WALL, NULL_INDEX, Tile, content_hash,
+                   decode_tile, fnv1a64, mesh_hash)
 
 __all__ = [
     "Client", "PROTOCOL_VERSION", "box", "cylinder", "mesh", "prism", "STATUS", "Busy", "Error", "Incomplete",
     "InputOutputError", "InternalError", "InvalidArgument", "LimitError", "NotFound",
     "OutOfMemory", "OutOfRange", "ProtocolError", "Timeout", "status_name", "NEI_PORTAL",
-    "NEI_WALL", "NULL_INDEX", "Tile", "content_hash", "decode_tile", "fnv1a64", "mesh_hash",
+    "NEI_SEAM", "NEI_WALL", "NULL_INDEX", "Tile", "content_hash", "decode_tile", "fnv1a64", "mesh_hash",
 ]

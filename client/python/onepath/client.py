@@ -199,8 +199,9 @@ class Client:
         return self.call("level.list", timeout=timeout)
 
     def level_info(self, level, *, timeout=None):
-        """-> version, bounds, tiles [tx0, tz0, tx1, tz1], tiles_total, tiles_built,
-        memory, bake {running, done, total}, volumes (volume maps in name order)."""
+        """-> version, bounds, tiles [tx0, tz0, tx1, tz1], grid_origin [x, z], tiles_total,
+        tiles_built, memory, bake {running, done, total}, volumes (volume maps in name
+        order)."""
         return self.call("level.info", _params(level=level), timeout=timeout)
 
     def mesh_put(self, level, name, verts, tris, areas=None, *, timeout=None):

@@ -13,12 +13,14 @@ from fractions import Fraction
 
 from .errors import Incomplete, ProtocolError
 
-FORMAT = 1
+FORMAT = 2
 NULL_INDEX = 0xFFFF  # pads polys after a polygon's last vertex
 NEI_WALL = 0  # neis: no neighbour
 NEI_PORTAL = 0x8000  # neis: | side (0 = -x, 1 = +z, 2 = +x, 3 = -z)
+NEI_SEAM = 0xC000  # neis: | layer, a layer seam into that layer of the tile cell (§3, §6)
 MAX_LAYERS = 1024
 MAX_LAYER_VERTS = 65536
+MAX_LAYER_POLYS = 0x7FFF
 MAX_AREA = 63
 
 FNV_OFFSET = 0xCBF29CE484222325
@@ -251,7 +253,7 @@ def decode_tile(blob, numpy=None, validate=True):
     if (len(raw["polys"]) != 2 * nvp * np_ or len(raw["neis"]) != 2 * nvp * np_
             or len(raw["flags"]) != 2 * np_ or len(raw["dmeshes"]) != 16 * np_):
         r.fail("polygon arrays disagree with the polygon count")
-    if len(raw["verts"]) // 12 > MAX_LAYER_VERTS or np_ > 0xFFFF:
+    if len(raw["verts"]) // 12 > MAX_LAYER_VERTS or np_ > MAX_LAYER_POLYS:
         r.fail("too many vertices or polygons")
     r.key = "hash"
     if t.hash != fnv1a64(memoryview(data)[:covered]):
@@ -381,7 +383,12 @@ def _check_neis(t, p, size32):
                 _fail("polygon %d unused edge %d has a neighbour" % (p, k))
             continue
         a, b = pv[k], pv[(k + 1) % n]
-        if nb & NEI_PORTAL:
+        if nb & 0xC000 == NEI_SEAM:
+            layer = nb & 0x3FFF
+            if layer >= MAX_LAYERS or layer == t.layer:
+                _fail("polygon %d edge %d is a seam into layer %d (own layer %d)"
+                      % (p, k, layer, t.layer))
+        elif nb & NEI_PORTAL:
             side = nb & 0x7FFF
             if side > 3:
                 _fail("polygon %d edge %d portal side %d" % (p, k, side))

@@ -203,6 +203,10 @@ def test_validation_refuses_bad_tiles_with_good_hashes(baked):
         pytest.skip("no portals")
     assert "portal" in _refused(_altered(blob, portal))
 
+    def seam_into_itself(t):
+        t.neis[0][0] = onepath.NEI_SEAM | t.layer
+    assert "seam into layer" in _refused(_altered(blob, seam_into_itself))
+
 
 def test_detail_triangles_wind_like_polygons(baked):
     from onepath.tile import _orient
@@ -240,7 +244,8 @@ def test_example_blob_of_navmesh_format_md():
     assert t.neis == [[onepath.NEI_PORTAL | 3, 0, 0, 0, 0, 0]]
     assert (t.areas, t.flags, t.dmeshes, t.dverts, t.dtris) == \
         ([63], [1], [[0, 0, 0, 1]], [], [[0, 1, 2, 7]])
-    assert t.hash == 0x69CFC03A271704AE == onepath.content_hash(blob)
+    assert t.format == 2
+    assert t.hash == 0x49A5FE74CFC00A29 == onepath.content_hash(blob)
     assert encode(t) == blob
 
 

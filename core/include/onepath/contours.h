@@ -18,6 +18,14 @@ typedef struct op_contour_settings {
     int straight_region_borders; /* default 1 */
     int border_region;           /* region id of the tile border band; 0 = none */
     int keep_raw;                /* keep raw outlines and holes in the output */
+    /* Layer view (docs/spec/build3d-runtime.md §2.3), off when span_layer is NULL: only
+     * spans with span_layer[s] == layer are traced, and a link to a span of another layer
+     * is no link for tracing and corner heights. Such an edge's neighbour value is the
+     * region of the span it links to (a layer seam, ../shared/spec/amendments.md R3), or 0
+     * when that span has no region or is in border_region. span_layer has one entry per
+     * span of the field. */
+    const uint16_t *span_layer;
+    int layer;
 } op_contour_settings;
 
 void op_contour_settings_default(op_contour_settings *cs);

@@ -43,6 +43,14 @@
  * "no link"; the cap stays below that. Beyond: OP_ELIMIT naming the count. */
 #define OP_MAX_SPANS 0x7ffffffe
 
+/* Largest absolute grid origin (settings grid_origin_x, grid_origin_z; world units): where
+ * tile (0, 0) of a soup starts (build3d-spans.md §1.1). Beyond: OP_ERANGE naming the
+ * setting. Bound: valid coordinates lie within +-OP_MAX_COORD, so a global cell index is
+ * at most (2^21 + 2^15) / 0.001 + B < 2147483000 cells from the grid origin and stays in
+ * int32 (level.c's tile_of, tile keys); any grid line position is reachable within it,
+ * since only the origin's offset from a multiple of TileSize moves the lines. */
+#define OP_MAX_GRID_ORIGIN 32768.0
+
 /* Cells along one side of a tile (tile_size / cell_size). Beyond: OP_ERANGE from
  * op_settings_validate. Bound: a tile's build grid must stay far below OP_MAX_GRID_SIDE. */
 #define OP_MAX_TILE_CELLS 4096
@@ -59,6 +67,12 @@
 
 /* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT. */
 #define OP_MAX_LAYER_VERTS 65536
+
+/* Polygons of one tile layer. Edge neighbour values 1..npolys name in-tile polygons and
+ * values with bit 15 set are portals and seams (docs/spec/navmesh-format.md §3), so a
+ * layer holds at most 0x7fff polygons. Beyond: OP_ELIMIT naming the tile and layer (build)
+ * or OP_EPROTO (decoder, validator). */
+#define OP_MAX_LAYER_POLYS 0x7fff
 
 /* Volumes of one volume set (a level's, a build's, a volumes file's;
  * docs/spec/build3d-runtime.md §4). Each tile build visits every volume it is given (a

@@ -1,7 +1,8 @@
 /*
- * The mesh (docs/spec/navmesh-format.md §5): a set of tile layers keyed (tx, tz,
+ * The mesh (docs/spec/navmesh-format.md §5, §6): a set of tile layers keyed (tx, tz,
  * layer), built with one set of settings, whose portal edges are stitched across
- * tile boundaries. Queries (onepath/query.h) run on it.
+ * tile boundaries and whose layer seams are stitched between the layers of one tile
+ * cell. Queries (onepath/query.h) run on it.
  *
  * Ownership: the mesh COPIES every tile it is given into its own arena, so the
  * caller may free or reuse its tile (a per-tile build arena, a decoded blob) right
@@ -27,14 +28,17 @@ typedef struct op_polyref {
     int poly;
 } op_polyref;
 
-/* One stitched portal link (navmesh-format.md §5.4): polygon edge (poly, edge) of its
- * tile meets polygon nei_poly of tile nei_tile over u in [o0, o1] (world units along
- * the shared boundary: z on sides 0 and 2, x on sides 1 and 3). */
+/* One stitched link (navmesh-format.md §5.4, §6): polygon edge (poly, edge) of its tile
+ * meets edge nei_edge of polygon nei_poly of tile nei_tile over u in [o0, o1], u being the
+ * world coordinate `axis` (0 = x, 2 = z): for a portal the coordinate along the shared
+ * boundary (z on sides 0 and 2, x on sides 1 and 3), for a layer seam x unless the edge's
+ * two ends have the same x, then z. */
 typedef struct op_link {
     int poly, edge;
     int nei_tile; /* tile index in key order */
     int nei_poly;
     int nei_edge;
+    int axis;
     double o0, o1;
 } op_link;
 
@@ -45,11 +49,13 @@ void op_mesh_destroy(op_mesh *m);
 
 /* Copies tile t into the mesh after op_tile_validate. Refused: a key already present
  * (OP_EINVAL naming it), a tile_size or nvp other than the settings' (OP_EINVAL), a
- * tile without polygons (OP_EINVAL). Stitching is redone lazily by op_mesh_stitch. */
+ * tile without polygons (OP_EINVAL), a layer whose origin x or z differs from another
+ * layer's of its tile cell (OP_EINVAL; seams are matched in tile-local x, z, §6).
+ * Stitching is redone lazily by op_mesh_stitch. */
 op_status op_mesh_add_tile(op_mesh *m, const op_tile *t, op_err *err);
 
-/* Stitches every portal (navmesh-format.md §5). Queries need a stitched mesh; adding
- * a tile afterwards un-stitches it. Idempotent. */
+/* Stitches every portal (navmesh-format.md §5) and layer seam (§6). Queries need a
+ * stitched mesh; adding a tile afterwards un-stitches it. Idempotent. */
 op_status op_mesh_stitch(op_mesh *m, op_err *err);
 int op_mesh_is_stitched(const op_mesh *m);
 
@@ -64,9 +70,9 @@ int op_mesh_find_tile(const op_mesh *m, int tx, int tz, int layer);
 long op_mesh_poly_count(const op_mesh *m);
 long op_mesh_poly_index(const op_mesh *m, op_polyref r);
 
-/* The links of edge `edge` of polygon `poly` in tile `tile`, ordered per §5.4 (then
- * by the neighbour's edge index): *links points into the mesh. Returns the count
- * (0 for walls, in-tile edges and unstitched meshes). */
+/* The links of edge `edge` of polygon `poly` in tile `tile` (a portal or a seam),
+ * ordered per §5.4 (then by the neighbour's edge index): *links points into the mesh.
+ * Returns the count (0 for walls, in-tile edges and unstitched meshes). */
 int op_mesh_edge_links(const op_mesh *m, int tile, int poly, int edge, const op_link **links);
 /* Total number of links (each mutual link counted from both sides). */
 long op_mesh_link_count(const op_mesh *m);

@@ -27,8 +27,9 @@ typedef struct op_regions {
 } op_regions;
 
 /* Partitions chf (which must carry its distance field for watershed) per rs: §2, §3 or
- * §4, then §5. In a tile grid (chf->border > 0) a region with a span in the border band is
- * no island (docs/spec/clarifications.md, regions 5). Output arrays come from out,
+ * §4, then §5 as amended (../shared/spec/amendments.md R1, R2): islands are groups of
+ * linked regions; in a tile grid (chf->border > 0) a group with a span in the border band
+ * is no island (docs/spec/clarifications.md, regions 5). Output arrays come from out,
  * temporaries from scratch (the caller resets it). Errors: OP_EINVAL (NULL, watershed without
  * chf->dist), OP_ERANGE (settings), OP_ELIMIT (more than OP_MAX_REGIONS regions, naming the count),
  * OP_ENOMEM. */

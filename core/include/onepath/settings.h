@@ -34,6 +34,11 @@ typedef struct op_settings {
     int area;                /* area id written for walkable (63) polygons, [0, 63]; default 63 */
     int flags;               /* polygon flags, [0, 65535]; default 1 */
     double max_local_extent; /* wu, > 0: a tile's vertical reach limit; default 4096 */
+    /* wu, |v| <= OP_MAX_GRID_ORIGIN; default 0: the world point (x, z) where tile (0, 0) of a
+     * soup starts; cell lines lie at grid_origin + k * cs (build3d-spans.md §1.1). Heightfield
+     * and voxel-chunk input place tiles at their own origin and require 0. */
+    double grid_origin_x;
+    double grid_origin_z;
 } op_settings;
 
 /* "watershed", "monotone", "layers" ("unknown" otherwise). */
@@ -66,10 +71,11 @@ typedef struct op_span_settings {
 
 /* Tile grid values (build3d-polys.md §1). */
 typedef struct op_tile_grid {
-    int tile_cells; /* max(1, ceil(tile_size / cell_size - 1e-4)) */
-    double cs;      /* tile_size / tile_cells: the cell size actually used */
-    int border;     /* B = walkable_radius + 3 cells */
-    int grid_cells; /* tile_cells + 2 * border */
+    int tile_cells;            /* max(1, ceil(tile_size / cell_size - 1e-4)) */
+    double cs;                 /* tile_size / tile_cells: the cell size actually used */
+    int border;                /* B = walkable_radius + 3 cells */
+    int grid_cells;            /* tile_cells + 2 * border */
+    double origin_x, origin_z; /* grid_origin_x, grid_origin_z: global cell 0 starts here */
 } op_tile_grid;
 
 void op_span_settings_derive(const op_settings *s, op_span_settings *out);

@@ -61,7 +61,8 @@ typedef struct op_heightfield {
     op_arena *arena;     /* where spans and fragments grow */
     /* Cell boundary lines (§1.1-§1.2): line k along x is line_origin[0] + (cell0[0] + k) * cs,
      * along z likewise with index 1. A plain heightfield has line_origin = origin's
-     * x/z and cell0 = 0; a tile grid has line_origin 0 and cell0 = its global cell. */
+     * x/z and cell0 = 0; a tile grid has line_origin = the grid origin and cell0 = its
+     * global cell. */
     double line_origin[2];
     int64_t cell0[2];
     /* Fragments (§3.5). */
@@ -79,9 +80,11 @@ typedef struct op_heightfield {
 op_status op_heightfield_init(op_heightfield *hf, op_arena *arena, int width, int depth, int rows,
                               const double origin[3], double cs, double ch, op_err *err);
 
-/* Makes hf's cell boundaries the world lines (gx0 + x) * cs and (gz0 + z) * cs
- * (tile grids, §1.1), so that neighbouring tiles clip against the same lines. Call
- * before any fragment is added. */
+/* Makes hf's cell boundaries the world lines ox + (gx0 + x) * cs and oz + (gz0 + z) * cs
+ * (tile grids with their grid origin, §1.1), so that neighbouring tiles clip against the
+ * same lines. Call before any fragment is added. use_global_lines is the grid origin 0. */
+void op_heightfield_use_grid_lines(op_heightfield *hf, double ox, double oz, int64_t gx0,
+                                   int64_t gz0);
 void op_heightfield_use_global_lines(op_heightfield *hf, int64_t gx0, int64_t gz0);
 
 /* Adds a fragment [smin, smax) with area to column (x, z) and rebuilds the column

@@ -11,10 +11,18 @@
 #include "onepath/detail.h"
 #include "onepath/polys.h"
 
-/* Neighbour values of a polygon edge. */
+/* Neighbour values of a polygon edge (docs/spec/navmesh-format.md §3). */
 #define OP_NEI_WALL   0u      /* no neighbour */
 #define OP_NEI_PORTAL 0x8000u /* | side (0 = -x, 1 = +z, 2 = +x, 3 = -z): crosses the tile edge */
-/* 1..npolys: the in-tile polygon (index + 1) across the edge. */
+/* | layer (0..OP_MAX_LAYERS - 1, not the tile's own): a layer seam, where the walkable
+ * surface passes into that layer of the same tile cell (amendments.md R3). Has
+ * OP_NEI_PORTAL's bit: every value with bit 15 set is linked by the mesh. */
+#define OP_NEI_SEAM 0xc000u
+/* 1..npolys: the in-tile polygon (index + 1) across the edge (npolys <= OP_MAX_LAYER_POLYS). */
+
+/* Whether neighbour value v is a seam, and its layer. */
+#define OP_NEI_IS_SEAM(v)    (((unsigned)(v)&0xc000u) == OP_NEI_SEAM)
+#define OP_NEI_SEAM_LAYER(v) ((int)((unsigned)(v)&0x3fffu))
 
 typedef struct op_tile {
     int tx, tz, layer;
@@ -49,10 +57,17 @@ typedef struct op_tile_source {
     int tx, tz;
     double frame_origin_y; /* y0 of the tile's build grid (build3d-polys.md §1) */
     int min_row;           /* lowest polygon vertex row (LocalY origin) */
-    /* World XZ origin of the tile grid: 0 for a soup (tiles aligned to the world origin),
-     * the input's origin for heightfield / voxel-chunk input, whose tiles are counted from
-     * it (build3d-spans.md §1.8). The tile's origin is origin_x + tx·TileSize (double). */
+    /* World XZ origin of the tile grid: the settings' grid origin for a soup (0 unless
+     * grid_origin_x / _z move it), the input's origin for heightfield / voxel-chunk input,
+     * whose tiles are counted from it (build3d-spans.md §1.8). The tile's origin is
+     * origin_x + tx·TileSize (double). */
     double origin_x, origin_z;
+    /* Layers partition: region_layer[r] is region r's layer for 0 < r < nregion_layer (the
+     * tile's regions, not its border band). A polygon edge that came from a contour edge
+     * whose neighbour is a region of another layer is a layer seam (amendments.md R3).
+     * NULL: no seams. */
+    const uint16_t *region_layer;
+    int nregion_layer;
 } op_tile_source;
 
 /*

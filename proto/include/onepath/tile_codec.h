@@ -10,7 +10,9 @@
 #include "onepath/arena.h"
 #include "onepath/tile.h"
 
-#define OP_TILE_FORMAT 1
+/* Format version (docs/spec/navmesh-format.md §2); 2 since layer seams (§3, §6). The
+ * decoder reads only this version. */
+#define OP_TILE_FORMAT 2
 
 /* A malloc'd byte string; free with op_bytes_free. */
 typedef struct op_bytes {

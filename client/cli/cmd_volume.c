@@ -22,8 +22,8 @@ static int usage(void)
     fprintf(stderr, "usage: onepath volume put --url URL --level L FILE.json [--timeout MS]\n"
                     "       onepath volume drop --url URL --level L NAME [--timeout MS]\n"
                     "       onepath volume list --url URL --level L [--timeout MS]\n"
-                    "put sends every volume of a volumes file (as `onepath bake --volumes` "
-                    "reads it);\nlist prints the level's volumes in that format.\n");
+                    "put sends every volume of a volumes file (the JSON array bake reads);\n"
+                    "list prints the level's volumes in that format.\n");
     return 2;
 }
 

@@ -374,50 +374,6 @@ static op_status mesh_prepare(opd_level *lv, const opd_mesh *old, opd_mesh *m, c
     return st;
 }
 
-/* Runs a mesh edit: m put (taken) or `drop` dropped. */
-static op_status mesh_edit(opd_registry *r, const char *level, opd_mesh *m, const char *drop,
-                           uint64_t *version, int *changed, op_err *err)
-{
-    *changed = 0;
-    *version = 0;
-    opd_level *lv = edit_begin(r, level, err);
-    if (!lv) {
-        opd_mesh_free(m);
-        return err->status;
-    }
-    int at = opd_mesh_list_find(lv->meshes, lv->nmeshes, m ? m->name : drop);
-    const opd_mesh *old = at >= 0 ? lv->meshes[at] : NULL;
-    edit e;
-    memset(&e, 0, sizeof e);
-    msgpack_sbuffer_init(&e.record);
-    op_status st = OP_OK;
-    if ((m && old && opd_mesh_equal(old, m)) || (!m && !old)) {
-        *version = lv->version; /* protocol §6: nothing to change */
-    } else if (lv->broken) {
-        st = broken_error(lv, err);
-    } else if ((st = mesh_prepare(lv, old, m, drop, &e, err)) == OP_OK &&
-               (st = commit(lv, &e, version, err)) == OP_OK) {
-        *changed = 1;
-        maybe_compact(lv);
-    }
-    edit_fini(&e);
-    opd_mesh_free(m); /* the list and the snapshot's part hold their own references */
-    edit_end(lv);
-    return st;
-}
-
-op_status opd_edit_mesh_put(opd_registry *r, const char *level, opd_mesh *mesh, uint64_t *version,
-                            int *changed, op_err *err)
-{
-    return mesh_edit(r, level, mesh, NULL, version, changed, err);
-}
-
-op_status opd_edit_mesh_drop(opd_registry *r, const char *level, const char *mesh,
-                             uint64_t *version, int *changed, op_err *err)
-{
-    return mesh_edit(r, level, NULL, mesh, version, changed, err);
-}
-
 /* Prepares a volume edit of lv: v put or `drop` dropped (edit lock held). The tiles of
  * the old and the new volume's reach are marked; their geometry stays. */
 static op_status volume_prepare(opd_level *lv, const opd_volume *old, opd_volume *v,
@@ -440,49 +396,84 @@ static op_status volume_prepare(opd_level *lv, const opd_volume *old, opd_volume
     return st;
 }
 
-/* Runs a volume edit: v put (taken) or `drop` dropped. */
-static op_status volume_edit(opd_registry *r, const char *level, opd_volume *v, const char *drop,
-                             uint64_t *version, int *changed, op_err *err)
+/* One mesh or volume edit: m or v put (taken), or (both NULL) the mesh or volume `drop`
+ * dropped. Nothing changes when the level holds the same already (protocol §6). */
+typedef struct item {
+    int volume; /* a volume edit (else a mesh edit) */
+    opd_mesh *m;
+    opd_volume *v;
+    const char *drop;
+} item;
+
+static op_status item_edit(opd_registry *r, const char *level, item *it, uint64_t *version,
+                           int *changed, op_err *err)
 {
     *changed = 0;
     *version = 0;
     opd_level *lv = edit_begin(r, level, err);
-    if (!lv) {
-        opd_volume_free(v);
-        return err->status;
-    }
-    const opd_vset *vs = lv->sn->vols;
-    int at = opd_vset_find(vs, v ? v->v.name : drop);
-    const opd_volume *old = at >= 0 ? vs->v[at] : NULL;
+    op_status st = lv ? OP_OK : err->status;
     edit e;
     memset(&e, 0, sizeof e);
     msgpack_sbuffer_init(&e.record);
-    op_status st = OP_OK;
-    if ((v && old && opd_volume_equal(&old->v, &v->v)) || (!v && !old)) {
-        *version = lv->version; /* protocol §6: nothing to change */
+    int same = 0;
+    const opd_mesh *old_m = NULL;
+    const opd_volume *old_v = NULL;
+    if (lv && it->volume) {
+        int at = opd_vset_find(lv->sn->vols, it->v ? it->v->v.name : it->drop);
+        old_v = at >= 0 ? lv->sn->vols->v[at] : NULL;
+        same = it->v ? old_v && opd_volume_equal(&old_v->v, &it->v->v) : !old_v;
+    } else if (lv) {
+        int at = opd_mesh_list_find(lv->meshes, lv->nmeshes, it->m ? it->m->name : it->drop);
+        old_m = at >= 0 ? lv->meshes[at] : NULL;
+        same = it->m ? old_m && opd_mesh_equal(old_m, it->m) : !old_m;
+    }
+    if (!lv) {
+        /* err is set */
+    } else if (same) {
+        *version = lv->version;
     } else if (lv->broken) {
         st = broken_error(lv, err);
-    } else if ((st = volume_prepare(lv, old, v, drop, &e, err)) == OP_OK &&
+    } else if ((st = it->volume ? volume_prepare(lv, old_v, it->v, it->drop, &e, err)
+                                : mesh_prepare(lv, old_m, it->m, it->drop, &e, err)) == OP_OK &&
                (st = commit(lv, &e, version, err)) == OP_OK) {
         *changed = 1;
         maybe_compact(lv);
     }
     edit_fini(&e);
-    opd_volume_free(v); /* the new set holds its own reference */
-    edit_end(lv);
+    /* The new list or set and the snapshot hold their own references. */
+    opd_mesh_free(it->m);
+    opd_volume_free(it->v);
+    if (lv)
+        edit_end(lv);
     return st;
+}
+
+op_status opd_edit_mesh_put(opd_registry *r, const char *level, opd_mesh *mesh, uint64_t *version,
+                            int *changed, op_err *err)
+{
+    item it = {0, mesh, NULL, NULL};
+    return item_edit(r, level, &it, version, changed, err);
+}
+
+op_status opd_edit_mesh_drop(opd_registry *r, const char *level, const char *mesh,
+                             uint64_t *version, int *changed, op_err *err)
+{
+    item it = {0, NULL, NULL, mesh};
+    return item_edit(r, level, &it, version, changed, err);
 }
 
 op_status opd_edit_volume_put(opd_registry *r, const char *level, opd_volume *vol,
                               uint64_t *version, int *changed, op_err *err)
 {
-    return volume_edit(r, level, vol, NULL, version, changed, err);
+    item it = {1, NULL, vol, NULL};
+    return item_edit(r, level, &it, version, changed, err);
 }
 
 op_status opd_edit_volume_drop(opd_registry *r, const char *level, const char *name,
                                uint64_t *version, int *changed, op_err *err)
 {
-    return volume_edit(r, level, NULL, name, version, changed, err);
+    item it = {1, NULL, NULL, name};
+    return item_edit(r, level, &it, version, changed, err);
 }
 
 op_status opd_edit_level_drop(opd_registry *r, const char *name, int *dropped, op_err *err)

@@ -20,6 +20,20 @@ static void edit_soup(int i, opt_soup *s)
     opt_soup_box(s, x, z, x + 2.0f, z + 2.0f, 0.0f, 0.5f + (float)(i % 4));
 }
 
+/* The soup of parts[0..n) in that order (protocol §3.2), appended to out; frees the parts. */
+static void concat(opt_soup *parts, int n, opt_soup *out)
+{
+    for (int p = 0; p < n; p++) {
+        int base = (int)out->nv;
+        for (size_t k = 0; k < parts[p].nv; k++)
+            opt_soup_vert(out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
+        for (size_t k = 0; k < parts[p].nt; k++)
+            opt_soup_tri(out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
+                         parts[p].t[3 * k + 2] + base);
+        opt_soup_free(&parts[p]);
+    }
+}
+
 /* The level after `n` edits: floor plus, per mesh slot, the last edit that wrote it. */
 static void state_soup(int n, opt_soup *out)
 {
@@ -32,15 +46,7 @@ static void state_soup(int n, opt_soup *out)
                 edit_soup(i, &parts[slot + 1]);
                 break;
             }
-    for (int p = 0; p < 4; p++) {
-        int base = (int)out->nv;
-        for (size_t k = 0; k < parts[p].nv; k++)
-            opt_soup_vert(out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
-        for (size_t k = 0; k < parts[p].nt; k++)
-            opt_soup_tri(out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
-                         parts[p].t[3 * k + 2] + base);
-        opt_soup_free(&parts[p]);
-    }
+    concat(parts, 4, out);
 }
 
 static void check_state(op_client *c, int n)
@@ -165,15 +171,7 @@ static void mixed_check(op_client *c, int n)
     for (int k = 0; k < 3; k++)
         if (present[k])
             edit_soup(last_put[k], &parts[k + 1]);
-    for (int p = 0; p < 4; p++) {
-        int base = (int)out.nv;
-        for (size_t k = 0; k < parts[p].nv; k++)
-            opt_soup_vert(&out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
-        for (size_t k = 0; k < parts[p].nt; k++)
-            opt_soup_tri(&out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
-                         parts[p].t[3 * k + 2] + base);
-        opt_soup_free(&parts[p]);
-    }
+    concat(parts, 4, &out);
     op_soup soup = {out.v, 3 * out.nv, out.t, 3 * out.nt, NULL};
     op_settings st;
     op_settings_default(&st);
@@ -216,50 +214,60 @@ static void *mixed_loop(void *arg)
     return NULL;
 }
 
-Test(daemon_persist, kill9_during_edits_and_compactions_loses_no_acknowledged_edit, .timeout = 240)
+/* Three kills of a daemon compacting every journal longer than its snapshot (several times
+ * a second here), each during a fresh stream of `loop`'s edits at a later point of it; after
+ * each restart `check` sees the stream's first n edits, n the edits acknowledged or one
+ * more (the one in flight). A compaction must have run. Returns with the daemon running
+ * (*d, *c). */
+static void kill_rounds(opt_daemon *d, op_client **c, void *(*loop)(void *),
+                        void (*check)(op_client *, int), int first, int step)
 {
-    opt_daemon d;
-    opt_daemon_init(&d);
-    /* Every journal longer than its snapshot is compacted: several times a second here. */
+    opt_daemon_init(d);
     const char *const extra[] = {"--compact-bytes", "0", NULL};
-    opt_daemon_start(&d, extra);
-    op_client *c = opt_connect(&d);
-    put_floor(c);
+    opt_daemon_start(d, extra);
+    *c = opt_connect(d);
+    put_floor(*c);
     int done = 0;
-    /* Three kills at different points of the stream; each restart goes on from there. */
     for (int round = 0; round < 3; round++) {
-        editor ed = {d.url, 0};
+        editor ed = {d->url, 0};
         /* The stream restarts at edit 1 of a fresh level each round. */
         if (round > 0) {
             int dropped;
             op_err e;
-            cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
-            put_floor(c);
+            cr_assert_eq(op_client_level_drop(*c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
+            put_floor(*c);
         }
         pthread_t th;
-        pthread_create(&th, NULL, mixed_loop, &ed);
-        int target = 20 + 35 * round;
+        pthread_create(&th, NULL, loop, &ed);
+        int target = first + step * round;
         for (int i = 0; i < 4000 && atomic_load(&ed.acked) < target; i++)
             opt_sleep_ms(2);
-        opt_daemon_kill9(&d);
+        opt_daemon_kill9(d);
         pthread_join(th, NULL);
         int acked = atomic_load(&ed.acked);
         cr_assert_geq(acked, target, "round %d: only %d edits acknowledged", round, acked);
         cr_assert_lt(acked, NEDITS, "round %d: the kill came after the last edit", round);
-        opt_daemon_start(&d, extra);
+        opt_daemon_start(d, extra);
         op_client_level_info li;
         op_err e;
-        cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
+        cr_assert_eq(op_client_level_info_get(*c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
                      e.msg);
         int n = (int)li.version - 1;
         cr_assert(n == acked || n == acked + 1, "round %d: version %llu after %d acknowledged",
                   round, (unsigned long long)li.version, acked);
-        mixed_check(c, n);
+        check(*c, n);
         done += acked;
     }
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "grep -q 'OP-COMPACT level' '%s'", d.log);
+    snprintf(cmd, sizeof cmd, "grep -q 'OP-COMPACT level' '%s'", d->log);
     cr_assert_eq(system(cmd), 0, "no compaction ran during %d edits", done);
+}
+
+Test(daemon_persist, kill9_during_edits_and_compactions_loses_no_acknowledged_edit, .timeout = 240)
+{
+    opt_daemon d;
+    op_client *c;
+    kill_rounds(&d, &c, mixed_loop, mixed_check, 20, 35);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
@@ -332,15 +340,7 @@ static void vstate_check(op_client *c, int n)
     opt_soup_quad(&parts[0], 0, 0, 30, 30, 0); /* "floor" sorts before "m0" */
     if (s.mesh)
         edit_soup(s.mesh, &parts[1]);
-    for (int p = 0; p < 2; p++) {
-        int base = (int)out.nv;
-        for (size_t k = 0; k < parts[p].nv; k++)
-            opt_soup_vert(&out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
-        for (size_t k = 0; k < parts[p].nt; k++)
-            opt_soup_tri(&out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
-                         parts[p].t[3 * k + 2] + base);
-        opt_soup_free(&parts[p]);
-    }
+    concat(parts, 2, &out);
     op_volume v[NVSLOTS];
     int nv = 0;
     for (int k = 0; k < NVSLOTS; k++) /* "vol.0" < "vol.1" < ...: already in name order */
@@ -409,49 +409,14 @@ Test(daemon_persist, kill9_during_volume_edits_and_compactions_loses_no_acknowle
      .timeout = 240)
 {
     opt_daemon d;
-    opt_daemon_init(&d);
-    const char *const extra[] = {"--compact-bytes", "0", NULL};
-    opt_daemon_start(&d, extra);
-    op_client *c = opt_connect(&d);
-    put_floor(c);
-    int done = 0;
-    for (int round = 0; round < 3; round++) {
-        editor ed = {d.url, 0};
-        if (round > 0) {
-            int dropped;
-            op_err e;
-            cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
-            put_floor(c);
-        }
-        pthread_t th;
-        pthread_create(&th, NULL, volume_loop, &ed);
-        int target = 25 + 40 * round;
-        for (int i = 0; i < 4000 && atomic_load(&ed.acked) < target; i++)
-            opt_sleep_ms(2);
-        opt_daemon_kill9(&d);
-        pthread_join(th, NULL);
-        int acked = atomic_load(&ed.acked);
-        cr_assert_geq(acked, target, "round %d: only %d edits acknowledged", round, acked);
-        cr_assert_lt(acked, NEDITS, "round %d: the kill came after the last edit", round);
-        opt_daemon_start(&d, extra);
-        op_client_level_info li;
-        op_err e;
-        cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
-                     e.msg);
-        int n = (int)li.version - 1;
-        cr_assert(n == acked || n == acked + 1, "round %d: version %llu after %d acknowledged",
-                  round, (unsigned long long)li.version, acked);
-        vstate_check(c, n);
-        done += acked;
-    }
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "grep -q 'OP-COMPACT level' '%s'", d.log);
-    cr_assert_eq(system(cmd), 0, "no compaction ran during %d edits", done);
+    op_client *c;
+    kill_rounds(&d, &c, volume_loop, vstate_check, 25, 40);
     /* A clean restart keeps the volumes too (they are in the snapshot and the journal). */
     op_client_level_info li;
     op_err e;
     cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK);
     cr_assert_eq(opt_daemon_stop(&d), 0);
+    const char *const extra[] = {"--compact-bytes", "0", NULL};
     opt_daemon_start(&d, extra);
     vstate_check(c, (int)li.version - 1);
     op_client_close(c);

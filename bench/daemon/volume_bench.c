@@ -32,6 +32,7 @@
 #include "onepath/rebuild.h"
 #include "onepath/rpc.h"
 #include "onepath/tile_codec.h"
+#include "spawn.h"
 
 #define TIMEOUT_MS 600000
 
@@ -330,27 +331,12 @@ int main(int argc, char **argv)
         die(spec, "no walkable tile centre");
 
     /* The daemon. */
-    char dir[] = "/var/tmp/onepathd-volume-bench-XXXXXX";
-    if (!mkdtemp(dir))
-        return perror("mkdtemp"), 1;
-    char bin[4096], url[4200], data[4200], log[4200];
-    snprintf(bin, sizeof bin, "%.*s/onepathd", (int)(strrchr(argv[0], '/') - argv[0]), argv[0]);
-    snprintf(url, sizeof url, "ipc://%s/s.ipc", dir);
-    snprintf(data, sizeof data, "%s/data", dir);
-    snprintf(log, sizeof log, "%s/log", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *args[] = {
-            bin,     "--listen", url,         "--data-dir", data,
-            "--log", log,        "--threads", "2",          no_fsync ? "--no-fsync" : NULL,
-            NULL};
-        execv(bin, (char *const *)args);
-        perror(bin);
-        _exit(127);
-    }
+    bench_daemon d;
+    if (bench_daemon_start(&d, argv[0], "onepathd-volume-bench", no_fsync))
+        return 1;
     op_client *c;
     op_client_ping_result pr;
-    if (op_client_open(url, &c, &e) != OP_OK || op_client_ping(c, 10000, &pr, &e) != OP_OK)
+    if (op_client_open(d.url, &c, &e) != OP_OK || op_client_ping(c, 10000, &pr, &e) != OP_OK)
         die("onepathd", e.msg);
     /* The same settings as text (op_client_setting): the ones given, the rest default. */
     op_client_setting cs[32];
@@ -426,7 +412,7 @@ int main(int argc, char **argv)
     }
     rebuild_stats(c, &b1, &h1);
     double *own = calloc((size_t)ns + 2, sizeof *own);
-    series daemon = {own, log_times(log, "volume.put", own, ns + 1)};
+    series daemon = {own, log_times(d.log, "volume.put", own, ns + 1)};
     if (daemon.n > ns) { /* the warm-up's first */
         memmove(own, own + 1, (size_t)ns * sizeof *own);
         daemon.n = ns;
@@ -453,12 +439,7 @@ int main(int argc, char **argv)
            (unsigned long long)(b1 - b0), (double)listed / ns, (double)inp_tiles / ns);
 
     op_client_close(c);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    bench_daemon_stop(&d);
     for (int i = 0; i < op_level_tile_count(p.lvl); i++)
         op_rebuild_entry_free(p.ent[i]);
     free(p.ent);

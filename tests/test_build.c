@@ -6,9 +6,11 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "onepath/build.h"
+#include "onepath/mesh.h"
 #include "onepath/hash.h"
 #include "onepath/levelgen.h"
 #include "onepath/obj.h"
@@ -125,8 +127,8 @@ static void gen(const char *kind, int size, op_arena *a, op_soup *soup)
     cr_assert_eq(op_levelgen(kind, size, 1, a, soup, &e), OP_OK, "%s", e.msg);
 }
 
-static const char *const kinds[] = {"flat",       "terrain", "stairs", "rooms",
-                                    "multifloor", "ramp",    "pillars"};
+static const char *const kinds[] = {"flat",       "terrain", "stairs",  "rooms",
+                                    "multifloor", "ramp",    "pillars", "furniture"};
 
 Test(build, generated_levels_validate_and_are_thread_and_tile_independent, .timeout = 600)
 {
@@ -183,6 +185,239 @@ Test(build, layer_by_layer_tiles_validate_and_are_thread_and_tile_independent, .
     a = op_arena_create(0);
     gen("ramp", 64, a, &soup);
     check_level(&soup, &s, OP_STAGE_TILE, NULL);
+    op_arena_destroy(a);
+}
+
+/* The layer-by-layer build applies up to a detail sample distance of exactly 0.9 cells
+ * (build3d-regions.md §4: "at most 0.9 cells"): 0.225 m over 0.25 m cells is 0.9 exactly in
+ * double, and the next double above it is not. */
+/* A 7 m square floor at the origin rising to `rise` at z = 7, one tile of 16 m at 0.5 m cells,
+ * no agent radius: the tile stages of tile (0, 0) up to `last`, or the build's status (arrays
+ * in the caller's arenas; err filled). */
+static op_status floor_tile_status(op_settings *s, float rise, op_stage last, op_arena *a,
+                                   op_arena *out, op_tile_stages *st, op_err *e)
+{
+    const float v[] = {0, 0, 0, 0, rise, 7, 7, rise, 7, 7, 0, 0};
+    static const int t[] = {0, 1, 2, 0, 2, 3};
+    float *verts = op_arena_alloc(a, sizeof v);
+    int *tris = op_arena_alloc(a, sizeof t);
+    memcpy(verts, v, sizeof v);
+    memcpy(tris, t, sizeof t);
+    op_soup soup = {verts, 12, tris, 6, NULL};
+    s->cell_size = 0.5;
+    s->tile_size = 16.0;
+    s->agent_radius = 0.0;
+    op_level *lvl;
+    cr_assert_eq(op_level_create(&soup, s, NULL, 0, &lvl, e), OP_OK, "%s", e->msg);
+    op_arena *scratch = op_arena_create(0);
+    op_status rc = op_level_build_stages(lvl, 0, 0, last, 0, out, scratch, st, e);
+    op_arena_destroy(scratch);
+    op_level_destroy(lvl);
+    return rc;
+}
+
+static void floor_tile(op_settings *s, float rise, op_stage last, op_arena *a, op_arena *out,
+                       op_tile_stages *st)
+{
+    op_err e;
+    cr_assert_eq(floor_tile_status(s, rise, last, a, out, st, &e), OP_OK, "%s", e.msg);
+    cr_assert(!st->skipped);
+}
+
+/* MaxEdgeLength in cells is (int)(MaxEdgeLength / CellSize + 0.5) (build3d-polys.md §1):
+ * 1.35 m at 0.5 m cells is 2.7, so 3 cells, not 2. The floor's 12-cell walls are split at
+ * their middles down to 3-cell edges. */
+Test(build, max_edge_length_rounds_to_the_nearest_cell)
+{
+    op_settings s;
+    op_settings_default(&s);
+    s.max_edge_length = 1.35;
+    op_arena *a = op_arena_create(0), *out = op_arena_create(0);
+    op_tile_stages st;
+    floor_tile(&s, 0.0f, OP_STAGE_CONTOURS, a, out, &st);
+    int64_t longest = 0;
+    for (int i = 0; i < st.contours.count; i++) {
+        const op_contour *c = &st.contours.contours[i];
+        for (int k = 0; k < c->nverts; k++) {
+            const op_contour_vert *p = &c->verts[k], *q = &c->verts[(k + 1) % c->nverts];
+            int64_t dx = q->x - p->x, dz = q->z - p->z;
+            if (p->neighbour == 0 && dx * dx + dz * dz > longest)
+                longest = dx * dx + dz * dz;
+        }
+    }
+    int cells = (int)(1.35 / 0.5 + 0.5);
+    cr_assert_eq(cells, 3);
+    cr_assert_eq(longest, (int64_t)cells * cells, "longest wall edge %g cells",
+                 sqrt((double)longest));
+    op_arena_destroy(a);
+    op_arena_destroy(out);
+}
+
+/* A tile's vertical reach (maxRow - minRow + 2 (WalkableClimb + 1)) CellHeight may equal
+ * MaxLocalExtent but not exceed it (build3d-polys.md §2.5): the floor rising 0.7 m spans
+ * several rows, and the limit is set to the reach itself, then one double below it. */
+Test(build, vertical_reach_may_reach_max_local_extent_but_not_exceed_it)
+{
+    op_settings s;
+    op_settings_default(&s);
+    op_arena *a = op_arena_create(0), *out = op_arena_create(0);
+    op_tile_stages st;
+    floor_tile(&s, 0.7f, OP_STAGE_POLYS, a, out, &st);
+    int lo = INT32_MAX, hi = INT32_MIN;
+    for (size_t i = 0; i < (size_t)st.polys.npolys * (size_t)st.polys.nvp; i++)
+        if (st.polys.polys[i] != OP_POLY_NULL) {
+            int row = st.polys.verts[3 * st.polys.polys[i] + 1];
+            lo = row < lo ? row : lo;
+            hi = row > hi ? row : hi;
+        }
+    cr_assert_gt(hi - lo, 1, "the floor spans %d rows: the test shows nothing", hi - lo);
+    cr_assert_eq(st.min_row, lo);
+    op_span_settings ss;
+    op_span_settings_derive(&s, &ss);
+    double reach = (double)(hi - lo + 2 * (ss.walkable_climb + 1)) * s.cell_height;
+    op_err e;
+    s.max_local_extent = reach;
+    cr_assert_eq(floor_tile_status(&s, 0.7f, OP_STAGE_TILE, a, out, &st, &e), OP_OK, "%s", e.msg);
+    s.max_local_extent = nextafter(reach, 0.0);
+    cr_assert_eq(floor_tile_status(&s, 0.7f, OP_STAGE_TILE, a, out, &st, &e), OP_ELIMIT);
+    cr_assert(strstr(e.msg, "tile (0, 0)") && strstr(e.msg, "max_local_extent"), "%s", e.msg);
+    op_arena_destroy(a);
+    op_arena_destroy(out);
+}
+
+/* minRow is the lowest row of a vertex some polygon uses (build3d-polys.md §2.5, §4): a floor
+ * 12 m wide dipping from 1 m and 1.5 m at its sides to a valley at x = 6 m, at 0.5 m cells.
+ * MaxEdgeLength 6 m splits its two 24-cell walls at the valley; those vertices leave the straight
+ * line by more than a row, so they stay, and merging then drops them as wall-collinear joints: the
+ * mesh keeps two vertices below every polygon's. The tile's LocalY starts at the lowest used one.
+ */
+Test(build, min_row_is_the_lowest_vertex_a_polygon_uses)
+{
+    static const float v[] = {0, 1, 0, 0, 1, 4, 6, 0, 4, 6, 0, 0, 12, 1.5f, 4, 12, 1.5f, 0};
+    static const int t[] = {0, 1, 2, 0, 2, 3, 3, 2, 4, 3, 4, 5};
+    op_soup soup = {(float *)v, 18, (int *)t, 12, NULL};
+    op_settings s;
+    op_settings_default(&s);
+    s.cell_size = 0.5;
+    s.tile_size = 16.0;
+    s.agent_radius = 0.0;
+    s.max_edge_length = 6.0;
+    op_level *lvl;
+    op_err e;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_tile_stages st;
+    cr_assert_eq(op_level_build_stages(lvl, 0, 0, OP_STAGE_TILE, 0, out, scratch, &st, &e), OP_OK,
+                 "%s", e.msg);
+    const op_poly_mesh *pm = &st.polys;
+    int used = INT32_MAX, any = INT32_MAX;
+    for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++)
+        if (pm->polys[i] != OP_POLY_NULL && pm->verts[3 * pm->polys[i] + 1] < used)
+            used = pm->verts[3 * pm->polys[i] + 1];
+    for (int i = 0; i < pm->nverts; i++)
+        any = pm->verts[3 * i + 1] < any ? pm->verts[3 * i + 1] : any;
+    cr_assert_lt(any, used, "no unused vertex below the polygons: the test shows nothing");
+    int top = INT32_MIN;
+    for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++)
+        if (pm->polys[i] != OP_POLY_NULL && pm->verts[3 * pm->polys[i] + 1] > top)
+            top = pm->verts[3 * pm->polys[i] + 1];
+    cr_assert_gt(top, used, "one height only: the test shows nothing");
+    cr_assert_eq(st.min_row, used);
+    cr_assert_eq(st.ntiles, 1);
+    const op_tile *tile = &st.tiles[0];
+    float low = INFINITY;
+    for (int i = 0; i < tile->nverts; i++)
+        low = fminf(low, tile->verts[3 * i + 1]);
+    cr_assert_eq(low, 0.0f, "the lowest vertex is at LocalY %g", (double)low);
+    cr_assert_eq(tile->origin[1], st.chf.origin[1] + (double)used * s.cell_height);
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    op_level_destroy(lvl);
+}
+
+/* Tile data (build3d-polys.md §5): area 63 becomes NavSettings.Area, other ids stay, every
+ * polygon gets NavSettings.Flags; with the defaults (63, 1) both rules are invisible, so area 7
+ * and flags 0x2a. A 20 m flat floor, a box volume of area 5 over x 8..12 m. */
+Test(build, walkable_area_and_flags_come_from_the_settings)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    gen("flat", 20, a, &soup);
+    op_settings s;
+    op_settings_default(&s);
+    s.area = 7;
+    s.flags = 0x2a;
+    op_volume v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.name, sizeof v.name, "zone");
+    v.kind = OP_VOLUME_BOX;
+    v.mode = OP_VOLUME_AREA;
+    v.area = 5;
+    v.bmin[0] = 8, v.bmin[1] = -1, v.bmin[2] = -1;
+    v.bmax[0] = 12, v.bmax[1] = 1, v.bmax[2] = 21;
+    op_level *lvl;
+    op_mesh *m;
+    op_err e;
+    cr_assert_eq(op_level_create(&soup, &s, &v, 1, &lvl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_mesh_build_level(lvl, 1, &m, &e), OP_OK, "%s", e.msg);
+    int seen[64] = {0};
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        for (int p = 0; p < t->npolys; p++) {
+            double c[3] = {0, 0, 0}, w[3];
+            int n = op_tile_poly_nverts(t, p);
+            for (int k = 0; k < n; k++) {
+                op_tile_world_vert(t, t->polys[(size_t)p * t->nvp + k], w);
+                c[0] += w[0] / n;
+            }
+            int want = c[0] > 8 && c[0] < 12 ? 5 : 7;
+            cr_assert_eq(t->areas[p], want, "polygon at x %g: area %u, want %d", c[0], t->areas[p],
+                         want);
+            cr_assert_eq(t->flags[p], 0x2a);
+            seen[t->areas[p]]++;
+        }
+    }
+    cr_assert(seen[5] > 0 && seen[7] > 0 && seen[63] == 0);
+    op_mesh_destroy(m);
+    op_level_destroy(lvl);
+    op_arena_destroy(a);
+}
+
+Test(build, layer_by_layer_up_to_exactly_0_9_cells)
+{
+    op_settings s;
+    op_settings_default(&s);
+    s.partition = OP_PARTITION_LAYERS;
+    s.cell_size = 0.25;
+    s.tile_size = 8.0; /* 32 cells of exactly 0.25 m */
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    gen("multifloor", 32, a, &soup);
+    for (int above = 0; above < 2; above++) {
+        s.detail_sample_distance = above ? nextafter(0.225, 1.0) : 0.225;
+        cr_assert_eq(s.detail_sample_distance / (s.tile_size / 32) == 0.9, !above);
+        op_level *lvl;
+        op_err e;
+        cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+        int built = 0;
+        for (int tz = 0; tz < 4; tz++)
+            for (int tx = 0; tx < 4; tx++) {
+                op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+                op_tile_stages st;
+                cr_assert_eq(
+                    op_level_build_stages(lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st, &e),
+                    OP_OK, "%s", e.msg);
+                if (!st.skipped) {
+                    cr_assert_eq(st.layer_by_layer, !above, "tile (%d, %d), sd %.17g", tx, tz,
+                                 s.detail_sample_distance);
+                    built++;
+                }
+                op_arena_destroy(out);
+                op_arena_destroy(scratch);
+            }
+        cr_assert_gt(built, 0);
+        op_level_destroy(lvl);
+    }
     op_arena_destroy(a);
 }
 

@@ -530,6 +530,30 @@ Test(detail, bump_is_inserted_first)
     op_arena_destroy(s.a);
 }
 
+/* Refinement stops when the worst error is not above MaxError (build3d-polys.md §4): the bump's
+ * samples are exactly LocalY(3 rows) = (float)(3 * 0.2) off the flat hull; with MaxError equal
+ * to that error nothing is inserted, with the next double below it the bump is. */
+Test(detail, refinement_stops_at_an_error_equal_to_max_error)
+{
+    scene s;
+    scene_field(&s, 16, 16, bump_rows, NULL);
+    static const int sizes[] = {4};
+    static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}, {4, 12}};
+    scene_polys(&s, 1, sizes, pts);
+    op_detail_mesh dm;
+    op_err e;
+    double bump = (double)local_y(&s, 13.0) - (double)local_y(&s, 10.0);
+    s.ds.max_error = bump;
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(dm.nverts, 0, "a sample whose error equals MaxError was inserted");
+    cr_assert_eq(dm.ntris, 2);
+    s.ds.max_error = nextafter(bump, 0.0);
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    cr_assert_gt(dm.nverts, 0);
+    cr_assert_eq(dm.verts[1], (float)bump);
+    op_arena_destroy(s.a);
+}
+
 Test(detail, detail_off_below_0_9_cells)
 {
     scene s;
@@ -639,6 +663,27 @@ Test(detail, edge_points_up_to_255_vertices)
     cr_assert_eq(dm.nverts, 251, "extras %d", dm.nverts);
     cr_assert_eq(dm.ntris, 254);
     cr_assert_gt(check_all(&s, &dm), 0, "the cap stopped refinement with samples over");
+    op_arena_destroy(s.a);
+}
+
+Test(detail, edge_points_at_exactly_255_vertices)
+{
+    /* The 128 x 126 polygon with one more vertex at (130, 3) on its bottom edge: that edge, now
+     * 127 cells from (3, 3), still has 63 points (x = 5 .. 129), the 1-cell edge after it none;
+     * the ring is 5 + 63 + 62 + 63 + 62 = 255, not above 255, so the points stay: 250 extras,
+     * refinement has no room, 253 triangles. */
+    scene s;
+    scene_field(&s, 136, 134, block_rows, NULL);
+    int sizes[] = {5};
+    int pts[5][2] = {{3, 3}, {130, 3}, {131, 3}, {131, 129}, {3, 129}};
+    scene_polys(&s, 1, sizes, (const int(*)[2])pts);
+    s.ds.sample_distance = 2 * CS;
+    s.ds.max_error = 0.01;
+    op_detail_mesh dm;
+    op_err e;
+    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(dm.nverts, 250, "extras %d", dm.nverts);
+    cr_assert_eq(dm.ntris, 253);
     op_arena_destroy(s.a);
 }
 

@@ -12,15 +12,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/src/levelgen_internal.h"
+#include "onepath/build.h"
 #include "onepath/hash.h"
 #include "onepath/levelgen.h"
+#include "onepath/mesh.h"
+#include "onepath/query.h"
 #include "onepath/obj.h"
 #include "op_test.h"
 
-#define COS45 0.70710678118654752 /* cos 45 degrees */
+#define COS45 0.70710678118654752  /* cos 45 degrees */
+#define DEG   0.017453292519943296 /* radians per degree */
 
-static const char *const kinds[] = {"flat",       "terrain", "stairs", "rooms",
-                                    "multifloor", "ramp",    "pillars"};
+static const char *const kinds[] = {"flat",       "terrain", "stairs",  "rooms",
+                                    "multifloor", "ramp",    "pillars", "furniture"};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static op_arena *arena;
@@ -382,6 +387,214 @@ Test(levelgen, pillars_stand_on_a_floor)
     }
     cr_assert_eq(tops, 2 * 64 * 64 / 32);
     cr_assert_eq(sides, 8 * 64 * 64 / 32);
+}
+
+/* ===== furniture ===== */
+
+static int furniture_layout(int size, uint64_t seed, op__lg_piece **out)
+{
+    int max = (size / 16) * (size / 16) * OP__LG_FURNITURE_CELL_PIECES;
+    *out = op_arena_alloc(arena, (size_t)max * sizeof **out);
+    cr_assert(*out);
+    return op__lg_furniture_layout(size, seed, *out, max);
+}
+
+/* Whether some up-facing surface over (x, z) lies within 1/128 m of y. */
+static int has_layer(const op_soup *s, double x, double z, double y)
+{
+    double ys[16];
+    int n = layers_at(s, x, z, ys, 16);
+    for (int i = 0; i < n; i++)
+        if (fabs(ys[i] - y) < 1.0 / 128)
+            return 1;
+    return 0;
+}
+
+/* 1/64 m units: off the 0.5 m lines is off every multiple of 0.1 m and of 0.3 m. */
+static int on_a_line(float v)
+{
+    double u = (double)v * 64.0;
+    return fmod(u, 32.0) == 0.0;
+}
+
+/* The layout has every piece in every cell, each where the soup has its top, nothing of the
+ * furniture on a 0.1 m (hence 0.3 m) line, and the table tops are sloped 2..10 degrees. */
+Test(levelgen, furniture_has_every_piece_off_the_cell_lines)
+{
+    enum { N = 64 };
+    op_soup s = gen("furniture", N, 1);
+    op__lg_piece *pc;
+    int np = furniture_layout(N, 1, &pc);
+    int count[OP__LG_PIECE_KINDS] = {0};
+    static const int per_cell[OP__LG_PIECE_KINDS] = {6, 1, 2, 14, 1, 2, 1, 2};
+    for (int i = 0; i < np; i++) {
+        const op__lg_piece *q = &pc[i];
+        count[q->kind]++;
+        int32_t c[4] = {q->x0, q->z0, q->x1, q->z1};
+        for (int k = 0; k < 4; k++)
+            cr_assert_neq(c[k] % 32, 0, "piece %d (kind %d) has a side on a 0.5 m line", i,
+                          q->kind);
+        cr_assert(q->x0 < q->x1 && q->z0 < q->z1 && q->ylo < q->yhi, "piece %d is empty", i);
+        /* 1/256 m inside the corner, between the 1/64 m lines the layers_at test avoids. */
+        double x = q->x0 / 64.0 + 1.0 / 256, z = q->z0 / 64.0 + 1.0 / 256;
+        double top = q->yhi / 64.0;
+        if (q->kind == OP__LG_TABLE) {
+            int32_t y[4];
+            op__lg_table_top(q, y);
+            top = y[0] / 64.0; /* the corner's height; 1/256 m in, the slope adds < 1 mm */
+        }
+        cr_assert(has_layer(&s, x, z, top), "piece %d (kind %d): no surface at %g over (%g, %g)", i,
+                  q->kind, top, x, z);
+    }
+    for (int k = 0; k < OP__LG_PIECE_KINDS; k++)
+        cr_assert_eq(count[k], per_cell[k] * (N / 16) * (N / 16), "kind %d: %d pieces", k,
+                     count[k]);
+    int sloped = 0;
+    for (size_t t = 0; t < s.tris_len / 3; t++) {
+        double c = slope_cos(&s, t), p[3];
+        sloped += c > cos(10.5 * DEG) && c < cos(1.5 * DEG);
+        int raised = 0;
+        for (int k = 0; k < 3; k++) {
+            corner(&s, t, k, p);
+            raised |= p[1] > 0;
+        }
+        for (int k = 0; k < 3 && raised; k++) {
+            corner(&s, t, k, p);
+            cr_assert(!on_a_line((float)p[0]) && !on_a_line((float)p[2]),
+                      "triangle %zu has a vertex on a 0.1 m line: (%g, %g, %g)", t, p[0], p[1],
+                      p[2]);
+        }
+    }
+    cr_assert_eq(sloped, 2 * (N / 16) * (N / 16), "%d sloped table-top triangles", sloped);
+}
+
+static op_mesh *build_level(const op_soup *s, op_level **lvl)
+{
+    op_settings st;
+    op_settings_default(&st);
+    op_mesh *m;
+    op_err e;
+    cr_assert_eq(op_level_create(s, &st, NULL, 0, lvl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_mesh_build_level(*lvl, 1, &m, &e), OP_OK, "%s", e.msg);
+    return m;
+}
+
+/* Spans at height y (within a row and a half) in world cell column (x, z) that have a region
+ * in the built tile whose core holds the cell: walkable after the filters and erosion, and
+ * not removed as an island. Tiles are built once each (the cache holds up to 8). */
+typedef struct tile_cache {
+    const op_level *lvl;
+    op_arena *out, *scratch;
+    int n, key[8][2];
+    op_tile_stages st[8];
+} tile_cache;
+
+static int walkable_spans_at(tile_cache *tc, double x, double y, double z)
+{
+    const op_settings *set = op_level_settings(tc->lvl);
+    int tx = (int)floor(x / set->tile_size), tz = (int)floor(z / set->tile_size), i;
+    for (i = 0; i < tc->n && (tc->key[i][0] != tx || tc->key[i][1] != tz); i++)
+        ;
+    if (i == tc->n) {
+        op_err e;
+        cr_assert(i < 8);
+        cr_assert_eq(op_level_build_stages(tc->lvl, tx, tz, OP_STAGE_REGIONS, 0, tc->out,
+                                           tc->scratch, &tc->st[i], &e),
+                     OP_OK, "%s", e.msg);
+        op_arena_reset(tc->scratch);
+        tc->key[i][0] = tx, tc->key[i][1] = tz, tc->n++;
+    }
+    const op_chf *c = &tc->st[i].chf;
+    cr_assert(!tc->st[i].skipped, "tile %d,%d skipped", tx, tz);
+    int cx = (int)floor((x - c->origin[0]) / c->cs), cz = (int)floor((z - c->origin[2]) / c->cs);
+    cr_assert(cx >= c->border && cx < c->width - c->border && cz >= c->border &&
+              cz < c->depth - c->border);
+    int n = 0, cell = cx + cz * c->width;
+    for (uint32_t sp = c->cells[cell]; sp < c->cells[cell + 1]; sp++)
+        n += fabs(c->origin[1] + c->y[sp] * c->ch - y) <= 1.5 * c->ch &&
+             tc->st[i].regions.reg[sp] != 0;
+    return n;
+}
+
+/* Walkable cells, in metres, across the column x = const from z0 to z1 at height y. */
+static double walkable_across(tile_cache *tc, double x, double y, double z0, double z1)
+{
+    const double cs = op_level_settings(tc->lvl)->cell_size;
+    double len = 0;
+    for (double z = (floor(z0 / cs) + 0.5) * cs; z < z1; z += cs)
+        len += cs * walkable_spans_at(tc, x, y, z);
+    return len;
+}
+
+static int path_complete(const op_mesh *m, const double a[3], const double b[3])
+{
+    const double half[3] = {1, 1, 1};
+    op_polyref ra, rb;
+    double sa[3], sb[3];
+    op_path p;
+    op_err e;
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    int ok = op_query_nearest(m, a, half, NULL, &ra, sa, &e) == OP_OK &&
+             op_query_nearest(m, b, half, NULL, &rb, sb, &e) == OP_OK &&
+             op_query_path(m, NULL, ra, sa, rb, sb, out, scratch, &p, &e) == OP_OK && !p.partial;
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    return ok;
+}
+
+/* Built with the default settings (0.3 m cells, 0.6 m radius: a ledge cell and two eroded
+ * cells lost on each side): every bridge keeps one or two walkable cells across it in the
+ * built tiles' spans (the polygons are wider by up to the 1.3-cell contour error), and a
+ * path from the ground up the stairs, over the landing and the bridge reaches deck 2, which
+ * nothing else reaches. Most of the ground stays walkable. */
+Test(levelgen, furniture_bridges_survive_erosion_one_or_two_cells_wide)
+{
+    enum { N = 32 };
+    op_soup s = gen("furniture", N, 1);
+    op__lg_piece *pc;
+    int np = furniture_layout(N, 1, &pc), bridges = 0;
+    op_level *lvl;
+    op_mesh *m = build_level(&s, &lvl);
+    tile_cache tc = {lvl, op_arena_create(0), op_arena_create(0), 0, {{0}}, {{0}}};
+    double area = 0;
+    for (int i = 0; i < op_mesh_tile_count(m); i++) {
+        const op_tile *t = op_mesh_tile(m, i);
+        for (int p = 0; p < t->npolys; p++) {
+            int n = op_tile_poly_nverts(t, p);
+            for (int k = 0; k < n; k++) {
+                const float *a = &t->verts[3 * t->polys[(size_t)p * t->nvp + k]];
+                const float *b = &t->verts[3 * t->polys[(size_t)p * t->nvp + (k + 1) % n]];
+                area += ((double)a[0] * b[2] - (double)a[2] * b[0]) / 2;
+            }
+        }
+    }
+    cr_assert(area > 0.5 * N * N && area < 1.2 * N * N, "walkable area %g of %d", area, N * N);
+    for (int i = 0; i < np; i++) {
+        if (pc[i].kind != OP__LG_BRIDGE)
+            continue;
+        const op__lg_piece *b = &pc[i], *p1 = &pc[i - 2], *p2 = &pc[i - 1], *foot = &pc[i - 17];
+        cr_assert(p1->kind == OP__LG_PLATFORM && p2->kind == OP__LG_PLATFORM &&
+                  foot->kind == OP__LG_STEP);
+        /* Five cuts over the bridge's middle, away from where it widens into the decks. */
+        double gap0 = p1->x1 / 64.0, gap = (p2->x0 - p1->x1) / 64.0, y = b->yhi / 64.0;
+        for (int k = 0; k < 5; k++) {
+            double x = gap0 + gap * (0.3 + 0.1 * k);
+            double w = walkable_across(&tc, x, y, b->z0 / 64.0 - 0.5, b->z1 / 64.0 + 0.5);
+            cr_assert(w > 0.3 - 1e-9 && w < 0.6 + 1e-9,
+                      "bridge %d at x %g: %g m walkable across (not one or two 0.3 m cells)",
+                      bridges, x, w);
+        }
+        double ground[3] = {(foot->x0 + foot->x1) / 128.0, 0, foot->z0 / 64.0 - 0.6};
+        double top2[3] = {(p2->x0 + p2->x1) / 128.0, y, (p2->z0 + p2->z1) / 128.0};
+        cr_assert(path_complete(m, ground, top2), "bridge %d: no path from (%g, %g) to (%g, %g)",
+                  bridges, ground[0], ground[2], top2[0], top2[2]);
+        bridges++;
+    }
+    cr_assert_eq(bridges, (N / 16) * (N / 16));
+    op_mesh_destroy(m);
+    op_level_destroy(lvl);
+    op_arena_destroy(tc.out);
+    op_arena_destroy(tc.scratch);
 }
 
 /* Every wall faces out of what it bounds, in the convention that makes floors face up

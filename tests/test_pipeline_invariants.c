@@ -612,8 +612,8 @@ static void check_level(const op_soup *soup, op_partition p, const variant *v, c
     op_level_destroy(lvl);
 }
 
-static const char *const kinds[] = {"flat",       "terrain", "stairs", "rooms",
-                                    "multifloor", "ramp",    "pillars"};
+static const char *const kinds[] = {"flat",       "terrain", "stairs",  "rooms",
+                                    "multifloor", "ramp",    "pillars", "furniture"};
 
 static void log_stats(const char *what, op_partition p, const inv_stats *sx)
 {

@@ -670,6 +670,9 @@ Test(rasterize, walkable_test_is_strict_float_normal)
     /* MayBeWalkable keeps a 1e-3 margin: just too steep is still "may be". */
     cr_assert_eq(op_triangle_may_be_walkable(v0, v1, v2, y + 5e-4f), 1);
     cr_assert_eq(op_triangle_may_be_walkable(v0, v1, v2, y + 2e-3f), 0);
+    /* ... and the margin is 1e-3, to 1 %. */
+    cr_assert_eq(op_triangle_may_be_walkable(v0, v1, v2, y + 0.99e-3f), 1);
+    cr_assert_eq(op_triangle_may_be_walkable(v0, v1, v2, y + 1.01e-3f), 0);
     float d[3] = {1, 1, 1};
     cr_assert_eq(op_triangle_may_be_walkable(d, d, d, 0.0f), 0);
 }

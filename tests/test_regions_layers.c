@@ -133,6 +133,37 @@ Test(layers, spiral_ramp_by_hand)
     cr_assert_eq(r.region_count, 0);
 }
 
+/*
+ * §4 "merge the larger id into the smaller one", on a 2 x 3 field (walkable height 4, climb 2):
+ *   z = 2:  s5 (0,2) row 51   s6 (1,2) row 52
+ *   z = 1:  s2 (0,1) row 49   s3 (1,1) row 46 (4 rows clear), s4 (1,1) row 54
+ *   z = 0:  s0 (0,0) row 49   s1 (1,0) row 48
+ * Links: s0-s1, s0-s2, s1-s3, s2-s5, s5-s6, s4-s6 (s2 is 3 rows from s3, 5 from s4).
+ * Monotone: row 0 -> 1 {s0 s1}; row 1 has three sweeps, s2 and s3 both touching 1 -> 2 {s2},
+ * 3 {s3}, s4 -> 4; row 2 is one sweep touching 2 and 4 -> 5 {s5 s6}. 3 and 4 overlap.
+ * Pass 1: a = 1 takes 2, then (next a) 3 joins 1 (no overlap yet; 1 now overlaps 4), 4 takes 5.
+ * Pass 2: 1 and 4 overlap: done. Layers {s0 s1 s2 s3}, {s4 s5 s6}. Merging the smaller id into
+ * the larger keeps the union acting in the same pass under the larger id: it takes 3 and then
+ * 5 before 4's turn, and s4 ends alone.
+ */
+Test(layers, merges_keep_the_smaller_id)
+{
+    int counts[6] = {1, 1, 1, 2, 1, 1};
+    op_test_span spans[7] = {{49, 200, 63}, {48, 200, 63}, {49, 200, 63}, {46, 6, 63},
+                             {54, 200, 63}, {51, 200, 63}, {52, 200, 63}};
+    op_chf *chf = op_test_field(A, 2, 3, counts, spans, 4, 2);
+    with_distance(A, chf);
+    op_regions r, nv;
+    build_regions(chf, OP_PARTITION_LAYERS, 0, 0, A, &r);
+    static const uint16_t want[7] = {1, 1, 1, 1, 2, 2, 2};
+    cr_assert_eq(r.region_count, 2);
+    for (int s = 0; s < 7; s++)
+        cr_assert_eq(r.reg[s], want[s], "span %d: region %u, want %u", s, r.reg[s], want[s]);
+    naive_regions(chf, OP_PARTITION_LAYERS, 0, 0, &nv);
+    assert_same_regions(&r, &nv, "naive");
+    naive_free(&nv);
+}
+
 Test(layers, adjacent_same_area_regions_merge_on_one_floor)
 {
     /* Square with a hole: four monotone regions, one layer region. */

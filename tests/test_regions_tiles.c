@@ -144,8 +144,8 @@ static void check_generated(const char *kind, int size, int seed, op_partition p
 
 static void run(op_partition p)
 {
-    static const char *const kinds[] = {"flat",       "terrain", "stairs", "rooms",
-                                        "multifloor", "ramp",    "pillars"};
+    static const char *const kinds[] = {"flat",       "terrain", "stairs",  "rooms",
+                                        "multifloor", "ramp",    "pillars", "furniture"};
     agree_stats sx = {0};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         check_generated(kinds[k], 64, 1, p, &sx);

@@ -46,6 +46,31 @@ Test(settings, derived_span_settings_follow_the_demo_values)
     cr_assert_eq(g.cs, 9.6 / 32.0);
 }
 
+/* §1 divides the nominal float32 sizes in float32: values where double division lands on the
+ * other side of an integer. climb 0.6 / 0.2: 3 in float32 (the spec's example), 2.9999999999999996
+ * in double; height 2.1 / 0.3 and radius 2.7 / 0.3: 7 and 9 in float32, 8 and 10 in double. */
+Test(settings, span_settings_divide_in_float32)
+{
+    op_settings s;
+    op_span_settings ss;
+    op_settings_default(&s);
+    s.agent_max_climb = 0.6;
+    s.cell_height = 0.2;
+    op_span_settings_derive(&s, &ss);
+    cr_assert_eq(ss.walkable_climb, 3);
+    cr_assert_eq((int)floor(0.6 / 0.2), 2, "the example no longer tells float from double");
+    s.agent_height = 2.1;
+    s.cell_height = 0.3;
+    op_span_settings_derive(&s, &ss);
+    cr_assert_eq(ss.walkable_height, (int)ceilf(2.1f / 0.3f));
+    cr_assert_neq(ss.walkable_height, (int)ceil(2.1 / 0.3));
+    s.agent_radius = 2.7;
+    s.cell_size = 0.3;
+    op_span_settings_derive(&s, &ss);
+    cr_assert_eq(ss.walkable_radius, (int)ceilf(2.7f / 0.3f));
+    cr_assert_neq(ss.walkable_radius, (int)ceil(2.7 / 0.3));
+}
+
 Test(settings, tile_cells_tolerance)
 {
     op_settings s;

@@ -331,6 +331,45 @@ Test(tiles, tile_without_walkable_triangles_is_skipped)
     sb_free(&s);
 }
 
+/* MayBeWalkable's margin (build3d-polys.md §1: ny >= (cosine - 1e-3) len): a tile whose only
+ * triangle is 0.0005 steeper in cosine than the 45 degree limit is still rasterized (its
+ * spans unwalkable); 0.0015 steeper, it is skipped. */
+static int skipped_for_slope(double cos_drop, double *cos_out)
+{
+    op_settings st;
+    op_settings_default(&st);
+    float limit = op_cos_degrees(st.agent_max_slope);
+    double k = sqrt(1.0 / (((double)limit - cos_drop) * ((double)limit - cos_drop)) - 1.0);
+    soup_buf s;
+    sb_init(&s);
+    /* The plane y = k (z - 1): normal (0, 6, -6k) for these three corners, in that order. */
+    int a = sb_vert(&s, 1, 0, 1), b = sb_vert(&s, 1, (float)(2 * k), 3), c = sb_vert(&s, 4, 0, 1);
+    sb_tri(&s, a, b, c, 63);
+    const float *v1 = &s.v[3 * (size_t)b];
+    *cos_out = 2.0 / sqrt(4.0 + (double)v1[1] * v1[1]); /* ny / len of e0 x e1 */
+    op_soup so = sb_soup(&s);
+    op_heightfield hf;
+    int skipped = -1;
+    op_err e;
+    cr_assert_eq(op_tile_heightfield_build(&so, &st, 0, 0, out, scratch, &hf, &skipped, &e), OP_OK,
+                 "%s", e.msg);
+    for (uint32_t i = 0; !skipped && i < hf.span_count; i++)
+        cr_assert_eq(hf.spans[i].area, 0, "a too steep triangle gave a walkable span");
+    cr_assert(skipped || hf.span_count > 0);
+    sb_free(&s);
+    return skipped;
+}
+
+Test(tiles, slightly_too_steep_tiles_are_kept_by_the_may_be_walkable_margin)
+{
+    float limit = op_cos_degrees(45.0);
+    double c;
+    cr_assert_eq(skipped_for_slope(5e-4, &c), 0);
+    cr_assert(c < limit && c > limit - 1e-3, "cosine %.9g is not within the margin", c);
+    cr_assert_eq(skipped_for_slope(1.5e-3, &c), 1);
+    cr_assert(c < limit - 1e-3);
+}
+
 Test(tiles, y0_rows_and_frame)
 {
     op_settings st;

@@ -76,15 +76,21 @@ void op__lg_floor(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t
     op__lg_quad_up(b, x0, z0, x1, z1, y, y, y, y);
 }
 
-void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb, int32_t y0,
-                 int32_t y1)
+void op__lg_wall_sloped(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb,
+                        int32_t y0, int32_t ya, int32_t yb)
 {
     int a = op__lg_vert(b, xa, y0, za);
     int c = op__lg_vert(b, xb, y0, zb);
-    int d = op__lg_vert(b, xb, y1, zb);
-    int e = op__lg_vert(b, xa, y1, za);
+    int d = op__lg_vert(b, xb, yb, zb);
+    int e = op__lg_vert(b, xa, ya, za);
     op__lg_tri(b, a, c, d);
     op__lg_tri(b, a, d, e);
+}
+
+void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb, int32_t y0,
+                 int32_t y1)
+{
+    op__lg_wall_sloped(b, xa, za, xb, zb, y0, y1, y1);
 }
 
 void op__lg_box(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y0,
@@ -208,7 +214,7 @@ typedef struct kind_entry {
 static const kind_entry kinds[] = {
     {"flat", gen_flat},       {"terrain", gen_terrain},          {"stairs", op__lg_stairs},
     {"rooms", op__lg_rooms},  {"multifloor", op__lg_multifloor}, {"ramp", op__lg_ramp},
-    {"pillars", gen_pillars},
+    {"pillars", gen_pillars}, {"furniture", op__lg_furniture},
 };
 
 static op_status find_kind(const char *kind, op__lg_kind_fn *fn, op_err *err)

@@ -46,6 +46,9 @@ void op__lg_floor(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t
  * bounds lies on the right (build3d-spans.md §3.2a gives a wall on a cell line to that side). */
 void op__lg_wall(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb, int32_t y0,
                  int32_t y1);
+/* The same from y0 up to ya at a and yb at b (the side of a sloped slab). */
+void op__lg_wall_sloped(op__lg_builder *b, int32_t xa, int32_t za, int32_t xb, int32_t zb,
+                        int32_t y0, int32_t ya, int32_t yb);
 /* Box without a bottom: top face (up) and four sides. */
 void op__lg_box(op__lg_builder *b, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t y0,
                 int32_t y1);
@@ -59,5 +62,36 @@ op_status op__lg_rooms(op__lg_builder *b, int size, uint64_t seed, op_arena *scr
 op_status op__lg_multifloor(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
                             op_err *err);
 op_status op__lg_ramp(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch, op_err *err);
+op_status op__lg_furniture(op__lg_builder *b, int size, uint64_t seed, op_arena *scratch,
+                           op_err *err);
+
+/* The furniture kind's layout (levelgen_furniture.c): boxes in 1/64 m, ylo..yhi their
+ * vertical extent (a table: its top's lowest and highest corner; a bridge or a platform: its
+ * slab, the platform's posts reaching down from it to the ground). */
+enum {
+    OP__LG_PILLAR,
+    OP__LG_TABLE,
+    OP__LG_BENCH,
+    OP__LG_STEP,
+    OP__LG_LANDING,
+    OP__LG_PLATFORM,
+    OP__LG_BRIDGE,
+    OP__LG_WALL,
+    OP__LG_PIECE_KINDS
+};
+#define OP__LG_FURNITURE_CELL_PIECES 32 /* pieces of one 16 m cell (29 today) */
+
+typedef struct op__lg_piece {
+    int kind;
+    int32_t x0, z0, x1, z1;
+    int32_t ylo, yhi;
+    int32_t shape; /* tables: bit 0 tilt along z (else x), bit 1 the high side first */
+} op__lg_piece;
+
+/* Writes the pieces of every 16 m cell (row-major cells) to pieces[0..max); returns the
+ * count (at most max). The same (size, seed) gives the same layout: the generator emits it. */
+int op__lg_furniture_layout(int size, uint64_t seed, op__lg_piece *pieces, int max);
+/* Top heights of a table at its corners (x0,z0), (x0,z1), (x1,z1), (x1,z0). */
+void op__lg_table_top(const op__lg_piece *t, int32_t y[4]);
 
 #endif

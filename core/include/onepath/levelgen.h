@@ -19,6 +19,13 @@
  *              helix of 2..4 turns around a core, overlapping itself each turn, on a
  *              ground floor.
  *   pillars    a floor with a field of boxes (0.5..3 m wide, 0.5..6 m tall).
+ *   furniture  per 16 m cell, furnished halls as RecastDemo's meshes have them: two rows
+ *              of pillars 1.84..2.05 m apart, a table on thin legs with a top sloped 2..10
+ *              degrees between two benches, a wall with a narrow doorway, a stair of two
+ *              flights turning at a landing up to a deck on posts, and a 2.0..2.08 m
+ *              bridge to a second deck. Every piece lies off the 0.1 m lines (so off any
+ *              0.1, 0.2, 0.3 or 0.5 m cell line): one to two cells survive erosion in its
+ *              gaps and on its bridges at the default settings, as the grid falls.
  * Walkable surfaces face up (their normal, (v1 - v0) x (v2 - v0), has y > 0).
  *
  * Refusals: an unknown kind → OP_EINVAL listing the kinds; size outside
@@ -41,7 +48,7 @@
 #define OP_LEVELGEN_MAX_SIZE 1024
 
 /* The kinds, comma separated, for messages and --help. */
-#define OP_LEVELGEN_KINDS "flat, terrain, stairs, rooms, multifloor, ramp, pillars"
+#define OP_LEVELGEN_KINDS "flat, terrain, stairs, rooms, multifloor, ramp, pillars, furniture"
 
 op_status op_levelgen(const char *kind, int size_m, uint64_t seed, op_arena *out, op_soup *soup,
                       op_err *err);

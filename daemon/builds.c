@@ -14,7 +14,13 @@
  * should either check fail, near the coordinate limit, the tile is built from the whole
  * soup instead). Then the two calls `onepath bake` makes per tile: the blobs are
  * byte-identical to an offline bake of the level.
+ *
+ * Volumes: a build gets only the volumes whose reach holds its tile (build3d-runtime.md
+ * §4.5; the reach widened by one more cell than the core's, so the subset holds every
+ * volume that can matter). A rebuild from a tile's base needs no triangle at all: the
+ * level it runs on is the two anchors alone, which give the tile's grid and settings.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +92,65 @@ void opd_builder_run_here(opd_builder *b, opd_job_fn fn, void *arg)
     op_arena_reset(b->here_scratch);
     opd_builder_unclaim_here(b);
 }
+
+/* ===== reach ===== */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+int opd_box_touches(const op_tile_grid *g, const opd_box *b, int tx, int tz)
+{
+    /* Global cells on the level's cell lines (cell c spans [o + c·cs, o + (c+1)·cs), o the
+     * grid origin); the slack absorbs the rounding of this division against the core's. */
+    int t[2] = {tx, tz};
+    for (int i = 0; i < 2; i++) {
+        double o = i ? g->origin_z : g->origin_x;
+        int64_t c0 = (int64_t)floor((b->lo[i] - o) / g->cs) - b->slack - g->border;
+        int64_t c1 = (int64_t)floor((b->hi[i] - o) / g->cs) + b->slack + g->border;
+        if (t[i] < floor_div(c0, g->tile_cells) || t[i] > floor_div(c1, g->tile_cells))
+            return 0;
+    }
+    return 1;
+}
+
+opd_box opd_volume_box(const opd_volume *v)
+{
+    opd_box b = {{v->lo[0], v->lo[1]}, {v->hi[0], v->hi[1]}, 2};
+    return b;
+}
+
+/* The snapshot's volumes that reach tile (tx, tz), in name order (*out malloc'd, NULL
+ * when none). */
+static op_status tile_volumes(const opd_snap *sn, const op_tile_grid *g, int tx, int tz,
+                              op_volume **out, int *n, op_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    int total = opd_vset_count(sn->vols), k = 0;
+    for (int i = 0; i < total; i++) {
+        opd_box b = opd_volume_box(sn->vols->v[i]);
+        k += opd_box_touches(g, &b, tx, tz);
+    }
+    if (k == 0)
+        return OP_OK;
+    op_volume *v = malloc((size_t)k * sizeof *v);
+    if (!v)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory for %d volumes", tx, tz, k);
+    k = 0;
+    for (int i = 0; i < total; i++) {
+        opd_box b = opd_volume_box(sn->vols->v[i]);
+        if (opd_box_touches(g, &b, tx, tz))
+            v[k++] = sn->vols->v[i]->v;
+    }
+    *out = v;
+    *n = k;
+    return OP_OK;
+}
+
+/* ===== the tile's level ===== */
 
 /* A soup made for one build (malloc'd arrays). */
 typedef struct tile_soup {
@@ -206,6 +271,28 @@ static int tile_level_ok(const tile_soup *ts, const op_level *lvl, const op_tile
     return 1;
 }
 
+/* A level of the two anchors alone, for a rebuild from a base (NULL when it does not
+ * cover the tile). */
+static op_level *anchors_level(const opd_snap *sn, int tx, int tz, const op_tile_grid *g,
+                               tile_soup *ts)
+{
+    op_err e;
+    if (tile_soup_alloc(ts, 6, 2, 0, &e) != OP_OK)
+        return NULL;
+    int64_t tc = g->tile_cells, b = g->border;
+    anchor(ts, 0, g, (int64_t)tx * tc - b - tc - 2, (int64_t)tz * tc - b - tc - 2);
+    anchor(ts, 1, g, ((int64_t)tx + 2) * tc + b + 2, ((int64_t)tz + 2) * tc + b + 2);
+    op_level *lvl = NULL;
+    if (op_level_create(&ts->soup, &sn->settings, NULL, 0, &lvl, &e) == OP_OK &&
+        !tile_level_ok(ts, lvl, g, tx, tz)) {
+        op_level_destroy(lvl);
+        lvl = NULL;
+    }
+    if (!lvl)
+        tile_soup_free(ts);
+    return lvl;
+}
+
 /* A level to build tile (tx, tz) of sn from, over ts (kept alive by the caller). */
 static op_status tile_level(const opd_snap *sn, int tx, int tz, tile_soup *ts, op_level **lvl,
                             op_err *err)
@@ -233,10 +320,42 @@ void opd_build_result_free(opd_build_result *b)
     free(b->layers);
     free(b->hashes);
     opd_blobs_free(b->blobs, b->nl);
+    op_rebuild_entry_free(b->captured);
 }
 
-void opd_build_tile(const opd_snap *sn, int tx, int tz, op_arena *out, op_arena *scratch,
-                    opd_build_result *b)
+/* The tile's stages with vols: from base on the anchors' level when it can, else from the
+ * tile's soup (capturing its base when asked). */
+static op_status build_stages(const opd_snap *sn, int tx, int tz, const op_rebuild_entry *base,
+                              int capture, const op_volume *vols, int nvols, op_arena *out,
+                              op_arena *scratch, op_tile_stages *st, tile_soup *ts, op_level **lvl,
+                              opd_build_result *b, op_err *e)
+{
+    op_tile_grid g;
+    op_tile_grid_derive(&sn->settings, &g);
+    if (base && (*lvl = anchors_level(sn, tx, tz, &g, ts)) != NULL) {
+        op_status s =
+            op_level_rebuild_tile(*lvl, base, vols, nvols, OP_STAGE_TILE, 0, out, scratch, st, e);
+        if (s == OP_OK || s == OP_ENOMEM) {
+            b->from_base = s == OP_OK;
+            return s;
+        }
+        /* An entry that does not fit the level cannot be its tile's: build afresh. */
+        op_level_destroy(*lvl);
+        *lvl = NULL;
+        tile_soup_free(ts);
+        memset(ts, 0, sizeof *ts);
+        op_arena_reset(out);
+        op_arena_reset(scratch);
+    }
+    op_status s = tile_level(sn, tx, tz, ts, lvl, e);
+    if (s == OP_OK)
+        s = op_level_build_tile(*lvl, tx, tz, vols, nvols, OP_STAGE_TILE, 0, out, scratch, st,
+                                capture ? &b->captured : NULL, e);
+    return s;
+}
+
+void opd_build_tile(const opd_snap *sn, int tx, int tz, const op_rebuild_entry *base, int capture,
+                    op_arena *out, op_arena *scratch, opd_build_result *b)
 {
     op_err e;
     op_err_clear(&e);
@@ -245,10 +364,15 @@ void opd_build_tile(const opd_snap *sn, int tx, int tz, op_arena *out, op_arena 
     tile_soup ts;
     memset(&ts, 0, sizeof ts);
     op_level *lvl = NULL;
+    op_volume *vols = NULL;
+    int nvols = 0;
+    op_tile_grid g;
+    op_tile_grid_derive(&sn->settings, &g);
     if (!out || !scratch)
         b->st = op_err_set(&e, OP_ENOMEM, "tile (%d, %d): no arena", tx, tz);
-    else if ((b->st = tile_level(sn, tx, tz, &ts, &lvl, &e)) == OP_OK)
-        b->st = op_level_build_stages(lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st, &e);
+    else if ((b->st = tile_volumes(sn, &g, tx, tz, &vols, &nvols, &e)) == OP_OK)
+        b->st = build_stages(sn, tx, tz, base, capture, vols, nvols, out, scratch, &st, &ts, &lvl,
+                             b, &e);
     int n = b->st == OP_OK ? st.ntiles : 0;
     if (b->st == OP_OK && n > 0) {
         b->layers = calloc((size_t)n, sizeof *b->layers);
@@ -265,6 +389,7 @@ void opd_build_tile(const opd_snap *sn, int tx, int tz, op_arena *out, op_arena 
     }
     op_level_destroy(lvl);
     tile_soup_free(&ts);
+    free(vols);
     if (b->st != OP_OK) {
         opd_build_result_free(b);
         memset(b, 0, sizeof *b);

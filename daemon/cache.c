@@ -1,10 +1,12 @@
 /*
- * onepathd blob cache: the tile blobs of every level under one byte budget
- * (--cache-bytes), least recently used first out. An entry lives inside its owner (a
- * tile entry) and is guarded by the owner's lock; the cache lock guards only the LRU
- * list and the byte count (lock order: owner -> cache). Eviction walks from the oldest
- * entry and only tries each owner's lock, so it never waits behind a level. An evicted
- * tile is rebuilt on its next read, to the same bytes.
+ * onepathd caches: what tiles of every level keep under one byte budget, least recently
+ * used first out. Two of them: the tile blobs (--cache-bytes; an evicted tile is rebuilt
+ * on its next read, to the same bytes) and the tiles' rebuild bases
+ * (--rebuild-cache-bytes; a tile whose base was evicted is built from scratch, to the
+ * same bytes). An entry lives inside its owner (a tile entry) and is guarded by the
+ * owner's lock; the cache lock guards only the LRU list and the byte count (lock order:
+ * owner -> cache). Eviction walks from the oldest entry and only tries each owner's lock,
+ * so it never waits behind a level.
  * Typical: 10^2..10^6 entries of 1..100 KiB.
  */
 #include <stdlib.h>
@@ -15,20 +17,25 @@ struct opd_cache {
     pthread_mutex_t mu;
     opd_cache_entry *head, *tail; /* newest .. oldest */
     size_t bytes, budget;
+    void (*free_fn)(void *data, int n);
     opd_stats *stats;
+    opd_cache_kind kind;
 };
 
 /* Entries evicted per pass; the rest go on the next build's pass. */
 #define OPD_EVICT_BATCH 64
 
-opd_cache *opd_cache_create(size_t budget, opd_stats *stats)
+opd_cache *opd_cache_create(size_t budget, void (*free_fn)(void *data, int n), opd_stats *stats,
+                            opd_cache_kind kind)
 {
     opd_cache *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     pthread_mutex_init(&c->mu, NULL);
     c->budget = budget;
+    c->free_fn = free_fn;
     c->stats = stats;
+    c->kind = kind;
     return c;
 }
 
@@ -45,6 +52,11 @@ void opd_blobs_free(op_bytes *b, int n)
     for (int i = 0; b && i < n; i++)
         op_bytes_free(&b[i]);
     free(b);
+}
+
+void opd_blobs_free_data(void *data, int n)
+{
+    opd_blobs_free(data, n);
 }
 
 static void unlink_entry(opd_cache *c, opd_cache_entry *e)
@@ -75,9 +87,9 @@ static void push_entry(opd_cache *c, opd_cache_entry *e)
     e->in_lru = 1;
 }
 
-void opd_cache_put(opd_cache *c, opd_cache_entry *e, op_bytes *blobs, int n, size_t bytes)
+void opd_cache_put(opd_cache *c, opd_cache_entry *e, void *data, int n, size_t bytes)
 {
-    e->blobs = blobs;
+    e->data = data;
     e->n = n;
     e->bytes = bytes;
     pthread_mutex_lock(&c->mu);
@@ -88,14 +100,14 @@ void opd_cache_put(opd_cache *c, opd_cache_entry *e, op_bytes *blobs, int n, siz
 
 void opd_cache_drop(opd_cache *c, opd_cache_entry *e)
 {
-    if (!e->blobs)
+    if (!e->data)
         return;
     pthread_mutex_lock(&c->mu);
     unlink_entry(c, e);
     c->bytes -= e->bytes;
     pthread_mutex_unlock(&c->mu);
-    opd_blobs_free(e->blobs, e->n);
-    e->blobs = NULL;
+    c->free_fn(e->data, e->n);
+    e->data = NULL;
     e->n = 0;
     e->bytes = 0;
 }
@@ -113,7 +125,7 @@ void opd_cache_touch(opd_cache *c, opd_cache_entry *e)
 void opd_cache_evict(opd_cache *c)
 {
     typedef struct gone {
-        op_bytes *b;
+        void *data;
         int n;
     } gone;
     gone g[OPD_EVICT_BATCH];
@@ -125,8 +137,8 @@ void opd_cache_evict(opd_cache *c)
         if (pthread_mutex_trylock(e->owner_mu) == 0) {
             unlink_entry(c, e);
             c->bytes -= e->bytes;
-            g[ng++] = (gone){e->blobs, e->n};
-            e->blobs = NULL;
+            g[ng++] = (gone){e->data, e->n};
+            e->data = NULL;
             e->n = 0;
             e->bytes = 0;
             pthread_mutex_unlock(e->owner_mu);
@@ -135,9 +147,14 @@ void opd_cache_evict(opd_cache *c)
     }
     pthread_mutex_unlock(&c->mu);
     for (int i = 0; i < ng; i++)
-        opd_blobs_free(g[i].b, g[i].n);
+        c->free_fn(g[i].data, g[i].n);
     if (ng)
-        opd_stats_cache(c->stats, 0, 0, ng);
+        opd_stats_cache(c->stats, c->kind, 0, 0, ng);
+}
+
+size_t opd_cache_budget(const opd_cache *c)
+{
+    return c->budget;
 }
 
 size_t opd_cache_bytes(opd_cache *c)

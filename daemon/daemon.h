@@ -11,7 +11,7 @@
  *   route.c          decode, admit (drain), pick the method, run it here or on the request
  *                    pool, reply; the wake-up of parked calls (the one completion path)
  *   methods_*.c      the protocol methods (docs/spec/protocol.md §4): params in, result out
- *                    (admin: ping, stats; level; mesh; tile; changes; path)
+ *                    (admin: ping, stats; level; mesh; volume; tile; changes; path)
  *   params.c         param readers and result packers the methods share
  *   call.c           a call's reply: packed into an nng message, sent, logged, counted
  *   ---- level state (level.h) ----
@@ -31,6 +31,7 @@
  *   files.c          O_NOFOLLOW opens, O_EXCL 0600 temporaries, rename, directory fsync
  *   ---- leaves ----
  *   content.c        meshes and the settings map (the content of a level)
+ *   volumes.c        volumes (protocol §3.5): the volume map, a level's volume set
  *   pool.c           worker threads (one pool for requests, one for tile builds)
  *   stats.c          counters and the latency histogram
  *   daemon.c         clock, log, loop wake-up
@@ -63,6 +64,7 @@
 #include "onepath/arena.h"
 #include "onepath/rpc.h"
 #include "onepath/settings.h"
+#include "onepath/spans.h"
 #include "onepath/status.h"
 #include "onepath/version.h"
 
@@ -84,16 +86,17 @@ typedef struct opd_config {
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;
-    size_t cache_bytes;     /* tile blobs kept across all levels */
-    size_t compact_bytes;   /* a journal is compacted past this and its snapshot's size */
-    int no_fsync;           /* tests only: skip fsync (never in production) */
-    const char *http;       /* --http HOST:PORT (NULL: off) */
-    int http_remote;        /* --http-remote: a non-loopback --http address is allowed */
-    int http_edit;          /* --http-edit: the page may put and drop volumes */
-    const char *http_root;  /* the viewer's files (NULL: beside the binary) */
-    const char *http_three; /* three.js (libjs-three) */
-    const char *metrics;    /* --metrics HOST:PORT (NULL: off) */
-    int log_json;           /* --log-format json */
+    size_t cache_bytes;         /* tile blobs kept across all levels */
+    size_t rebuild_cache_bytes; /* tiles' rebuild bases kept across all levels (0: none) */
+    size_t compact_bytes;       /* a journal is compacted past this and its snapshot's size */
+    int no_fsync;               /* tests only: skip fsync (never in production) */
+    const char *http;           /* --http HOST:PORT (NULL: off) */
+    int http_remote;            /* --http-remote: a non-loopback --http address is allowed */
+    int http_edit;              /* --http-edit: the page may put and drop volumes */
+    const char *http_root;      /* the viewer's files (NULL: beside the binary) */
+    const char *http_three;     /* three.js (libjs-three) */
+    const char *metrics;        /* --metrics HOST:PORT (NULL: off) */
+    int log_json;               /* --log-format json */
 } opd_config;
 
 /* ---- completion (the one way back up) ----
@@ -171,6 +174,8 @@ typedef enum opd_method {
     OPD_M_CHANGES_SINCE,
     OPD_M_STATS,
     OPD_M_PATH,
+    OPD_M_VOLUME_PUT,
+    OPD_M_VOLUME_DROP,
     OPD_M_UNKNOWN, /* unparsable or unknown method */
     OPD_M_COUNT
 } opd_method;
@@ -186,17 +191,22 @@ typedef struct opd_stats {
     uint64_t errors[OPD_M_COUNT];
     uint64_t lat[OPD_LAT_BUCKETS]; /* log-spaced microsecond buckets */
     uint64_t lat_max_us;
-    uint64_t cache_hits, cache_misses, cache_evictions;
+    /* per cache (opd_cache_kind): tile.get hits and misses of the blob cache; builds
+     * from a cached rebuild base and builds that found none, of the rebuild cache */
+    uint64_t hits[2], misses[2], evictions[2];
     uint64_t builds;   /* tile builds run (single flight: one per tile and version) */
     uint64_t build_ns; /* their time, summed */
     uint64_t m_lat[OPD_M_COUNT][OPD_LAT_COARSE]; /* per method: opd_lat_coarse_upper */
     uint64_t m_lat_sum_us[OPD_M_COUNT];
 } opd_stats;
 
+/* The two caches (level.h, cache.c). */
+typedef enum opd_cache_kind { OPD_CACHE_BLOBS = 0, OPD_CACHE_BASES = 1 } opd_cache_kind;
+
 void opd_stats_init(opd_stats *s);
 void opd_stats_fini(opd_stats *s);
 void opd_stats_request(opd_stats *s, opd_method m, int ok, uint64_t us);
-void opd_stats_cache(opd_stats *s, int hits, int misses, int evictions);
+void opd_stats_cache(opd_stats *s, opd_cache_kind k, int hits, int misses, int evictions);
 void opd_stats_build(opd_stats *s, uint64_t ns);
 /* Latency at quantile q (0..1) in microseconds: the upper edge of its bucket. */
 uint64_t opd_stats_quantile(opd_stats *s, double q);
@@ -252,9 +262,59 @@ op_status opd_settings_from_map(const msgpack_object *map, op_settings *s, op_er
 int opd_settings_pack(msgpack_packer *pk, const op_settings *s);
 int opd_settings_equal(const op_settings *a, const op_settings *b);
 
+/* ---- volumes (volumes.c) ---- */
+
+/* One named volume (protocol §3.5, build3d-spans.md §6): valid, immutable once made,
+ * reference counted (decode gives the first reference). */
+typedef struct opd_volume {
+    atomic_int refs;
+    op_volume v;         /* name valid; unused fields zero */
+    double lo[2], hi[2]; /* its XZ bounding box (x, z; build3d-spans.md §6.4) */
+} opd_volume;
+
+/* Reads a volume map strictly (protocol §3.5): keys, types, mode, kind, the point count
+ * (OP_ELIMIT before reading them), then every rule of build3d-spans.md §6.2; messages
+ * start with `what` (NULL: none) and, once read, the volume's name and name the key. */
+op_status opd_volume_decode(const msgpack_object *o, const char *what, opd_volume **out,
+                            op_err *err);
+/* The volume map as replies, snapshots and journal records write it: every key of its
+ * kind, area always, numbers as float64. */
+int opd_volume_pack(msgpack_packer *pk, const op_volume *v);
+/* Same mode, kind, area and every coordinate the kind uses, bit for bit (protocol §6.1). */
+int opd_volume_equal(const op_volume *a, const op_volume *b);
+opd_volume *opd_volume_ref(opd_volume *v);
+void opd_volume_free(opd_volume *v);
+
+/* A level's volume set: distinct names in bytewise ascending order (build3d-runtime.md
+ * §4.2), one reference per volume. Immutable and shared (a mesh edit keeps the set, a
+ * volume edit makes a new one of pointers to the same volumes). NULL is the empty set. */
+typedef struct opd_vset {
+    atomic_int refs;
+    int n;
+    opd_volume **v;
+    size_t bytes; /* memory of the set and its volumes */
+} opd_vset;
+
+/* A set of v[0..n) (the array and its references taken, either way; n > 0): sorted by
+ * name; two volumes of one name are OP_EINVAL naming both indices of the input; more than
+ * OP_MAX_VOLUMES is OP_ELIMIT. */
+op_status opd_vset_make(opd_volume **v, int n, opd_vset **out, op_err *err);
+/* The index of the volume called name, or -1. */
+int opd_vset_find(const opd_vset *s, const char *name);
+/* s with v put (replacing its namesake; v not taken) or, v NULL, the volume `drop` taken
+ * out: a new set (NULL when empty); OP_ELIMIT past OP_MAX_VOLUMES. */
+op_status opd_vset_edit(const opd_vset *s, opd_volume *v, const char *drop, opd_vset **out,
+                        op_err *err);
+int opd_vset_equal(const opd_vset *a, const opd_vset *b);
+int opd_vset_count(const opd_vset *s);
+/* The array of volume maps, in name order. */
+int opd_vset_pack(msgpack_packer *pk, const opd_vset *s);
+opd_vset *opd_vset_ref(opd_vset *s); /* NULL stays NULL */
+void opd_vset_unref(opd_vset *s);
+
 /* ---- persistence (store.c; the rest of it in store.h) ---- */
 
-/* What a level snapshot holds. meshes sorted by name. */
+/* What a level snapshot holds. meshes and volumes sorted by name. */
 typedef struct opd_level_data {
     char name[65];
     uint64_t version;
@@ -262,6 +322,7 @@ typedef struct opd_level_data {
     op_settings settings;
     opd_mesh **meshes;
     int nmeshes;
+    opd_vset *vols; /* NULL: none */
 } opd_level_data;
 
 /* Encodes / decodes the snapshot bytes (exposed for tests). decode: OP_EPROTO on
@@ -283,7 +344,8 @@ typedef struct opd_daemon {
     opd_pool *requests;
     opd_pool *background; /* compactions, one at a time */
     opd_builder *builder;
-    opd_cache *cache;
+    opd_cache *cache;   /* tile blobs */
+    opd_cache *rebuild; /* tiles' rebuild bases */
     opd_stats stats;
     op_mp_limits limits;
     uint64_t start_ns;
@@ -422,6 +484,8 @@ op_status opd_m_tile_range(opd_call *c, const msgpack_object *p, msgpack_packer 
 op_status opd_m_changes_since(opd_call *c, const msgpack_object *p, msgpack_packer *pk,
                               op_err *err);
 op_status opd_m_path(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_volume_put(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
+op_status opd_m_volume_drop(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err);
 
 /* ---- params (params.c) ---- */
 

@@ -1,14 +1,16 @@
 /*
- * onepathd edits (protocol §5, §6, §7): level.put, level.drop, mesh.put, mesh.drop, and
- * the levels read back from the data directory at start. An edit runs under its
- * level's edit lock, in three steps:
- *   1. prepare: the new mesh list and its snapshot (only the mesh it puts is prepared,
- *      snapshot.c); a refused edit changes nothing;
- *   2. persist: a mesh edit appends one record to the level's journal and fsyncs it; a
- *      level.put writes a new snapshot and an empty journal (store.c, journal.c); a
- *      failed write is OP_EIO and the edit is not applied;
+ * onepathd edits (protocol §5, §6, §7): level.put, level.drop, mesh.put, mesh.drop,
+ * volume.put, volume.drop, and the levels read back from the data directory at start. An
+ * edit runs under its level's edit lock, in three steps:
+ *   1. prepare: the new mesh list or volume set and its snapshot (only the mesh it puts
+ *      is prepared, snapshot.c; a volume edit shares every part); a refused edit changes
+ *      nothing;
+ *   2. persist: a mesh or volume edit appends one record to the level's journal and
+ *      fsyncs it; a level.put writes a new snapshot and an empty journal (store.c,
+ *      journal.c); a failed write is OP_EIO and the edit is not applied;
  *   3. install: under the state lock, the content and snapshot are swapped in at the
- *      next version and the tiles the edit can change are marked (tiles.c).
+ *      next version and the tiles the edit can change are marked (tiles.c): a mesh edit
+ *      changes their geometry (their rebuild bases go), a volume edit does not.
  * An edit that would change nothing (§6) stops before step 1 and bumps no version.
  * Once a level's journal outgrows --compact-bytes and its snapshot, the background pool
  * compacts it (§7.5): the snapshot at version S is written beside the edits that go on,
@@ -27,12 +29,14 @@
 /* The new content of an edit, prepared; installed by commit. */
 typedef struct edit {
     op_settings settings;
+    int new_meshes;    /* meshes is the level's new list (a volume edit keeps the old) */
     opd_mesh **meshes; /* the new list (taken by commit) */
     int nmeshes;
     opd_box boxes[2];
-    int nboxes; /* -1: everything */
-    opd_snap *sn;
-    msgpack_sbuffer record; /* the journal record (mesh edits) */
+    int nboxes;             /* -1: everything */
+    int geometry;           /* the marked tiles' triangles may change */
+    opd_snap *sn;           /* the new snapshot: settings, parts and volumes */
+    msgpack_sbuffer record; /* the journal record (mesh and volume edits) */
 } edit;
 
 static op_status broken_error(const opd_level *lv, op_err *err)
@@ -83,6 +87,7 @@ static op_status persist_level(opd_level *lv, edit *e, uint64_t w, uint64_t epoc
     ld.settings = e->settings;
     ld.meshes = e->meshes;
     ld.nmeshes = e->nmeshes;
+    ld.vols = e->sn->vols;
     int renamed;
     size_t bytes;
     op_status st =
@@ -125,13 +130,15 @@ static op_status commit(opd_level *lv, edit *e, uint64_t *version, op_err *err)
     if (st != OP_OK)
         return st;
     pthread_mutex_lock(&lv->mu);
-    int nold;
-    opd_mesh **old = opd_level_set_meshes(lv, e->meshes, e->nmeshes, &nold);
+    int nold = 0;
+    opd_mesh **old = NULL;
+    if (e->new_meshes)
+        old = opd_level_set_meshes(lv, e->meshes, e->nmeshes, &nold);
     opd_snap *old_sn = lv->sn;
     lv->settings = e->settings;
     lv->version = w;
     lv->sn = e->sn;
-    opd_tiles_invalidate(lv, e->boxes, e->nboxes, 1);
+    opd_tiles_invalidate(lv, e->boxes, e->nboxes, e->geometry, 1);
     opd_waiter *polls = lv->pending == 0 ? opd_waiters_take(&lv->pollers) : NULL;
     opd_waiters_wake(polls, OPD_WAKE_QUEUE);
     pthread_mutex_unlock(&lv->mu);
@@ -229,6 +236,7 @@ static void maybe_compact(opd_level *lv)
     c->ld.settings = lv->settings;
     c->ld.meshes = list;
     c->ld.nmeshes = lv->nmeshes;
+    c->ld.vols = opd_vset_ref(lv->sn->vols);
     c->from = opd_journal_size(lv->jr);
     c->gen = lv->jr_gen;
     opd_level_ref(lv);
@@ -248,9 +256,11 @@ static int mesh_cmp(const void *a, const void *b)
     return strcmp((*(opd_mesh *const *)a)->name, (*(opd_mesh *const *)b)->name);
 }
 
-static int level_same(const opd_level *lv, const op_settings *s, opd_mesh **m, int n)
+static int level_same(const opd_level *lv, const op_settings *s, opd_mesh **m, int n,
+                      const opd_vset *vols)
 {
-    if (lv->version == 0 || lv->nmeshes != n || !opd_settings_equal(&lv->settings, s))
+    if (lv->version == 0 || lv->nmeshes != n || !opd_settings_equal(&lv->settings, s) ||
+        !opd_vset_equal(lv->sn->vols, vols))
         return 0;
     for (int i = 0; i < n; i++)
         if (strcmp(lv->meshes[i]->name, m[i]->name) || !opd_mesh_equal(lv->meshes[i], m[i]))
@@ -259,8 +269,8 @@ static int level_same(const opd_level *lv, const op_settings *s, opd_mesh **m, i
 }
 
 op_status opd_edit_level_put(opd_registry *r, const char *name, const op_settings *s,
-                             opd_mesh **meshes, int nmeshes, uint64_t *version, int *changed,
-                             op_err *err)
+                             opd_mesh **meshes, int nmeshes, opd_vset *vols, uint64_t *version,
+                             int *changed, op_err *err)
 {
     *changed = 0;
     *version = 0;
@@ -269,23 +279,30 @@ op_status opd_edit_level_put(opd_registry *r, const char *name, const op_setting
         if (!strcmp(meshes[i - 1]->name, meshes[i]->name)) {
             op_err_set(err, OP_EINVAL, "level.put: mesh name '%s' appears twice", meshes[i]->name);
             opd_mesh_list_free(meshes, nmeshes);
+            opd_vset_unref(vols);
             return OP_EINVAL;
         }
     opd_level *lv;
     op_status st = opd_registry_find_or_create(r, name, &lv, err);
     if (st != OP_OK) {
         opd_mesh_list_free(meshes, nmeshes);
+        opd_vset_unref(vols);
         return st;
     }
     pthread_mutex_lock(&lv->edit_mu);
-    edit e = {.settings = *s, .meshes = meshes, .nmeshes = nmeshes, .nboxes = -1};
+    edit e = {.settings = *s,
+              .new_meshes = 1,
+              .meshes = meshes,
+              .nmeshes = nmeshes,
+              .nboxes = -1,
+              .geometry = 1};
     msgpack_sbuffer_init(&e.record);
     if (lv->dropped) {
         st = op_err_set(err, OP_EBUSY, "level '%s' was dropped meanwhile: retry", name);
-    } else if (level_same(lv, s, meshes, nmeshes)) {
+    } else if (level_same(lv, s, meshes, nmeshes, vols)) {
         *version = lv->version;
-    } else if ((st = opd_snap_from_meshes(&lv->d->cfg, s, meshes, nmeshes, lv->version + 1, &e.sn,
-                                          err)) == OP_OK &&
+    } else if ((st = opd_snap_from_meshes(&lv->d->cfg, s, meshes, nmeshes, vols, lv->version + 1,
+                                          &e.sn, err)) == OP_OK &&
                (st = commit(lv, &e, version, err)) == OP_OK) {
         /* A level.put repairs a level whose files were in doubt: they are new now. */
         lv->broken = 0;
@@ -299,6 +316,7 @@ op_status opd_edit_level_put(opd_registry *r, const char *name, const op_setting
     }
     pthread_mutex_unlock(&lv->edit_mu);
     edit_fini(&e);
+    opd_vset_unref(vols); /* the snapshot holds its own reference */
     if (orphan)
         opd_registry_remove(r, lv);
     opd_level_unref(lv);
@@ -331,9 +349,9 @@ static void add_box(edit *e, const opd_mesh *m)
 {
     if (!m || !m->has_box)
         return;
-    memcpy(e->boxes[e->nboxes].bmin, m->bmin, sizeof m->bmin);
-    memcpy(e->boxes[e->nboxes].bmax, m->bmax, sizeof m->bmax);
-    e->nboxes++;
+    /* The XZ box of the triangles, one cell of slack (protocol §5.2). */
+    opd_box *b = &e->boxes[e->nboxes++];
+    *b = (opd_box){{m->bmin[0], m->bmin[2]}, {m->bmax[0], m->bmax[2]}, 1};
 }
 
 /* Prepares a mesh edit of lv: m put or `drop` dropped (edit lock held). */
@@ -342,6 +360,8 @@ static op_status mesh_prepare(opd_level *lv, const opd_mesh *old, opd_mesh *m, c
 {
     uint64_t w = lv->version + 1;
     e->settings = lv->settings;
+    e->new_meshes = 1;
+    e->geometry = 1;
     add_box(e, old);
     add_box(e, m);
     op_status st =
@@ -354,48 +374,106 @@ static op_status mesh_prepare(opd_level *lv, const opd_mesh *old, opd_mesh *m, c
     return st;
 }
 
-/* Runs a mesh edit: m put (taken) or `drop` dropped. */
-static op_status mesh_edit(opd_registry *r, const char *level, opd_mesh *m, const char *drop,
-                           uint64_t *version, int *changed, op_err *err)
+/* Prepares a volume edit of lv: v put or `drop` dropped (edit lock held). The tiles of
+ * the old and the new volume's reach are marked; their geometry stays. */
+static op_status volume_prepare(opd_level *lv, const opd_volume *old, opd_volume *v,
+                                const char *drop, edit *e, op_err *err)
+{
+    uint64_t w = lv->version + 1;
+    e->settings = lv->settings;
+    if (old)
+        e->boxes[e->nboxes++] = opd_volume_box(old);
+    if (v)
+        e->boxes[e->nboxes++] = opd_volume_box(v);
+    opd_vset *vs = NULL;
+    op_status st = opd_vset_edit(lv->sn->vols, v, drop, &vs, err);
+    if (st == OP_OK)
+        st = opd_snap_volumes(&lv->d->cfg, lv->sn, vs, w, &e->sn, err);
+    opd_vset_unref(vs);
+    if (st == OP_OK && lv->d->cfg.data_dir)
+        st = v ? opd_record_volume_put(&e->record, w, &v->v, err)
+               : opd_record_volume_drop(&e->record, w, drop, err);
+    return st;
+}
+
+/* One mesh or volume edit: m or v put (taken), or (both NULL) the mesh or volume `drop`
+ * dropped. Nothing changes when the level holds the same already (protocol §6). */
+typedef struct item {
+    int volume; /* a volume edit (else a mesh edit) */
+    opd_mesh *m;
+    opd_volume *v;
+    const char *drop;
+} item;
+
+static op_status item_edit(opd_registry *r, const char *level, item *it, uint64_t *version,
+                           int *changed, op_err *err)
 {
     *changed = 0;
     *version = 0;
     opd_level *lv = edit_begin(r, level, err);
-    if (!lv) {
-        opd_mesh_free(m);
-        return err->status;
-    }
-    int at = opd_mesh_list_find(lv->meshes, lv->nmeshes, m ? m->name : drop);
-    const opd_mesh *old = at >= 0 ? lv->meshes[at] : NULL;
+    op_status st = lv ? OP_OK : err->status;
     edit e;
     memset(&e, 0, sizeof e);
     msgpack_sbuffer_init(&e.record);
-    op_status st = OP_OK;
-    if ((m && old && opd_mesh_equal(old, m)) || (!m && !old)) {
-        *version = lv->version; /* protocol §6: nothing to change */
+    int same = 0;
+    const opd_mesh *old_m = NULL;
+    const opd_volume *old_v = NULL;
+    if (lv && it->volume) {
+        int at = opd_vset_find(lv->sn->vols, it->v ? it->v->v.name : it->drop);
+        old_v = at >= 0 ? lv->sn->vols->v[at] : NULL;
+        same = it->v ? old_v && opd_volume_equal(&old_v->v, &it->v->v) : !old_v;
+    } else if (lv) {
+        int at = opd_mesh_list_find(lv->meshes, lv->nmeshes, it->m ? it->m->name : it->drop);
+        old_m = at >= 0 ? lv->meshes[at] : NULL;
+        same = it->m ? old_m && opd_mesh_equal(old_m, it->m) : !old_m;
+    }
+    if (!lv) {
+        /* err is set */
+    } else if (same) {
+        *version = lv->version;
     } else if (lv->broken) {
         st = broken_error(lv, err);
-    } else if ((st = mesh_prepare(lv, old, m, drop, &e, err)) == OP_OK &&
+    } else if ((st = it->volume ? volume_prepare(lv, old_v, it->v, it->drop, &e, err)
+                                : mesh_prepare(lv, old_m, it->m, it->drop, &e, err)) == OP_OK &&
                (st = commit(lv, &e, version, err)) == OP_OK) {
         *changed = 1;
         maybe_compact(lv);
     }
     edit_fini(&e);
-    opd_mesh_free(m); /* the list and the snapshot's part hold their own references */
-    edit_end(lv);
+    /* The new list or set and the snapshot hold their own references. */
+    opd_mesh_free(it->m);
+    opd_volume_free(it->v);
+    if (lv)
+        edit_end(lv);
     return st;
 }
 
 op_status opd_edit_mesh_put(opd_registry *r, const char *level, opd_mesh *mesh, uint64_t *version,
                             int *changed, op_err *err)
 {
-    return mesh_edit(r, level, mesh, NULL, version, changed, err);
+    item it = {0, mesh, NULL, NULL};
+    return item_edit(r, level, &it, version, changed, err);
 }
 
 op_status opd_edit_mesh_drop(opd_registry *r, const char *level, const char *mesh,
                              uint64_t *version, int *changed, op_err *err)
 {
-    return mesh_edit(r, level, NULL, mesh, version, changed, err);
+    item it = {0, NULL, NULL, mesh};
+    return item_edit(r, level, &it, version, changed, err);
+}
+
+op_status opd_edit_volume_put(opd_registry *r, const char *level, opd_volume *vol,
+                              uint64_t *version, int *changed, op_err *err)
+{
+    item it = {1, NULL, vol, NULL};
+    return item_edit(r, level, &it, version, changed, err);
+}
+
+op_status opd_edit_volume_drop(opd_registry *r, const char *level, const char *name,
+                               uint64_t *version, int *changed, op_err *err)
+{
+    item it = {1, NULL, NULL, name};
+    return item_edit(r, level, &it, version, changed, err);
 }
 
 op_status opd_edit_level_drop(opd_registry *r, const char *name, int *dropped, op_err *err)
@@ -448,8 +526,8 @@ static void load_level(void *ctx, opd_loaded *l)
     op_err_clear(&e);
     opd_snap *s = NULL;
     opd_level *lv = NULL;
-    op_status st =
-        opd_snap_from_meshes(&d->cfg, &ld->settings, ld->meshes, ld->nmeshes, ld->version, &s, &e);
+    op_status st = opd_snap_from_meshes(&d->cfg, &ld->settings, ld->meshes, ld->nmeshes, ld->vols,
+                                        ld->version, &s, &e);
     if (st == OP_OK)
         st = opd_registry_find_or_create(d->reg, ld->name, &lv, &e);
     if (st != OP_OK) {
@@ -472,14 +550,15 @@ static void load_level(void *ctx, opd_loaded *l)
     ld->nmeshes = 0;
     lv->version = ld->version;
     lv->sn = s;
-    opd_tiles_invalidate(lv, NULL, -1, 0);
+    opd_tiles_invalidate(lv, NULL, -1, 1, 0);
     pthread_mutex_unlock(&lv->mu);
     pthread_mutex_unlock(&lv->edit_mu);
     opd_level_unref(lv);
     opd_log(d,
-            "OP-STORE-LOAD level '%s' version %llu, %d meshes, journal: %d records applied, "
-            "%d skipped",
-            ld->name, (unsigned long long)ld->version, lv->nmeshes, l->applied, l->skipped);
+            "OP-STORE-LOAD level '%s' version %llu, %d meshes, %d volumes, journal: %d records "
+            "applied, %d skipped",
+            ld->name, (unsigned long long)ld->version, lv->nmeshes, opd_vset_count(ld->vols),
+            l->applied, l->skipped);
     opd_loaded_fini(l);
 }
 

@@ -31,6 +31,7 @@ static void level_free(opd_level *lv)
         if (!t)
             continue;
         opd_cache_drop(lv->d->cache, &t->blobs);
+        opd_cache_drop(lv->d->rebuild, &t->base);
         free(t->layers);
         free(t->hashes);
         free(t->err_msg);
@@ -115,6 +116,7 @@ opd_tile *opd_level_tile_new(opd_level *lv, int tx, int tz, int defined)
     t->tz = tz;
     t->lv = lv;
     t->blobs.owner_mu = &lv->mu;
+    t->base.owner_mu = &lv->mu;
     t->defined = defined;
     if (map_put(lv, t) != 0) {
         free(t);
@@ -160,7 +162,8 @@ size_t opd_level_memory(const opd_level *lv, int *built)
         const opd_tile *t = lv->map[i];
         if (!t)
             continue;
-        m += sizeof *t + (size_t)t->nl * (sizeof(int) + sizeof(uint64_t)) + t->blobs.bytes;
+        m += sizeof *t + (size_t)t->nl * (sizeof(int) + sizeof(uint64_t)) + t->blobs.bytes +
+             t->base.bytes;
         *built += t->known && opd_snap_in_rect(lv->sn, t->tx, t->tz);
     }
     return m;

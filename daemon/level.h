@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "onepath/build.h"
 #include "onepath/mesh.h"
+#include "onepath/rebuild.h"
 #include "onepath/tile_codec.h"
 
 /* ===== snapshot.c: the build input of one level version ===== */
@@ -49,14 +50,15 @@ void opd_part_unref(opd_part *p);
 /* The part's triangles of tile (tx, tz) in input order (*n of them; NULL when none). */
 const uint32_t *opd_part_tile(const opd_part *p, int tx, int tz, size_t *n);
 
-/* A level version: settings and parts in name order. Immutable; shared by the level and
- * the builds that read it. */
+/* A level version: settings, parts and volumes in name order. Immutable; shared by the
+ * level and the builds that read it. */
 typedef struct opd_snap {
     atomic_int refs;
     uint64_t version;
     op_settings settings;
     opd_part **parts;
     int nparts;
+    opd_vset *vols; /* NULL: none */
     size_t nv, nt;
     int any_areas;          /* some mesh has areas (the others' triangles get 63) */
     float bmin[3], bmax[3]; /* of the soup's triangles (when has_tiles) */
@@ -66,40 +68,53 @@ typedef struct opd_snap {
 } opd_snap;
 
 /* A snapshot of the given parts (the array and one reference to each are taken, either
- * way): the totals checked against --max-level-verts / --max-level-tris (OP_ELIMIT naming
- * the flag), the tile range computed (OP_ERANGE past OP_MAX_TILES). */
+ * way) and volumes (a reference taken): the totals checked against --max-level-verts /
+ * --max-level-tris (OP_ELIMIT naming the flag), the tile range computed (OP_ERANGE past
+ * OP_MAX_TILES). */
 op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part **parts, int n,
-                        uint64_t version, opd_snap **out, op_err *err);
-/* Every mesh prepared (level.put, loading). */
+                        opd_vset *vols, uint64_t version, opd_snap **out, op_err *err);
+/* Every mesh prepared (level.put, loading); vols borrowed (the snapshot takes its own
+ * reference). */
 op_status opd_snap_from_meshes(const opd_config *cfg, const op_settings *st, opd_mesh *const *m,
-                               int n, uint64_t version, opd_snap **out, op_err *err);
-/* old with mesh m put (only it is prepared) or, m NULL, the mesh `drop` taken out. */
+                               int n, opd_vset *vols, uint64_t version, opd_snap **out,
+                               op_err *err);
+/* old with mesh m put (only it is prepared) or, m NULL, the mesh `drop` taken out; the
+ * same volumes. */
 op_status opd_snap_edit(const opd_config *cfg, const opd_snap *old, const opd_mesh *m,
                         const char *drop, uint64_t version, opd_snap **out, op_err *err);
+/* old with the volume set vols (borrowed) instead of its own: the same parts. */
+op_status opd_snap_volumes(const opd_config *cfg, const opd_snap *old, opd_vset *vols,
+                           uint64_t version, opd_snap **out, op_err *err);
 void opd_snap_ref(opd_snap *s);
 void opd_snap_unref(opd_snap *s);
 /* Whether (tx, tz) is inside the snapshot's tile range; the range's tile count. */
 int opd_snap_in_rect(const opd_snap *s, int tx, int tz);
 int opd_snap_tiles(const opd_snap *s);
 
-/* ===== cache.c: tile blobs under a byte budget, least recently used first out ===== */
+/* ===== cache.c: what tiles keep under a byte budget, least recently used first out =====
+ * Two caches: the tile blobs (--cache-bytes) and the tiles' rebuild bases
+ * (--rebuild-cache-bytes). */
 
 /* A cache entry lives inside its owner (a tile entry); owner_mu is the owner's lock,
  * held by every caller of put/drop/touch. */
 typedef struct opd_cache_entry {
     pthread_mutex_t *owner_mu;
-    op_bytes *blobs; /* NULL: nothing cached */
+    void *data; /* NULL: nothing cached; blobs: op_bytes[n]; bases: an opd_base */
     int n;
     size_t bytes;
     struct opd_cache_entry *prev, *next;
     int in_lru;
 } opd_cache_entry;
 
-opd_cache *opd_cache_create(size_t budget, opd_stats *stats);
+/* free_fn(data, n) frees an entry's content (dropped or evicted); evictions are counted
+ * in stats under kind. */
+opd_cache *opd_cache_create(size_t budget, void (*free_fn)(void *data, int n), opd_stats *stats,
+                            opd_cache_kind kind);
 void opd_cache_destroy(opd_cache *c);
-/* Takes n blobs of `bytes` total as e's content (e holds none) and makes it the newest. */
-void opd_cache_put(opd_cache *c, opd_cache_entry *e, op_bytes *blobs, int n, size_t bytes);
-/* Frees e's blobs (if any). */
+/* Takes data (n items of `bytes` total) as e's content (e holds none) and makes it the
+ * newest. */
+void opd_cache_put(opd_cache *c, opd_cache_entry *e, void *data, int n, size_t bytes);
+/* Frees e's content (if any). */
 void opd_cache_drop(opd_cache *c, opd_cache_entry *e);
 /* Makes e the newest. */
 void opd_cache_touch(opd_cache *c, opd_cache_entry *e);
@@ -108,7 +123,10 @@ void opd_cache_touch(opd_cache *c, opd_cache_entry *e);
  * entry bigger than the budget is still served. */
 void opd_cache_evict(opd_cache *c);
 size_t opd_cache_bytes(opd_cache *c);
+size_t opd_cache_budget(const opd_cache *c);
 void opd_blobs_free(op_bytes *b, int n);
+/* The blob cache's free_fn. */
+void opd_blobs_free_data(void *data, int n);
 
 /* ===== builds.c: where and how a tile builds ===== */
 
@@ -121,14 +139,31 @@ typedef struct opd_build_result {
     uint64_t *hashes;
     op_bytes *blobs;
     size_t bytes;
+    int from_base;              /* rebuilt from the base given (else from scratch) */
+    op_rebuild_entry *captured; /* the tile's base, when asked and built from scratch */
 } opd_build_result;
 
-/* Builds tile (tx, tz) of the snapshot: the tile's soup (its triangles from every part,
- * in level order), then the same two calls per tile as `onepath bake`
- * (op_level_build_stages to the tile stage, op_tile_encode per layer): the blobs are
- * byte-identical to the same tile of the level's whole soup. */
-void opd_build_tile(const opd_snap *sn, int tx, int tz, op_arena *out, op_arena *scratch,
-                    opd_build_result *b);
+/* An XZ box and the cells of slack its tiles get (protocol §5.2: 1 for a mesh's box, 2
+ * for a volume's reach). */
+typedef struct opd_box {
+    double lo[2], hi[2];
+    int slack;
+} opd_box;
+
+/* Whether tile (tx, tz)'s build grid (the tile expanded by the border) meets the cells
+ * of the box widened by its slack. */
+int opd_box_touches(const op_tile_grid *g, const opd_box *b, int tx, int tz);
+/* The box of a volume's reach (build3d-runtime.md §4.4, widened by one more cell). */
+opd_box opd_volume_box(const opd_volume *v);
+
+/* Builds tile (tx, tz) of the snapshot with the volumes that reach it (build3d-runtime.md
+ * §4.5): from base (a rebuild entry of the tile's current geometry) when not NULL, else
+ * from the tile's soup (its triangles from every part, in level order), capturing the
+ * tile's base into b->captured when capture is set. Then op_tile_encode per layer, as
+ * `onepath bake`: the blobs are byte-identical to the same tile of the level's whole soup
+ * baked with the level's volumes. */
+void opd_build_tile(const opd_snap *sn, int tx, int tz, const op_rebuild_entry *base, int capture,
+                    op_arena *out, op_arena *scratch, opd_build_result *b);
 void opd_build_result_free(opd_build_result *b);
 
 /* The build pool plus one build at a time on the thread that received its tile.get. */
@@ -155,6 +190,7 @@ typedef struct opd_tile {
     struct opd_level *lv;
     uint64_t change_version; /* the version at which the bytes last changed */
     uint64_t inval_version;  /* the last edit that could change them */
+    uint64_t geo_version;    /* the last edit that could change its triangles */
     int known;               /* hashes describe the current bytes */
     int defined;             /* hashes describe some earlier bytes (for comparison) */
     int nl;
@@ -163,6 +199,7 @@ typedef struct opd_tile {
     op_status err_status; /* the build failed: tile.get answers this */
     char *err_msg;
     opd_cache_entry blobs; /* the cached blobs (nl of them) or none */
+    opd_cache_entry base;  /* the rebuild base (an opd_base) of its geometry now, or none */
     int dirty;
     int building;
     opd_waiter *waiters;
@@ -228,11 +265,13 @@ void opd_tile_build_here(opd_tile_job *j);
 /* Marks the level's snapshot installed at its version: every tile (nboxes < 0) or the
  * tiles whose build grid touches a box (protocol §5.2) dirty and rebuilding, the tiles
  * that left the range "no layers", new tiles of the range created (defined: a new
- * level's tiles had no layers before; a loaded one's earlier bytes are unknown). */
-typedef struct opd_box {
-    float bmin[3], bmax[3];
-} opd_box;
-void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int defined);
+ * level's tiles had no layers before; a loaded one's earlier bytes are unknown).
+ * geometry: the edit may change the marked tiles' triangles, so their rebuild bases are
+ * dropped (a volume edit keeps them: protocol §5.2a). */
+void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int geometry,
+                          int defined);
+/* The rebuild cache's free_fn. */
+void opd_tile_base_free_data(void *data, int n);
 /* A dropped level: frees every cached blob, detaches every waiter (to wake once the
  * lock is released). */
 opd_waiter *opd_tiles_drop(opd_level *lv);
@@ -266,16 +305,21 @@ void opd_registry_each(opd_registry *r, void (*fn)(opd_level *lv, void *ctx), vo
 
 /* ===== edit.c: edits (protocol §5, §6, §7) ===== */
 
-/* Persisted before they return OP_OK. meshes (the array and each mesh, malloc'd) and
- * mesh are taken: owned by the level state either way. */
+/* Persisted before they return OP_OK. meshes (the array and each mesh, malloc'd), mesh and
+ * vols (a reference; NULL: none) are taken: owned by the level state either way. */
 op_status opd_edit_level_put(opd_registry *r, const char *name, const op_settings *s,
-                             opd_mesh **meshes, int nmeshes, uint64_t *version, int *changed,
-                             op_err *err);
+                             opd_mesh **meshes, int nmeshes, opd_vset *vols, uint64_t *version,
+                             int *changed, op_err *err);
 op_status opd_edit_level_drop(opd_registry *r, const char *name, int *dropped, op_err *err);
 op_status opd_edit_mesh_put(opd_registry *r, const char *level, opd_mesh *mesh, uint64_t *version,
                             int *changed, op_err *err);
 op_status opd_edit_mesh_drop(opd_registry *r, const char *level, const char *mesh,
                              uint64_t *version, int *changed, op_err *err);
+/* vol is taken. */
+op_status opd_edit_volume_put(opd_registry *r, const char *level, opd_volume *vol,
+                              uint64_t *version, int *changed, op_err *err);
+op_status opd_edit_volume_drop(opd_registry *r, const char *level, const char *name,
+                               uint64_t *version, int *changed, op_err *err);
 /* Loads every level file of the data directory (start-up). */
 void opd_edit_load_all(opd_daemon *d);
 

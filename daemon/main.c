@@ -44,6 +44,9 @@ static const opt opts[] = {
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
     {"--cache-bytes", "ONEPATHD_CACHE_BYTES", "BYTES",
      "tile blobs kept in memory across levels (LRU); default 1G"},
+    {"--rebuild-cache-bytes", "ONEPATHD_REBUILD_CACHE_BYTES", "BYTES",
+     "tiles' rebuild bases kept in memory across levels (LRU), so that a volume edit "
+     "rebuilds its tiles without rasterizing; 0 turns them off; default 256M"},
     {"--compact-bytes", "ONEPATHD_COMPACT_BYTES", "BYTES",
      "a level's journal is compacted into a new snapshot, in the background, once it holds "
      "more than this and more than the snapshot; default 64M"},
@@ -155,6 +158,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_size(flag, v, 0, &c->max_level_tris);
     if (!strcmp(flag, "--cache-bytes"))
         return parse_size(flag, v, 0, &c->cache_bytes);
+    if (!strcmp(flag, "--rebuild-cache-bytes"))
+        return parse_size(flag, v, 0, &c->rebuild_cache_bytes);
     if (!strcmp(flag, "--compact-bytes"))
         return parse_size(flag, v, 0, &c->compact_bytes);
     if (!strcmp(flag, "--drain-ms"))
@@ -222,6 +227,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
                       .cache_bytes = (size_t)1 << 30,
+                      .rebuild_cache_bytes = (size_t)256 << 20,
                       .compact_bytes = (size_t)64 << 20,
                       .http_three = "/usr/share/javascript/three"};
     *drain_ms = 30000;
@@ -423,10 +429,14 @@ static int start(opd_daemon *d, loop_state *ls)
     d->requests = opd_pool_create(d->cfg.request_threads);
     d->background = opd_pool_create(1);
     d->builder = opd_builder_create(d->cfg.threads);
-    d->cache = opd_cache_create(d->cfg.cache_bytes, &d->stats);
+    d->cache =
+        opd_cache_create(d->cfg.cache_bytes, opd_blobs_free_data, &d->stats, OPD_CACHE_BLOBS);
+    d->rebuild = opd_cache_create(d->cfg.rebuild_cache_bytes, opd_tile_base_free_data, &d->stats,
+                                  OPD_CACHE_BASES);
     d->reg = opd_registry_create(d);
     d->navmeshes = opd_navmeshes_create();
-    if (!d->requests || !d->background || !d->builder || !d->cache || !d->reg || !d->navmeshes) {
+    if (!d->requests || !d->background || !d->builder || !d->cache || !d->rebuild || !d->reg ||
+        !d->navmeshes) {
         fprintf(stderr, "onepathd: out of memory starting\n");
         return -1;
     }
@@ -485,6 +495,7 @@ int main(int argc, char **argv)
     opd_navmeshes_destroy(d->navmeshes); /* before the levels it references */
     opd_registry_destroy(d->reg);
     opd_cache_destroy(d->cache);
+    opd_cache_destroy(d->rebuild);
     uv_loop_close(&ls->loop);
     opd_log(d, "OP-EXIT clean");
     if (d->log)

@@ -6,10 +6,40 @@
 #include <string.h>
 
 #include "level.h"
+#include "onepath/limits.h"
+
+/* The optional `volumes` of level.put: a set (NULL when absent or empty). */
+static op_status volumes_param(const msgpack_object *p, opd_vset **out, op_err *err)
+{
+    const msgpack_object *a;
+    *out = NULL;
+    op_status st = op_rpc_get_type(p, "volumes", MSGPACK_OBJECT_ARRAY, 1, &a, err);
+    if (st != OP_OK || !a || a->via.array.size == 0)
+        return st;
+    uint32_t n = a->via.array.size;
+    if (n > OP_MAX_VOLUMES) /* before a single volume is read */
+        return op_err_set(err, OP_ELIMIT, "volumes: %u volumes, more than OP_MAX_VOLUMES (%d)", n,
+                          OP_MAX_VOLUMES);
+    opd_volume **v = calloc(n, sizeof *v);
+    if (!v)
+        return op_err_set(err, OP_ENOMEM, "level.put: out of memory for %u volumes", n);
+    for (uint32_t i = 0; i < n && st == OP_OK; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "volumes[%u]", i);
+        st = opd_volume_decode(&a->via.array.ptr[i], what, &v[i], err);
+    }
+    if (st != OP_OK) {
+        for (uint32_t i = 0; i < n; i++)
+            opd_volume_free(v[i]);
+        free(v);
+        return st;
+    }
+    return opd_vset_make(v, (int)n, out, err);
+}
 
 op_status opd_m_level_put(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err)
 {
-    static const char *const allowed[] = {"level", "settings", "meshes", NULL};
+    static const char *const allowed[] = {"level", "settings", "meshes", "volumes", NULL};
     static const char *const mesh_keys[] = {"name", "verts", "tris", "areas", NULL};
     const msgpack_object *so, *mo;
     op_settings s;
@@ -20,10 +50,15 @@ op_status opd_m_level_put(opd_call *c, const msgpack_object *p, msgpack_packer *
         (st = opd_settings_from_map(so, &s, err)) != OP_OK ||
         (st = op_rpc_get_type(p, "meshes", MSGPACK_OBJECT_ARRAY, 0, &mo, err)) != OP_OK)
         return st;
+    opd_vset *vols;
+    if ((st = volumes_param(p, &vols, err)) != OP_OK)
+        return st;
     uint32_t n = mo->via.array.size;
     opd_mesh **m = calloc(n ? n : 1, sizeof *m);
-    if (!m)
+    if (!m) {
+        opd_vset_unref(vols);
         return op_err_set(err, OP_ENOMEM, "level.put: out of memory for %u meshes", n);
+    }
     for (uint32_t i = 0; i < n && st == OP_OK; i++) {
         const msgpack_object *mi = &mo->via.array.ptr[i];
         if (mi->type != MSGPACK_OBJECT_MAP)
@@ -35,13 +70,14 @@ op_status opd_m_level_put(opd_call *c, const msgpack_object *p, msgpack_packer *
         for (uint32_t i = 0; i < n; i++)
             opd_mesh_free(m[i]);
         free(m);
+        opd_vset_unref(vols);
         return st;
     }
     uint64_t version;
     int changed;
-    /* The level state takes the array and its meshes. */
-    if ((st = opd_edit_level_put(c->d->reg, c->level, &s, m, (int)n, &version, &changed, err)) !=
-        OP_OK)
+    /* The level state takes the array, its meshes and the volumes. */
+    if ((st = opd_edit_level_put(c->d->reg, c->level, &s, m, (int)n, vols, &version, &changed,
+                                 err)) != OP_OK)
         return st;
     return opd_pack_edit(pk, version, changed, "changed", err);
 }
@@ -93,7 +129,7 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
         total = opd_snap_tiles(s);
     }
     size_t mem = opd_level_memory(lv, &built);
-    int p = msgpack_pack_map(pk, 8);
+    int p = msgpack_pack_map(pk, 9);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
     p |= op_rpc_pack_key(pk, "bounds") | msgpack_pack_array(pk, 6);
     for (int i = 0; i < 6; i++)
@@ -112,6 +148,7 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
     p |= (lv->building > 0) ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
     p |= op_rpc_pack_key(pk, "done") | msgpack_pack_int(pk, built);
     p |= op_rpc_pack_key(pk, "total") | msgpack_pack_int(pk, total);
+    p |= op_rpc_pack_key(pk, "volumes") | opd_vset_pack(pk, s->vols);
     return p;
 }
 

@@ -37,12 +37,13 @@ static int pack_tile(msgpack_packer *pk, const opd_level *lv, const opd_tile *t)
     p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
     p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, t->tz);
     p |= op_rpc_pack_key(pk, "layers") | msgpack_pack_array(pk, (size_t)t->nl);
+    const op_bytes *blobs = t->blobs.data;
     for (int k = 0; k < t->nl; k++) {
         p |= msgpack_pack_map(pk, 3);
         p |= op_rpc_pack_key(pk, "layer") | msgpack_pack_int(pk, t->layers[k]);
         p |= op_rpc_pack_key(pk, "hash") | msgpack_pack_uint64(pk, t->hashes[k]);
         p |= op_rpc_pack_key(pk, "blob") |
-             msgpack_pack_bin_with_body(pk, t->blobs.blobs[k].data, t->blobs.blobs[k].len);
+             msgpack_pack_bin_with_body(pk, blobs[k].data, blobs[k].len);
     }
     return p;
 }
@@ -60,13 +61,13 @@ static op_status tile_get(opd_call *c, int tx, int tz, msgpack_packer *pk, op_er
     if (!t) {
         st = range_error(lv, tx, tz, err);
     } else if (!opd_tile_ready(t)) {
-        opd_stats_cache(&d->stats, 0, 1, 0);
+        opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
         here = opd_tile_park(lv, t, &c->wait, !c->woken);
         st = OPD_PARKED;
     } else if (t->err_status != OP_OK) {
         st = build_error(t, err);
     } else {
-        opd_stats_cache(&d->stats, 1, 0, 0);
+        opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 1, 0, 0);
         if (pack_tile(pk, lv, t))
             st = op_err_set(err, OP_ENOMEM, "tile.get: out of memory");
         opd_cache_touch(d->cache, &t->blobs);
@@ -174,7 +175,7 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
             prefetch(lv, rc, ex, ez);
             if (pg->n > 0 || !t)
                 return OP_OK;
-            opd_stats_cache(&c->d->stats, 0, 1, 0);
+            opd_stats_cache(&c->d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
             opd_tile_park(lv, t, &c->wait, 0);
             return OPD_PARKED;
         }
@@ -204,7 +205,7 @@ static int pack_page(opd_daemon *d, opd_level *lv, const int rc[4], const page *
         next_tile(rc, &tx, &tz);
     }
     if (pg->n)
-        opd_stats_cache(&d->stats, pg->n, 0, 0);
+        opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, pg->n, 0, 0);
     p |= op_rpc_pack_key(pk, "next");
     if (pg->n > 0 && pg->more)
         p |= msgpack_pack_array(pk, 2) | msgpack_pack_int(pk, pg->lastx) |

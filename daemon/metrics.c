@@ -62,7 +62,7 @@ static void seconds_le(char *b, size_t n, uint64_t us)
 typedef struct figures {
     uint64_t requests[OPD_M_COUNT], errors[OPD_M_COUNT];
     uint64_t lat[OPD_M_COUNT][OPD_LAT_COARSE], sum_us[OPD_M_COUNT];
-    uint64_t hits, misses, evictions, builds, build_ns;
+    uint64_t hits[2], misses[2], evictions[2], builds, build_ns; /* by opd_cache_kind */
 } figures;
 
 static void snapshot(opd_stats *s, figures *f)
@@ -72,9 +72,9 @@ static void snapshot(opd_stats *s, figures *f)
     memcpy(f->errors, s->errors, sizeof f->errors);
     memcpy(f->lat, s->m_lat, sizeof f->lat);
     memcpy(f->sum_us, s->m_lat_sum_us, sizeof f->sum_us);
-    f->hits = s->cache_hits;
-    f->misses = s->cache_misses;
-    f->evictions = s->cache_evictions;
+    memcpy(f->hits, s->hits, sizeof f->hits);
+    memcpy(f->misses, s->misses, sizeof f->misses);
+    memcpy(f->evictions, s->evictions, sizeof f->evictions);
     f->builds = s->builds;
     f->build_ns = s->build_ns;
     pthread_mutex_unlock(&s->mu);
@@ -115,17 +115,32 @@ static void requests(out *o, const figures *f)
 
 static void caches(out *o, opd_daemon *d, const figures *f)
 {
-    family(o, "onepathd_cache_bytes", "gauge", "Bytes held by a cache (tiles: tile blobs).");
-    put(o, "onepathd_cache_bytes{cache=\"tiles\"} %zu\n", opd_cache_bytes(d->cache));
-    family(o, "onepathd_cache_budget_bytes", "gauge", "A cache's budget (--cache-bytes).");
-    put(o, "onepathd_cache_budget_bytes{cache=\"tiles\"} %zu\n", d->cfg.cache_bytes);
-    family(o, "onepathd_cache_hits_total", "counter", "Reads answered from a cache.");
-    put(o, "onepathd_cache_hits_total{cache=\"tiles\"} %llu\n", (unsigned long long)f->hits);
-    family(o, "onepathd_cache_misses_total", "counter", "Reads a cache could not answer.");
-    put(o, "onepathd_cache_misses_total{cache=\"tiles\"} %llu\n", (unsigned long long)f->misses);
+    /* label, cache, budget flag: the tile blobs and the tiles' rebuild bases */
+    const char *name[2] = {"tiles", "rebuild"};
+    opd_cache *c[2] = {d->cache, d->rebuild};
+    size_t budget[2] = {d->cfg.cache_bytes, d->cfg.rebuild_cache_bytes};
+    family(o, "onepathd_cache_bytes", "gauge",
+           "Bytes held by a cache (tiles: tile blobs; rebuild: the tiles' rebuild bases).");
+    for (int k = 0; k < 2; k++)
+        put(o, "onepathd_cache_bytes{cache=\"%s\"} %zu\n", name[k], opd_cache_bytes(c[k]));
+    family(o, "onepathd_cache_budget_bytes", "gauge",
+           "A cache's budget (--cache-bytes, --rebuild-cache-bytes).");
+    for (int k = 0; k < 2; k++)
+        put(o, "onepathd_cache_budget_bytes{cache=\"%s\"} %zu\n", name[k], budget[k]);
+    family(o, "onepathd_cache_hits_total", "counter",
+           "Reads answered from a cache (rebuild: builds that started from a cached base).");
+    for (int k = 0; k < 2; k++)
+        put(o, "onepathd_cache_hits_total{cache=\"%s\"} %llu\n", name[k],
+            (unsigned long long)f->hits[k]);
+    family(o, "onepathd_cache_misses_total", "counter",
+           "Reads a cache could not answer (rebuild: builds that found no base).");
+    for (int k = 0; k < 2; k++)
+        put(o, "onepathd_cache_misses_total{cache=\"%s\"} %llu\n", name[k],
+            (unsigned long long)f->misses[k]);
     family(o, "onepathd_cache_evictions_total", "counter", "Entries evicted from a cache.");
-    put(o, "onepathd_cache_evictions_total{cache=\"tiles\"} %llu\n",
-        (unsigned long long)f->evictions);
+    for (int k = 0; k < 2; k++)
+        put(o, "onepathd_cache_evictions_total{cache=\"%s\"} %llu\n", name[k],
+            (unsigned long long)f->evictions[k]);
     family(o, "onepathd_navmesh_bytes", "gauge",
            "Tile bytes of the stitched meshes kept for path queries.");
     put(o, "onepathd_navmesh_bytes %zu\n", opd_navmeshes_bytes(d->navmeshes));

@@ -127,7 +127,7 @@ static int copy_tile(blob_copy *bc, const opd_tile *t)
             bc->b = g;
             bc->cap = cap;
         }
-        const op_bytes *src = &t->blobs.blobs[k];
+        const op_bytes *src = &((const op_bytes *)t->blobs.data)[k];
         uint8_t *d = malloc(src->len ? src->len : 1);
         if (!d)
             return -1;

@@ -3,6 +3,8 @@
  *
  *   {"v": V, "op": "mesh.put", "mesh": {name, verts, tris, areas}}
  *   {"v": V, "op": "mesh.drop", "name": N}
+ *   {"v": V, "op": "volume.put", "volume": {...}}   (the volume map, protocol §3.5)
+ *   {"v": V, "op": "volume.drop", "name": N}
  *
  * written by edit.c before the edit's reply, applied in order at load. Applying trusts
  * nothing: the bounded pre-scan, strict keys and fields, and the edit must follow the
@@ -41,6 +43,45 @@ op_status opd_record_mesh_drop(msgpack_sbuffer *sb, uint64_t v, const char *name
     return rc ? op_err_set(err, OP_ENOMEM, "journal: out of memory") : OP_OK;
 }
 
+op_status opd_record_volume_put(msgpack_sbuffer *sb, uint64_t v, const op_volume *vol, op_err *err)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    int rc = pack_head(&pk, 3, v, "volume.put");
+    rc |= op_rpc_pack_key(&pk, "volume") | opd_volume_pack(&pk, vol);
+    return rc ? op_err_set(err, OP_ENOMEM, "journal: out of memory for volume '%s'", vol->name)
+              : OP_OK;
+}
+
+op_status opd_record_volume_drop(msgpack_sbuffer *sb, uint64_t v, const char *name, op_err *err)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    int rc = pack_head(&pk, 3, v, "volume.drop");
+    rc |= op_rpc_pack_key(&pk, "name") | op_rpc_pack_key(&pk, name);
+    return rc ? op_err_set(err, OP_ENOMEM, "journal: out of memory") : OP_OK;
+}
+
+/* ld's volumes with vol put or `drop` dropped (vol taken). */
+static op_status apply_volume(opd_level_data *ld, opd_volume *vol, const char *drop, op_err *err)
+{
+    int at = opd_vset_find(ld->vols, vol ? vol->v.name : drop);
+    op_status st = OP_OK;
+    if (!vol && at < 0)
+        st = op_err_set(err, OP_EPROTO, "journal: volume.drop of '%s', which is not there", drop);
+    else if (vol && at >= 0 && opd_volume_equal(&ld->vols->v[at]->v, &vol->v))
+        st = op_err_set(err, OP_EPROTO, "journal: volume.put of '%s' changes nothing", vol->v.name);
+    opd_vset *s = NULL;
+    if (st == OP_OK)
+        st = opd_vset_edit(ld->vols, vol, drop, &s, err);
+    opd_volume_free(vol);
+    if (st != OP_OK)
+        return st;
+    opd_vset_unref(ld->vols);
+    ld->vols = s;
+    return OP_OK;
+}
+
 /* ld's meshes with m put or `drop` dropped (m taken). */
 static op_status apply_mesh(opd_level_data *ld, opd_mesh *m, const char *drop, op_err *err)
 {
@@ -67,6 +108,7 @@ static op_status apply_top(opd_level_data *ld, const msgpack_object *top, uint64
                            int *skipped, op_err *err)
 {
     static const char *const put_keys[] = {"v", "op", "mesh", NULL};
+    static const char *const vput_keys[] = {"v", "op", "volume", NULL};
     static const char *const drop_keys[] = {"v", "op", "name", NULL};
     const char *op;
     size_t oplen;
@@ -79,16 +121,19 @@ static op_status apply_top(opd_level_data *ld, const msgpack_object *top, uint64
         return st;
     int put = oplen == 8 && !memcmp(op, "mesh.put", 8);
     int drop = oplen == 9 && !memcmp(op, "mesh.drop", 9);
-    if (!put && !drop)
+    int vput = oplen == 10 && !memcmp(op, "volume.put", 10);
+    int vdrop = oplen == 11 && !memcmp(op, "volume.drop", 11);
+    if (!put && !drop && !vput && !vdrop)
         return op_err_set(err, OP_EPROTO, "journal: unknown record op '%.*s'",
                           (int)(oplen > 32 ? 32 : oplen), op);
-    if ((st = op_rpc_check_keys(top, put ? put_keys : drop_keys, err)) != OP_OK)
+    if ((st = op_rpc_check_keys(top, put ? put_keys : vput ? vput_keys : drop_keys, err)) != OP_OK)
         return st;
     *version = (uint64_t)v;
     if ((uint64_t)v > ld->version + 1)
         return op_err_set(err, OP_EPROTO, "journal: record of version %lld after version %llu",
                           (long long)v, (unsigned long long)ld->version);
     opd_mesh *m = NULL;
+    opd_volume *vol = NULL;
     char name[65];
     const char *s;
     size_t n;
@@ -96,17 +141,26 @@ static op_status apply_top(opd_level_data *ld, const msgpack_object *top, uint64
         const msgpack_object *mo = op_rpc_get(top, "mesh");
         st = mo ? opd_mesh_decode(mo, &m, err)
                 : op_err_set(err, OP_EPROTO, "journal: mesh.put without 'mesh'");
+    } else if (vput) {
+        const msgpack_object *vo = op_rpc_get(top, "volume");
+        st = vo ? opd_volume_decode(vo, "journal", &vol, err)
+                : op_err_set(err, OP_EPROTO, "journal: volume.put without 'volume'");
     } else if ((st = op_rpc_get_str(top, "name", 0, &s, &n, err)) == OP_OK) {
-        st = op_rpc_name(s, n, "mesh", name, err);
+        st = op_rpc_name(s, n, drop ? "mesh" : "volume", name, err);
     }
     if (st != OP_OK)
         return st;
     *skipped = (uint64_t)v <= ld->version;
-    if (*skipped) {
-        opd_mesh_free(m); /* already in the snapshot */
+    if (*skipped) { /* already in the snapshot */
+        opd_mesh_free(m);
+        opd_volume_free(vol);
         return OP_OK;
     }
-    if ((st = apply_mesh(ld, m, put ? NULL : name, err)) == OP_OK)
+    if (put || drop)
+        st = apply_mesh(ld, m, put ? NULL : name, err);
+    else
+        st = apply_volume(ld, vol, vput ? NULL : name, err);
+    if (st == OP_OK)
         ld->version = (uint64_t)v;
     return st;
 }

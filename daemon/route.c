@@ -32,6 +32,8 @@ static const opd_method_fn methods[OPD_M_COUNT] = {
     [OPD_M_CHANGES_SINCE] = opd_m_changes_since,
     [OPD_M_STATS] = opd_m_stats,
     [OPD_M_PATH] = opd_m_path,
+    [OPD_M_VOLUME_PUT] = opd_m_volume_put,
+    [OPD_M_VOLUME_DROP] = opd_m_volume_drop,
 };
 
 static op_status parse(opd_call *c, op_err *err)
@@ -128,7 +130,8 @@ static void on_wake(opd_waiter *w, opd_wake_how how)
 static int answers_inline(opd_method m)
 {
     return m != OPD_M_LEVEL_PUT && m != OPD_M_LEVEL_DROP && m != OPD_M_MESH_PUT &&
-           m != OPD_M_MESH_DROP && m != OPD_M_PATH; /* path: may stitch a whole mesh */
+           m != OPD_M_MESH_DROP && m != OPD_M_VOLUME_PUT && m != OPD_M_VOLUME_DROP &&
+           m != OPD_M_PATH; /* path: may stitch a whole mesh */
 }
 
 void opd_route_received(opd_call *c)

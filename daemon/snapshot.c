@@ -8,6 +8,8 @@
  * the parts in name order, of the part's list for that tile (builds.c makes the tile's
  * soup from it), and an edit prepares only the mesh it puts: the other parts are shared
  * with the previous snapshot, so the cost of a mesh.put follows the mesh, not the level.
+ * A snapshot also holds the level's volume set (shared: a mesh edit keeps it, a volume
+ * edit keeps every part and brings a new set).
  * Parts and snapshots are reference counted and immutable: an edit never waits for a
  * build and a build never sees a half-made level.
  * Typical: 1..10^3 parts of 10^2..10^7 triangles; about 40 bytes a triangle.
@@ -185,6 +187,7 @@ void opd_snap_unref(opd_snap *s)
     for (int i = 0; i < s->nparts; i++)
         opd_part_unref(s->parts[i]);
     free(s->parts);
+    opd_vset_unref(s->vols);
     free(s);
 }
 
@@ -215,7 +218,7 @@ static op_status snap_range(opd_snap *s, op_err *err)
 }
 
 op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part **parts, int n,
-                        uint64_t version, opd_snap **out, op_err *err)
+                        opd_vset *vols, uint64_t version, opd_snap **out, op_err *err)
 {
     *out = NULL;
     opd_snap *s = calloc(1, sizeof *s);
@@ -223,6 +226,7 @@ op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part *
         for (int i = 0; i < n; i++)
             opd_part_unref(parts[i]);
         free(parts);
+        opd_vset_unref(vols);
         return op_err_set(err, OP_ENOMEM, "level: out of memory");
     }
     atomic_init(&s->refs, 1);
@@ -230,6 +234,8 @@ op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part *
     s->settings = *st;
     s->parts = parts;
     s->nparts = n;
+    s->vols = vols;
+    s->bytes = vols ? vols->bytes : 0;
     for (int i = 0; i < n; i++) {
         s->nv += parts[i]->nv;
         s->nt += parts[i]->nt;
@@ -256,7 +262,7 @@ op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part *
 }
 
 op_status opd_snap_from_meshes(const opd_config *cfg, const op_settings *st, opd_mesh *const *m,
-                               int n, uint64_t version, opd_snap **out, op_err *err)
+                               int n, opd_vset *vols, uint64_t version, opd_snap **out, op_err *err)
 {
     *out = NULL;
     op_status rc = op_settings_validate(st, err);
@@ -273,7 +279,7 @@ op_status opd_snap_from_meshes(const opd_config *cfg, const op_settings *st, opd
         free(parts);
         return rc;
     }
-    return opd_snap_make(cfg, st, parts, n, version, out, err);
+    return opd_snap_make(cfg, st, parts, n, opd_vset_ref(vols), version, out, err);
 }
 
 op_status opd_snap_edit(const opd_config *cfg, const opd_snap *old, const opd_mesh *m,
@@ -304,7 +310,22 @@ op_status opd_snap_edit(const opd_config *cfg, const opd_snap *old, const opd_me
     }
     if (np)
         parts[k++] = np;
-    return opd_snap_make(cfg, &old->settings, parts, k, version, out, err);
+    return opd_snap_make(cfg, &old->settings, parts, k, opd_vset_ref(old->vols), version, out, err);
+}
+
+op_status opd_snap_volumes(const opd_config *cfg, const opd_snap *old, opd_vset *vols,
+                           uint64_t version, opd_snap **out, op_err *err)
+{
+    *out = NULL;
+    opd_part **parts = calloc((size_t)old->nparts + 1, sizeof *parts);
+    if (!parts)
+        return op_err_set(err, OP_ENOMEM, "level: out of memory");
+    for (int i = 0; i < old->nparts; i++) {
+        opd_part_ref(old->parts[i]);
+        parts[i] = old->parts[i];
+    }
+    return opd_snap_make(cfg, &old->settings, parts, old->nparts, opd_vset_ref(vols), version, out,
+                         err);
 }
 
 int opd_snap_in_rect(const opd_snap *s, int tx, int tz)

@@ -9,8 +9,9 @@
 #include "daemon.h"
 
 const char *const opd_method_names[OPD_M_COUNT] = {
-    "ping",     "level.put",  "level.drop", "level.list",    "level.info", "mesh.put", "mesh.drop",
-    "tile.get", "tile.range", "level.bake", "changes.since", "stats",      "path",     "unknown",
+    "ping",      "level.put",  "level.drop",  "level.list", "level.info",    "mesh.put",
+    "mesh.drop", "tile.get",   "tile.range",  "level.bake", "changes.since", "stats",
+    "path",      "volume.put", "volume.drop", "unknown",
 };
 
 #define SUB 8 /* buckets per power of two */
@@ -73,12 +74,12 @@ void opd_stats_request(opd_stats *s, opd_method m, int ok, uint64_t us)
     pthread_mutex_unlock(&s->mu);
 }
 
-void opd_stats_cache(opd_stats *s, int hits, int misses, int evictions)
+void opd_stats_cache(opd_stats *s, opd_cache_kind k, int hits, int misses, int evictions)
 {
     pthread_mutex_lock(&s->mu);
-    s->cache_hits += (uint64_t)hits;
-    s->cache_misses += (uint64_t)misses;
-    s->cache_evictions += (uint64_t)evictions;
+    s->hits[k] += (uint64_t)hits;
+    s->misses[k] += (uint64_t)misses;
+    s->evictions[k] += (uint64_t)evictions;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -3,7 +3,8 @@
  *
  *   "OPLEVEL2"  8 bytes of magic ("OPLEVEL1": the earlier format, without the epoch)
  *   msgpack     map: name (str), version (uint), epoch (uint), settings (map, protocol
- *               §3.3), meshes (array of maps: name, verts (bin), tris (bin), areas (bin|nil))
+ *               §3.3), meshes (array of maps: name, verts (bin), tris (bin), areas (bin|nil)),
+ *               volumes (array of volume maps, protocol §3.5; absent in older files: none)
  *   hash        8 bytes, little-endian FNV-1a (onepath/hash.h) of the msgpack bytes
  *
  * written through a temporary (files.c) by level.put and compaction. Loading a level
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "onepath/hash.h"
+#include "onepath/limits.h"
 #include "onepath/mpscan.h"
 #include "store.h"
 
@@ -34,7 +36,7 @@ op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
     int rc = msgpack_sbuffer_write(sb, MAGIC, MAGIC_LEN);
-    rc |= msgpack_pack_map(&pk, 5);
+    rc |= msgpack_pack_map(&pk, 6);
     rc |= op_rpc_pack_key(&pk, "name") | op_rpc_pack_key(&pk, ld->name);
     rc |= op_rpc_pack_key(&pk, "version") | msgpack_pack_uint64(&pk, ld->version);
     rc |= op_rpc_pack_key(&pk, "epoch") | msgpack_pack_uint64(&pk, ld->epoch);
@@ -42,6 +44,7 @@ op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err
     rc |= op_rpc_pack_key(&pk, "meshes") | msgpack_pack_array(&pk, (size_t)ld->nmeshes);
     for (int i = 0; i < ld->nmeshes; i++)
         rc |= opd_mesh_pack(&pk, ld->meshes[i]);
+    rc |= op_rpc_pack_key(&pk, "volumes") | opd_vset_pack(&pk, ld->vols);
     uint64_t h = op_hash_bytes(sb->data + MAGIC_LEN, sb->size - MAGIC_LEN);
     uint8_t le[8];
     for (int b = 0; b < 8; b++)
@@ -52,9 +55,40 @@ op_status opd_store_encode(const opd_level_data *ld, msgpack_sbuffer *sb, op_err
     return OP_OK;
 }
 
+/* The snapshot's volumes, strictly in name order (none when the key is absent). */
+static op_status decode_volumes(const msgpack_object *top, opd_level_data *ld, op_err *err)
+{
+    const msgpack_object *a;
+    op_status st = op_rpc_get_type(top, "volumes", MSGPACK_OBJECT_ARRAY, 1, &a, err);
+    if (st != OP_OK || !a || a->via.array.size == 0)
+        return st;
+    uint32_t n = a->via.array.size;
+    if (n > OP_MAX_VOLUMES)
+        return op_err_set(err, OP_EPROTO, "store: %u volumes > OP_MAX_VOLUMES", n);
+    opd_volume **v = calloc(n, sizeof *v);
+    if (!v)
+        return op_err_set(err, OP_ENOMEM, "store: out of memory for %u volumes", n);
+    for (uint32_t i = 0; i < n && st == OP_OK; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "store: volumes[%u]", i);
+        st = opd_volume_decode(&a->via.array.ptr[i], what, &v[i], err);
+        if (st == OP_OK && i > 0 && strcmp(v[i - 1]->v.name, v[i]->v.name) >= 0)
+            st = op_err_set(err, OP_EPROTO, "store: volumes not in name order at '%s'",
+                            v[i]->v.name);
+    }
+    if (st != OP_OK) {
+        for (uint32_t i = 0; i < n; i++)
+            opd_volume_free(v[i]);
+        free(v);
+        return st;
+    }
+    return opd_vset_make(v, (int)n, &ld->vols, err);
+}
+
 static op_status decode_top(const msgpack_object *top, int v1, opd_level_data *ld, op_err *err)
 {
-    static const char *const keys[] = {"name", "version", "epoch", "settings", "meshes", NULL};
+    static const char *const keys[] = {"name",   "version", "epoch", "settings",
+                                       "meshes", "volumes", NULL};
     static const char *const keys_v1[] = {"name", "version", "settings", "meshes", NULL};
     const char *name;
     size_t nlen;
@@ -90,7 +124,7 @@ static op_status decode_top(const msgpack_object *top, int v1, opd_level_data *l
             return op_err_set(err, OP_EPROTO, "store: meshes not in name order at '%s'",
                               ld->meshes[i]->name);
     }
-    return OP_OK;
+    return v1 ? OP_OK : decode_volumes(top, ld, err);
 }
 
 op_status opd_store_decode(const uint8_t *buf, size_t len, opd_level_data *ld, op_err *err)
@@ -131,6 +165,8 @@ void opd_level_data_fini(opd_level_data *ld)
     opd_mesh_list_free(ld->meshes, ld->nmeshes);
     ld->meshes = NULL;
     ld->nmeshes = 0;
+    opd_vset_unref(ld->vols);
+    ld->vols = NULL;
 }
 
 op_status opd_store_write_temp(const char *dir, const opd_level_data *ld, const char *temp_tag,

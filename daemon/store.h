@@ -97,6 +97,9 @@ void opd_journal_close(opd_journal *j);
 /* The payload of the journal record of a mesh.put / mesh.drop that made version v. */
 op_status opd_record_mesh_put(msgpack_sbuffer *sb, uint64_t v, const opd_mesh *m, op_err *err);
 op_status opd_record_mesh_drop(msgpack_sbuffer *sb, uint64_t v, const char *name, op_err *err);
+/* The same of a volume.put / volume.drop. */
+op_status opd_record_volume_put(msgpack_sbuffer *sb, uint64_t v, const op_volume *vol, op_err *err);
+op_status opd_record_volume_drop(msgpack_sbuffer *sb, uint64_t v, const char *name, op_err *err);
 /* Applies a record to ld (protocol §7.4): OP_OK when applied or skipped (*skipped: its
  * version, *version, is at or below ld's), an error when the record is not accepted. */
 op_status opd_record_apply(opd_level_data *ld, const uint8_t *payload, size_t len,

@@ -6,6 +6,11 @@
  * it stale meanwhile, and the build's thread then wakes the calls waiting (HERE).
  * An edit marks the tiles it can change dirty (protocol §5.2) and starts their builds;
  * when the last dirty tile lands, the level's parked change polls are woken.
+ * A tile may also keep its rebuild base (protocol §5.2a) in the rebuild cache: a build
+ * that finds one rebuilds from it (no rasterization); one that does not builds from
+ * scratch and captures it. A base belongs to the tile's geometry: an edit that can change
+ * the tile's triangles drops it (geo_version), and a base captured from a snapshot older
+ * than that is not kept. Builds hold a reference, so an eviction never frees a base in use.
  * Everything here runs under the level's state lock unless it says otherwise.
  */
 #include <math.h>
@@ -14,18 +19,69 @@
 
 #include "level.h"
 
+/* A rebuild base as the rebuild cache holds it: referenced by the cache entry and by
+ * every build that reads it. */
+typedef struct opd_base {
+    atomic_int refs;
+    op_rebuild_entry *e;
+} opd_base;
+
+static opd_base *base_ref(opd_base *b)
+{
+    atomic_fetch_add(&b->refs, 1);
+    return b;
+}
+
+static void base_unref(opd_base *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        op_rebuild_entry_free(b->e);
+        free(b);
+    }
+}
+
+void opd_tile_base_free_data(void *data, int n)
+{
+    (void)n;
+    base_unref(data);
+}
+
+/* Keeps e as t's base (taken). */
+static void install_base(opd_level *lv, opd_tile *t, op_rebuild_entry *e)
+{
+    opd_cache *rc = lv->d->rebuild;
+    opd_cache_drop(rc, &t->base);
+    opd_base *b = malloc(sizeof *b);
+    if (!b) {
+        op_rebuild_entry_free(e); /* the next build captures it again */
+        return;
+    }
+    atomic_init(&b->refs, 1);
+    b->e = e;
+    opd_cache_put(rc, &t->base, b, 1, sizeof *b + op_rebuild_entry_bytes(e));
+}
+
+static void drop_base(opd_level *lv, opd_tile *t, uint64_t w)
+{
+    t->geo_version = w;
+    opd_cache_drop(lv->d->rebuild, &t->base);
+}
+
 /* One tile build: the level and the snapshot it builds from (both referenced), the
- * tile, and what it woke (answered once no lock is held). */
+ * tile, the base it rebuilds from (referenced; NULL: from scratch, capturing the base
+ * when the rebuild cache is on), and what it woke (answered once no lock is held). */
 struct opd_tile_job {
     opd_level *lv;
     opd_snap *sn;
     opd_tile *t;
+    opd_base *base;
+    int capture;
     opd_waiter *ready, *polls;
 };
 
 int opd_tile_ready(const opd_tile *t)
 {
-    return t->known && (t->blobs.blobs || t->nl == 0 || t->err_status != OP_OK);
+    return t->known && (t->blobs.data || t->nl == 0 || t->err_status != OP_OK);
 }
 
 /* A job for t's single build (NULL when out of memory). */
@@ -37,6 +93,13 @@ static opd_tile_job *job_new(opd_level *lv, opd_tile *t)
     j->lv = lv;
     j->sn = lv->sn;
     j->t = t;
+    opd_cache *rc = lv->d->rebuild;
+    if (t->base.data) {
+        j->base = base_ref(t->base.data);
+        opd_cache_touch(rc, &t->base);
+    } else {
+        j->capture = opd_cache_budget(rc) > 0;
+    }
     opd_level_ref(lv);
     opd_snap_ref(lv->sn);
     t->building = 1;
@@ -51,6 +114,7 @@ static void job_cancel(opd_tile_job *j)
     j->lv->building--;
     atomic_fetch_sub(&j->lv->refs, 1); /* the table still holds one */
     opd_snap_unref(j->sn);
+    base_unref(j->base);
     free(j);
 }
 
@@ -107,12 +171,22 @@ static void job_build(void *arg, op_arena *out, op_arena *scratch)
     pthread_mutex_unlock(&lv->mu);
     if (!skip) {
         uint64_t t0 = opd_now_ns();
-        opd_build_tile(j->sn, t->tx, t->tz, out, scratch, &b);
+        opd_build_tile(j->sn, t->tx, t->tz, j->base ? j->base->e : NULL, j->capture, out, scratch,
+                       &b);
         opd_stats_build(&d->stats, opd_now_ns() - t0);
+        if (j->base || j->capture)
+            opd_stats_cache(&d->stats, OPD_CACHE_BASES, b.from_base, !b.from_base, 0);
     }
     pthread_mutex_lock(&lv->mu);
     t->building = 0;
     lv->building--;
+    /* The base describes the snapshot's geometry: kept while the tile's is the same, even
+     * when a volume edit made the result itself stale. */
+    if (b.captured && !lv->dropped && j->sn->version >= t->geo_version)
+        install_base(lv, t, b.captured);
+    else
+        op_rebuild_entry_free(b.captured);
+    b.captured = NULL;
     int valid = !skip && !lv->dropped && j->sn->version >= t->inval_version;
     if (valid) {
         install(lv, t, &b);
@@ -133,13 +207,15 @@ static void job_build(void *arg, op_arena *out, op_arena *scratch)
  * while it is the newest entry of the cache), and releases the job. */
 static void job_finish(opd_tile_job *j)
 {
-    opd_cache *cache = j->lv->d->cache;
+    opd_cache *cache = j->lv->d->cache, *rc = j->lv->d->rebuild;
     opd_waiters_wake(j->ready, OPD_WAKE_HERE);
     opd_waiters_wake(j->polls, OPD_WAKE_HERE);
     opd_snap_unref(j->sn);
+    base_unref(j->base);
     opd_level_unref(j->lv);
     free(j);
     opd_cache_evict(cache);
+    opd_cache_evict(rc);
 }
 
 static void job_main(void *arg, op_arena *out, op_arena *scratch)
@@ -181,32 +257,10 @@ void opd_tile_build_here(opd_tile_job *j)
 
 /* ===== invalidation ===== */
 
-static int64_t floor_div(int64_t a, int64_t b)
+static void mark_dirty(opd_level *lv, opd_tile *t, uint64_t w, int geometry)
 {
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-/* Whether tile t's build grid (the tile expanded by the border) touches the box. One
- * extra cell on each side absorbs the rounding of cell indices, so the test never
- * misses a tile the build selection would reach (an extra tile is rebuilt and found
- * unchanged). */
-static int box_touches(const op_tile_grid *g, const opd_box *b, int tx, int tz)
-{
-    int t[2] = {tx, tz};
-    for (int i = 0; i < 2; i++) {
-        int ax = i ? 2 : 0;
-        double o = i ? g->origin_z : g->origin_x; /* the grid origin (settings) */
-        int64_t c0 = (int64_t)floor(((double)b->bmin[ax] - o) / g->cs) - 1 - g->border;
-        int64_t c1 = (int64_t)floor(((double)b->bmax[ax] - o) / g->cs) + 1 + g->border;
-        if (t[i] < floor_div(c0, g->tile_cells) || t[i] > floor_div(c1, g->tile_cells))
-            return 0;
-    }
-    return 1;
-}
-
-static void mark_dirty(opd_level *lv, opd_tile *t, uint64_t w)
-{
+    if (geometry)
+        drop_base(lv, t, w);
     t->inval_version = w;
     t->known = 0;
     opd_cache_drop(lv->d->cache, &t->blobs);
@@ -225,6 +279,7 @@ static void mark_gone(opd_level *lv, opd_tile *t, uint64_t w)
         t->change_version = w;
     t->inval_version = w;
     opd_cache_drop(lv->d->cache, &t->blobs);
+    drop_base(lv, t, w);
     t->nl = 0;
     t->err_status = OP_OK;
     t->known = t->defined = 1;
@@ -234,7 +289,8 @@ static void mark_gone(opd_level *lv, opd_tile *t, uint64_t w)
     }
 }
 
-void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int defined)
+void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int geometry,
+                          int defined)
 {
     opd_snap *s = lv->sn;
     uint64_t w = s->version;
@@ -250,9 +306,9 @@ void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int d
         }
         int hit = nboxes < 0;
         for (int k = 0; k < nboxes && !hit; k++)
-            hit = box_touches(&g, &boxes[k], t->tx, t->tz);
+            hit = opd_box_touches(&g, &boxes[k], t->tx, t->tz);
         if (hit)
-            mark_dirty(lv, t, w);
+            mark_dirty(lv, t, w, geometry);
     }
     if (!s->has_tiles)
         return;
@@ -261,7 +317,7 @@ void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int d
             if (!opd_level_tile(lv, tx, tz)) {
                 opd_tile *t = opd_level_tile_new(lv, tx, tz, defined);
                 if (t)
-                    mark_dirty(lv, t, w);
+                    mark_dirty(lv, t, w, 1);
             }
 }
 
@@ -273,6 +329,7 @@ opd_waiter *opd_tiles_drop(opd_level *lv)
         if (!t)
             continue;
         opd_cache_drop(lv->d->cache, &t->blobs);
+        opd_cache_drop(lv->d->rebuild, &t->base);
         opd_waiter *w = opd_waiters_take(&t->waiters);
         while (w) {
             opd_waiter *next = w->next;

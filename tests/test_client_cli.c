@@ -167,3 +167,113 @@ Test(client_cli, watch_keeps_a_directory_in_step, .timeout = 120)
     opt_soup_free(&all);
     op_arena_destroy(a);
 }
+
+/* `onepath volume put FILE.json` then `fetch` writes exactly the files of `onepath bake
+ * --volumes FILE.json`; `volume list` prints a file that bakes the same; `volume drop`
+ * removes one; a bad file sends nothing. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Whether dirs a and b hold the same files with the same bytes, now. */
+static int same_now(const char *a, const char *b)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "diff -r '%s' '%s' > /dev/null 2>&1", a, b);
+    return system(cmd) == 0;
+}
+
+static void fetch_equals_bake(const opt_daemon *d, const char *dungeon, const char *vols,
+                              const char *tag)
+{
+    char fetched[400], baked[400];
+    snprintf(fetched, sizeof fetched, "%s/fetched-%s", d->dir, tag);
+    snprintf(baked, sizeof baked, "%s/baked-%s", d->dir, tag);
+    cr_assert_eq(run("%s/onepath fetch --url '%s' --level dungeon --out '%s'%s > /dev/null", d->url,
+                     fetched, ""),
+                 0);
+    char args[900];
+    snprintf(args, sizeof args, "'%s' --volumes '%s'", dungeon, vols);
+    cr_assert_eq(run("%s/onepath bake %s --out '%s'%s > /dev/null 2>&1", args, baked, ""), 0);
+    cr_assert(same_now(fetched, baked), "%s: fetch and bake --volumes differ", tag);
+}
+
+Test(client_cli, volume_put_list_drop_equal_bake_volumes, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    const char *dungeon = op_test_level("dungeon.obj");
+    cr_assert_eq(
+        run("%s/onepath put '%s' --url '%s' --level dungeon%s > /dev/null", dungeon, d.url, ""), 0);
+    /* On the dungeon's floor at y 10.2. */
+    char v1[400], v2[400], listed[400], bad[400], out[400];
+    snprintf(v1, sizeof v1, "%s/v1.json", d.dir);
+    snprintf(v2, sizeof v2, "%s/v2.json", d.dir);
+    snprintf(listed, sizeof listed, "%s/listed.json", d.dir);
+    snprintf(bad, sizeof bad, "%s/bad.json", d.dir);
+    snprintf(out, sizeof out, "%s/out.txt", d.dir);
+    write_text(v1,
+               "[{\"name\": \"pool\", \"mode\": \"area\", \"area\": 7, \"kind\": \"cylinder\", "
+               "\"center\": [15, 2], \"radius\": 1.5, \"y\": [9, 12]},\n"
+               " {\"name\": \"door\", \"mode\": \"obstacle\", \"kind\": \"box\", "
+               "\"bmin\": [11, 9, 1], \"bmax\": [14, 13, 3]},\n"
+               " {\"name\": \"ramp\", \"mode\": \"obstacle\", \"area\": 9, \"kind\": \"prism\", "
+               "\"points\": [[12, -37], [15, -37], [13.5, -35.5]], \"y\": [9, 12]}]\n");
+    write_text(v2,
+               "[{\"name\": \"pool\", \"mode\": \"area\", \"area\": 7, \"kind\": \"cylinder\", "
+               "\"center\": [15, 2], \"radius\": 1.5, \"y\": [9, 12]},\n"
+               " {\"name\": \"ramp\", \"mode\": \"obstacle\", \"area\": 9, \"kind\": \"prism\", "
+               "\"points\": [[12, -37], [15, -37], [13.5, -35.5]], \"y\": [9, 12]}]\n");
+    cr_assert_eq(
+        run("%s/onepath volume put --url '%s' --level dungeon '%s' > '%s'", d.url, v1, out), 0);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "grep -q '3 volumes put from .*, 3 changed the level' '%s'", out);
+    cr_assert_eq(system(cmd), 0, "volume put did not report its three changes");
+    fetch_equals_bake(&d, dungeon, v1, "v1");
+    /* The volumes made a difference. */
+    char plain[400];
+    snprintf(plain, sizeof plain, "%s/plain", d.dir);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", dungeon, plain, ""), 0);
+    char fetched1[400];
+    snprintf(fetched1, sizeof fetched1, "%s/fetched-v1", d.dir);
+    cr_assert(!same_now(fetched1, plain), "the volumes changed no tile");
+    /* Again: idempotent. */
+    cr_assert_eq(
+        run("%s/onepath volume put --url '%s' --level dungeon '%s' > '%s'", d.url, v1, out), 0);
+    snprintf(cmd, sizeof cmd, "grep -q '0 changed the level' '%s'", out);
+    cr_assert_eq(system(cmd), 0, "a second put changed the level");
+    /* list prints a volumes file that bakes the same. */
+    cr_assert_eq(
+        run("%s/onepath volume list --url '%s' --level dungeon%s > '%s'", d.url, "", listed), 0);
+    fetch_equals_bake(&d, dungeon, listed, "listed");
+    snprintf(cmd, sizeof cmd, "grep -c '\"name\"' '%s' | grep -qx 3", listed);
+    cr_assert_eq(system(cmd), 0, "list did not print three volumes");
+    /* drop */
+    cr_assert_eq(
+        run("%s/onepath volume drop --url '%s' --level dungeon %s > /dev/null", d.url, "door", ""),
+        0);
+    fetch_equals_bake(&d, dungeon, v2, "v2");
+    /* A bad file (its second volume's radius) sends nothing: the level stays. */
+    write_text(bad, "[{\"name\": \"new\", \"mode\": \"obstacle\", \"kind\": \"box\", "
+                    "\"bmin\": [11, 9, 1], \"bmax\": [14, 13, 3]},\n"
+                    " {\"name\": \"bad\", \"mode\": \"area\", \"area\": 1, \"kind\": \"cylinder\", "
+                    "\"center\": [0, 0], \"radius\": -1, \"y\": [0, 1]}]\n");
+    cr_assert_eq(
+        run("%s/onepath volume put --url '%s' --level dungeon '%s' 2> '%s'", d.url, bad, out), 1);
+    snprintf(cmd, sizeof cmd, "grep -q 'radius' '%s'", out);
+    cr_assert_eq(system(cmd), 0, "the error does not name the radius");
+    fetch_equals_bake(&d, dungeon, v2, "after-bad");
+    cr_assert_eq(
+        run("%s/onepath volume put --url '%s' --level nope '%s' 2> /dev/null", d.url, v1, ""), 1,
+        "a missing level must fail");
+    cr_assert_eq(
+        run("%s/onepath volume put --url '%s' --level dungeon%s%s 2> /dev/null", d.url, "", ""), 2,
+        "put without a file is a usage error");
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}

@@ -3,6 +3,8 @@
  * daemon, a daemon that starts after its client (the dial retries), the daemon's error
  * codes and messages passed through, and results that are freed twice safely.
  */
+#include <math.h>
+
 #include "op_daemon_test.h"
 
 Test(client_lib, refusals_and_timeouts_without_a_daemon, .timeout = 30)
@@ -70,6 +72,91 @@ Test(client_lib, daemon_errors_pass_through_and_results_free_twice, .timeout = 3
     int started;
     cr_assert_eq(op_client_level_bake(c, "empty", OPT_TIMEOUT_MS, &started, &e), OP_OK);
     cr_assert(!started);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* The volume functions against a daemon: every kind through level.put (level_put_volumes)
+ * and volume.put, read back by volumes_get field for field (an obstacle's omitted area as
+ * 0, a 64-point prism whole, odd doubles exactly), volume_drop idempotent, errors passed
+ * through, results freed twice. */
+Test(client_lib, volume_functions_round_trip, .timeout = 30)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    op_err e;
+    opt_soup floor = {0};
+    opt_soup_quad(&floor, 0, 0, 20, 20, 0);
+    op_client_mesh m = opt_mesh("floor", &floor);
+    op_client_volume v[3];
+    memset(v, 0, sizeof v);
+    snprintf(v[0].name, sizeof v[0].name, "zz.box");
+    v[0].mode = OP_CLIENT_VOLUME_OBSTACLE;
+    v[0].area = -1; /* not sent: 0 */
+    v[0].kind = OP_CLIENT_VOLUME_BOX;
+    double bmin[3] = {0.1 + 0.2, -1, 3}, bmax[3] = {4, 2, 1.0 / 3.0 + 3};
+    memcpy(v[0].bmin, bmin, sizeof bmin);
+    memcpy(v[0].bmax, bmax, sizeof bmax);
+    snprintf(v[1].name, sizeof v[1].name, "A-cyl");
+    v[1].mode = OP_CLIENT_VOLUME_AREA;
+    v[1].area = 63;
+    v[1].kind = OP_CLIENT_VOLUME_CYLINDER;
+    v[1].center[0] = 10, v[1].center[1] = 10, v[1].radius = 2.5, v[1].y[0] = -1, v[1].y[1] = 1;
+    snprintf(v[2].name, sizeof v[2].name, "m.prism");
+    v[2].mode = OP_CLIENT_VOLUME_AREA;
+    v[2].area = 0;
+    v[2].kind = OP_CLIENT_VOLUME_PRISM;
+    v[2].npoints = OP_CLIENT_MAX_PRISM_POINTS;
+    for (int i = 0; i < v[2].npoints; i++) {
+        double t = 6.283185307179586 * i / v[2].npoints;
+        v[2].points[i][0] = 15 + 3 * cos(t);
+        v[2].points[i][1] = 5 + 3 * sin(t);
+    }
+    v[2].y[0] = -0.5, v[2].y[1] = 0.5;
+    uint64_t ver;
+    int changed;
+    cr_assert_eq(op_client_level_put_volumes(c, "lv", NULL, 0, &m, 1, v, 2, OPT_TIMEOUT_MS, &ver,
+                                             &changed, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(ver == 1 && changed);
+    cr_assert_eq(op_client_volume_put(c, "lv", &v[2], OPT_TIMEOUT_MS, &ver, &changed, &e), OP_OK,
+                 "%s", e.msg);
+    cr_assert(ver == 2 && changed);
+    op_client_volumes got;
+    cr_assert_eq(op_client_volumes_get(c, "lv", OPT_TIMEOUT_MS, &got, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(got.version, 2);
+    cr_assert_eq(got.n, 3);
+    /* Name order: "A-cyl" < "m.prism" < "zz.box". */
+    op_client_volume want0 = v[0];
+    want0.area = 0;
+    cr_assert(opt_client_volume_equal(&got.v[0], &v[1]), "cylinder");
+    cr_assert(opt_client_volume_equal(&got.v[1], &v[2]), "prism");
+    cr_assert(opt_client_volume_equal(&got.v[2], &want0), "box");
+    op_client_volumes_free(&got);
+    op_client_volumes_free(&got);
+    /* Idempotent: the same volume; a drop of what is not there. */
+    cr_assert_eq(op_client_volume_put(c, "lv", &want0, OPT_TIMEOUT_MS, &ver, &changed, &e), OP_OK);
+    cr_assert(ver == 2 && !changed, "an obstacle with area 0 equals one without");
+    cr_assert_eq(op_client_volume_drop(c, "lv", "A-cyl", OPT_TIMEOUT_MS, &ver, &changed, &e),
+                 OP_OK);
+    cr_assert(ver == 3 && changed);
+    cr_assert_eq(op_client_volume_drop(c, "lv", "A-cyl", OPT_TIMEOUT_MS, &ver, &changed, &e),
+                 OP_OK);
+    cr_assert(ver == 3 && !changed);
+    /* The daemon's errors pass through. */
+    v[1].radius = 0;
+    cr_assert_eq(op_client_volume_put(c, "lv", &v[1], OPT_TIMEOUT_MS, &ver, &changed, &e),
+                 OP_ERANGE);
+    cr_assert(strstr(e.msg, "radius") && strstr(e.msg, "A-cyl"), "%s", e.msg);
+    cr_assert_eq(op_client_volume_put(c, "nope", &v[0], OPT_TIMEOUT_MS, &ver, &changed, &e),
+                 OP_ENOTFOUND);
+    cr_assert_eq(op_client_volumes_get(c, "nope", OPT_TIMEOUT_MS, &got, &e), OP_ENOTFOUND);
+    cr_assert_eq(got.n, 0);
+    op_client_volumes_free(&got);
+    opt_soup_free(&floor);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

@@ -46,42 +46,9 @@ static void bake_state(const level_state *ls, opt_ref *ref)
     bake_with(ls, &s, ref);
 }
 
-/* changes.since(prev) must list exactly the tiles where a and b differ, row-major, with
- * b's hashes. */
 static void check_changes(op_client *c, uint64_t prev, const opt_ref *a, const opt_ref *b)
 {
-    op_client_changes ch;
-    op_err e;
-    cr_assert_eq(op_client_changes_since(c, "edits", prev, 0, OPT_TIMEOUT_MS, &ch, &e), OP_OK, "%s",
-                 e.msg);
-    int x0 = 1 << 30, z0 = 1 << 30, x1 = -(1 << 30), z1 = -(1 << 30);
-    const opt_ref *rs[2] = {a, b};
-    for (int i = 0; i < 2; i++)
-        if (rs[i]->has_tiles) {
-            x0 = rs[i]->rect.tx0 < x0 ? rs[i]->rect.tx0 : x0;
-            z0 = rs[i]->rect.tz0 < z0 ? rs[i]->rect.tz0 : z0;
-            x1 = rs[i]->rect.tx1 > x1 ? rs[i]->rect.tx1 : x1;
-            z1 = rs[i]->rect.tz1 > z1 ? rs[i]->rect.tz1 : z1;
-        }
-    int k = 0, want = 0;
-    for (int tz = z0; tz <= z1; tz++)
-        for (int tx = x0; tx <= x1; tx++) {
-            if (!opt_ref_differs(a, b, tx, tz))
-                continue;
-            want++;
-            cr_assert_lt(k, ch.ntiles, "changes.since(%llu) misses tile (%d, %d)",
-                         (unsigned long long)prev, tx, tz);
-            const op_client_change *t = &ch.tiles[k++];
-            cr_assert(t->tx == tx && t->tz == tz, "changes.since lists (%d, %d), expected (%d, %d)",
-                      t->tx, t->tz, tx, tz);
-            const opt_ref_tile *r = opt_ref_find(b, tx, tz);
-            cr_assert_eq(t->nhashes, r ? r->nl : 0);
-            for (int l = 0; l < t->nhashes; l++)
-                cr_assert_eq(t->hashes[l], r->hash[l]);
-        }
-    cr_assert_eq(ch.ntiles, want, "changes.since(%llu) lists %d tiles, %d differ",
-                 (unsigned long long)prev, ch.ntiles, want);
-    op_client_changes_free(&ch);
+    opt_check_changes(c, "edits", prev, a, b);
 }
 
 Test(daemon_edits, sequence_equals_fresh_bake_and_changes_are_exact, .timeout = 120)

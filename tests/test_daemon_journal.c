@@ -461,3 +461,53 @@ Test(daemon_journal, records_refused_name_why)
     msgpack_sbuffer_destroy(&sb);
     opd_level_data_fini(&ld);
 }
+
+Test(daemon_journal, volume_records_apply_in_order_and_refusals_name_why)
+{
+    opd_level_data ld = {0};
+    snprintf(ld.name, sizeof ld.name, "lvl");
+    ld.version = 4;
+    op_settings_default(&ld.settings);
+    op_volume v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.name, sizeof v.name, "door");
+    v.kind = OP_VOLUME_CYLINDER;
+    v.mode = OP_VOLUME_OBSTACLE;
+    v.bmin[0] = 1, v.bmin[1] = 0, v.bmin[2] = 2, v.bmax[0] = 0.5, v.bmax[1] = 3;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    op_err e;
+    uint64_t ver;
+    int skipped;
+    /* A drop of what is not there; then a put, the same put again, a drop. */
+    cr_assert_eq(opd_record_volume_drop(&sb, 5, "door", &e), OP_OK);
+    cr_assert_eq(opd_record_apply(&ld, (const uint8_t *)sb.data, sb.size, &ver, &skipped, &e),
+                 OP_EPROTO);
+    cr_assert(strstr(e.msg, "'door'"), "%s", e.msg);
+    msgpack_sbuffer_clear(&sb);
+    cr_assert_eq(opd_record_volume_put(&sb, 5, &v, &e), OP_OK);
+    cr_assert_eq(opd_record_apply(&ld, (const uint8_t *)sb.data, sb.size, &ver, &skipped, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(!skipped && ld.version == 5 && opd_vset_count(ld.vols) == 1);
+    cr_assert(opd_volume_equal(&ld.vols->v[0]->v, &v));
+    msgpack_sbuffer_clear(&sb);
+    cr_assert_eq(opd_record_volume_put(&sb, 6, &v, &e), OP_OK);
+    cr_assert_eq(opd_record_apply(&ld, (const uint8_t *)sb.data, sb.size, &ver, &skipped, &e),
+                 OP_EPROTO);
+    cr_assert(strstr(e.msg, "changes nothing"), "%s", e.msg);
+    /* A record whose volume is invalid ends the journal there. */
+    op_volume bad = v;
+    bad.bmax[0] = -1;
+    msgpack_sbuffer_clear(&sb);
+    cr_assert_eq(opd_record_volume_put(&sb, 6, &bad, &e), OP_OK);
+    cr_assert_eq(opd_record_apply(&ld, (const uint8_t *)sb.data, sb.size, &ver, &skipped, &e),
+                 OP_ERANGE);
+    cr_assert(strstr(e.msg, "radius"), "%s", e.msg);
+    msgpack_sbuffer_clear(&sb);
+    cr_assert_eq(opd_record_volume_drop(&sb, 6, "door", &e), OP_OK);
+    cr_assert_eq(opd_record_apply(&ld, (const uint8_t *)sb.data, sb.size, &ver, &skipped, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(ld.version == 6 && opd_vset_count(ld.vols) == 0);
+    msgpack_sbuffer_destroy(&sb);
+    opd_level_data_fini(&ld);
+}

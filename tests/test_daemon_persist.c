@@ -1,8 +1,8 @@
 /*
  * onepathd persistence (protocol §7): a clean restart and a kill -9 in the middle of a
- * stream of edits (puts and drops, with the journal compacted all along) lose no
- * acknowledged edit; a mesh edit appends a record and leaves the snapshot alone; a
- * corrupt level file is logged and skipped while the other levels load.
+ * stream of edits (mesh puts and drops, volume puts and drops, with the journal compacted
+ * all along) lose no acknowledged edit; a mesh edit appends a record and leaves the
+ * snapshot alone; a corrupt level file is logged and skipped while the other levels load.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +20,20 @@ static void edit_soup(int i, opt_soup *s)
     opt_soup_box(s, x, z, x + 2.0f, z + 2.0f, 0.0f, 0.5f + (float)(i % 4));
 }
 
+/* The soup of parts[0..n) in that order (protocol §3.2), appended to out; frees the parts. */
+static void concat(opt_soup *parts, int n, opt_soup *out)
+{
+    for (int p = 0; p < n; p++) {
+        int base = (int)out->nv;
+        for (size_t k = 0; k < parts[p].nv; k++)
+            opt_soup_vert(out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
+        for (size_t k = 0; k < parts[p].nt; k++)
+            opt_soup_tri(out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
+                         parts[p].t[3 * k + 2] + base);
+        opt_soup_free(&parts[p]);
+    }
+}
+
 /* The level after `n` edits: floor plus, per mesh slot, the last edit that wrote it. */
 static void state_soup(int n, opt_soup *out)
 {
@@ -32,15 +46,7 @@ static void state_soup(int n, opt_soup *out)
                 edit_soup(i, &parts[slot + 1]);
                 break;
             }
-    for (int p = 0; p < 4; p++) {
-        int base = (int)out->nv;
-        for (size_t k = 0; k < parts[p].nv; k++)
-            opt_soup_vert(out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
-        for (size_t k = 0; k < parts[p].nt; k++)
-            opt_soup_tri(out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
-                         parts[p].t[3 * k + 2] + base);
-        opt_soup_free(&parts[p]);
-    }
+    concat(parts, 4, out);
 }
 
 static void check_state(op_client *c, int n)
@@ -165,15 +171,7 @@ static void mixed_check(op_client *c, int n)
     for (int k = 0; k < 3; k++)
         if (present[k])
             edit_soup(last_put[k], &parts[k + 1]);
-    for (int p = 0; p < 4; p++) {
-        int base = (int)out.nv;
-        for (size_t k = 0; k < parts[p].nv; k++)
-            opt_soup_vert(&out, parts[p].v[3 * k], parts[p].v[3 * k + 1], parts[p].v[3 * k + 2]);
-        for (size_t k = 0; k < parts[p].nt; k++)
-            opt_soup_tri(&out, parts[p].t[3 * k] + base, parts[p].t[3 * k + 1] + base,
-                         parts[p].t[3 * k + 2] + base);
-        opt_soup_free(&parts[p]);
-    }
+    concat(parts, 4, &out);
     op_soup soup = {out.v, 3 * out.nv, out.t, 3 * out.nt, NULL};
     op_settings st;
     op_settings_default(&st);
@@ -216,50 +214,211 @@ static void *mixed_loop(void *arg)
     return NULL;
 }
 
-Test(daemon_persist, kill9_during_edits_and_compactions_loses_no_acknowledged_edit, .timeout = 240)
+/* Three kills of a daemon compacting every journal longer than its snapshot (several times
+ * a second here), each during a fresh stream of `loop`'s edits at a later point of it; after
+ * each restart `check` sees the stream's first n edits, n the edits acknowledged or one
+ * more (the one in flight). A compaction must have run. Returns with the daemon running
+ * (*d, *c). */
+static void kill_rounds(opt_daemon *d, op_client **c, void *(*loop)(void *),
+                        void (*check)(op_client *, int), int first, int step)
 {
-    opt_daemon d;
-    opt_daemon_init(&d);
-    /* Every journal longer than its snapshot is compacted: several times a second here. */
+    opt_daemon_init(d);
     const char *const extra[] = {"--compact-bytes", "0", NULL};
-    opt_daemon_start(&d, extra);
-    op_client *c = opt_connect(&d);
-    put_floor(c);
+    opt_daemon_start(d, extra);
+    *c = opt_connect(d);
+    put_floor(*c);
     int done = 0;
-    /* Three kills at different points of the stream; each restart goes on from there. */
     for (int round = 0; round < 3; round++) {
-        editor ed = {d.url, 0};
+        editor ed = {d->url, 0};
         /* The stream restarts at edit 1 of a fresh level each round. */
         if (round > 0) {
             int dropped;
             op_err e;
-            cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
-            put_floor(c);
+            cr_assert_eq(op_client_level_drop(*c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
+            put_floor(*c);
         }
         pthread_t th;
-        pthread_create(&th, NULL, mixed_loop, &ed);
-        int target = 20 + 35 * round;
+        pthread_create(&th, NULL, loop, &ed);
+        int target = first + step * round;
         for (int i = 0; i < 4000 && atomic_load(&ed.acked) < target; i++)
             opt_sleep_ms(2);
-        opt_daemon_kill9(&d);
+        opt_daemon_kill9(d);
         pthread_join(th, NULL);
         int acked = atomic_load(&ed.acked);
         cr_assert_geq(acked, target, "round %d: only %d edits acknowledged", round, acked);
         cr_assert_lt(acked, NEDITS, "round %d: the kill came after the last edit", round);
-        opt_daemon_start(&d, extra);
+        opt_daemon_start(d, extra);
         op_client_level_info li;
         op_err e;
-        cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
+        cr_assert_eq(op_client_level_info_get(*c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
                      e.msg);
         int n = (int)li.version - 1;
         cr_assert(n == acked || n == acked + 1, "round %d: version %llu after %d acknowledged",
                   round, (unsigned long long)li.version, acked);
-        mixed_check(c, n);
+        check(*c, n);
         done += acked;
     }
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "grep -q 'OP-COMPACT level' '%s'", d.log);
+    snprintf(cmd, sizeof cmd, "grep -q 'OP-COMPACT level' '%s'", d->log);
     cr_assert_eq(system(cmd), 0, "no compaction ran during %d edits", done);
+}
+
+Test(daemon_persist, kill9_during_edits_and_compactions_loses_no_acknowledged_edit, .timeout = 240)
+{
+    opt_daemon d;
+    op_client *c;
+    kill_rounds(&d, &c, mixed_loop, mixed_check, 20, 35);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* ---- a stream of volume edits (and some mesh puts), compacted all along ---- */
+
+#define NVSLOTS 4
+
+/* Volume slot k's shape as edit i writes it: kind by i % 3, mode by i % 2, on the floor. */
+static void edit_volume(int i, op_volume *v)
+{
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "vol.%d", i % NVSLOTS);
+    double cx = 2 + (i * 7) % 26, cz = 2 + (i * 11) % 26;
+    v->kind = (op_volume_kind)(i % 3);
+    v->mode = (op_volume_mode)(i % 2);
+    v->area = v->mode == OP_VOLUME_AREA ? 1 + i % 60 : 0;
+    v->bmin[1] = -1;
+    v->bmax[1] = 2;
+    if (v->kind == OP_VOLUME_BOX) {
+        v->bmin[0] = cx - 1, v->bmin[2] = cz - 1.5;
+        v->bmax[0] = cx + 1, v->bmax[2] = cz + 0.5;
+    } else if (v->kind == OP_VOLUME_CYLINDER) {
+        v->bmin[0] = cx, v->bmin[2] = cz, v->bmax[0] = 1 + 0.25 * (i % 4);
+    } else {
+        double p[6] = {cx - 1, cz - 1, cx + 1.5, cz - 1, cx, cz + 1.25};
+        memcpy(v->pts, p, sizeof p);
+        v->npts = 3;
+    }
+}
+
+/* Edit i (1-based): every ninth puts mesh "m0" (edit_soup(i)); of the others, every
+ * fifth drops volume slot i % 4 when it is there; the rest put it (edit_volume(i)). Every
+ * edit changes the level: edit i makes version i + 1. */
+typedef struct vstate {
+    int present[NVSLOTS];
+    op_volume vol[NVSLOTS];
+    int mesh; /* the edit of the last m0 put, 0: none */
+} vstate;
+
+static int vedit_kind(int i, const vstate *s) /* 0 mesh put, 1 volume put, 2 volume drop */
+{
+    if (i % 9 == 0)
+        return 0;
+    return i % 5 == 0 && s->present[i % NVSLOTS] ? 2 : 1;
+}
+
+static void vstate_at(int n, vstate *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int i = 1; i <= n; i++) {
+        int k = vedit_kind(i, s);
+        if (k == 0)
+            s->mesh = i;
+        else if (k == 2)
+            s->present[i % NVSLOTS] = 0;
+        else {
+            edit_volume(i, &s->vol[i % NVSLOTS]);
+            s->present[i % NVSLOTS] = 1;
+        }
+    }
+}
+
+static void vstate_check(op_client *c, int n)
+{
+    vstate s;
+    vstate_at(n, &s);
+    opt_soup out = {0}, parts[2] = {{0}};
+    opt_soup_quad(&parts[0], 0, 0, 30, 30, 0); /* "floor" sorts before "m0" */
+    if (s.mesh)
+        edit_soup(s.mesh, &parts[1]);
+    concat(parts, 2, &out);
+    op_volume v[NVSLOTS];
+    int nv = 0;
+    for (int k = 0; k < NVSLOTS; k++) /* "vol.0" < "vol.1" < ...: already in name order */
+        if (s.present[k])
+            v[nv++] = s.vol[k];
+    op_client_volumes got;
+    op_err e;
+    cr_assert_eq(op_client_volumes_get(c, "crash", OPT_TIMEOUT_MS, &got, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(got.n, nv, "after edit %d: %d volumes, want %d", n, got.n, nv);
+    for (int i = 0; i < nv; i++) {
+        op_client_volume w = opt_client_volume(&v[i], 0);
+        cr_assert(opt_client_volume_equal(&got.v[i], &w), "after edit %d: volume %s differs", n,
+                  w.name);
+    }
+    op_client_volumes_free(&got);
+    op_soup soup = {out.v, 3 * out.nv, out.t, 3 * out.nt, NULL};
+    op_settings st;
+    op_settings_default(&st);
+    opt_ref ref;
+    opt_ref_bake_volumes(&soup, &st, v, nv, &ref);
+    opt_check_level(c, "crash", &ref);
+    opt_ref_free(&ref);
+    opt_soup_free(&out);
+}
+
+static void *volume_loop(void *arg)
+{
+    editor *ed = arg;
+    op_client *c;
+    op_err e;
+    if (op_client_open(ed->url, &c, &e) != OP_OK)
+        return NULL;
+    vstate s;
+    memset(&s, 0, sizeof s);
+    for (int i = 1; i <= NEDITS; i++) {
+        uint64_t v;
+        int changed, kind = vedit_kind(i, &s);
+        op_status st;
+        char name[16];
+        snprintf(name, sizeof name, "vol.%d", i % NVSLOTS);
+        if (kind == 0) {
+            opt_soup m;
+            edit_soup(i, &m);
+            op_client_mesh cm = opt_mesh("m0", &m);
+            st = op_client_mesh_put(c, "crash", &cm, 2000, &v, &changed, &e);
+            opt_soup_free(&m);
+        } else if (kind == 2) {
+            st = op_client_volume_drop(c, "crash", name, 2000, &v, &changed, &e);
+            s.present[i % NVSLOTS] = 0;
+        } else {
+            op_volume vol;
+            edit_volume(i, &vol);
+            op_client_volume cv = opt_client_volume(&vol, i % 4 == 0);
+            st = op_client_volume_put(c, "crash", &cv, 2000, &v, &changed, &e);
+            s.present[i % NVSLOTS] = 1;
+        }
+        if (st != OP_OK || v != (uint64_t)i + 1 || !changed)
+            break;
+        atomic_store(&ed->acked, i);
+    }
+    op_client_close(c);
+    return NULL;
+}
+
+Test(daemon_persist, kill9_during_volume_edits_and_compactions_loses_no_acknowledged_edit,
+     .timeout = 240)
+{
+    opt_daemon d;
+    op_client *c;
+    kill_rounds(&d, &c, volume_loop, vstate_check, 25, 40);
+    /* A clean restart keeps the volumes too (they are in the snapshot and the journal). */
+    op_client_level_info li;
+    op_err e;
+    cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    const char *const extra[] = {"--compact-bytes", "0", NULL};
+    opt_daemon_start(&d, extra);
+    vstate_check(c, (int)li.version - 1);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

@@ -59,6 +59,38 @@ static opd_mesh *mesh(const char *name, int with_areas)
     return m;
 }
 
+/* A volume decoded from a map packed here (the daemon's own decoder). */
+static opd_volume *volume(const char *name, int kind)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    op_volume v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.name, sizeof v.name, "%s", name);
+    v.kind = (op_volume_kind)kind;
+    v.mode = kind == 1 ? OP_VOLUME_OBSTACLE : OP_VOLUME_AREA;
+    v.area = kind == 1 ? 0 : 17;
+    v.bmin[0] = 0.1 + 0.2, v.bmin[1] = -1, v.bmin[2] = 2;
+    v.bmax[0] = 3, v.bmax[1] = 1, v.bmax[2] = 4;
+    double p[6] = {0, 0, 1, 0, 0, 1};
+    memcpy(v.pts, p, sizeof p);
+    v.npts = kind == 2 ? 3 : 0;
+    cr_assert_eq(opd_volume_pack(&pk, &v), 0);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0;
+    cr_assert_eq(msgpack_unpack_next(&u, sb.data, sb.size, &off), MSGPACK_UNPACK_SUCCESS);
+    opd_volume *dv;
+    op_err e;
+    cr_assert_eq(opd_volume_decode(&u.data, NULL, &dv, &e), OP_OK, "%s", e.msg);
+    cr_assert(opd_volume_equal(&dv->v, &v), "volume %s does not round-trip", name);
+    msgpack_unpacked_destroy(&u);
+    msgpack_sbuffer_destroy(&sb);
+    return dv;
+}
+
 Test(daemon_store, round_trip_and_every_flipped_byte_is_refused)
 {
     opd_level_data ld = {0}, back;
@@ -70,6 +102,12 @@ Test(daemon_store, round_trip_and_every_flipped_byte_is_refused)
     opd_mesh *ms[2] = {mesh("a", 1), mesh("b", 0)};
     ld.meshes = ms;
     ld.nmeshes = 2;
+    opd_volume **vs = calloc(3, sizeof *vs);
+    vs[0] = volume("z.pool", 1);
+    vs[1] = volume("A-door", 0);
+    vs[2] = volume("ramp", 2);
+    op_err ve;
+    cr_assert_eq(opd_vset_make(vs, 3, &ld.vols, &ve), OP_OK, "%s", ve.msg);
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     op_err e;
@@ -84,6 +122,9 @@ Test(daemon_store, round_trip_and_every_flipped_byte_is_refused)
         cr_assert(!strcmp(back.meshes[i]->name, ms[i]->name));
         cr_assert(opd_mesh_equal(back.meshes[i], ms[i]));
     }
+    cr_assert(opd_vset_equal(back.vols, ld.vols), "the volumes do not round-trip");
+    cr_assert_str_eq(back.vols->v[0]->v.name, "A-door"); /* bytewise name order */
+    cr_assert_str_eq(back.vols->v[2]->v.name, "z.pool");
     opd_level_data_fini(&back);
     for (size_t i = 0; i < sb.size; i++) {
         sb.data[i] ^= 0x20;
@@ -97,6 +138,7 @@ Test(daemon_store, round_trip_and_every_flipped_byte_is_refused)
     msgpack_sbuffer_destroy(&sb);
     opd_mesh_free(ms[0]);
     opd_mesh_free(ms[1]);
+    opd_vset_unref(ld.vols);
 }
 
 Test(daemon_content, mesh_checks_name_the_problem)

@@ -24,6 +24,7 @@
 
 #include "onepath/client.h"
 #include "onepath/levelgen.h"
+#include "spawn.h"
 
 #define TIMEOUT_MS 600000
 
@@ -90,28 +91,14 @@ int main(int argc, char **argv)
     op_err e;
     if (op_levelgen("terrain", size, 1, a, &soup, &e) != OP_OK)
         die("levelgen", &e);
-    char dir[] = "/var/tmp/onepathd-edit-bench-XXXXXX";
-    if (!mkdtemp(dir))
-        return perror("mkdtemp"), 1;
-    char bin[4096], url[4200], data[4200], log[4200], snap[4300], jr[4300];
-    snprintf(bin, sizeof bin, "%.*s/onepathd", (int)(strrchr(argv[0], '/') - argv[0]), argv[0]);
-    snprintf(url, sizeof url, "ipc://%s/s.ipc", dir);
-    snprintf(data, sizeof data, "%s/data", dir);
-    snprintf(log, sizeof log, "%s/log", dir);
-    snprintf(snap, sizeof snap, "%s/bench.oplevel", data);
-    snprintf(jr, sizeof jr, "%s/bench.opjournal", data);
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *args[] = {
-            bin,     "--listen", url,         "--data-dir", data,
-            "--log", log,        "--threads", "2",          no_fsync ? "--no-fsync" : NULL,
-            NULL};
-        execv(bin, (char *const *)args);
-        perror(bin);
-        _exit(127);
-    }
+    bench_daemon d;
+    if (bench_daemon_start(&d, argv[0], "onepathd-edit-bench", no_fsync))
+        return 1;
+    char snap[400], jr[400];
+    snprintf(snap, sizeof snap, "%s/bench.oplevel", d.data);
+    snprintf(jr, sizeof jr, "%s/bench.opjournal", d.data);
     op_client *c;
-    if (op_client_open(url, &c, &e) != OP_OK)
+    if (op_client_open(d.url, &c, &e) != OP_OK)
         die("open", &e);
     op_client_ping_result pr;
     if (op_client_ping(c, 10000, &pr, &e) != OP_OK)
@@ -160,7 +147,7 @@ int main(int argc, char **argv)
      * client's side of the round trip. */
     double *own = malloc((size_t)edits * sizeof *own);
     int nown = 0;
-    FILE *lf = fopen(log, "r");
+    FILE *lf = fopen(d.log, "r");
     char line[1024];
     while (lf && fgets(line, sizeof line, lf) && nown < edits) {
         const char *p = strstr(line, " mesh.put level=bench ms=");
@@ -188,12 +175,7 @@ int main(int argc, char **argv)
     free(ack);
     free(cur);
     op_client_close(c);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    bench_daemon_stop(&d);
     op_arena_destroy(a);
     return 0;
 }

@@ -1,22 +1,29 @@
 /*
- * onepath volume drop|list --url URL --level L ...: a level's volumes on onepathd
- * (protocol §3.5, volume.drop and the `volumes` of level.info).
- *   drop NAME   removes one volume (idempotent: "unchanged" when there was none);
- *   list        prints the level's volumes as a volumes file (docs/spec/input-formats.md
- *               §6: a JSON array, one object a line, numbers with 17 significant digits).
- * `volume put FILE.json` joins them once the core's volumes-file reader is on main.
+ * onepath volume put|drop|list --url URL --level L ...: a level's volumes on onepathd
+ * (protocol §3.5: volume.put, volume.drop and the `volumes` of level.info).
+ *   put FILE.json  reads a volumes file (docs/spec/input-formats.md §6; the whole file is
+ *                  checked before anything is sent) and puts each of its volumes, in name
+ *                  order: one volume.put each (add or replace, idempotent);
+ *   drop NAME      removes one volume (idempotent: "unchanged" when there was none);
+ *   list           prints the level's volumes as a volumes file (a JSON array, one object
+ *                  a line, numbers with 17 significant digits), which `put` reads back.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
+#include "onepath/arena.h"
 #include "remote_common.h"
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: onepath volume drop --url URL --level L NAME [--timeout MS]\n"
-                    "       onepath volume list --url URL --level L [--timeout MS]\n");
+    fprintf(stderr, "usage: onepath volume put --url URL --level L FILE.json [--timeout MS]\n"
+                    "       onepath volume drop --url URL --level L NAME [--timeout MS]\n"
+                    "       onepath volume list --url URL --level L [--timeout MS]\n"
+                    "put sends every volume of a volumes file (the JSON array bake reads);\n"
+                    "list prints the level's volumes in that format.\n");
     return 2;
 }
 
@@ -78,9 +85,65 @@ static int v_drop(op_client *c, const remote_opts *o, const char *name)
     return 0;
 }
 
+/* The core's volume as the client sends it (an obstacle's area 0 is sent: the same). */
+static op_client_volume to_client(const op_volume *v)
+{
+    op_client_volume c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%.64s", v->name);
+    c.mode = v->mode == OP_VOLUME_OBSTACLE ? OP_CLIENT_VOLUME_OBSTACLE : OP_CLIENT_VOLUME_AREA;
+    c.area = v->area;
+    c.kind = (op_client_volume_kind)v->kind;
+    memcpy(c.bmin, v->bmin, sizeof c.bmin);
+    memcpy(c.bmax, v->bmax, sizeof c.bmax);
+    c.center[0] = v->bmin[0];
+    c.center[1] = v->bmin[2];
+    c.radius = v->bmax[0];
+    c.y[0] = v->bmin[1];
+    c.y[1] = v->bmax[1];
+    c.npoints = v->kind == OP_VOLUME_PRISM ? v->npts : 0;
+    for (int i = 0; i < c.npoints; i++) {
+        c.points[i][0] = v->pts[2 * i];
+        c.points[i][1] = v->pts[2 * i + 1];
+    }
+    return c;
+}
+
+static int v_put(op_client *c, const remote_opts *o, const char *path)
+{
+    op_arena *a = op_arena_create(0);
+    op_volume *vols;
+    int n, rc = 0;
+    if (!a) {
+        fprintf(stderr, "onepath: out of memory\n");
+        return 1;
+    }
+    if (cli_read_volumes(path, a, &vols, &n)) {
+        op_arena_destroy(a);
+        return 1;
+    }
+    int changed_n = 0;
+    uint64_t version = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        op_client_volume cv = to_client(&vols[i]);
+        int changed;
+        op_err e;
+        if (op_client_volume_put(c, o->level, &cv, o->timeout_ms, &version, &changed, &e) != OP_OK)
+            rc = remote_fail(vols[i].name, &e);
+        else
+            printf("%s: version %" PRIu64 " (%s), volume %s put\n", o->level, version,
+                   changed ? "changed" : "unchanged", vols[i].name);
+        changed_n += !rc && changed;
+    }
+    if (!rc)
+        printf("%s: %d volumes put from %s, %d changed the level\n", o->level, n, path, changed_n);
+    op_arena_destroy(a);
+    return rc;
+}
+
 int op_cmd_volume(int argc, char **argv)
 {
-    if (argc < 1 || (strcmp(argv[0], "drop") && strcmp(argv[0], "list")))
+    if (argc < 1 || (strcmp(argv[0], "drop") && strcmp(argv[0], "list") && strcmp(argv[0], "put")))
         return usage();
     remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
     const char *name = NULL;
@@ -90,17 +153,19 @@ int op_cmd_volume(int argc, char **argv)
             return 2;
         if (r)
             continue;
-        if (argv[i][0] != '-' && !name && !strcmp(argv[0], "drop"))
+        if (argv[i][0] != '-' && !name && strcmp(argv[0], "list"))
             name = argv[i];
         else
             return usage();
     }
-    if (!o.level || (!strcmp(argv[0], "drop") && !name))
+    if (!o.level || (strcmp(argv[0], "list") && !name))
         return usage();
     op_client *c = remote_open(&o);
     if (!c)
         return 1;
-    int rc = !strcmp(argv[0], "list") ? v_list(c, &o) : v_drop(c, &o, name);
+    int rc = !strcmp(argv[0], "list")   ? v_list(c, &o)
+             : !strcmp(argv[0], "drop") ? v_drop(c, &o, name)
+                                        : v_put(c, &o, name);
     op_client_close(c);
     return rc;
 }

@@ -226,15 +226,17 @@ typedef struct opt_ref {
     opt_ref_tile *t; /* row-major */
 } opt_ref;
 
-/* Bakes every tile of soup with s, serially, exactly as `onepath bake` does per tile. */
-static inline void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_ref *r)
+/* Bakes every tile of soup with s and the volume set vols (in name order), serially,
+ * exactly as `onepath bake --volumes` does per tile. */
+static inline void opt_ref_bake_volumes(const op_soup *soup, const op_settings *s,
+                                        const op_volume *vols, int nvols, opt_ref *r)
 {
     memset(r, 0, sizeof *r);
     if (soup->tris_len == 0)
         return;
     op_level *lvl;
     op_err e;
-    cr_assert_eq(op_level_create(soup, s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_level_create(soup, s, vols, nvols, &lvl, &e), OP_OK, "%s", e.msg);
     r->has_tiles = 1;
     r->rect = op_level_tiles(lvl);
     r->n = op_level_tile_count(lvl);
@@ -261,6 +263,12 @@ static inline void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_r
     op_arena_destroy(out);
     op_arena_destroy(scratch);
     op_level_destroy(lvl);
+}
+
+/* The same without volumes. */
+static inline void opt_ref_bake(const op_soup *soup, const op_settings *s, opt_ref *r)
+{
+    opt_ref_bake_volumes(soup, s, NULL, 0, r);
 }
 
 static inline void opt_ref_free(opt_ref *r)
@@ -294,6 +302,88 @@ static inline int opt_ref_differs(const opt_ref *a, const opt_ref *b, int tx, in
             memcmp(x->blob[k].data, y->blob[k].data, x->blob[k].len) != 0)
             return 1;
     return 0;
+}
+
+/* changes.since(prev) of level must list exactly the tiles where bakes a and b differ,
+ * row-major, with b's hashes. */
+static inline void opt_check_changes(op_client *c, const char *level, uint64_t prev,
+                                     const opt_ref *a, const opt_ref *b)
+{
+    op_client_changes ch;
+    op_err e;
+    cr_assert_eq(op_client_changes_since(c, level, prev, 0, OPT_TIMEOUT_MS, &ch, &e), OP_OK, "%s",
+                 e.msg);
+    int x0 = 1 << 30, z0 = 1 << 30, x1 = -(1 << 30), z1 = -(1 << 30);
+    const opt_ref *rs[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        if (rs[i]->has_tiles) {
+            x0 = rs[i]->rect.tx0 < x0 ? rs[i]->rect.tx0 : x0;
+            z0 = rs[i]->rect.tz0 < z0 ? rs[i]->rect.tz0 : z0;
+            x1 = rs[i]->rect.tx1 > x1 ? rs[i]->rect.tx1 : x1;
+            z1 = rs[i]->rect.tz1 > z1 ? rs[i]->rect.tz1 : z1;
+        }
+    int k = 0, want = 0;
+    for (int tz = z0; tz <= z1; tz++)
+        for (int tx = x0; tx <= x1; tx++) {
+            if (!opt_ref_differs(a, b, tx, tz))
+                continue;
+            want++;
+            cr_assert_lt(k, ch.ntiles, "changes.since(%llu) misses tile (%d, %d)",
+                         (unsigned long long)prev, tx, tz);
+            const op_client_change *t = &ch.tiles[k++];
+            cr_assert(t->tx == tx && t->tz == tz, "changes.since lists (%d, %d), expected (%d, %d)",
+                      t->tx, t->tz, tx, tz);
+            const opt_ref_tile *r = opt_ref_find(b, tx, tz);
+            cr_assert_eq(t->nhashes, r ? r->nl : 0);
+            for (int l = 0; l < t->nhashes; l++)
+                cr_assert_eq(t->hashes[l], r->hash[l]);
+        }
+    cr_assert_eq(ch.ntiles, want, "changes.since(%llu) lists %d tiles, %d differ",
+                 (unsigned long long)prev, ch.ntiles, want);
+    op_client_changes_free(&ch);
+}
+
+/* A core volume as the client sends it (an obstacle of area 0 sometimes without its
+ * area: the default is 0). */
+static inline op_client_volume opt_client_volume(const op_volume *v, int omit_area)
+{
+    op_client_volume c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%.64s", v->name);
+    c.mode = v->mode == OP_VOLUME_OBSTACLE ? OP_CLIENT_VOLUME_OBSTACLE : OP_CLIENT_VOLUME_AREA;
+    c.area = omit_area && v->mode == OP_VOLUME_OBSTACLE && v->area == 0 ? -1 : v->area;
+    c.kind = (op_client_volume_kind)v->kind;
+    memcpy(c.bmin, v->bmin, sizeof c.bmin);
+    memcpy(c.bmax, v->bmax, sizeof c.bmax);
+    c.center[0] = v->bmin[0];
+    c.center[1] = v->bmin[2];
+    c.radius = v->bmax[0];
+    c.y[0] = v->bmin[1];
+    c.y[1] = v->bmax[1];
+    c.npoints = v->kind == OP_VOLUME_PRISM ? v->npts : 0;
+    for (int i = 0; i < c.npoints; i++) {
+        c.points[i][0] = v->pts[2 * i];
+        c.points[i][1] = v->pts[2 * i + 1];
+    }
+    return c;
+}
+
+/* Whether a volume read back (level.info) is want: name, mode, kind, area and the fields
+ * of its kind, bit for bit. */
+static inline int opt_client_volume_equal(const op_client_volume *g, const op_client_volume *w)
+{
+    if (strcmp(g->name, w->name) || g->mode != w->mode || g->kind != w->kind || g->area != w->area)
+        return 0;
+    if (w->kind == OP_CLIENT_VOLUME_BOX)
+        return !memcmp(g->bmin, w->bmin, sizeof g->bmin) &&
+               !memcmp(g->bmax, w->bmax, sizeof g->bmax);
+    if (memcmp(g->y, w->y, sizeof g->y))
+        return 0;
+    if (w->kind == OP_CLIENT_VOLUME_CYLINDER)
+        return !memcmp(g->center, w->center, sizeof g->center) &&
+               !memcmp(&g->radius, &w->radius, sizeof g->radius);
+    return g->npoints == w->npoints &&
+           !memcmp(g->points, w->points, sizeof g->points[0] * (size_t)g->npoints);
 }
 
 /* Fetches every tile of the level (tile.range pages) and checks it equals ref byte for

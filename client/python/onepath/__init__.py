@@ -11,7 +11,7 @@ Needs python3-msgpack and libnng.so.1 (libnng1); numpy is used when present.
 The wire format is docs/spec/protocol.md, the tile blob docs/spec/navmesh-format.md.
 """
 
-from .client import Client, PROTOCOL_VERSION, mesh
+from .client import Client, PROTOCOL_VERSION, box, cylinder, mesh, prism
 from .errors import (STATUS, Busy, Error, Incomplete, InputOutputError, InternalError,
                      InvalidArgument, LimitError, NotFound, OutOfMemory, OutOfRange,
                      ProtocolError, Timeout, status_name)
@@ -19,7 +19,7 @@ from .tile import (NEI_PORTAL, NEI_SEAM, NEI_WALL, NULL_INDEX, Tile, content_has
                    decode_tile, fnv1a64, mesh_hash)
 
 __all__ = [
-    "Client", "PROTOCOL_VERSION", "mesh", "STATUS", "Busy", "Error", "Incomplete",
+    "Client", "PROTOCOL_VERSION", "box", "cylinder", "mesh", "prism", "STATUS", "Busy", "Error", "Incomplete",
     "InputOutputError", "InternalError", "InvalidArgument", "LimitError", "NotFound",
     "OutOfMemory", "OutOfRange", "ProtocolError", "Timeout", "status_name", "NEI_PORTAL",
     "NEI_SEAM", "NEI_WALL", "NULL_INDEX", "Tile", "content_hash", "decode_tile", "fnv1a64", "mesh_hash",

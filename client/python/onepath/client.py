@@ -9,8 +9,8 @@ client's); an error reply raises the exception of its code (onepath.errors).
 
 Adding a method is a few lines: one `call` with its params, e.g.
 
-    def volume_drop(self, level, name, *, timeout=None):
-        return self.call("volume.drop", _params(level=level, name=name), timeout=timeout)
+    def level_drop(self, level, *, timeout=None):
+        return self.call("level.drop", _params(level=level), timeout=timeout)
 
 Thread-safe: every call opens its own nng context, so calls from several threads are in
 flight at once on one connection.
@@ -86,6 +86,38 @@ def mesh(name, verts, tris, areas=None):
     return m
 
 
+def _volume(name, kind, mode, area, shape):
+    if mode not in ("area", "obstacle"):
+        raise InvalidArgument("volume %r: mode must be 'area' or 'obstacle'" % (name,))
+    v = {"name": name, "mode": mode, "kind": kind}
+    if area is not None:
+        v["area"] = int(area)
+    elif mode == "area":
+        raise InvalidArgument("volume %r: an area volume needs an area (0..63)" % (name,))
+    for k, val in shape.items():
+        v[k] = [float(x) for x in val] if isinstance(val, (list, tuple)) else float(val)
+    return v
+
+
+def box(name, bmin, bmax, mode="area", area=None):
+    """A box volume map (protocol.md §3.5): bmin, bmax are [x, y, z]. area defaults to
+    0 for an obstacle and must be given for an area volume."""
+    return _volume(name, "box", mode, area, {"bmin": bmin, "bmax": bmax})
+
+
+def cylinder(name, center, radius, y, mode="area", area=None):
+    """A cylinder volume map: center [x, z], radius, y [ymin, ymax]."""
+    return _volume(name, "cylinder", mode, area, {"center": center, "radius": radius, "y": y})
+
+
+def prism(name, points, y, mode="area", area=None):
+    """A convex prism volume map: points [[x, z], ...] counter-clockwise (3..64), y
+    [ymin, ymax]."""
+    v = _volume(name, "prism", mode, area, {"y": y})
+    v["points"] = [[float(x), float(z)] for x, z in points]
+    return v
+
+
 def _as_mesh(m):
     if isinstance(m, dict):
         return mesh(m["name"], m["verts"], m["tris"], m.get("areas"))
@@ -146,13 +178,17 @@ class Client:
         """version, protocol, limits."""
         return self.call("ping", timeout=timeout)
 
-    def level_put(self, level, meshes, settings=None, *, timeout=None):
+    def level_put(self, level, meshes, settings=None, volumes=None, *, timeout=None):
         """Creates or replaces a level. meshes: mesh() dicts, dicts with name, verts,
         tris (and areas), or (name, verts, tris[, areas]) tuples. settings: a dict of
-        setting names to numbers, bools or str (protocol.md §3.3). -> version, changed."""
-        return self.call("level.put", {"level": level, "settings": dict(settings or {}),
-                                       "meshes": [_as_mesh(m) for m in meshes]},
-                         timeout=timeout)
+        setting names to numbers, bools or str (protocol.md §3.3). volumes: volume maps
+        (box(), cylinder(), prism(), or dicts of protocol.md §3.5); None: none.
+        -> version, changed."""
+        params = {"level": level, "settings": dict(settings or {}),
+                  "meshes": [_as_mesh(m) for m in meshes]}
+        if volumes is not None:
+            params["volumes"] = [dict(v) for v in volumes]
+        return self.call("level.put", params, timeout=timeout)
 
     def level_drop(self, level, *, timeout=None):
         """-> dropped."""
@@ -164,7 +200,8 @@ class Client:
 
     def level_info(self, level, *, timeout=None):
         """-> version, bounds, tiles [tx0, tz0, tx1, tz1], grid_origin [x, z], tiles_total,
-        tiles_built, memory, bake {running, done, total}."""
+        tiles_built, memory, bake {running, done, total}, volumes (volume maps in name
+        order)."""
         return self.call("level.info", _params(level=level), timeout=timeout)
 
     def mesh_put(self, level, name, verts, tris, areas=None, *, timeout=None):
@@ -175,6 +212,17 @@ class Client:
     def mesh_drop(self, level, name, *, timeout=None):
         """-> version, changed."""
         return self.call("mesh.drop", _params(level=level, name=name), timeout=timeout)
+
+    def volume_put(self, level, volume, *, timeout=None):
+        """Adds a volume or replaces the volume of its name (a move is one call).
+        volume: box(), cylinder(), prism() or a dict of protocol.md §3.5.
+        -> version, changed."""
+        return self.call("volume.put", {"level": level, "volume": dict(volume)},
+                         timeout=timeout)
+
+    def volume_drop(self, level, name, *, timeout=None):
+        """-> version, changed (false when there was no such volume)."""
+        return self.call("volume.drop", _params(level=level, name=name), timeout=timeout)
 
     def tile_get(self, level, tx, tz, *, timeout=None):
         """-> version, tx, tz, layers: [{layer, hash, blob}] (decode with decode_tile)."""

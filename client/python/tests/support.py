@@ -97,11 +97,14 @@ def write_obj(path, meshes):
             base += len(verts) // 3
 
 
-def bake(level, out_dir, sets=()):
-    """`onepath bake LEVEL --out DIR --json`: (summary dict, {(tx, tz, layer): bytes})."""
+def bake(level, out_dir, sets=(), volumes=None):
+    """`onepath bake LEVEL --out DIR --json [--volumes FILE]`: (summary dict,
+    {(tx, tz, layer): bytes}). volumes: a path to a volumes file (input-formats.md §6)."""
     args = ["bake", level, "--out", out_dir, "--json"]
     for s in sets:
         args += ["--set", s]
+    if volumes:
+        args += ["--volumes", volumes]
     summary = json.loads(tool(*args))
     files = {}
     for name in os.listdir(out_dir):

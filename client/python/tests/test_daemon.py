@@ -1,6 +1,7 @@
 """The Python client against a running onepathd: every method, edits and long polls,
 every tile decoded and hash-checked, compared byte for byte with `onepath bake --out`."""
 
+import json
 import os
 import threading
 import time
@@ -38,7 +39,7 @@ def test_ping(client):
     assert r["protocol"] == onepath.PROTOCOL_VERSION == 1
     assert "onepath %s" % r["version"] == support.tool("version").strip()
     assert set(r["limits"]) == {"max_message", "max_levels", "max_level_verts",
-                                "max_level_tris", "cache_bytes"}
+                                "max_level_tris", "cache_bytes", "rebuild_cache_bytes"}
 
 
 def test_level_put_and_read_every_tile(client, dungeon):
@@ -182,6 +183,75 @@ def test_resend_time_above_the_wait(client, dungeon, daemon):
     assert n1 - n0 >= 3, "a 300 ms resend time should resend a 1500 ms poll"
     client.changes_since("resend", version, wait=1.5)  # the client's way
     assert _settled_count(client, "changes.since") - n1 == 1
+
+
+def _volumes_file(path, volumes):
+    """Writes a volumes file (input-formats.md §6) by hand, numbers as repr (exact)."""
+    def val(v):
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        return json.dumps(v) if isinstance(v, str) else repr(v)
+    with open(path, "w") as f:
+        f.write("[\n" + ",\n".join("{" + ", ".join('"%s": %s' % (k, val(x)) for k, x in v.items())
+                                     + "}" for v in volumes) + "\n]\n")
+
+
+def test_volumes_put_drop_and_offline_equality(client, dungeon, workdir):
+    """level.put with volumes, volume.put (a move), volume.drop: after each, every tile is
+    byte for byte `onepath bake --volumes` of the same set, and changes.since lists the
+    tiles whose bytes changed."""
+    level = "vols"
+    # On the floor at y 10.2 around (10..19, 0..4) and (10..16, -38..-35).
+    door = onepath.box("door", [11.0, 9.0, 1.0], [14.0, 13.0, 3.0], mode="obstacle")
+    pool = onepath.cylinder("pool", [15.0, 2.0], 1.5, [9.0, 12.0], area=7)
+    ramp = onepath.prism("ramp", [[12.0, -37.0], [15.0, -37.0], [13.5, -35.5]], [9.0, 12.0],
+                         mode="obstacle", area=9)
+    m = onepath.mesh("dungeon.obj", dungeon["verts"], dungeon["tris"])
+
+    def check(vols, tag):
+        path = os.path.join(workdir, "%s.json" % tag)
+        _volumes_file(path, vols)
+        _, files = support.bake(dungeon["path"], os.path.join(workdir, "bake-" + tag),
+                                volumes=path)
+        assert _all_tiles(client, level) == files
+        info = client.level_info(level)
+        assert [v["name"] for v in info["volumes"]] == sorted(v["name"] for v in vols)
+        return files
+
+    r = client.level_put(level, [m], volumes=[ramp, door])
+    assert r == {"version": 1, "changed": True}
+    # The same set in another order changes nothing (protocol.md §6).
+    assert client.level_put(level, [m], volumes=[door, ramp]) == {"version": 1, "changed": False}
+    before = check([door, ramp], "v1")
+    assert before != dungeon["files"]  # the volumes reach the floor
+    info = client.level_info(level)
+    assert info["volumes"][0] == {"name": "door", "mode": "obstacle", "area": 0, "kind": "box",
+                                  "bmin": [11.0, 9.0, 1.0], "bmax": [14.0, 13.0, 3.0]}
+    assert client.volume_put(level, pool) == {"version": 2, "changed": True}
+    assert client.volume_put(level, pool) == {"version": 2, "changed": False}
+    after = check([door, ramp, pool], "v2")
+    assert after != before
+    ch = client.changes_since(level, 1)
+    assert {(c["tx"], c["tz"]): c["hashes"] for c in ch["tiles"]} == _expected_changes(before,
+                                                                                      after)
+    # A move is one call.
+    moved = onepath.box("door", [16.0, 9.0, 1.0], [18.5, 13.0, 3.0], mode="obstacle")
+    assert client.volume_put(level, moved) == {"version": 3, "changed": True}
+    assert check([moved, ramp, pool], "v3") != after
+    assert client.volume_drop(level, "ramp") == {"version": 4, "changed": True}
+    assert client.volume_drop(level, "ramp") == {"version": 4, "changed": False}
+    check([moved, pool], "v4")
+    # A bad volume is refused, naming the field; nothing changes.
+    with pytest.raises(onepath.OutOfRange) as ex:
+        client.volume_put(level, onepath.cylinder("pool", [0.0, 0.0], 0.0, [0.0, 1.0], area=3))
+    assert "radius" in str(ex.value)
+    with pytest.raises(onepath.InvalidArgument) as ex:
+        client.volume_put(level, dict(pool, y=[float("nan"), 1.0]))
+    assert "y[0]" in str(ex.value)
+    with pytest.raises(onepath.NotFound):
+        client.volume_put("no-such-level", pool)
+    assert client.level_info(level)["version"] == 4
+    assert client.stats()["rebuild_cache"]["hits"] > 0
 
 
 def test_bake_info_and_drop(client, dungeon):

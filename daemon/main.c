@@ -41,7 +41,7 @@ static const opt opts[] = {
      "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
     {"--max-unpacked", "ONEPATHD_MAX_UNPACKED", "BYTES",
      "memory one request may unpack to (24 bytes a msgpack value; bulk data is bin and "
-     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 16M"},
+     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 128M"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
     {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
@@ -228,7 +228,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
                       .threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
-                      .max_unpacked = (size_t)16 << 20,
+                      .max_unpacked = (size_t)128 << 20,
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,

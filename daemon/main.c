@@ -481,6 +481,8 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     pthread_mutex_init(&d->log_mu, NULL);
+    pthread_mutex_init(&d->calls_mu, NULL);
+    atomic_init(&d->armed, 0);
     opd_stats_init(&d->stats);
     atomic_init(&d->stopping, 0);
     atomic_init(&d->inflight, 0);

@@ -84,6 +84,7 @@ typedef struct opd_config {
     int request_threads;  /* request workers: edits and large messages */
     size_t max_message;   /* bytes; larger messages drop the connection */
     size_t max_unpacked;  /* bytes msgpack-c may hold for one request (mpscan.h) */
+    size_t max_memory;    /* levels + caches + meshes an edit may bring the daemon to */
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;

@@ -39,6 +39,9 @@ static const opt opts[] = {
      "answered where they are received; default 4"},
     {"--max-message", "ONEPATHD_MAX_MESSAGE", "BYTES",
      "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
+    {"--max-unpacked", "ONEPATHD_MAX_UNPACKED", "BYTES",
+     "memory one request may unpack to (24 bytes a msgpack value; bulk data is bin and "
+     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 16M"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
     {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
@@ -150,6 +153,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_int(flag, v, 1, 256, &c->request_threads);
     if (!strcmp(flag, "--max-message"))
         return parse_size(flag, v, 1024, &c->max_message);
+    if (!strcmp(flag, "--max-unpacked"))
+        return parse_size(flag, v, 1024, &c->max_unpacked);
     if (!strcmp(flag, "--max-levels"))
         return parse_int(flag, v, 1, 1 << 20, &c->max_levels);
     if (!strcmp(flag, "--max-level-verts"))
@@ -223,6 +228,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
                       .threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
+                      .max_unpacked = (size_t)16 << 20,
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
@@ -423,6 +429,8 @@ static int start(opd_daemon *d, loop_state *ls)
     op_err_clear(&err);
     op_mp_limits_default(&d->limits);
     d->limits.max_bytes = d->cfg.max_message;
+    d->limits.max_unpacked = d->cfg.max_unpacked;
+    d->limits.unpacked_name = "--max-unpacked";
     d->start_ns = opd_now_ns();
     if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
         return -1;

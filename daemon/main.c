@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "level.h"
+#include "onepath/cpus.h"
 
 typedef struct opt {
     const char *flag;
@@ -33,7 +34,7 @@ static const opt opts[] = {
     {"--contexts", "ONEPATHD_CONTEXTS", "N", "requests in flight (nng contexts); default 64"},
     {"--threads", "ONEPATHD_THREADS", "N",
      "tile build threads (plus one on-demand build at a time on the thread that received "
-     "its tile.get); default: the CPU count"},
+     "its tile.get); default: the CPUs the process may use (affinity mask, cgroup CPU quota)"},
     {"--request-threads", "ONEPATHD_REQUEST_THREADS", "N",
      "threads for edits (decode, prepare, persist) and requests over 64 KiB; reads are "
      "answered where they are received; default 4"},
@@ -229,10 +230,10 @@ static int check_http(const opd_config *c)
  * because it is applied last (--listen flags replace the env's URLs). */
 static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *env_listen)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int ncpu = op_cpu_count(); /* affinity and cgroup quota (a pod's CPU limit) */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     *c = (opd_config){.contexts = 64,
-                      .threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1,
+                      .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
                       .max_unpacked = (size_t)128 << 20,

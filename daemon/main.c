@@ -5,6 +5,9 @@
  * reopens the log) and the long-poll deadline timer.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include <uv.h>
 
 #include "level.h"
+#include "store.h"
 #include "onepath/cpus.h"
 
 typedef struct opt {
@@ -301,6 +305,7 @@ typedef struct loop_state {
     uint64_t drain_start_ms;
     int drain_ms;
     int drained;
+    int lock_fd; /* the data directory's lock, held for the process's life */
 } loop_state;
 
 static void on_deadline(uv_timer_t *t);
@@ -418,7 +423,54 @@ static int open_log(opd_daemon *d)
     return 0;
 }
 
-static int make_data_dir(const char *dir)
+/* One daemon a data directory: two would each replay, append and compact the same files
+ * and lose each other's acknowledged edits. The lock is an flock on DIR/.onepathd.lock
+ * (a dot name: never a level), held until the process ends; the file holds the holder's
+ * pid so that the second daemon can name it. */
+static int lock_data_dir(const char *dir, int *lock_fd)
+{
+    char path[OPD_PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/.onepathd.lock", dir);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        fprintf(stderr, "onepathd: data dir path %s is too long\n", dir);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "onepathd: cannot open lock file %s: %s\n", path,
+                fd < 0 || errno ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32] = "";
+        ssize_t r = pread(fd, pid, sizeof pid - 1, 0);
+        pid[r > 0 ? r : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        if (e == EWOULDBLOCK)
+            fprintf(stderr,
+                    "onepathd: data dir %s is in use by another onepathd (pid %s, lock %s)\n", dir,
+                    pid[0] ? pid : "unknown", path);
+        else
+            fprintf(stderr, "onepathd: cannot lock %s: %s\n", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+        fprintf(stderr, "onepathd: cannot write lock file %s: %s\n", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *lock_fd = fd;
+    return 0;
+}
+
+static int make_data_dir(const char *dir, int *lock_fd)
 {
     if (!dir)
         return 0;
@@ -430,7 +482,7 @@ static int make_data_dir(const char *dir)
         fprintf(stderr, "onepathd: %s is not writable: %s\n", dir, strerror(errno));
         return -1;
     }
-    return 0;
+    return lock_data_dir(dir, lock_fd);
 }
 
 static int start(opd_daemon *d, loop_state *ls)
@@ -442,7 +494,7 @@ static int start(opd_daemon *d, loop_state *ls)
     d->limits.max_unpacked = d->cfg.max_unpacked;
     d->limits.unpacked_name = "--max-unpacked";
     d->start_ns = opd_now_ns();
-    if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
+    if (make_data_dir(d->cfg.data_dir, &ls->lock_fd) || open_log(d) || loop_init(ls, d))
         return -1;
     d->requests = opd_pool_create(d->cfg.request_threads);
     d->background = opd_pool_create(1);
@@ -482,6 +534,7 @@ int main(int argc, char **argv)
     int drain_ms;
     if (!d || !ls)
         return 1;
+    ls->lock_fd = -1;
     int rc = configure(&d->cfg, &drain_ms, argc, argv, env_listen);
     if (rc) {
         free(env_listen);
@@ -520,6 +573,8 @@ int main(int argc, char **argv)
     opd_log(d, "OP-EXIT clean");
     if (d->log)
         fclose(d->log);
+    if (ls->lock_fd >= 0)
+        close(ls->lock_fd);
     opd_stats_fini(&d->stats);
     pthread_mutex_destroy(&d->log_mu);
     free(env_listen);

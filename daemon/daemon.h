@@ -83,6 +83,7 @@ typedef struct opd_config {
     int threads;          /* tile build workers (+1 build on a receiving thread) */
     int request_threads;  /* request workers: edits and large messages */
     size_t max_message;   /* bytes; larger messages drop the connection */
+    size_t max_unpacked;  /* bytes msgpack-c may hold for one request (mpscan.h) */
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "level.h"
+#include "onepath/cpus.h"
 
 typedef struct opt {
     const char *flag;
@@ -33,12 +34,15 @@ static const opt opts[] = {
     {"--contexts", "ONEPATHD_CONTEXTS", "N", "requests in flight (nng contexts); default 64"},
     {"--threads", "ONEPATHD_THREADS", "N",
      "tile build threads (plus one on-demand build at a time on the thread that received "
-     "its tile.get); default: the CPU count"},
+     "its tile.get); default: the CPUs the process may use (affinity mask, cgroup CPU quota)"},
     {"--request-threads", "ONEPATHD_REQUEST_THREADS", "N",
      "threads for edits (decode, prepare, persist) and requests over 64 KiB; reads are "
      "answered where they are received; default 4"},
     {"--max-message", "ONEPATHD_MAX_MESSAGE", "BYTES",
      "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
+    {"--max-unpacked", "ONEPATHD_MAX_UNPACKED", "BYTES",
+     "memory one request may unpack to (24 bytes a msgpack value; bulk data is bin and "
+     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 16M"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
     {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
@@ -150,6 +154,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_int(flag, v, 1, 256, &c->request_threads);
     if (!strcmp(flag, "--max-message"))
         return parse_size(flag, v, 1024, &c->max_message);
+    if (!strcmp(flag, "--max-unpacked"))
+        return parse_size(flag, v, 1024, &c->max_unpacked);
     if (!strcmp(flag, "--max-levels"))
         return parse_int(flag, v, 1, 1 << 20, &c->max_levels);
     if (!strcmp(flag, "--max-level-verts"))
@@ -218,11 +224,12 @@ static int check_http(const opd_config *c)
  * because it is applied last (--listen flags replace the env's URLs). */
 static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *env_listen)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int ncpu = op_cpu_count(); /* affinity and cgroup quota (a pod's CPU limit) */
     *c = (opd_config){.contexts = 64,
-                      .threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1,
+                      .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
+                      .max_unpacked = (size_t)16 << 20,
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
@@ -423,6 +430,8 @@ static int start(opd_daemon *d, loop_state *ls)
     op_err_clear(&err);
     op_mp_limits_default(&d->limits);
     d->limits.max_bytes = d->cfg.max_message;
+    d->limits.max_unpacked = d->cfg.max_unpacked;
+    d->limits.unpacked_name = "--max-unpacked";
     d->start_ns = opd_now_ns();
     if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
         return -1;

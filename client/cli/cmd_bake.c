@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "cli_common.h"
 #include "onepath/build.h"
+#include "onepath/cpus.h"
 #include "onepath/hash.h"
 #include "onepath/hfio.h"
 #include "onepath/parallel.h"
@@ -141,9 +142,9 @@ static int parse(int argc, char **argv, bake_opts *o)
 {
     memset(o, 0, sizeof *o);
     op_settings_default(&o->s);
-    o->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->threads < 1)
-        o->threads = 1;
+    o->threads = op_cpu_count(); /* affinity and cgroup quota, not the machine's count */
+    if (o->threads > OP_MAX_THREADS)
+        o->threads = OP_MAX_THREADS;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;

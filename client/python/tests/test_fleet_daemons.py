@@ -143,3 +143,15 @@ def test_a_killed_member_fails_only_its_levels_then_comes_back(fleet, levels):
             got = {(t["tx"], t["tz"]): [ly["blob"] for ly in t["layers"]]
                    for t in f.tiles(name) if t["layers"]}
             assert got == want, name
+
+
+def test_level_less_commands_run_on_every_member(fleet, tmp_path):
+    m = fleet["members"]
+    f = tmp_path / "fleet.txt"
+    f.write_text("# the test's fleet\n%s\n\n%s\n" % (m[0], m[2]))
+    out = support.tool("remote", "ping", "--url", "@%s" % f, "--url", m[1])
+    heads = [ln[3:] for ln in out.splitlines() if ln.startswith("== ")]
+    assert heads == [m[0], m[2], m[1]], out
+    r = subprocess.run([os.path.join(support.bin_dir(), "onepath"), "remote", "ping", "--url",
+                        "%s,%s" % (m[0], m[0])], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode != 0 and b"twice" in r.stderr, r.stderr

@@ -229,7 +229,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
                       .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
-                      .max_unpacked = (size_t)16 << 20,
+                      .max_unpacked = (size_t)128 << 20,
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,

@@ -141,16 +141,16 @@ Test(daemon_limits, nil_flood_is_refused_before_unpacking, .timeout = 120)
     opt_daemon_cleanup(&d);
 }
 
-/* The cap is the flag's: under a raised --max-unpacked the same 1 Mi-nil request is
- * unpacked (and refused later, for its unknown key). */
+/* The cap is the flag's: under a raised --max-unpacked an 8 Mi-nil request is unpacked
+ * (and refused later, for its unknown key); under the default 128M it is over. */
 Test(daemon_limits, max_unpacked_is_the_flag, .timeout = 60)
 {
     opt_daemon d;
     opt_daemon_init(&d);
-    const char *extra[] = {"--max-unpacked", "64M", NULL};
+    const char *extra[] = {"--max-unpacked", "256M", NULL};
     opt_daemon_start(&d, extra);
     size_t len;
-    uint8_t *req = nil_request((size_t)1 << 20, &len);
+    uint8_t *req = nil_request((size_t)8 << 20, &len);
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, 1);
     sender s = {.url = d.url, .req = req, .len = len, .go = &go};
@@ -160,10 +160,10 @@ Test(daemon_limits, max_unpacked_is_the_flag, .timeout = 60)
     cr_assert(strstr(s.msg, "pad"), "%s", s.msg);
     free(req);
     cr_assert_eq(opt_daemon_stop(&d), 0);
-    /* ... and under the default 16M it is over (1 Mi values × 24 bytes = 24 MiB). */
+    /* ... and under the default 128M it is over (8 Mi values × 24 bytes = 192 MiB). */
     opt_daemon_start(&d, NULL);
     s = (sender){
-        .url = d.url, .req = req = nil_request((size_t)1 << 20, &len), .len = len, .go = &go};
+        .url = d.url, .req = req = nil_request((size_t)8 << 20, &len), .len = len, .go = &go};
     send_one(&s);
     cr_assert_eq(s.code, OP_ELIMIT, "%d %s", s.code, s.msg);
     pthread_barrier_destroy(&go);

@@ -108,6 +108,8 @@ def bake(level, out_dir, sets=(), volumes=None):
     summary = json.loads(tool(*args))
     files = {}
     for name in os.listdir(out_dir):
+        if not (name.startswith("tile_") and name.endswith(".optile")):
+            continue  # the bake's manifest (docs/spec/bake-output.md)
         tx, tz, layer = (int(x) for x in name[len("tile_"):-len(".optile")].split("_"))
         with open(os.path.join(out_dir, name), "rb") as f:
             files[(tx, tz, layer)] = f.read()

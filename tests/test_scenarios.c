@@ -261,9 +261,13 @@ static void soup_field(soup_buf *b, op_test_rng *rng, double ox, double oz, int 
     }
     for (int k = op_test_rand_int(rng, 5, 20); k > 0; k--) {
         int i[3];
-        for (int c = 0; c < 3; c++)
-            i[c] = add_vert(b, ox + op_test_rand01(rng) * size, op_test_rand01(rng) * 3.0,
-                            oz + op_test_rand01(rng) * size);
+        for (int c = 0; c < 3; c++) {
+            /* Drawn z, y, x: the order x86-64 gcc evaluated the three draws in when they
+             * were arguments of one call (unspecified in C; aarch64 gcc went x, y, z and
+             * made other soups), which the pinned build3d/polys hash holds. */
+            double z = oz + op_test_rand01(rng) * size, y = op_test_rand01(rng) * 3.0;
+            i[c] = add_vert(b, ox + op_test_rand01(rng) * size, y, z);
+        }
         add_tri(b, i[0], i[1], i[2]);
     }
 }

@@ -651,3 +651,47 @@ Test(daemon_persist, a_second_daemon_on_the_same_data_dir_exits_naming_the_holde
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+static unsigned mode_of(const char *path)
+{
+    struct stat sb;
+    cr_assert_eq(lstat(path, &sb), 0, "stat %s", path);
+    return (unsigned)(sb.st_mode & 07777);
+}
+
+/* Under umask 000 the socket, log and data files must still not be open to every local
+ * user: socket 0660 (or --socket-mode), log and data files 0600, the data dir 0700. */
+Test(daemon_persist, files_and_socket_keep_their_modes_under_umask_000, .timeout = 60)
+{
+    umask(0);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_floor(c);
+    opt_soup s;
+    edit_soup(1, &s);
+    op_client_mesh m = opt_mesh("m1", &s);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_mesh_put(c, "crash", &m, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+    opt_soup_free(&s);
+    char path[400];
+    snprintf(path, sizeof path, "%s/s.ipc", d.dir);
+    cr_assert_eq(mode_of(path), 0660, "socket mode %o", mode_of(path));
+    cr_assert_eq(mode_of(d.log), 0600, "log mode %o", mode_of(d.log));
+    cr_assert_eq(mode_of(d.data), 0700, "data dir mode %o", mode_of(d.data));
+    snprintf(path, sizeof path, "%s/crash.oplevel", d.data);
+    cr_assert_eq(mode_of(path), 0600, "level file mode %o", mode_of(path));
+    snprintf(path, sizeof path, "%s/.onepathd.lock", d.data);
+    cr_assert_eq(mode_of(path), 0600, "lock file mode %o", mode_of(path));
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    const char *const extra[] = {"--socket-mode", "0600", NULL};
+    opt_daemon_start(&d, extra);
+    snprintf(path, sizeof path, "%s/s.ipc", d.dir);
+    cr_assert_eq(mode_of(path), 0600, "--socket-mode 0600 gave %o", mode_of(path));
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}

@@ -66,6 +66,12 @@ static void call_cb(void *arg)
 static int listen_one(opd_daemon *d, const char *url, op_err *err)
 {
     nng_listener l;
+    /* nng would listen on tls+tcp:// with no certificate and fail every handshake. */
+    if (!strncmp(url, "tls+", 4))
+        return op_err_set(err, OP_EINVAL,
+                          "listen %s: TLS needs a certificate and key, and onepathd has no TLS "
+                          "flags yet (docs/security.md)",
+                          url);
     int rv = nng_listener_create(&l, d->sock, url);
     if (rv == 0)
         rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, d->cfg.max_message);

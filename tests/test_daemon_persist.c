@@ -516,7 +516,7 @@ Test(daemon_persist, restart_keeps_levels_and_skips_corrupt_files, .timeout = 60
     }
     cr_assert_eq(opt_daemon_stop(&d), 0, "SIGTERM must drain and exit 0");
     /* A corrupt file and a truncated copy of a good one beside the good one. */
-    char path[400], cmd[1200];
+    char path[400], cmd[2400];
     snprintf(path, sizeof path, "%s/junk.oplevel", d.data);
     FILE *f = fopen(path, "wb");
     fputs("OPLEVEL1 this is not a level", f);
@@ -534,6 +534,13 @@ Test(daemon_persist, restart_keeps_levels_and_skips_corrupt_files, .timeout = 60
     check_state(c, 4);
     snprintf(cmd, sizeof cmd, "grep -c OP-STORE-SKIP '%s' | grep -qx 2", d.log);
     cr_assert_eq(system(cmd), 0, "two skipped files must be logged");
+    /* Both corrupt files are set aside with their bytes, not left to be overwritten. */
+    snprintf(cmd, sizeof cmd,
+             "test ! -e '%s/junk.oplevel' && grep -qx 'OPLEVEL1 this is not a level' "
+             "'%s/junk.oplevel.corrupt-1' && test $(wc -c < '%s/cut.oplevel.corrupt-1') = 100 && "
+             "grep -c OP-STORE-QUARANTINE '%s' | grep -qx 2",
+             d.data, d.data, d.data, d.log);
+    cr_assert_eq(system(cmd), 0, "corrupt files must be quarantined with their bytes");
     /* Dropping removes the file: the level does not come back. */
     int dropped;
     cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);

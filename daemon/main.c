@@ -48,7 +48,11 @@ static const opt opts[] = {
      "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
     {"--max-unpacked", "ONEPATHD_MAX_UNPACKED", "BYTES",
      "memory one request may unpack to (24 bytes a msgpack value; bulk data is bin and "
-     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 16M"},
+     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 128M"},
+    {"--max-memory", "ONEPATHD_MAX_MEMORY", "BYTES",
+     "memory the levels (geometry, snapshot, tile entries of their whole tile range), the "
+     "caches and the path meshes may hold together: an edit that would pass it is OP_ELIMIT "
+     "naming it, and nothing changes; default: the machine's physical memory"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
     {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
@@ -170,6 +174,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_int(flag, v, 1, 256, &c->request_threads);
     if (!strcmp(flag, "--max-message"))
         return parse_size(flag, v, 1024, &c->max_message);
+    if (!strcmp(flag, "--max-memory"))
+        return parse_size(flag, v, 1 << 20, &c->max_memory);
     if (!strcmp(flag, "--max-unpacked"))
         return parse_size(flag, v, 1024, &c->max_unpacked);
     if (!strcmp(flag, "--max-levels"))
@@ -241,12 +247,15 @@ static int check_http(const opd_config *c)
 static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *env_listen)
 {
     int ncpu = op_cpu_count(); /* affinity and cgroup quota (a pod's CPU limit) */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     *c = (opd_config){.socket_mode = 0660,
                       .contexts = 64,
                       .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
-                      .max_unpacked = (size_t)16 << 20,
+                      .max_unpacked = (size_t)128 << 20,
+                      .max_memory =
+                          pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 32,
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
@@ -573,6 +582,8 @@ int main(int argc, char **argv)
      * (data 0600, directories 0700) and sockets get --socket-mode by chmod. */
     umask(077);
     pthread_mutex_init(&d->log_mu, NULL);
+    pthread_mutex_init(&d->calls_mu, NULL);
+    atomic_init(&d->armed, 0);
     opd_stats_init(&d->stats);
     atomic_init(&d->stopping, 0);
     atomic_init(&d->inflight, 0);

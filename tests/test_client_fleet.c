@@ -11,8 +11,8 @@
 
 #include "onepath/fleet.h"
 
-static const char *k8s[3] = {"tcp://onepathd-0.onepathd:9400", "tcp://onepathd-1.onepathd:9400",
-                             "tcp://onepathd-2.onepathd:9400"};
+static const char *k8s[3] = {"tcp://onepathd-0.onepathd:7411", "tcp://onepathd-1.onepathd:7411",
+                             "tcp://onepathd-2.onepathd:7411"};
 
 /* The text between two backquotes starting at *p, copied to out; advances *p. */
 static int cell(const char **p, char *out, size_t cap)

@@ -141,16 +141,16 @@ Test(daemon_limits, nil_flood_is_refused_before_unpacking, .timeout = 120)
     opt_daemon_cleanup(&d);
 }
 
-/* The cap is the flag's: under a raised --max-unpacked the same 1 Mi-nil request is
- * unpacked (and refused later, for its unknown key). */
+/* The cap is the flag's: under a raised --max-unpacked an 8 Mi-nil request is unpacked
+ * (and refused later, for its unknown key); under the default 128M it is over. */
 Test(daemon_limits, max_unpacked_is_the_flag, .timeout = 60)
 {
     opt_daemon d;
     opt_daemon_init(&d);
-    const char *extra[] = {"--max-unpacked", "64M", NULL};
+    const char *extra[] = {"--max-unpacked", "256M", NULL};
     opt_daemon_start(&d, extra);
     size_t len;
-    uint8_t *req = nil_request((size_t)1 << 20, &len);
+    uint8_t *req = nil_request((size_t)8 << 20, &len);
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, 1);
     sender s = {.url = d.url, .req = req, .len = len, .go = &go};
@@ -160,14 +160,77 @@ Test(daemon_limits, max_unpacked_is_the_flag, .timeout = 60)
     cr_assert(strstr(s.msg, "pad"), "%s", s.msg);
     free(req);
     cr_assert_eq(opt_daemon_stop(&d), 0);
-    /* ... and under the default 16M it is over (1 Mi values × 24 bytes = 24 MiB). */
+    /* ... and under the default 128M it is over (8 Mi values × 24 bytes = 192 MiB). */
     opt_daemon_start(&d, NULL);
     s = (sender){
-        .url = d.url, .req = req = nil_request((size_t)1 << 20, &len), .len = len, .go = &go};
+        .url = d.url, .req = req = nil_request((size_t)8 << 20, &len), .len = len, .go = &go};
     send_one(&s);
     cr_assert_eq(s.code, OP_ELIMIT, "%d %s", s.code, s.msg);
     pthread_barrier_destroy(&go);
     free(req);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* One sliver triangle 9,800 m long: 134 bytes of level.put, a million tiles. */
+static op_status put_sliver(op_client *c, const char *level, op_err *e)
+{
+    float v[9] = {0, 0, 0, 9800, 0, 9800, 9800, 0, 9800.01f};
+    int32_t t[3] = {0, 1, 2};
+    op_client_mesh m = {"sliver", v, 3, t, 1, NULL};
+    uint64_t ver;
+    int changed;
+    return op_client_level_put(c, level, NULL, 0, &m, 1, OPT_TIMEOUT_MS, &ver, &changed, e);
+}
+
+/* --max-memory: a level.put whose tile range would pass it is OP_ELIMIT naming the flag,
+ * and the levels already accepted are unchanged (version, tiles). */
+Test(daemon_limits, max_memory_refuses_a_huge_grid, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    const char *extra[] = {"--max-memory", "64M", NULL};
+    opt_daemon_start(&d, extra);
+    op_client *c = opt_connect(&d);
+    opt_soup floor = {0};
+    opt_soup_quad(&floor, 0, 0, 20, 20, 0);
+    op_client_mesh fm = opt_mesh("floor", &floor);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_level_put(c, "small", NULL, 0, &fm, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    op_client_level_info before, after;
+    cr_assert_eq(op_client_level_info_get(c, "small", OPT_TIMEOUT_MS, &before, &e), OP_OK, "%s",
+                 e.msg);
+    size_t rss0 = proc_kb(d.pid, "VmRSS");
+    op_status st = put_sliver(c, "sliver", &e);
+    cr_assert_eq(st, OP_ELIMIT, "%s: %s", op_status_name(st), e.msg);
+    cr_assert(strstr(e.msg, "--max-memory") && strstr(e.msg, "sliver"), "%s", e.msg);
+    /* ... also as a replacement of the accepted level. */
+    st = put_sliver(c, "small", &e);
+    cr_assert_eq(st, OP_ELIMIT, "%s: %s", op_status_name(st), e.msg);
+    size_t rss1 = proc_kb(d.pid, "VmRSS");
+    fprintf(stderr, "daemon_limits: refused sliver: VmRSS %zu -> %zu kB\n", rss0 / 1024,
+            rss1 / 1024);
+    cr_assert_lt(rss1, rss0 + ((size_t)32 << 20), "VmRSS grew by %zu MB", (rss1 - rss0) >> 20);
+    cr_assert_eq(op_client_level_info_get(c, "small", OPT_TIMEOUT_MS, &after, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert_eq(after.version, before.version);
+    cr_assert_eq(after.tiles_total, before.tiles_total);
+    cr_assert(!memcmp(after.tiles, before.tiles, sizeof after.tiles));
+    cr_assert_eq(op_client_level_info_get(c, "sliver", OPT_TIMEOUT_MS, &after, &e), OP_ENOTFOUND);
+    op_client_close(c);
+    opt_soup_free(&floor);
+    /* Restarted, the refused edits are not there either. */
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_start(&d, extra);
+    c = opt_connect(&d);
+    cr_assert_eq(op_client_level_info_get(c, "small", OPT_TIMEOUT_MS, &after, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert_eq(after.version, before.version);
+    cr_assert_eq(op_client_level_info_get(c, "sliver", OPT_TIMEOUT_MS, &after, &e), OP_ENOTFOUND);
+    op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }

@@ -32,7 +32,9 @@ static int usage(void)
             "       onepath remote tile-get --url URL --level L --tile TX,TZ [--out DIR]\n"
             "       onepath remote bake --url URL --level L [--wait]\n"
             "       onepath remote changes --url URL --level L [--since V] [--wait MS]\n"
-            "common: [--timeout MS] (default %d)\n",
+            "common: [--timeout MS] (default %d)\n"
+            "--url: URL, URL,URL,... or @FILE (one URL a line), repeatable: a fleet, each level\n"
+            "       on the member rendezvous hashing of its name picks (protocol.md 11)\n",
             OP_CLI_TIMEOUT_MS);
     return 2;
 }

@@ -12,7 +12,7 @@
 #define REMOTE_MAX_URL_ARGS 64
 
 /* Options every remote command shares. --url may be given several times; each value is
- * URL[,URL...] or @FILE (protocol.md §7.3): the members of a fleet. */
+ * URL[,URL...] or @FILE (protocol.md §11.3): the members of a fleet. */
 typedef struct remote_opts {
     const char *url; /* the last --url value */
     const char *urls[REMOTE_MAX_URL_ARGS];

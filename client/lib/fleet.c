@@ -1,5 +1,5 @@
 /*
- * Rendezvous placement of levels over a fleet of daemons (protocol.md §7) and the
+ * Rendezvous placement of levels over a fleet of daemons (protocol.md §11) and the
  * member lists the CLI and tools read.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
  * A fleet of onepathd members: each level lives on the one member that rendezvous
  * (highest-random-weight) hashing of its name picks, by the rule of
- * docs/spec/protocol.md §7, so every client computes the same placement and adding a
+ * docs/spec/protocol.md §11, so every client computes the same placement and adding a
  * member moves only the levels that now hash to it.
  */
 #ifndef ONEPATH_FLEET_H
@@ -15,7 +15,7 @@
 #define OP_FLEET_MAX_MEMBERS 1024
 
 /* The weight of (member, level): SplitMix64's finaliser of 64-bit FNV-1a over the
- * member's bytes, one 0 byte, the level's bytes (protocol §7.1). */
+ * member's bytes, one 0 byte, the level's bytes (protocol.md §11.1). */
 uint64_t op_fleet_weight(const char *member, const char *level);
 
 /* Index of the member that holds level: the highest weight, a tie going to the member

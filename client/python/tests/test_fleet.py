@@ -11,7 +11,7 @@ from onepath.fleet import parse_members
 
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs",
                     "spec", "protocol.md")
-K8S = ["tcp://onepathd-%d.onepathd:9400" % i for i in range(3)]
+K8S = ["tcp://onepathd-%d.onepathd:7411" % i for i in range(3)]
 
 
 def _rows(marker):

@@ -99,6 +99,7 @@ typedef struct opd_config {
     const char *http_three;     /* three.js (libjs-three) */
     const char *metrics;        /* --metrics HOST:PORT (NULL: off) */
     int log_json;               /* --log-format json */
+    int socket_mode;            /* --socket-mode: ipc:// sockets' permission bits */
 } opd_config;
 
 /* ---- completion (the one way back up) ----

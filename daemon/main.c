@@ -30,6 +30,8 @@ static const opt opts[] = {
     {"--listen", "ONEPATHD_LISTEN", "URL",
      "listen on URL (tcp://HOST:PORT or ipc:///PATH); repeatable; the env var takes a "
      "space-separated list; default tcp://127.0.0.1:7411"},
+    {"--socket-mode", "ONEPATHD_SOCKET_MODE", "OCTAL",
+     "permission bits of ipc:// sockets, whatever the umask; default 0660 (owner and group)"},
     {"--data-dir", "ONEPATHD_DATA_DIR", "DIR",
      "level files live here (created if missing); without it nothing is persisted"},
     {"--log", "ONEPATHD_LOG", "FILE",
@@ -150,6 +152,16 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         c->listen[c->nlisten++] = v;
         return 0;
     }
+    if (!strcmp(flag, "--socket-mode")) {
+        char *end;
+        errno = 0;
+        long m = strtol(v, &end, 8);
+        if (end == v || *end || errno || m < 0 || m > 0777) {
+            fprintf(stderr, "onepathd: --socket-mode wants octal 0..0777, got '%s'\n", v);
+            return -1;
+        }
+        return c->socket_mode = (int)m, 0;
+    }
     if (!strcmp(flag, "--data-dir"))
         return c->data_dir = v, 0;
     if (!strcmp(flag, "--log"))
@@ -236,7 +248,8 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
 {
     int ncpu = op_cpu_count(); /* affinity and cgroup quota (a pod's CPU limit) */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    *c = (opd_config){.contexts = 64,
+    *c = (opd_config){.socket_mode = 0660,
+                      .contexts = 64,
                       .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
@@ -369,6 +382,28 @@ static void on_stop_signal(uv_signal_t *s, int signum)
     uv_timer_start(&ls->drain, on_drain, 0, 10);
 }
 
+/* The log is the operator's file: created 0600 whatever the umask (an existing one keeps
+ * its mode), and only ever a regular file. */
+static FILE *open_log_file(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0600);
+    struct stat sb;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "a");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 static void on_hup(uv_signal_t *s, int signum)
 {
     (void)signum;
@@ -376,7 +411,7 @@ static void on_hup(uv_signal_t *s, int signum)
     opd_daemon *d = ls->d;
     if (!d->cfg.log_path)
         return;
-    FILE *f = fopen(d->cfg.log_path, "a");
+    FILE *f = open_log_file(d->cfg.log_path);
     pthread_mutex_lock(&d->log_mu);
     if (f) {
         if (d->log)
@@ -415,7 +450,7 @@ static int open_log(opd_daemon *d)
 {
     if (!d->cfg.log_path)
         return 0;
-    d->log = fopen(d->cfg.log_path, "a");
+    d->log = open_log_file(d->cfg.log_path);
     if (!d->log) {
         fprintf(stderr, "onepathd: cannot open log %s: %s\n", d->cfg.log_path, strerror(errno));
         return -1;
@@ -543,6 +578,9 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* Nothing onepathd creates is for other users: files are made with explicit modes
+     * (data 0600, directories 0700) and sockets get --socket-mode by chmod. */
+    umask(077);
     pthread_mutex_init(&d->log_mu, NULL);
     pthread_mutex_init(&d->calls_mu, NULL);
     atomic_init(&d->armed, 0);

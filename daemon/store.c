@@ -347,6 +347,32 @@ static int has_suffix(const char *n, const char *suffix, size_t *stem)
     return len > sl && !strcmp(n + len - sl, suffix);
 }
 
+/* A file that does not decode is renamed aside to NAME.corrupt-N (the first N free), never
+ * overwritten by a later level.put of the same name nor removed as an orphan: whoever looks
+ * into it finds the bytes as they were. */
+static void quarantine(const char *dir, const char *fname, opd_store_log_fn log, void *ctx)
+{
+    char path[OPD_PATH_MAX], aside[OPD_PATH_MAX], suffix[32];
+    struct stat sb;
+    op_err e;
+    if (opd_path(path, sizeof path, dir, "", fname, "", &e) != OP_OK || lstat(path, &sb) != 0)
+        return;
+    for (int n = 1; n < 1000; n++) {
+        snprintf(suffix, sizeof suffix, ".corrupt-%d", n);
+        if (opd_path(aside, sizeof aside, dir, "", fname, suffix, &e) != OP_OK)
+            return;
+        if (lstat(aside, &sb) == 0 || errno != ENOENT)
+            continue;
+        if (rename(path, aside) == 0)
+            logf_(log, ctx, "OP-STORE-QUARANTINE %s: set aside as %s", path, aside);
+        else
+            logf_(log, ctx, "OP-STORE-QUARANTINE %s: rename to %s failed: %s", path, aside,
+                  strerror(errno));
+        return;
+    }
+    logf_(log, ctx, "OP-STORE-QUARANTINE %s: 999 copies set aside already, left in place", path);
+}
+
 static void load_one(const char *dir, const char *fname, size_t stem, int no_fsync,
                      opd_store_load_fn fn, opd_store_log_fn log, void *ctx)
 {
@@ -364,6 +390,14 @@ static void load_one(const char *dir, const char *fname, size_t stem, int no_fsy
     if (st != OP_OK) {
         logf_(log, ctx, "OP-STORE-SKIP %s/%s: %s, skipped: %s", dir, fname,
               st == OP_EPROTO ? "corrupt" : op_status_name(st), e.msg);
+        if (st == OP_EPROTO) {
+            quarantine(dir, fname, log, ctx);
+            char journal[96 + sizeof OPD_JOURNAL_SUFFIX];
+            snprintf(journal, sizeof journal, "%s%s", name, OPD_JOURNAL_SUFFIX);
+            quarantine(dir, journal, log, ctx);
+            if (!no_fsync)
+                opd_dir_fsync(dir, &e);
+        }
         return;
     }
     fn(ctx, &l);

@@ -90,9 +90,19 @@ static void call_cb(void *arg)
 static int listen_one(opd_daemon *d, const char *url, op_err *err)
 {
     nng_listener l;
+    /* nng would listen on tls+tcp:// with no certificate and fail every handshake. */
+    if (!strncmp(url, "tls+", 4))
+        return op_err_set(err, OP_EINVAL,
+                          "listen %s: TLS needs a certificate and key, and onepathd has no TLS "
+                          "flags yet (docs/security.md)",
+                          url);
     int rv = nng_listener_create(&l, d->sock, url);
     if (rv == 0)
         rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, d->cfg.max_message);
+    /* An ipc socket's mode is set, not left to the umask (0777 under umask 000 would let
+     * any local user drop levels). */
+    if (rv == 0 && !strncmp(url, "ipc://", 6))
+        rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, d->cfg.socket_mode);
     if (rv == 0)
         rv = nng_listener_start(l, 0);
     if (rv != 0)

@@ -516,7 +516,7 @@ Test(daemon_persist, restart_keeps_levels_and_skips_corrupt_files, .timeout = 60
     }
     cr_assert_eq(opt_daemon_stop(&d), 0, "SIGTERM must drain and exit 0");
     /* A corrupt file and a truncated copy of a good one beside the good one. */
-    char path[400], cmd[1200];
+    char path[400], cmd[2400];
     snprintf(path, sizeof path, "%s/junk.oplevel", d.data);
     FILE *f = fopen(path, "wb");
     fputs("OPLEVEL1 this is not a level", f);
@@ -534,6 +534,13 @@ Test(daemon_persist, restart_keeps_levels_and_skips_corrupt_files, .timeout = 60
     check_state(c, 4);
     snprintf(cmd, sizeof cmd, "grep -c OP-STORE-SKIP '%s' | grep -qx 2", d.log);
     cr_assert_eq(system(cmd), 0, "two skipped files must be logged");
+    /* Both corrupt files are set aside with their bytes, not left to be overwritten. */
+    snprintf(cmd, sizeof cmd,
+             "test ! -e '%s/junk.oplevel' && grep -qx 'OPLEVEL1 this is not a level' "
+             "'%s/junk.oplevel.corrupt-1' && test $(wc -c < '%s/cut.oplevel.corrupt-1') = 100 && "
+             "grep -c OP-STORE-QUARANTINE '%s' | grep -qx 2",
+             d.data, d.data, d.data, d.log);
+    cr_assert_eq(system(cmd), 0, "corrupt files must be quarantined with their bytes");
     /* Dropping removes the file: the level does not come back. */
     int dropped;
     cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK);
@@ -647,6 +654,50 @@ Test(daemon_persist, a_second_daemon_on_the_same_data_dir_exits_naming_the_holde
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_start(&d, NULL);
     check_state(c, 0);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+static unsigned mode_of(const char *path)
+{
+    struct stat sb;
+    cr_assert_eq(lstat(path, &sb), 0, "stat %s", path);
+    return (unsigned)(sb.st_mode & 07777);
+}
+
+/* Under umask 000 the socket, log and data files must still not be open to every local
+ * user: socket 0660 (or --socket-mode), log and data files 0600, the data dir 0700. */
+Test(daemon_persist, files_and_socket_keep_their_modes_under_umask_000, .timeout = 60)
+{
+    umask(0);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_floor(c);
+    opt_soup s;
+    edit_soup(1, &s);
+    op_client_mesh m = opt_mesh("m1", &s);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_mesh_put(c, "crash", &m, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK);
+    opt_soup_free(&s);
+    char path[400];
+    snprintf(path, sizeof path, "%s/s.ipc", d.dir);
+    cr_assert_eq(mode_of(path), 0660, "socket mode %o", mode_of(path));
+    cr_assert_eq(mode_of(d.log), 0600, "log mode %o", mode_of(d.log));
+    cr_assert_eq(mode_of(d.data), 0700, "data dir mode %o", mode_of(d.data));
+    snprintf(path, sizeof path, "%s/crash.oplevel", d.data);
+    cr_assert_eq(mode_of(path), 0600, "level file mode %o", mode_of(path));
+    snprintf(path, sizeof path, "%s/.onepathd.lock", d.data);
+    cr_assert_eq(mode_of(path), 0600, "lock file mode %o", mode_of(path));
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    const char *const extra[] = {"--socket-mode", "0600", NULL};
+    opt_daemon_start(&d, extra);
+    snprintf(path, sizeof path, "%s/s.ipc", d.dir);
+    cr_assert_eq(mode_of(path), 0600, "--socket-mode 0600 gave %o", mode_of(path));
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

@@ -6,10 +6,45 @@
 
 #include "cli_common.h"
 #include "onepath/hfio.h"
+#include "onepath/input_file.h"
 #include "onepath/levelgen.h"
+#include "onepath/limits.h"
 #include "onepath/obj.h"
 #include "onepath/rebuild.h"
 #include "onepath/volumes_json.h"
+
+/* The tool's input size bound (--max-input-bytes, main.c): one process, one command. */
+static size_t cli_max_input = OP_DEFAULT_MAX_INPUT_BYTES;
+
+void cli_set_max_input_bytes(size_t max)
+{
+    cli_max_input = max;
+}
+
+size_t cli_max_input_bytes(void)
+{
+    return cli_max_input;
+}
+
+/* Prints a reader's error; a size limit names the flag that moves it. */
+static void print_input_error(op_status st, const op_err *e)
+{
+    if (st == OP_ERANGE && strstr(e->msg, "the limit of"))
+        fprintf(stderr, "onepath: %s (raise it with --max-input-bytes)\n", e->msg);
+    else
+        fprintf(stderr, "onepath: %s\n", e->msg);
+}
+
+int cli_read_input(const char *path, const char *what, op_arena *a, uint8_t **data, size_t *len)
+{
+    op_err e;
+    op_status st = op_input_file_read(path, what, cli_max_input, a, data, len, &e);
+    if (st != OP_OK) {
+        print_input_error(st, &e);
+        return 1;
+    }
+    return 0;
+}
 
 int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
 {
@@ -29,9 +64,10 @@ int cli_load_level(const char *spec, op_arena *a, op_soup *soup)
         }
         return 0;
     }
-    if (op_obj_read_file(spec, a, soup, &e) != OP_OK) {
+    op_status st = op_obj_read_file_max(spec, cli_max_input, a, soup, &e);
+    if (st != OP_OK) {
         /* The reader's messages already name the file. */
-        fprintf(stderr, "onepath: %s\n", e.msg);
+        print_input_error(st, &e);
         return 1;
     }
     return 0;
@@ -44,8 +80,23 @@ int cli_read_volumes(const char *path, op_arena *a, op_volume **vols, int *nvols
     *nvols = 0;
     if (!path)
         return 0;
-    if (op_volumes_json_read_file(path, a, vols, nvols, &e) != OP_OK ||
-        op_volumes_sort(*vols, *nvols, &e) != OP_OK) {
+    /* Bounded by the smaller of the volumes file's own OP_MAX_VOLUMES_FILE and
+     * --max-input-bytes. */
+    uint8_t *text;
+    size_t len;
+    op_arena *tmp = op_arena_create(0);
+    if (!tmp)
+        return fprintf(stderr, "onepath: out of memory\n"), 1;
+    size_t max = cli_max_input < OP_MAX_VOLUMES_FILE ? cli_max_input : OP_MAX_VOLUMES_FILE;
+    op_status st = op_input_file_read(path, "volumes", max, tmp, &text, &len, &e);
+    if (st != OP_OK) {
+        print_input_error(st, &e);
+        op_arena_destroy(tmp);
+        return 1;
+    }
+    st = op_volumes_json_parse((const char *)text, len, path, a, vols, nvols, &e);
+    op_arena_destroy(tmp);
+    if (st != OP_OK || op_volumes_sort(*vols, *nvols, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s\n", e.msg);
         return 1;
     }
@@ -71,12 +122,18 @@ int cli_open_level_vols(const char *spec, const op_settings *s, const op_volume 
     op_status st;
     if (kind == OP_INPUT_HEIGHTFIELD) {
         op_hf_input hf;
-        if ((st = op_hf_read_file(spec, a, &hf, &e)) == OP_OK)
-            st = op_level_create_hf(&hf, s, vols, nvols, lvl, &e);
+        if ((st = op_hf_read_file_max(spec, cli_max_input, a, &hf, &e)) != OP_OK) {
+            print_input_error(st, &e);
+            return 1;
+        }
+        st = op_level_create_hf(&hf, s, vols, nvols, lvl, &e);
     } else if (kind == OP_INPUT_CHUNK) {
         op_voxel_chunk vc;
-        if ((st = op_chunk_read_file(spec, a, &vc, &e)) == OP_OK)
-            st = op_level_create_chunk(&vc, s, vols, nvols, lvl, &e);
+        if ((st = op_chunk_read_file_max(spec, cli_max_input, a, &vc, &e)) != OP_OK) {
+            print_input_error(st, &e);
+            return 1;
+        }
+        st = op_level_create_chunk(&vc, s, vols, nvols, lvl, &e);
     } else {
         op_soup soup;
         if (cli_load_level(spec, a, &soup))

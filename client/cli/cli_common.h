@@ -2,6 +2,8 @@
 #ifndef OP_CLI_COMMON_H
 #define OP_CLI_COMMON_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "onepath/arena.h"
@@ -29,6 +31,15 @@ int cli_open_level_vols(const char *spec, const op_settings *s, const op_volume 
 /* Reads a volumes file (docs/spec/input-formats.md §6) into a and sorts it by name (the order
  * a level applies volumes in). path NULL: no volumes. Prints the error, returns nonzero. */
 int cli_read_volumes(const char *path, op_arena *a, op_volume **vols, int *nvols);
+
+/* The size bound of every file the tool reads (--max-input-bytes; default
+ * OP_DEFAULT_MAX_INPUT_BYTES, input_file.h). */
+void cli_set_max_input_bytes(size_t max);
+size_t cli_max_input_bytes(void);
+
+/* Reads the regular file at path whole into a, at most --max-input-bytes (input_file.h).
+ * Prints the error (naming the file; a size limit names the flag) and returns nonzero. */
+int cli_read_input(const char *path, const char *what, op_arena *a, uint8_t **data, size_t *len);
 
 /* Applies one "key=value" to s (prints the error). */
 int cli_apply_set(op_settings *s, const char *kv);

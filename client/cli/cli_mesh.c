@@ -80,50 +80,19 @@ done:
     return rc;
 }
 
-static int read_file(const char *path, op_bytes *b)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 1;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *d = malloc(cap);
-    for (;;) {
-        if (!d)
-            break;
-        n += fread(d + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *g = realloc(d, cap * 2);
-        if (!g) {
-            free(d);
-            d = NULL;
-            break;
-        }
-        d = g;
-        cap *= 2;
-    }
-    int bad = ferror(f) || !d;
-    fclose(f);
-    if (bad) {
-        free(d);
-        return 1;
-    }
-    b->data = d;
-    b->len = n;
-    return 0;
-}
-
 static int add_blob(const cli_mesh_opts *o, const char *path, op_mesh **m, op_arena *a)
 {
-    op_bytes b = {0};
     op_err e;
     op_tile t;
-    if (read_file(path, &b)) {
-        fprintf(stderr, "onepath: cannot read %s: %s\n", path, strerror(errno));
+    uint8_t *data;
+    size_t len;
+    op_arena *tmp = op_arena_create(0);
+    if (!tmp || cli_read_input(path, "tile", tmp, &data, &len)) {
+        op_arena_destroy(tmp);
         return 1;
     }
-    op_status st = op_tile_decode(b.data, b.len, a, &t, NULL, &e);
-    op_bytes_free(&b);
+    op_status st = op_tile_decode(data, len, a, &t, NULL, &e);
+    op_arena_destroy(tmp);
     if (st == OP_OK && !*m) {
         op_settings s = o->s;
         s.tile_size = t.tile_size;

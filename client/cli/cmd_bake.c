@@ -16,20 +16,20 @@
 #include "onepath/cpus.h"
 #include "onepath/hash.h"
 #include "onepath/hfio.h"
+#include "onepath/limits.h"
 #include "onepath/parallel.h"
 #include "onepath/tile_codec.h"
 #include "manifest.h"
 #include "remote_common.h"
 
-/* Layers kept per tile in a bake result; more is an error naming the tile. */
-#define OP_MAX_LAYERS_PER_RESULT 64
-
 typedef struct tile_out {
     int tx, tz;
     int nlayers;
-    int layer[OP_MAX_LAYERS_PER_RESULT];
-    op_bytes blob[OP_MAX_LAYERS_PER_RESULT];
-    uint64_t hash[OP_MAX_LAYERS_PER_RESULT];
+    /* nlayers entries each, malloc'd: a tile holds up to OP_MAX_LAYERS (limits.h), the
+     * core's own limit, so bake keeps every layer the core builds. */
+    int *layer;
+    op_bytes *blob;
+    uint64_t *hash;
     long polys, verts, dtris;
     double coverage;
 } tile_out;
@@ -68,9 +68,15 @@ static op_status bake_one(void *user, int i, op_arena *out, op_arena *scratch, o
         op_level_build_stages(j->lvl, r->tx, r->tz, OP_STAGE_TILE, 0, out, scratch, &st, err);
     if (s != OP_OK)
         return s;
-    if (st.ntiles > OP_MAX_LAYERS_PER_RESULT)
+    if (st.ntiles > OP_MAX_LAYERS)
         return op_err_set(err, OP_ELIMIT, "bake: tile (%d, %d) has %d layers > %d", r->tx, r->tz,
-                          st.ntiles, OP_MAX_LAYERS_PER_RESULT);
+                          st.ntiles, OP_MAX_LAYERS);
+    size_t nl = st.ntiles > 0 ? (size_t)st.ntiles : 1;
+    r->layer = malloc(nl * sizeof *r->layer);
+    r->blob = calloc(nl, sizeof *r->blob);
+    r->hash = malloc(nl * sizeof *r->hash);
+    if (!r->layer || !r->blob || !r->hash)
+        return op_err_set(err, OP_ENOMEM, "bake: out of memory for tile (%d, %d)", r->tx, r->tz);
     for (int k = 0; k < st.ntiles; k++) {
         const op_tile *t = &st.tiles[k];
         if ((s = op_tile_encode(t, &r->blob[k], &r->hash[k], err)) != OP_OK)
@@ -419,6 +425,11 @@ done:
     for (int i = 0; j.res && i < n; i++)
         for (int k = 0; k < j.res[i].nlayers; k++)
             op_bytes_free(&j.res[i].blob[k]);
+    for (int i = 0; j.res && i < n; i++) {
+        free(j.res[i].layer);
+        free(j.res[i].blob);
+        free(j.res[i].hash);
+    }
     free(j.res);
     op_level_destroy(lvl);
     op_pool_destroy(pool);

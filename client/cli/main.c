@@ -2,10 +2,13 @@
  * onepath: bake navigation meshes from level geometry. Subcommands live one per
  * file (cmd_<name>.c); this file only dispatches.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "onepath/version.h"
 
 static int cmd_version(int argc, char **argv)
@@ -37,11 +40,50 @@ static void usage(FILE *f)
     fprintf(f, "usage: onepath COMMAND [ARGS...]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\noptions of every command:\n"
+               "  --max-input-bytes N  read no input file larger than N bytes (default 2 GiB);\n"
+               "                       directories, devices and FIFOs are refused\n");
     fprintf(f, "\n'onepath COMMAND --help' describes one command.\n");
+}
+
+/* Takes --max-input-bytes N (or =N) out of argv[from..argc), wherever it stands, so that
+ * every command's file inputs share one bound. Returns the new argc, or -1 (printed). */
+static int take_max_input(int argc, char **argv, int from)
+{
+    int w = from;
+    for (int r = from; r < argc; r++) {
+        const char *v = NULL;
+        if (!strcmp(argv[r], "--max-input-bytes")) {
+            if (r + 1 >= argc) {
+                fprintf(stderr, "onepath: --max-input-bytes wants a value\n");
+                return -1;
+            }
+            v = argv[++r];
+        } else if (!strncmp(argv[r], "--max-input-bytes=", 18)) {
+            v = argv[r] + 18;
+        } else {
+            argv[w++] = argv[r];
+            continue;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (errno || end == v || *end || n == 0 || v[0] == '-' ||
+            n > (unsigned long long)SIZE_MAX / 2) {
+            fprintf(stderr, "onepath: --max-input-bytes '%s' is not a byte count in [1, %zu]\n", v,
+                    (size_t)SIZE_MAX / 2);
+            return -1;
+        }
+        cli_set_max_input_bytes((size_t)n);
+    }
+    argv[w] = NULL;
+    return w;
 }
 
 int main(int argc, char **argv)
 {
+    if ((argc = take_max_input(argc, argv, 1)) < 0)
+        return 2;
     if (argc < 2) {
         usage(stderr);
         return 2;

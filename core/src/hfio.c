@@ -18,9 +18,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "file_internal.h"
+#include "onepath/input_file.h"
 #include "onepath/hfio.h"
 #include "onepath/limits.h"
 
@@ -342,49 +345,20 @@ op_status op_chunk_parse(const void *buf, size_t len, op_arena *out, op_voxel_ch
 
 /* ==== files ==== */
 
-/* Reads the whole file into tmp (at most max bytes). */
+/* The whole file at path into tmp (input_file.h's bounded reader). */
 op_status op__read_whole(const char *path, const char *what, size_t max, op_arena *tmp,
                          uint8_t **data, size_t *len, op_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return op_err_set(err, OP_EIO, "%s: cannot open %s: %s", what, path, strerror(errno));
-    /* A regular file's size is known: refuse an oversized one unread. Pipes and the like
-     * are read up to the cap. */
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > max) {
-        fclose(f);
-        return op_err_set(err, OP_ERANGE, "%s: %s is %llu bytes, more than %zu", what, path,
-                          (unsigned long long)sb.st_size, max);
-    }
-    size_t cap = 1u << 16, n = 0;
-    uint8_t *buf = op_arena_alloc(tmp, cap);
-    op_status st = OP_OK;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        if (cap > max) {
-            st = op_err_set(err, OP_ERANGE, "%s: %s is larger than %zu bytes", what, path, max);
-            break;
-        }
-        buf = op_arena_grow(tmp, buf, cap, cap * 2); /* NULL ends the loop: ENOMEM */
-        cap *= 2;
-    }
-    if (st == OP_OK && !buf)
-        st =
-            op_err_set(err, OP_ENOMEM, "%s: out of memory reading %s (%zu bytes)", what, path, cap);
-    if (st == OP_OK && ferror(f))
-        st = op_err_set(err, OP_EIO, "%s: cannot read %s: %s", what, path, strerror(errno));
-    if (st == OP_OK && n > max)
-        st = op_err_set(err, OP_ERANGE, "%s: %s is larger than %zu bytes", what, path, max);
-    fclose(f);
-    *data = buf;
-    *len = n;
-    return st;
+    return op_input_file_read(path, what, max, tmp, data, len, err);
 }
 
 op_status op_hf_read_file(const char *path, op_arena *out, op_hf_input *hf, op_err *err)
+{
+    return op_hf_read_file_max(path, OP_MAX_INPUT_FILE, out, hf, err);
+}
+
+op_status op_hf_read_file_max(const char *path, size_t max, op_arena *out, op_hf_input *hf,
+                              op_err *err)
 {
     memset(hf, 0, sizeof *hf);
     op_arena *tmp = op_arena_create(0);
@@ -392,7 +366,8 @@ op_status op_hf_read_file(const char *path, op_arena *out, op_hf_input *hf, op_e
         return op_err_set(err, OP_ENOMEM, HF_WHAT ": out of memory");
     uint8_t *data;
     size_t len;
-    op_status st = op__read_whole(path, HF_WHAT, OP_MAX_INPUT_FILE, tmp, &data, &len, err);
+    op_status st = op__read_whole(path, HF_WHAT, max < OP_MAX_INPUT_FILE ? max : OP_MAX_INPUT_FILE,
+                                  tmp, &data, &len, err);
     if (st == OP_OK)
         st = op_hf_parse(data, len, out, hf, err);
     op_arena_destroy(tmp);
@@ -401,13 +376,20 @@ op_status op_hf_read_file(const char *path, op_arena *out, op_hf_input *hf, op_e
 
 op_status op_chunk_read_file(const char *path, op_arena *out, op_voxel_chunk *vc, op_err *err)
 {
+    return op_chunk_read_file_max(path, OP_MAX_INPUT_FILE, out, vc, err);
+}
+
+op_status op_chunk_read_file_max(const char *path, size_t max, op_arena *out, op_voxel_chunk *vc,
+                                 op_err *err)
+{
     memset(vc, 0, sizeof *vc);
     op_arena *tmp = op_arena_create(0);
     if (!tmp)
         return op_err_set(err, OP_ENOMEM, CHUNK_WHAT ": out of memory");
     uint8_t *data;
     size_t len;
-    op_status st = op__read_whole(path, CHUNK_WHAT, OP_MAX_INPUT_FILE, tmp, &data, &len, err);
+    op_status st = op__read_whole(
+        path, CHUNK_WHAT, max < OP_MAX_INPUT_FILE ? max : OP_MAX_INPUT_FILE, tmp, &data, &len, err);
     if (st == OP_OK)
         st = op_chunk_parse(data, len, out, vc, err);
     op_arena_destroy(tmp);
@@ -417,15 +399,34 @@ op_status op_chunk_read_file(const char *path, op_arena *out, op_voxel_chunk *vc
 op_status op_input_sniff_file(const char *path, op_input_kind *kind, op_err *err)
 {
     *kind = OP_INPUT_OTHER;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK and fstat first: a FIFO or device is refused, never waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
         return op_err_set(err, OP_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        /* The reader's own refusal, naming the file's kind (nothing is read or allocated). */
+        uint8_t *d;
+        size_t l;
+        op_status st = op_input_file_read(path, "input", 0, NULL, &d, &l, err);
+        return st != OP_OK ? st : op_err_set(err, OP_EINVAL, "%s is not a regular file", path);
+    }
     uint8_t head[4];
-    size_t n = fread(head, 1, sizeof head, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return op_err_set(err, OP_EIO, "cannot read %s", path);
+    size_t n = 0;
+    while (n < sizeof head) {
+        ssize_t got = read(fd, head + n, sizeof head - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            close(fd);
+            return op_err_set(err, OP_EIO, "cannot read %s", path);
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
     *kind = op_input_sniff(head, n);
     op_err_clear(err);
     return OP_OK;

@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "onepath/limits.h"
+#include "onepath/input_file.h"
 #include "onepath/obj.h"
 
 /* ===== a small unsigned bignum: 32-bit limbs, little-endian, fixed capacity ===== */
@@ -767,42 +768,24 @@ op_status op_obj_parse(const char *buf, size_t len, op_arena *out, op_soup *soup
 
 op_status op_obj_read_file(const char *path, op_arena *out, op_soup *soup, op_err *err)
 {
+    return op_obj_read_file_max(path, OP_DEFAULT_MAX_INPUT_BYTES, out, soup, err);
+}
+
+op_status op_obj_read_file_max(const char *path, size_t max, op_arena *out, op_soup *soup,
+                               op_err *err)
+{
     if (soup)
         memset(soup, 0, sizeof *soup);
     if (!path)
         return op_err_set(err, OP_EINVAL, "obj: NULL path");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return op_err_set(err, OP_EIO, "obj: cannot open %s: %s", path, strerror(errno));
     op_arena *tmp = op_arena_create(0);
-    op_status st = OP_OK;
-    /* Sized from the file's length when it has one (one allocation, not doublings
-     * that would leave copies behind in the arena); pipes grow from 64 KiB. */
-    size_t cap = 1 << 16, len = 0;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long end = ftell(f);
-        if (end > 0 && (unsigned long)end < SIZE_MAX - 1)
-            cap = (size_t)end + 1; /* + 1: reaching EOF needs no second block */
-        rewind(f);
-    }
-    char *buf = tmp ? op_arena_alloc(tmp, cap) : NULL;
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        char *nb = cap <= SIZE_MAX / 2 ? op_arena_grow(tmp, buf, cap, cap * 2) : NULL;
-        if (!nb)
-            buf = NULL;
-        else
-            buf = nb, cap *= 2;
-    }
-    if (!buf)
-        st = op_err_set(err, OP_ENOMEM, "obj: out of memory reading %s (%zu bytes)", path, cap);
-    else if (ferror(f))
-        st = op_err_set(err, OP_EIO, "obj: cannot read %s", path);
-    fclose(f);
+    if (!tmp)
+        return op_err_set(err, OP_ENOMEM, "obj: out of memory reading %s", path);
+    uint8_t *buf;
+    size_t len;
+    op_status st = op_input_file_read(path, "obj", max, tmp, &buf, &len, err);
     if (st == OP_OK) {
-        st = op_obj_parse(buf, len, out, soup, err);
+        st = op_obj_parse((const char *)buf, len, out, soup, err);
         if (st != OP_OK && err) {
             /* Name the file as well as the line. */
             char msg[OP_ERR_MSG_MAX];

@@ -44,7 +44,8 @@ typedef enum op_input_kind {
 
 /* The kind of a file from its first bytes (the magic alone; nothing else is checked). */
 op_input_kind op_input_sniff(const void *buf, size_t len);
-/* The same from a file's first 4 bytes; OP_EIO when it cannot be opened. */
+/* The same from a file's first 4 bytes; OP_EIO when it cannot be opened, OP_EINVAL when it
+ * is not a regular file (opened without blocking: a FIFO is refused, not waited on). */
 op_status op_input_sniff_file(const char *path, op_input_kind *kind, op_err *err);
 
 /* Parses a heightfield file held in buf[0..len). col_start and spans come from out. */
@@ -57,6 +58,11 @@ op_status op_chunk_parse(const void *buf, size_t len, op_arena *out, op_voxel_ch
  * before returning) and parse it. */
 op_status op_hf_read_file(const char *path, op_arena *out, op_hf_input *hf, op_err *err);
 op_status op_chunk_read_file(const char *path, op_arena *out, op_voxel_chunk *vc, op_err *err);
+/* The same reading at most min(max, OP_MAX_INPUT_FILE) bytes (op_input_file_read). */
+op_status op_hf_read_file_max(const char *path, size_t max, op_arena *out, op_hf_input *hf,
+                              op_err *err);
+op_status op_chunk_read_file_max(const char *path, size_t max, op_arena *out, op_voxel_chunk *vc,
+                                 op_err *err);
 
 /* Write the file of a valid input (validated first: its status and message otherwise).
  * The bytes are a pure function of the input (the origin's exact binary64 bits, -0.0

@@ -43,6 +43,10 @@ op_status op_obj_parse(const char *buf, size_t len, op_arena *out, op_soup *soup
 /* Reads the file at path whole (into a temporary arena freed before returning) and
  * parses it as op_obj_parse does. */
 op_status op_obj_read_file(const char *path, op_arena *out, op_soup *soup, op_err *err);
+/* The same with at most max bytes read (op_input_file_read: regular files only, a larger one
+ * is OP_ERANGE naming its size). op_obj_read_file uses OP_DEFAULT_MAX_INPUT_BYTES. */
+op_status op_obj_read_file_max(const char *path, size_t max, op_arena *out, op_soup *soup,
+                               op_err *err);
 
 /*
  * Writes a soup as OBJ text: a comment line, one 'v x y z' line per vertex and one

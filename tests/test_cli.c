@@ -857,3 +857,67 @@ Test(cli, shards_merge_to_the_full_bake_and_a_lost_shard_fails)
     cr_assert(strstr(out, "FAIL manifest_shard_2_of_3.optm"), "%s", out);
     free(out);
 }
+
+/* ---- conventions: --help, --version, ONEPATH_URL ---- */
+
+Test(cli, every_command_help_is_on_stdout_with_exit_0)
+{
+    const char *top[] = {"--help", NULL};
+    run_result r = run(top);
+    cr_assert_eq(r.rc, 0);
+    /* The command names, as the top-level help lists them ("  NAME  summary"). */
+    char names[32][32];
+    int n = 0;
+    for (const char *p = r.out; (p = strstr(p, "\n  ")) && n < 32; p++) {
+        if (sscanf(p + 3, "%31[a-z]", names[n]) == 1 && p[3] != ' ')
+            n++;
+    }
+    run_free(&r);
+    cr_assert_geq(n, 12, "only %d commands in onepath --help", n);
+    for (int i = 0; i < n; i++) {
+        for (int h = 0; h < 2; h++) {
+            const char *args[] = {names[i], h ? "-h" : "--help", NULL};
+            r = run(args);
+            cr_assert_eq(r.rc, 0, "onepath %s %s: exit %d", names[i], args[1], r.rc);
+            cr_assert(strstr(r.out, "usage: onepath"), "onepath %s %s: no usage on stdout: %s",
+                      names[i], args[1], r.out);
+            cr_assert_eq(r.err_len, 0, "onepath %s %s wrote to stderr: %s", names[i], args[1],
+                         r.err);
+            run_free(&r);
+        }
+    }
+    /* Bad usage still goes to stderr with exit 2. */
+    const char *bad[] = {"bake", "--no-such-flag", NULL};
+    r = run(bad);
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "usage:"), "%s", r.err);
+    run_free(&r);
+}
+
+Test(cli, version_flag_and_command_agree)
+{
+    const char *a[] = {"--version", NULL}, *b[] = {"version", NULL};
+    run_result r1 = run(a), r2 = run(b);
+    cr_assert_eq(r1.rc, 0);
+    cr_assert(!strncmp(r1.out, "onepath ", 8) && r1.out_len > 9, "%s", r1.out);
+    cr_assert_str_eq(r1.out, r2.out);
+    run_free(&r1);
+    run_free(&r2);
+}
+
+Test(cli, onepath_url_is_the_default_url)
+{
+    const char *ping[] = {"remote", "ping", "--timeout", "200", NULL};
+    unsetenv("ONEPATH_URL");
+    run_result r = run(ping);
+    cr_assert_eq(r.rc, 1);
+    cr_assert(strstr(r.err, "is required"), "%s", r.err);
+    run_free(&r);
+    /* With the variable the command tries that URL (no daemon there: it times out). */
+    setenv("ONEPATH_URL", "ipc:///tmp/onepath-cli-test-no-such.sock", 1);
+    r = run(ping);
+    cr_assert_eq(r.rc, 1);
+    cr_assert(!strstr(r.err, "is required") && strstr(r.err, "ping"), "%s", r.err);
+    run_free(&r);
+    unsetenv("ONEPATH_URL");
+}

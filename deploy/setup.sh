@@ -14,7 +14,7 @@ jobs=${JOBS:-$(nproc)}
 
 packages=(build-essential cmake pkg-config libnng-dev libuv1-dev libmsgpack-dev
           libcriterion-dev libnanomsg-dev librecast-dev zlib1g-dev
-          python3 python3-msgpack python3-pytest python3-numpy man-db
+          python3 python3-msgpack python3-pytest python3-numpy python3-yaml man-db
           chromium libjs-three systemd)
 
 deps() {

@@ -13,6 +13,10 @@
 #include "onepath/mesh.h"
 
 #define OP_QUERY_AREAS 64
+/* Corridor search (docs/queries.md §4): nodes per polygon (one per side it is entered
+ * from) and the heuristic scale. */
+#define OP_QUERY_SIDES   4
+#define OP_QUERY_H_SCALE 0.999
 
 /* Which polygons a query may use, and what walking over each area costs. */
 typedef struct op_query_filter {

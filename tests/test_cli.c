@@ -857,3 +857,152 @@ Test(cli, shards_merge_to_the_full_bake_and_a_lost_shard_fails)
     cr_assert(strstr(out, "FAIL manifest_shard_2_of_3.optm"), "%s", out);
     free(out);
 }
+
+/* ---- conventions: --help, --version, ONEPATH_URL ---- */
+
+Test(cli, every_command_help_is_on_stdout_with_exit_0)
+{
+    const char *top[] = {"--help", NULL};
+    run_result r = run(top);
+    cr_assert_eq(r.rc, 0);
+    /* The command names, as the top-level help lists them ("  NAME  summary"). */
+    char names[32][32];
+    int n = 0;
+    for (const char *p = r.out; (p = strstr(p, "\n  ")) && n < 32; p++) {
+        if (sscanf(p + 3, "%31[a-z]", names[n]) == 1 && p[3] != ' ')
+            n++;
+    }
+    run_free(&r);
+    cr_assert_geq(n, 12, "only %d commands in onepath --help", n);
+    for (int i = 0; i < n; i++) {
+        for (int h = 0; h < 2; h++) {
+            const char *args[] = {names[i], h ? "-h" : "--help", NULL};
+            r = run(args);
+            cr_assert_eq(r.rc, 0, "onepath %s %s: exit %d", names[i], args[1], r.rc);
+            cr_assert(strstr(r.out, "usage: onepath"), "onepath %s %s: no usage on stdout: %s",
+                      names[i], args[1], r.out);
+            cr_assert_eq(r.err_len, 0, "onepath %s %s wrote to stderr: %s", names[i], args[1],
+                         r.err);
+            run_free(&r);
+        }
+    }
+    /* Bad usage still goes to stderr with exit 2. */
+    const char *bad[] = {"bake", "--no-such-flag", NULL};
+    r = run(bad);
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "usage:"), "%s", r.err);
+    run_free(&r);
+}
+
+Test(cli, version_flag_and_command_agree)
+{
+    const char *a[] = {"--version", NULL}, *b[] = {"version", NULL};
+    run_result r1 = run(a), r2 = run(b);
+    cr_assert_eq(r1.rc, 0);
+    cr_assert(!strncmp(r1.out, "onepath ", 8) && r1.out_len > 9, "%s", r1.out);
+    cr_assert_str_eq(r1.out, r2.out);
+    run_free(&r1);
+    run_free(&r2);
+}
+
+Test(cli, onepath_url_is_the_default_url)
+{
+    const char *ping[] = {"remote", "ping", "--timeout", "200", NULL};
+    unsetenv("ONEPATH_URL");
+    run_result r = run(ping);
+    cr_assert_eq(r.rc, 1);
+    cr_assert(strstr(r.err, "is required"), "%s", r.err);
+    run_free(&r);
+    /* With the variable the command tries that URL (no daemon there: it times out). */
+    setenv("ONEPATH_URL", "ipc:///tmp/onepath-cli-test-no-such.sock", 1);
+    r = run(ping);
+    cr_assert_eq(r.rc, 1);
+    cr_assert(!strstr(r.err, "is required") && strstr(r.err, "ping"), "%s", r.err);
+    run_free(&r);
+    unsetenv("ONEPATH_URL");
+}
+
+Test(cli, progress_plain_json_none_off_a_terminal)
+{
+    const char *plain[] = {"bake", "gen:rooms:64:1", "--progress", "plain", NULL};
+    run_result r = run(plain);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    /* stderr is a file here: the last line is the whole bake. */
+    int tiles = 0;
+    cr_assert(strstr(r.err, "bake: "), "no progress line: %s", r.err);
+    const char *last = r.err, *q;
+    while ((q = strstr(last + 1, "bake: ")))
+        last = q;
+    int done = -1, total = -2;
+    cr_assert_eq(sscanf(last, "bake: %d/%d tiles", &done, &total), 2, "%s", r.err);
+    cr_assert_eq(done, total, "%s", r.err);
+    tiles = total;
+    cr_assert_gt(tiles, 0);
+    run_free(&r);
+
+    const char *json[] = {"bake", "gen:rooms:64:1", "--progress", "json", NULL};
+    r = run(json);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *d = strstr(r.err, "{\"done\": ");
+    cr_assert(d, "no JSON progress: %s", r.err);
+    cr_assert_eq(sscanf(d, "{\"done\": %d, \"total\": %d", &done, &total), 2, "%s", r.err);
+    cr_assert_eq(total, tiles);
+    run_free(&r);
+
+    const char *none[] = {"bake", "gen:rooms:64:1", "--progress", "none", NULL};
+    r = run(none);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert_eq(r.err_len, 0, "--progress none wrote: %s", r.err);
+    run_free(&r);
+
+    const char *bad[] = {"bake", "--progress", "loud", NULL};
+    r = run(bad);
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "--progress"), "%s", r.err);
+    run_free(&r);
+}
+
+/* A 20 x 20 floor: faces "1 2 3" and "3 2 4" point up (e0 x e1 has +y), reversed down. */
+static void floor_obj(const char *path, int down, int wall)
+{
+    char text[512];
+    if (wall) /* the same square standing upright: steeper than any slope */
+        snprintf(text, sizeof text, "v 0 0 0\nv 0 20 0\nv 20 0 0\nv 20 20 0\nf 1 2 3\nf 3 2 4\n");
+    else
+        snprintf(text, sizeof text, "v 0 0 0\nv 0 0 20\nv 20 0 0\nv 20 0 20\n%s",
+                 down ? "f 1 3 2\nf 3 4 2\n" : "f 1 2 3\nf 3 2 4\n");
+    spit(path, text, strlen(text));
+}
+
+Test(cli, no_walkable_surface_warns_with_the_likely_cause)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/floor.obj", tmpdir);
+    const char *args[] = {"bake", path, "--progress", "none", NULL};
+    floor_obj(path, 0, 0);
+    run_result r = run(args);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(!strstr(r.err, "warning"), "an upward floor warns: %s", r.err);
+    run_free(&r);
+
+    floor_obj(path, 1, 0);
+    r = run(args);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "no walkable surface") && strstr(r.err, "point down"),
+              "a floor facing down: %s", r.err);
+    run_free(&r);
+
+    floor_obj(path, 0, 1);
+    r = run(args);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "no walkable surface") && strstr(r.err, "slope"), "a wall: %s", r.err);
+    run_free(&r);
+
+    /* Units: the floor in millimetres-as-metres terms, far smaller than a cell. */
+    const char *tiny[] = {"bake", path, "--progress", "none", "--set", "cell_size=10", NULL};
+    floor_obj(path, 0, 0);
+    r = run(tiny);
+    if (r.rc == 0 && strstr(r.err, "no walkable surface"))
+        cr_assert(strstr(r.err, "units"), "a level of two cells: %s", r.err);
+    run_free(&r);
+}

@@ -18,6 +18,7 @@
 #include "onepath/hfio.h"
 #include "onepath/limits.h"
 #include "onepath/parallel.h"
+#include "onepath/spans.h"
 #include "onepath/tile_codec.h"
 #include "manifest.h"
 #include "remote_common.h"
@@ -92,14 +93,50 @@ static op_status bake_one(void *user, int i, op_arena *out, op_arena *scratch, o
     return OP_OK;
 }
 
+/* --progress: how the tiles done are reported on stderr while a bake runs. */
+typedef enum progress_mode {
+    PROGRESS_AUTO,  /* a bar on a terminal, else plain lines on long bakes */
+    PROGRESS_BAR,   /* (internal) the redrawn bar of AUTO on a terminal */
+    PROGRESS_PLAIN, /* "bake: D/T tiles (P%)" lines */
+    PROGRESS_JSON,  /* {"done": D, "total": T} lines */
+    PROGRESS_NONE
+} progress_mode;
+
+/* Lines are written at most every PROGRESS_EVERY_MS (and for the last tile), so a short
+ * bake prints none but its end, and AUTO off a terminal prints nothing for bakes that end
+ * within the first interval. */
+#define PROGRESS_EVERY_MS 1000.0
+
+typedef struct progress_state {
+    progress_mode mode;
+    double start_ms, last_ms;
+} progress_state;
+
 static void progress(void *ctx, int done, int total)
 {
-    (void)ctx;
-    int width = 40, filled = (int)((long)done * width / (total ? total : 1));
-    fprintf(stderr, "\r[%.*s%*s] %d/%d tiles", filled, "########################################",
-            width - filled, "", done, total);
-    if (done == total)
-        fputc('\n', stderr);
+    progress_state *p = ctx;
+    if (p->mode == PROGRESS_BAR) {
+        int width = 40, filled = (int)((long)done * width / (total ? total : 1));
+        fprintf(stderr, "\r[%.*s%*s] %d/%d tiles", filled,
+                "########################################", width - filled, "", done, total);
+        if (done == total)
+            fputc('\n', stderr);
+        return;
+    }
+    double now = cli_now_ms();
+    int last = done == total;
+    if (now - p->last_ms < PROGRESS_EVERY_MS && !(last && p->mode != PROGRESS_AUTO))
+        return;
+    if (last && p->mode == PROGRESS_AUTO && now - p->start_ms < PROGRESS_EVERY_MS)
+        return;
+    p->last_ms = now;
+    if (p->mode == PROGRESS_JSON)
+        fprintf(stderr, "{\"done\": %d, \"total\": %d, \"ms\": %.0f}\n", done, total,
+                now - p->start_ms);
+    else
+        fprintf(stderr, "bake: %d/%d tiles (%d%%), %.1f s\n", done, total,
+                total ? (int)((long)done * 100 / total) : 100, (now - p->start_ms) / 1e3);
+    fflush(stderr);
 }
 
 /* The bake's summary hash: the layer hashes folded in order (also the manifest's). */
@@ -112,6 +149,78 @@ static uint64_t summary_hash(const bake_job *j, int n)
     return h;
 }
 
+/* What the soup's triangles are, for the warning of a bake with no walkable surface. */
+typedef struct soup_stats {
+    int known; /* a triangle soup (not a heightfield or chunk) */
+    size_t tris, walkable, down, steep;
+    double extent; /* largest side of the bounding box, world units */
+} soup_stats;
+
+static void soup_survey(const op_soup *soup, const op_settings *s, soup_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->known = 1;
+    st->tris = soup->tris_len / 3;
+    float c = op_cos_degrees(s->agent_max_slope);
+    float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (size_t i = 0; i + 2 < soup->verts_len; i += 3)
+        for (int k = 0; k < 3; k++) {
+            float v = soup->verts[i + (size_t)k];
+            if (i == 0 || v < lo[k])
+                lo[k] = v;
+            if (i == 0 || v > hi[k])
+                hi[k] = v;
+        }
+    for (int k = 0; k < 3; k++)
+        if ((double)hi[k] - lo[k] > st->extent)
+            st->extent = (double)hi[k] - lo[k];
+    for (size_t t = 0; t < st->tris; t++) {
+        const float *v0 = &soup->verts[3 * (size_t)soup->tris[3 * t]];
+        const float *v1 = &soup->verts[3 * (size_t)soup->tris[3 * t + 1]];
+        const float *v2 = &soup->verts[3 * (size_t)soup->tris[3 * t + 2]];
+        if (op_triangle_walkable(v0, v1, v2, c))
+            st->walkable++;
+        else if (op_triangle_walkable(v0, v2, v1, c))
+            st->down++; /* walkable if it faced up: reversed winding */
+        else
+            st->steep++;
+    }
+}
+
+/* A bake that made no polygon: say so, and what the level suggests (faces, slope, units). */
+static void warn_unwalkable(const char *level, const op_settings *s, const soup_stats *st)
+{
+    fprintf(stderr, "onepath: warning: %s has no walkable surface (no tile has a polygon)", level);
+    if (!st->known) {
+        fprintf(stderr, "; check the input's area ids and the agent settings\n");
+        return;
+    }
+    fprintf(stderr,
+            ": %zu triangles, %zu walkable, %zu facing down, %zu steeper than "
+            "agent_max_slope %.0f; %.6g units across\n",
+            st->tris, st->walkable, st->down, st->steep, s->agent_max_slope, st->extent);
+    if (st->down > st->walkable)
+        fprintf(stderr, "onepath: likely cause: the faces point down (reversed winding; "
+                        "export with the faces' normals up, +Y up)\n");
+    else if (st->steep > st->walkable)
+        fprintf(stderr,
+                "onepath: likely cause: slope (the floors are steeper than %.0f "
+                "degrees: is the level Z-up? onepath is Y-up; or raise "
+                "--set agent_max_slope)\n",
+                s->agent_max_slope);
+    if (st->extent > 0 && (st->extent < 4.0 * s->cell_size || st->extent > 1e5))
+        fprintf(stderr,
+                "onepath: likely cause: units (the level is %.6g units across and a "
+                "cell is %.3g: metres expected; scale the level or set cell_size, "
+                "cell_height, agent_*)\n",
+                st->extent, s->cell_size);
+    else if (st->walkable && st->down <= st->walkable && st->steep <= st->walkable)
+        fprintf(stderr,
+                "onepath: likely cause: units or agent size (agent_height %.3g, "
+                "agent_radius %.3g: the walkable pieces are too small or too low)\n",
+                s->agent_height, s->agent_radius);
+}
+
 typedef struct bake_opts {
     const char *level;
     const char *out_dir;
@@ -119,6 +228,7 @@ typedef struct bake_opts {
     int threads, json, single, stx, stz;
     int shard, nshards;                     /* --shard I/N: only the I-th of N bands of tile rows */
     const char *sets[OP_MANIFEST_MAX_SETS]; /* --set texts, for the manifest */
+    progress_mode progress;
     int nsets;
     op_settings s;
 } bake_opts;
@@ -128,13 +238,15 @@ static int usage(void)
     fprintf(stderr,
             "usage: onepath bake [LEVEL | gen:KIND:SIZE:SEED] [--set key=value ...]\n"
             "                    [--threads N] [--tile TX,TZ | --shard I/N] [--out DIR] [--json]\n"
-            "                    [--volumes FILE.json]\n"
+            "                    [--volumes FILE.json] [--progress auto|plain|json|none]\n"
             "LEVEL is an OBJ file, a heightfield (OPHF) or a voxel chunk (OPVC) file\n"
             "(docs/spec/input-formats.md), told apart by their first bytes.\n"
             "--volumes reads box, cylinder and prism volumes (areas and obstacles) from a JSON\n"
             "array (docs/spec/input-formats.md §6).\n"
             "--shard I/N bakes only band I (0-based) of N equal bands of tile rows; the\n"
             "bands' --out files together are exactly the files of the whole bake.\n"
+            "--progress: tiles done on stderr; auto (default) draws a bar on a terminal and\n"
+            "otherwise writes plain lines (every second) on bakes that last over a second.\n"
             "With no level, bakes the bundled default (%s).\n",
             OP_CLI_DEFAULT_LEVEL);
     return 2;
@@ -154,7 +266,22 @@ static int parse(int argc, char **argv, bake_opts *o)
             return usage();
         if (!strcmp(a, "--json"))
             o->json = 1;
-        else if (!strcmp(a, "--set") && more) {
+        else if (!strcmp(a, "--progress") && more) {
+            const char *m = argv[++i];
+            if (!strcmp(m, "plain"))
+                o->progress = PROGRESS_PLAIN;
+            else if (!strcmp(m, "json"))
+                o->progress = PROGRESS_JSON;
+            else if (!strcmp(m, "none"))
+                o->progress = PROGRESS_NONE;
+            else if (!strcmp(m, "auto"))
+                o->progress = PROGRESS_AUTO;
+            else {
+                fprintf(stderr, "onepath: --progress wants auto, plain, json or none, got '%s'\n",
+                        m);
+                return 2;
+            }
+        } else if (!strcmp(a, "--set") && more) {
             if (cli_apply_set(&o->s, argv[++i]))
                 return 2;
         } else if (!strcmp(a, "--threads") && more) {
@@ -225,7 +352,7 @@ static void print_summary(const bake_opts *o, const bake_job *j, int n, double m
 /* cli_open_level, a soup level prepared on the bake's workers (the level does not
  * depend on their number); *prep_ms is the preparation's time (not the reading's). */
 static int open_level(const bake_opts *o, op_pool *pool, op_arena *a, op_level **lvl,
-                      double *prep_ms)
+                      double *prep_ms, soup_stats *stats)
 {
     op_err e;
     op_input_kind kind = OP_INPUT_OTHER;
@@ -249,6 +376,7 @@ static int open_level(const bake_opts *o, op_pool *pool, op_arena *a, op_level *
         return 1;
     }
     *prep_ms = cli_now_ms() - t0;
+    soup_survey(&soup, &o->s, stats); /* the level has validated the soup */
     return 0;
 }
 
@@ -375,6 +503,7 @@ int op_cmd_bake(int argc, char **argv)
     int n = 0;
     rc = 1;
     double prep_ms = 0.0;
+    soup_stats stats = {0};
     /* One set of workers for the preparation and the tiles; its start is part of the
      * build's time. */
     op_pool *pool = NULL;
@@ -384,7 +513,7 @@ int op_cmd_bake(int argc, char **argv)
         goto done;
     }
     double pool_ms = cli_now_ms() - tp;
-    if (!a || open_level(&o, pool, a, &lvl, &prep_ms))
+    if (!a || open_level(&o, pool, a, &lvl, &prep_ms, &stats))
         goto done;
     prep_ms += pool_ms;
     j.lvl = lvl;
@@ -410,7 +539,10 @@ int op_cmd_bake(int argc, char **argv)
         fprintf(stderr, "onepath: cannot create %s: %s\n", o.out_dir, strerror(errno));
         goto done;
     }
-    op_parallel_opts po = {o.threads, (!o.json && isatty(2)) ? progress : NULL, NULL, pool};
+    progress_state ps = {o.progress, cli_now_ms(), cli_now_ms()};
+    if (ps.mode == PROGRESS_AUTO && isatty(2))
+        ps.mode = o.json ? PROGRESS_NONE : PROGRESS_BAR;
+    op_parallel_opts po = {o.threads, ps.mode == PROGRESS_NONE ? NULL : progress, &ps, pool};
     double t0 = cli_now_ms();
     if (run_jobs(&j, n, &po, &e) != OP_OK) {
         fprintf(stderr, "onepath: %s: %s\n", o.level, e.msg);
@@ -420,6 +552,11 @@ int op_cmd_bake(int argc, char **argv)
     if (o.out_dir && write_out(&o, &j, n, lvl))
         goto done;
     print_summary(&o, &j, n, ms);
+    long polys = 0;
+    for (int i = 0; i < n; i++)
+        polys += j.res[i].polys;
+    if (!polys && !o.single && o.nshards <= 1)
+        warn_unwalkable(o.level, &o.s, &stats);
     rc = 0;
 done:
     for (int i = 0; j.res && i < n; i++)

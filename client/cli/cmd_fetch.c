@@ -19,7 +19,8 @@ static int usage(void)
 
 int op_cmd_fetch(int argc, char **argv)
 {
-    remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
+    remote_opts o;
+    remote_opts_init(&o);
     for (int i = 0; i < argc; i++) {
         int r = remote_opt(argc, argv, &i, &o);
         if (r < 0)

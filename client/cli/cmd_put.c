@@ -30,7 +30,8 @@ static const char *default_mesh_name(const char *spec)
 
 int op_cmd_put(int argc, char **argv)
 {
-    remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
+    remote_opts o;
+    remote_opts_init(&o);
     op_client_setting sets[MAX_SETS];
     char keys[MAX_SETS][64];
     int nsets = 0;

@@ -221,7 +221,8 @@ static int parse(int argc, char **argv, rargs *a)
 
 int op_cmd_remote(int argc, char **argv)
 {
-    rargs a = {.o = {.timeout_ms = OP_CLI_TIMEOUT_MS}};
+    rargs a = {0};
+    remote_opts_init(&a.o);
     if (argc < 1)
         return usage();
     const sub *s = NULL;

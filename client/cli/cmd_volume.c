@@ -145,7 +145,8 @@ int op_cmd_volume(int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "drop") && strcmp(argv[0], "list") && strcmp(argv[0], "put")))
         return usage();
-    remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
+    remote_opts o;
+    remote_opts_init(&o);
     const char *name = NULL;
     for (int i = 1; i < argc; i++) {
         int r = remote_opt(argc, argv, &i, &o);

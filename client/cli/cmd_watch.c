@@ -71,7 +71,8 @@ static void sleep_ms(int ms)
 
 int op_cmd_watch(int argc, char **argv)
 {
-    remote_opts o = {.timeout_ms = OP_CLI_TIMEOUT_MS};
+    remote_opts o;
+    remote_opts_init(&o);
     int wait_ms = 30000, once = 0;
     for (int i = 0; i < argc; i++) {
         int r = remote_opt(argc, argv, &i, &o);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_common.h"
@@ -13,8 +14,10 @@
 
 static int cmd_version(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 0 && argv[0][0] == '-') {
+        fprintf(stderr, "usage: onepath version\n");
+        return 2;
+    }
     printf("onepath %s\n", OP_VERSION_STRING);
     return 0;
 }
@@ -43,7 +46,18 @@ static void usage(FILE *f)
     fprintf(f, "\noptions of every command:\n"
                "  --max-input-bytes N  read no input file larger than N bytes (default 2 GiB);\n"
                "                       directories, devices and FIFOs are refused\n");
-    fprintf(f, "\n'onepath COMMAND --help' describes one command.\n");
+    fprintf(f, "\n'onepath COMMAND --help' describes one command; 'onepath --version' prints "
+               "the version.\nThe commands that talk to onepathd take --url URL, default "
+               "$ONEPATH_URL.\n");
+}
+
+/* Does a command's argument list ask for its help (--help or -h before any "--")? */
+static int asks_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    return 0;
 }
 
 /* Takes --max-input-bytes N (or =N) out of argv[from..argc), wherever it stands, so that
@@ -92,9 +106,21 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (!strcmp(argv[1], "--version"))
+        return cmd_version(0, NULL);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name)) {
+            if (asks_help(argc - 2, argv + 2)) {
+                /* Asked for, the usage is the output: stdout, exit 0. The commands print
+                 * it to stderr with exit 2 when it answers bad usage. */
+                fflush(stderr);
+                if (dup2(1, 2) < 0)
+                    return 2;
+                int rc = commands[i].fn(argc - 2, argv + 2);
+                return rc == 2 ? 0 : rc;
+            }
             return commands[i].fn(argc - 2, argv + 2);
+        }
     fprintf(stderr, "onepath: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -12,6 +12,15 @@
 #include "onepath/hash.h"
 #include "remote_common.h"
 
+void remote_opts_init(remote_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->timeout_ms = OP_CLI_TIMEOUT_MS;
+    const char *env = getenv(OP_CLI_URL_ENV);
+    if (env && *env)
+        o->url = env;
+}
+
 int remote_opt(int argc, char **argv, int *i, remote_opts *o)
 {
     const char *a = argv[*i];
@@ -72,7 +81,8 @@ op_client *remote_open(remote_opts *o)
     op_client *c = NULL;
     op_err e;
     if (!o->url) {
-        fprintf(stderr, "onepath: --url URL is required (tcp://HOST:PORT or ipc:///PATH)\n");
+        fprintf(stderr, "onepath: --url URL (or $" OP_CLI_URL_ENV
+                        ") is required (tcp://HOST:PORT or ipc:///PATH)\n");
         return NULL;
     }
     char **m;

@@ -23,6 +23,13 @@ typedef struct remote_opts {
     char member[4096]; /* set by remote_open: the member it dialed */
 } remote_opts;
 
+/* Environment variable holding the default --url. */
+#define OP_CLI_URL_ENV "ONEPATH_URL"
+
+/* The defaults: timeout OP_CLI_TIMEOUT_MS, url from $ONEPATH_URL when set and not empty
+ * (a --url option replaces it). */
+void remote_opts_init(remote_opts *o);
+
 /* Consumes a shared option at argv[*i] (--url, --level, --out, --timeout); returns 1
  * when consumed, 0 when not ours, -1 on a bad value (printed). */
 int remote_opt(int argc, char **argv, int *i, remote_opts *o);

@@ -283,10 +283,12 @@ static op_status value_text(const msgpack_object_kv *kv, char *buf, size_t cap, 
         snprintf(buf, cap, "%d", v->via.boolean ? 1 : 0);
         return OP_OK;
     case MSGPACK_OBJECT_STR:
-        if (v->via.str.size >= cap || memchr(v->via.str.ptr, '\0', v->via.str.size))
+        if (v->via.str.size >= cap ||
+            (v->via.str.size && memchr(v->via.str.ptr, '\0', v->via.str.size)))
             return op_err_set(err, OP_EINVAL, "settings: '%.*s' has a bad string value",
                               (int)(k->via.str.size > 64 ? 64 : k->via.str.size), k->via.str.ptr);
-        memcpy(buf, v->via.str.ptr, v->via.str.size);
+        if (v->via.str.size)
+            memcpy(buf, v->via.str.ptr, v->via.str.size);
         buf[v->via.str.size] = '\0';
         return OP_OK;
     default:
@@ -302,8 +304,9 @@ op_status opd_settings_from_map(const msgpack_object *map, op_settings *s, op_er
         return op_err_set(err, OP_EPROTO, "'settings' must be a map");
     for (uint32_t i = 0; i < map->via.map.size; i++) {
         const msgpack_object_kv *kv = &map->via.map.ptr[i];
-        if (kv->key.type != MSGPACK_OBJECT_STR || kv->key.via.str.size >= 64 ||
-            memchr(kv->key.via.str.ptr, '\0', kv->key.via.str.size))
+        /* An empty str has a NULL ptr in msgpack-c: memchr may not see it. */
+        if (kv->key.type != MSGPACK_OBJECT_STR || kv->key.via.str.size == 0 ||
+            kv->key.via.str.size >= 64 || memchr(kv->key.via.str.ptr, '\0', kv->key.via.str.size))
             return op_err_set(err, OP_EINVAL, "settings: key %u is not a setting name", i);
         for (uint32_t j = 0; j < i; j++)
             if (map->via.map.ptr[j].key.via.str.size == kv->key.via.str.size &&

@@ -83,6 +83,8 @@ typedef struct opd_config {
     int threads;          /* tile build workers (+1 build on a receiving thread) */
     int request_threads;  /* request workers: edits and large messages */
     size_t max_message;   /* bytes; larger messages drop the connection */
+    size_t max_unpacked;  /* bytes msgpack-c may hold for one request (mpscan.h) */
+    size_t max_memory;    /* levels + caches + meshes an edit may bring the daemon to */
     int max_levels;
     size_t max_level_verts;
     size_t max_level_tris;
@@ -360,8 +362,14 @@ typedef struct opd_daemon {
     struct opd_http *http;           /* --http (http.c) */
     struct opd_http *metrics;        /* --metrics (metrics.c) */
     struct opd_navmeshes *navmeshes; /* path queries' meshes (navmesh.c) */
-    struct opd_call *calls;
-    int ncalls;
+    /* The REP socket's calls (transport.c): every one allocated, and the idle ones. At
+     * most --contexts are receiving or working; a parked call is not counted (it holds
+     * its context only to send its reply), and a fresh call takes its place. */
+    pthread_mutex_t calls_mu;
+    struct opd_call **calls;
+    int ncalls, calls_cap;
+    struct opd_call *idle; /* linked by next_idle */
+    atomic_int armed;      /* calls receiving, working or sending (parked ones not) */
 } opd_daemon;
 
 /* ---- leaf services (daemon.c) ---- */
@@ -408,6 +416,7 @@ typedef struct opd_call {
     int woken;               /* run again by the thread of a build: it builds nothing more there */
     const opd_call_ops *ops; /* NULL: the REP socket's context */
     uint32_t allow;          /* methods it may call (bit per opd_method); 0: every one */
+    struct opd_call *next_idle; /* transport.c: in d->idle */
 } opd_call;
 
 /* Replies are packed straight into the nng message that is sent: no copy of a blob.
@@ -429,6 +438,12 @@ void opd_call_error(opd_call *c, op_status code, const char *msg);
  * URL). Stop closes the socket and frees the contexts: only once no call is in flight. */
 int opd_transport_start(opd_daemon *d, op_err *err);
 void opd_transport_stop(opd_daemon *d);
+/* A REP call parked (its method waits for a tile or a change): another call starts
+ * receiving in its place, so parked calls never take the --contexts that serve
+ * requests (protocol §1.6). Unparked: it works again (its reply returns it to idle
+ * when more than --contexts are then armed). No-ops for other transports' calls. */
+void opd_transport_parked(opd_daemon *d);
+void opd_transport_unparked(opd_call *c);
 
 /* ---- HTTP (http.c, http_files.c, metrics.c; docs/spec/http.md) ---- */
 

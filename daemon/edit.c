@@ -118,12 +118,55 @@ static op_status persist_level(opd_level *lv, edit *e, uint64_t w, uint64_t epoc
 
 /* ===== step 3: install ===== */
 
+/* What lv will hold once e is installed: its geometry, the new snapshot, and an entry
+ * for every tile of the snapshot's range (with the tile map's slack). */
+static size_t projected_memory(const opd_level *lv, const edit *e)
+{
+    size_t meshes = lv->mesh_bytes;
+    if (e->new_meshes) {
+        meshes = 0;
+        for (int i = 0; i < e->nmeshes; i++)
+            meshes += sizeof *e->meshes[i] + e->meshes[i]->verts_len + e->meshes[i]->tris_len +
+                      e->meshes[i]->areas_len;
+    }
+    size_t tiles = (size_t)opd_snap_tiles(e->sn);
+    /* A tile's entry, its layers and its hashes are three allocations (each with malloc's
+     * header and at least 32 bytes); the map keeps up to two slots a tile. Measured: a
+     * million empty tiles hold 350 MB. */
+    size_t per_tile = sizeof(opd_tile) + 3 * OPD_ALLOC_OVERHEAD + 2 * 32 + 2 * sizeof(opd_tile *);
+    return sizeof *lv + meshes + e->sn->bytes + tiles * per_tile;
+}
+
+/* --max-memory: the daemon's levels, caches and path meshes after the edit (edit lock
+ * held, level lock not). OP_ELIMIT naming the flag, before anything is persisted. */
+static op_status check_memory(opd_level *lv, const edit *e, op_err *err)
+{
+    opd_daemon *d = lv->d;
+    size_t levels;
+    int n, built;
+    opd_registry_usage(d->reg, &levels, &n);
+    pthread_mutex_lock(&lv->mu);
+    size_t now = lv->version > 0 && !lv->dropped ? opd_level_memory(lv, &built) : 0;
+    pthread_mutex_unlock(&lv->mu);
+    size_t after = projected_memory(lv, e);
+    size_t total = (levels > now ? levels - now : 0) + after + opd_cache_bytes(d->cache) +
+                   opd_cache_bytes(d->rebuild) + opd_navmeshes_bytes(d->navmeshes);
+    if (total > d->cfg.max_memory)
+        return op_err_set(err, OP_ELIMIT,
+                          "level '%s': the edit would bring the daemon to %zu bytes (the level "
+                          "%zu: %d tiles) > --max-memory %zu",
+                          lv->name, total, after, opd_snap_tiles(e->sn), d->cfg.max_memory);
+    return OP_OK;
+}
+
 /* Persists e for lv (edit lock held; e->sn prepared), then installs it. */
 static op_status commit(opd_level *lv, edit *e, uint64_t *version, op_err *err)
 {
     opd_daemon *d = lv->d;
     uint64_t w = lv->version + 1;
-    op_status st = OP_OK;
+    op_status st = check_memory(lv, e, err);
+    if (st != OP_OK)
+        return st;
     if (d->cfg.data_dir)
         st = e->nboxes < 0 ? persist_level(lv, e, w, lv->version ? lv->epoch : new_epoch(), err)
                            : persist_record(lv, e, err);

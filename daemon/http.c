@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "http_front.h"
 
 #include <nng/supplemental/http/http.h> /* after nng.h (daemon.h) */
 
@@ -33,8 +34,9 @@
 
 typedef struct opd_http {
     opd_daemon *d;
-    int metrics; /* the --metrics server: /metrics only */
-    nng_http_server *server;
+    int metrics;             /* the --metrics server: /metrics only */
+    nng_http_server *server; /* on an ephemeral loopback port, behind the front */
+    opd_front *front;        /* what clients connect to (http_front.c) */
     char url[300];
     int port; /* bound */
     int loopback;
@@ -380,6 +382,7 @@ static void server_free(opd_http *s)
 {
     if (!s)
         return;
+    opd_front_close(s->front); /* no new requests reach the server */
     if (s->server) {
         nng_http_server_stop(s->server);
         /* Handlers that were running finish (they never wait); calls in flight were
@@ -416,7 +419,7 @@ static int server_open(opd_daemon *d, const char *flag, const char *hostport, in
     }
     nng_url *url = NULL;
     nng_http_handler *h = NULL;
-    int rv = nng_url_parse(&url, s->url);
+    int rv = nng_url_parse(&url, "http://127.0.0.1:0");
     if (rv == 0)
         rv = nng_http_server_hold(&s->server, url);
     if (rv == 0)
@@ -434,15 +437,24 @@ static int server_open(opd_daemon *d, const char *flag, const char *hostport, in
     if (rv == 0)
         rv = nng_http_server_start(s->server);
     nng_sockaddr sa;
-    if (rv == 0 && nng_http_server_get_addr(s->server, &sa) == 0)
-        s->port = ntohs(sa.s_family == NNG_AF_INET6 ? sa.s_in6.sa_port : sa.s_in.sa_port);
+    int backend = 0;
+    if (rv == 0 && (rv = nng_http_server_get_addr(s->server, &sa)) == 0)
+        backend = ntohs(sa.s_in.sa_port);
+    char listen[310];
+    snprintf(listen, sizeof listen, "tcp://%s", s->url + strlen("http://"));
+    if (rv == 0)
+        rv = opd_front_open(listen, backend, &s->front);
+    if (rv == 0)
+        s->port = opd_front_port(s->front);
     if (h)
         nng_http_handler_free(h);
     if (url)
         nng_url_free(url);
     if (rv != 0) {
-        if (s->server)
+        if (s->server) {
+            nng_http_server_stop(s->server);
             nng_http_server_release(s->server);
+        }
         free(s);
         return op_err_set(err, OP_EIO, "%s %s: %s", flag, hostport, nng_strerror(rv));
     }

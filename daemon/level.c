@@ -162,8 +162,8 @@ size_t opd_level_memory(const opd_level *lv, int *built)
         const opd_tile *t = lv->map[i];
         if (!t)
             continue;
-        m += sizeof *t + (size_t)t->nl * (sizeof(int) + sizeof(uint64_t)) + t->blobs.bytes +
-             t->base.bytes;
+        m += sizeof *t + 3 * OPD_ALLOC_OVERHEAD + (size_t)t->nl * (sizeof(int) + sizeof(uint64_t)) +
+             t->blobs.bytes + t->base.bytes;
         *built += t->known && opd_snap_in_rect(lv->sn, t->tx, t->tz);
     }
     return m;

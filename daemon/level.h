@@ -241,6 +241,8 @@ void opd_level_unref(opd_level *lv);
  * lock held. */
 opd_tile *opd_level_tile(opd_level *lv, int tx, int tz);
 opd_tile *opd_level_tile_new(opd_level *lv, int tx, int tz, int defined);
+/* What one heap allocation costs beyond its bytes (malloc's header and rounding). */
+#define OPD_ALLOC_OVERHEAD 16
 /* Memory held by the level, and its tiles built for the current version. Lock held. */
 size_t opd_level_memory(const opd_level *lv, int *built);
 /* Replaces the level's meshes (the list is taken; the old one, *nold meshes, is returned

@@ -5,6 +5,9 @@
  * reopens the log) and the long-poll deadline timer.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,8 @@
 #include <uv.h>
 
 #include "level.h"
+#include "store.h"
+#include "onepath/cpus.h"
 
 typedef struct opt {
     const char *flag;
@@ -33,12 +38,19 @@ static const opt opts[] = {
     {"--contexts", "ONEPATHD_CONTEXTS", "N", "requests in flight (nng contexts); default 64"},
     {"--threads", "ONEPATHD_THREADS", "N",
      "tile build threads (plus one on-demand build at a time on the thread that received "
-     "its tile.get); default: the CPU count"},
+     "its tile.get); default: the CPUs the process may use (affinity mask, cgroup CPU quota)"},
     {"--request-threads", "ONEPATHD_REQUEST_THREADS", "N",
      "threads for edits (decode, prepare, persist) and requests over 64 KiB; reads are "
      "answered where they are received; default 4"},
     {"--max-message", "ONEPATHD_MAX_MESSAGE", "BYTES",
      "largest request; a larger one drops its connection; default 64M (K, M, G suffixes)"},
+    {"--max-unpacked", "ONEPATHD_MAX_UNPACKED", "BYTES",
+     "memory one request may unpack to (24 bytes a msgpack value; bulk data is bin and "
+     "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 128M"},
+    {"--max-memory", "ONEPATHD_MAX_MEMORY", "BYTES",
+     "memory the levels (geometry, snapshot, tile entries of their whole tile range), the "
+     "caches and the path meshes may hold together: an edit that would pass it is OP_ELIMIT "
+     "naming it, and nothing changes; default: the machine's physical memory"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
     {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},
@@ -150,6 +162,10 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_int(flag, v, 1, 256, &c->request_threads);
     if (!strcmp(flag, "--max-message"))
         return parse_size(flag, v, 1024, &c->max_message);
+    if (!strcmp(flag, "--max-memory"))
+        return parse_size(flag, v, 1 << 20, &c->max_memory);
+    if (!strcmp(flag, "--max-unpacked"))
+        return parse_size(flag, v, 1024, &c->max_unpacked);
     if (!strcmp(flag, "--max-levels"))
         return parse_int(flag, v, 1, 1 << 20, &c->max_levels);
     if (!strcmp(flag, "--max-level-verts"))
@@ -218,11 +234,15 @@ static int check_http(const opd_config *c)
  * because it is applied last (--listen flags replace the env's URLs). */
 static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *env_listen)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int ncpu = op_cpu_count(); /* affinity and cgroup quota (a pod's CPU limit) */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     *c = (opd_config){.contexts = 64,
-                      .threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1,
+                      .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,
                       .max_message = (size_t)64 << 20,
+                      .max_unpacked = (size_t)128 << 20,
+                      .max_memory =
+                          pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 32,
                       .max_levels = 256,
                       .max_level_verts = (size_t)16 << 20,
                       .max_level_tris = (size_t)16 << 20,
@@ -285,6 +305,7 @@ typedef struct loop_state {
     uint64_t drain_start_ms;
     int drain_ms;
     int drained;
+    int lock_fd; /* the data directory's lock, held for the process's life */
 } loop_state;
 
 static void on_deadline(uv_timer_t *t);
@@ -402,7 +423,54 @@ static int open_log(opd_daemon *d)
     return 0;
 }
 
-static int make_data_dir(const char *dir)
+/* One daemon a data directory: two would each replay, append and compact the same files
+ * and lose each other's acknowledged edits. The lock is an flock on DIR/.onepathd.lock
+ * (a dot name: never a level), held until the process ends; the file holds the holder's
+ * pid so that the second daemon can name it. */
+static int lock_data_dir(const char *dir, int *lock_fd)
+{
+    char path[OPD_PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/.onepathd.lock", dir);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        fprintf(stderr, "onepathd: data dir path %s is too long\n", dir);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "onepathd: cannot open lock file %s: %s\n", path,
+                fd < 0 || errno ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32] = "";
+        ssize_t r = pread(fd, pid, sizeof pid - 1, 0);
+        pid[r > 0 ? r : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        if (e == EWOULDBLOCK)
+            fprintf(stderr,
+                    "onepathd: data dir %s is in use by another onepathd (pid %s, lock %s)\n", dir,
+                    pid[0] ? pid : "unknown", path);
+        else
+            fprintf(stderr, "onepathd: cannot lock %s: %s\n", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+        fprintf(stderr, "onepathd: cannot write lock file %s: %s\n", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *lock_fd = fd;
+    return 0;
+}
+
+static int make_data_dir(const char *dir, int *lock_fd)
 {
     if (!dir)
         return 0;
@@ -414,7 +482,7 @@ static int make_data_dir(const char *dir)
         fprintf(stderr, "onepathd: %s is not writable: %s\n", dir, strerror(errno));
         return -1;
     }
-    return 0;
+    return lock_data_dir(dir, lock_fd);
 }
 
 static int start(opd_daemon *d, loop_state *ls)
@@ -423,8 +491,10 @@ static int start(opd_daemon *d, loop_state *ls)
     op_err_clear(&err);
     op_mp_limits_default(&d->limits);
     d->limits.max_bytes = d->cfg.max_message;
+    d->limits.max_unpacked = d->cfg.max_unpacked;
+    d->limits.unpacked_name = "--max-unpacked";
     d->start_ns = opd_now_ns();
-    if (make_data_dir(d->cfg.data_dir) || open_log(d) || loop_init(ls, d))
+    if (make_data_dir(d->cfg.data_dir, &ls->lock_fd) || open_log(d) || loop_init(ls, d))
         return -1;
     d->requests = opd_pool_create(d->cfg.request_threads);
     d->background = opd_pool_create(1);
@@ -464,6 +534,7 @@ int main(int argc, char **argv)
     int drain_ms;
     if (!d || !ls)
         return 1;
+    ls->lock_fd = -1;
     int rc = configure(&d->cfg, &drain_ms, argc, argv, env_listen);
     if (rc) {
         free(env_listen);
@@ -473,6 +544,8 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     pthread_mutex_init(&d->log_mu, NULL);
+    pthread_mutex_init(&d->calls_mu, NULL);
+    atomic_init(&d->armed, 0);
     opd_stats_init(&d->stats);
     atomic_init(&d->stopping, 0);
     atomic_init(&d->inflight, 0);
@@ -500,6 +573,8 @@ int main(int argc, char **argv)
     opd_log(d, "OP-EXIT clean");
     if (d->log)
         fclose(d->log);
+    if (ls->lock_fd >= 0)
+        close(ls->lock_fd);
     opd_stats_fini(&d->stats);
     pthread_mutex_destroy(&d->log_mu);
     free(env_listen);

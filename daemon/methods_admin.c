@@ -16,8 +16,9 @@ op_status opd_m_ping(opd_call *c, const msgpack_object *p, msgpack_packer *pk, o
     int rc = msgpack_pack_map(pk, 3);
     rc |= op_rpc_pack_key(pk, "version") | op_rpc_pack_key(pk, OPD_VERSION);
     rc |= op_rpc_pack_key(pk, "protocol") | msgpack_pack_int(pk, OP_PROTOCOL_VERSION);
-    rc |= op_rpc_pack_key(pk, "limits") | msgpack_pack_map(pk, 6);
+    rc |= op_rpc_pack_key(pk, "limits") | msgpack_pack_map(pk, 7);
     rc |= op_rpc_pack_key(pk, "max_message") | msgpack_pack_uint64(pk, cfg->max_message);
+    rc |= op_rpc_pack_key(pk, "max_unpacked") | msgpack_pack_uint64(pk, cfg->max_unpacked);
     rc |= op_rpc_pack_key(pk, "max_levels") | msgpack_pack_int(pk, cfg->max_levels);
     rc |= op_rpc_pack_key(pk, "max_level_verts") | msgpack_pack_uint64(pk, cfg->max_level_verts);
     rc |= op_rpc_pack_key(pk, "max_level_tris") | msgpack_pack_uint64(pk, cfg->max_level_tris);

@@ -68,6 +68,8 @@ static op_status admit(opd_call *c, op_err *err)
  * call parks. The reply is packed into the message that is sent. */
 static void answer(opd_call *c, op_status st, op_err *err)
 {
+    opd_daemon *d = c->d;
+    int rep = c->ops == NULL; /* read now: once parked, c may be answered and gone */
     msgpack_packer pk;
     nng_msg *msg = opd_reply_begin(&pk, OPD_REPLY_RESERVE);
     if (st == OP_OK) {
@@ -78,7 +80,9 @@ static void answer(opd_call *c, op_status st, op_err *err)
     if (st == OPD_PARKED) {
         if (msg)
             nng_msg_free(msg);
-        return; /* run again when its tile lands or its poll ends */
+        if (rep)
+            opd_transport_parked(d); /* c may already be answered: not touched again */
+        return;                      /* run again when its tile lands or its poll ends */
     }
     if (st != OP_OK && msg) {
         nng_msg_clear(msg);
@@ -117,6 +121,7 @@ static void queue(opd_call *c)
 static void on_wake(opd_waiter *w, opd_wake_how how)
 {
     opd_call *c = (opd_call *)((char *)w - offsetof(opd_call, wait));
+    opd_transport_unparked(c);
     if (how == OPD_WAKE_HERE) {
         c->woken = 1; /* should its tile be gone again, no nested build on this stack */
         run(c);

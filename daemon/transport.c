@@ -6,8 +6,15 @@
  *        park) --reply (call.c)--> SEND --> RECV
  *
  * nng callbacks never wait for a build or the disk: route answers reads that need only a
- * level's lock, queues the rest, and the aio is re-armed. A message over --max-message
- * is dropped by nng with its connection (NNG_OPT_RECVMAXSZ on each listener), never
+ * level's lock, queues the rest, and the aio is re-armed.
+ *
+ * Parked calls (a tile.get waiting for its build, a changes.since long poll) keep their
+ * context, which nng needs to send the reply, but leave the count: at most --contexts
+ * calls are armed (receiving, working or sending), and when one parks an idle call (or a
+ * new one) starts receiving in its place. A call whose reply leaves while more than
+ * --contexts are armed goes idle instead of receiving again. So a thousand long polls
+ * hold a thousand small contexts and no receive, and ping is still answered. A message over
+ * --max-message is dropped by nng with its connection (NNG_OPT_RECVMAXSZ on each listener), never
  * decoded. Every other request gets exactly one reply.
  */
 #include <stdlib.h>
@@ -15,6 +22,23 @@
 
 #include "daemon.h"
 #include <nng/protocol/reqrep0/rep.h>
+
+/* After a reply: receive again, or go idle when a parked call's replacement already
+ * receives (more than --contexts armed). */
+static void rearm(opd_call *c)
+{
+    opd_daemon *d = c->d;
+    int armed = atomic_load(&d->armed);
+    while (armed > d->cfg.contexts)
+        if (atomic_compare_exchange_weak(&d->armed, &armed, armed - 1)) {
+            pthread_mutex_lock(&d->calls_mu);
+            c->next_idle = d->idle;
+            d->idle = c;
+            pthread_mutex_unlock(&d->calls_mu);
+            return;
+        }
+    nng_ctx_recv(c->ctx, c->aio);
+}
 
 static void on_recv(opd_call *c, int rv)
 {
@@ -59,7 +83,7 @@ static void call_cb(void *arg)
      * drain timer polls inflight: no wake here, the loop may be closing. */
     opd_daemon *d = c->d;
     if (rv != NNG_ECLOSED)
-        nng_ctx_recv(c->ctx, c->aio);
+        rearm(c);
     atomic_fetch_sub(&d->inflight, 1);
 }
 
@@ -76,6 +100,72 @@ static int listen_one(opd_daemon *d, const char *url, op_err *err)
     return 0;
 }
 
+/* Opens one more call on the socket (under calls_mu). NULL: no memory or no context. */
+static opd_call *call_new(opd_daemon *d, int *rv)
+{
+    if (d->ncalls == d->calls_cap) {
+        int cap = d->calls_cap ? 2 * d->calls_cap : 64;
+        opd_call **all = realloc(d->calls, (size_t)cap * sizeof *all);
+        if (!all)
+            return NULL;
+        d->calls = all;
+        d->calls_cap = cap;
+    }
+    opd_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->d = d;
+    if ((*rv = nng_ctx_open(&c->ctx, d->sock)) != 0) {
+        free(c);
+        return NULL;
+    }
+    if ((*rv = nng_aio_alloc(&c->aio, call_cb, c)) != 0) {
+        nng_ctx_close(c->ctx);
+        free(c);
+        return NULL;
+    }
+    d->calls[d->ncalls++] = c;
+    return c;
+}
+
+/* Starts one more receiving call: an idle one, or a new one. */
+static int arm_one(opd_daemon *d, int *rv)
+{
+    pthread_mutex_lock(&d->calls_mu);
+    opd_call *c = d->idle;
+    if (c)
+        d->idle = c->next_idle;
+    else
+        c = call_new(d, rv);
+    pthread_mutex_unlock(&d->calls_mu);
+    if (!c)
+        return -1;
+    c->next_idle = NULL;
+    c->state = OPD_CALL_RECV;
+    atomic_fetch_add(&d->armed, 1);
+    nng_ctx_recv(c->ctx, c->aio);
+    return 0;
+}
+
+void opd_transport_parked(opd_daemon *d)
+{
+    atomic_fetch_sub(&d->armed, 1);
+    if (atomic_load(&d->stopping))
+        return; /* nothing new is received while draining */
+    int rv = 0;
+    atomic_fetch_add(&d->inflight, 1); /* no teardown while inside nng_ctx_recv */
+    if (arm_one(d, &rv) != 0)
+        opd_log(d, "OP-CONTEXT-FAILED no context to replace a parked call: %s",
+                rv ? nng_strerror(rv) : "out of memory");
+    atomic_fetch_sub(&d->inflight, 1);
+}
+
+void opd_transport_unparked(opd_call *c)
+{
+    if (!c->ops)
+        atomic_fetch_add(&c->d->armed, 1);
+}
+
 int opd_transport_start(opd_daemon *d, op_err *err)
 {
     int rv = nng_rep0_open(&d->sock);
@@ -85,18 +175,12 @@ int opd_transport_start(opd_daemon *d, op_err *err)
     for (int i = 0; i < d->cfg.nlisten; i++)
         if (listen_one(d, d->cfg.listen[i], err))
             return err->status;
-    d->calls = calloc((size_t)d->cfg.contexts, sizeof *d->calls);
-    if (!d->calls)
-        return op_err_set(err, OP_ENOMEM, "out of memory for %d contexts", d->cfg.contexts);
     for (int i = 0; i < d->cfg.contexts; i++) {
-        opd_call *c = &d->calls[i];
-        c->d = d;
-        if ((rv = nng_ctx_open(&c->ctx, d->sock)) != 0 ||
-            (rv = nng_aio_alloc(&c->aio, call_cb, c)) != 0)
-            return op_err_set(err, OP_EIO, "nng context %d: %s", i, nng_strerror(rv));
-        d->ncalls = i + 1;
-        c->state = OPD_CALL_RECV;
-        nng_ctx_recv(c->ctx, c->aio);
+        rv = 0;
+        if (arm_one(d, &rv) != 0)
+            return rv ? op_err_set(err, OP_EIO, "nng context %d: %s", i, nng_strerror(rv))
+                      : op_err_set(err, OP_ENOMEM, "out of memory for %d contexts",
+                                   d->cfg.contexts);
     }
     return 0;
 }
@@ -105,12 +189,15 @@ void opd_transport_stop(opd_daemon *d)
 {
     nng_close(d->sock);
     for (int i = 0; i < d->ncalls; i++) {
-        nng_aio_stop(d->calls[i].aio);
-        nng_aio_free(d->calls[i].aio);
-        if (d->calls[i].in)
-            nng_msg_free(d->calls[i].in);
+        opd_call *c = d->calls[i];
+        nng_aio_stop(c->aio);
+        nng_aio_free(c->aio);
+        if (c->in)
+            nng_msg_free(c->in);
+        free(c);
     }
     free(d->calls);
     d->calls = NULL;
-    d->ncalls = 0;
+    d->ncalls = d->calls_cap = 0;
+    d->idle = NULL;
 }

@@ -3,6 +3,7 @@
  * values still expected per nesting level, held in a fixed array sized by the
  * depth cap.
  */
+#include <msgpack.h>
 #include <stdint.h>
 
 #include "onepath/mpscan.h"
@@ -14,6 +15,13 @@ void op_mp_limits_default(op_mp_limits *lim)
     lim->max_bytes = (size_t)64 << 20;
     lim->max_depth = 16;
     lim->max_items = (size_t)16 << 20;
+    lim->max_unpacked = (size_t)256 << 20;
+    lim->unpacked_name = NULL;
+}
+
+size_t op_mp_value_bytes(void)
+{
+    return sizeof(msgpack_object);
 }
 
 static uint64_t be(const unsigned char *p, int n)
@@ -149,6 +157,7 @@ op_status op_mp_scan(const void *buf, size_t len, const op_mp_limits *lim, op_er
     int depth = 0;
     pending[0] = 1; /* one top-level value */
     size_t off = 0, items = 0;
+    size_t max_unpacked_items = lim->max_unpacked / sizeof(msgpack_object);
     while (depth >= 0) {
         if (pending[depth] == 0) {
             depth--;
@@ -160,6 +169,13 @@ op_status op_mp_scan(const void *buf, size_t len, const op_mp_limits *lim, op_er
         pending[depth]--;
         if (++items > lim->max_items)
             return op_err_set(err, OP_ELIMIT, "msgpack: more than %zu values", lim->max_items);
+        if (items > max_unpacked_items)
+            return op_err_set(err, OP_ELIMIT,
+                              "msgpack: the message unpacks to more than %zu bytes (%s: %zu "
+                              "values at byte %zu, %zu bytes each)",
+                              lim->max_unpacked,
+                              lim->unpacked_name ? lim->unpacked_name : "max_unpacked", items, off,
+                              sizeof(msgpack_object));
         size_t hdr;
         uint64_t payload, children;
         if (!header(p[off], p + off, len - off, &hdr, &payload, &children))

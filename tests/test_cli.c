@@ -677,3 +677,183 @@ Test(cli, missing_file_and_malformed_obj_exit_1_naming_them)
     cr_assert(strstr(r.err, missing), "verify does not name %s: %s", missing, r.err);
     run_free(&r);
 }
+
+/* ---- bake manifests (docs/spec/bake-output.md) ---- */
+
+static int count_str(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *q = s; (q = strstr(q, what)); q++)
+        n++;
+    return n;
+}
+
+static void bake_into(const char *level, const char *dir, const char *shard)
+{
+    const char *args[] = {"bake", level, "--out", dir, shard ? "--shard" : NULL, shard, NULL};
+    run_result r = run(args);
+    cr_assert_eq(r.rc, 0, "bake %s: rc %d: %s", shard ? shard : "", r.rc, r.err);
+    run_free(&r);
+}
+
+/* verify DIR: its exit code, and stdout in out (caller frees). */
+static int verify_dir(const char *dir, char **out)
+{
+    const char *args[] = {"verify", dir, NULL};
+    run_result r = run(args);
+    *out = r.out;
+    free(r.err);
+    return r.rc;
+}
+
+static char names_a[512][64], names_b[512][64];
+
+Test(cli, manifest_names_missing_extra_and_changed_tiles)
+{
+    char dir[512], path[1024], *out;
+    snprintf(dir, sizeof dir, "%s/m", tmpdir);
+    bake_into("gen:rooms:64:1", dir, NULL);
+    int n = list_tiles(dir, names_a, 512);
+    cr_assert_gt(n, 4);
+    snprintf(path, sizeof path, "%s/manifest.optm", dir);
+    size_t len;
+    char *man = slurp(path, &len);
+    cr_assert(!strncmp(man, "onepath-manifest 1\n", 19), "manifest: %s", man);
+    cr_assert_eq(count_str(man, "\ntile "), n, "manifest lists other tiles than the %d files", n);
+    /* Every file's length and FNV-1a hash, computed here, are on its line. */
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%.63s", dir, names_a[i]);
+        size_t fl;
+        char *bytes = slurp(path, &fl);
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (size_t k = 0; k < fl; k++)
+            h = (h ^ (unsigned char)bytes[k]) * 0x100000001b3ULL;
+        free(bytes);
+        char line[256];
+        snprintf(line, sizeof line, "\ntile %.63s %zu %016llx\n", names_a[i], fl,
+                 (unsigned long long)h);
+        cr_assert(strstr(man, line), "no line %s", line + 1);
+    }
+    free(man);
+    cr_assert_eq(verify_dir(dir, &out), 0, "%s", out);
+    cr_assert(strstr(out, "complete"), "%s", out);
+    free(out);
+
+    /* A tile removed: missing, named. */
+    snprintf(path, sizeof path, "%s/%.63s", dir, names_a[1]);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(verify_dir(dir, &out), 1, "%s", out);
+    char want[256];
+    snprintf(want, sizeof want, "FAIL %.63s: missing", names_a[1]);
+    cr_assert(strstr(out, want), "%s", out);
+    free(out);
+
+    /* Bake again: the tile is back, and a stale file of the same level is removed. */
+    snprintf(path, sizeof path, "%s/tile_999_999_0.optile", dir);
+    spit(path, "x", 1);
+    bake_into("gen:rooms:64:1", dir, NULL);
+    cr_assert_eq(access(path, F_OK), -1, "a stale tile file survived the bake");
+    cr_assert_eq(verify_dir(dir, &out), 0, "%s", out);
+    free(out);
+
+    /* An extra valid tile (a copy under another key's name would fail decode; copy the
+     * bytes of a tile of another level into a free name of the grid instead). */
+    char other[512];
+    snprintf(other, sizeof other, "%s/other", tmpdir);
+    bake_into("gen:rooms:96:1", other, NULL);
+    int m = list_tiles(other, names_b, 512);
+    cr_assert_gt(m, n, "the bigger level has more tiles");
+    int extra = -1;
+    for (int i = 0; i < m && extra < 0; i++) {
+        int found = 0;
+        for (int k = 0; k < n; k++)
+            found |= !strcmp(names_a[k], names_b[i]);
+        if (!found)
+            extra = i;
+    }
+    cr_assert_geq(extra, 0);
+    char src[1024];
+    snprintf(src, sizeof src, "%s/%.63s", other, names_b[extra]);
+    snprintf(path, sizeof path, "%s/%.63s", dir, names_b[extra]);
+    size_t el;
+    char *eb = slurp(src, &el);
+    spit(path, eb, el);
+    free(eb);
+    cr_assert_eq(verify_dir(dir, &out), 1, "%s", out);
+    snprintf(want, sizeof want, "FAIL %.63s: extra", names_b[extra]);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert_eq(count_str(out, "FAIL "), 1, "%s", out);
+    free(out);
+    cr_assert_eq(unlink(path), 0);
+
+    /* A valid tile of another level under a name of this one: decodes, but changed. */
+    const char *shared_name = names_a[0];
+    snprintf(src, sizeof src, "%s/%.63s", other, shared_name);
+    snprintf(path, sizeof path, "%s/%.63s", dir, shared_name);
+    size_t a_len, b_len;
+    char *ab = slurp(path, &a_len), *bb = slurp(src, &b_len);
+    int differ = a_len != b_len || memcmp(ab, bb, a_len);
+    free(ab);
+    if (differ) {
+        spit(path, bb, b_len);
+        cr_assert_eq(verify_dir(dir, &out), 1, "%s", out);
+        snprintf(want, sizeof want, "FAIL %.63s: changed", shared_name);
+        cr_assert(strstr(out, want), "%s", out);
+        free(out);
+    }
+    free(bb);
+}
+
+Test(cli, shards_merge_to_the_full_bake_and_a_lost_shard_fails)
+{
+    char full[512], sh[512], *out;
+    snprintf(full, sizeof full, "%s/full", tmpdir);
+    snprintf(sh, sizeof sh, "%s/sh", tmpdir);
+    bake_into("gen:rooms:64:1", full, NULL);
+    const char *shards[] = {"0/3", "1/3", "2/3"};
+    for (int i = 0; i < 3; i++)
+        bake_into("gen:rooms:64:1", sh, shards[i]);
+    int n = list_tiles(full, names_a, 512), m = list_tiles(sh, names_b, 512);
+    cr_assert_eq(n, m, "shards wrote %d files, the full bake %d", m, n);
+    for (int i = 0; i < n; i++) {
+        cr_assert_str_eq(names_a[i], names_b[i]);
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s/%.63s", full, names_a[i]);
+        snprintf(pb, sizeof pb, "%s/%.63s", sh, names_b[i]);
+        size_t la, lb;
+        char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+        cr_assert(la == lb && !memcmp(a, b, la), "%s differs", names_a[i]);
+        free(a);
+        free(b);
+    }
+    cr_assert_eq(verify_dir(sh, &out), 0, "%s", out);
+    cr_assert(strstr(out, "3 manifests, complete"), "%s", out);
+    free(out);
+
+    /* A lost shard (its manifest and its files, as when its job never ran). */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/manifest_shard_1_of_3.optm", sh);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(verify_dir(sh, &out), 1, "%s", out);
+    cr_assert(strstr(out, "shard 1 of 3 missing"), "%s", out);
+    free(out);
+
+    /* A shard of another level's bake in the same directory. */
+    bake_into("gen:rooms:64:2", sh, "1/3");
+    cr_assert_eq(verify_dir(sh, &out), 1, "%s", out);
+    cr_assert(strstr(out, "another bake"), "%s", out);
+    free(out);
+
+    /* A truncated manifest. */
+    bake_into("gen:rooms:64:1", sh, "1/3");
+    cr_assert_eq(verify_dir(sh, &out), 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/manifest_shard_2_of_3.optm", sh);
+    size_t len;
+    char *text = slurp(path, &len);
+    spit(path, text, len / 2);
+    free(text);
+    cr_assert_eq(verify_dir(sh, &out), 1, "%s", out);
+    cr_assert(strstr(out, "FAIL manifest_shard_2_of_3.optm"), "%s", out);
+    free(out);
+}

@@ -614,3 +614,40 @@ Test(daemon_persist, sigterm_answers_parked_polls_and_sighup_reopens_the_log, .t
     op_client_close(c);
     opt_daemon_cleanup(&d);
 }
+
+/* Two daemons on one data directory would both replay, append and compact its files and
+ * lose each other's acknowledged edits: the second must refuse to start, naming the first. */
+Test(daemon_persist, a_second_daemon_on_the_same_data_dir_exits_naming_the_holder, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_floor(c);
+    char cmd[1600], out[400], line[512] = "";
+    snprintf(out, sizeof out, "%s/second.err", d.dir);
+    snprintf(cmd, sizeof cmd,
+             "timeout 20 '%s/onepathd' --listen 'ipc://%s/s2.ipc' --data-dir '%s' "
+             "--threads 1 2>'%s'",
+             OP_BIN_DIR, d.dir, d.data, out);
+    int status = system(cmd);
+    cr_assert(WIFEXITED(status), "the second daemon must exit by itself");
+    cr_assert_eq(WEXITSTATUS(status), 1, "the second daemon must exit 1, got %d",
+                 WEXITSTATUS(status));
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    char want[64];
+    snprintf(want, sizeof want, "pid %ld", (long)d.pid);
+    cr_assert(strstr(line, want) && strstr(line, d.data), "message must name %s and %s: %s", want,
+              d.data, line);
+    /* The first is untouched and still serves; once it is gone the directory is free. */
+    check_state(c, 0);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_start(&d, NULL);
+    check_state(c, 0);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}

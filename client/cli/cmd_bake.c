@@ -2,6 +2,7 @@
  * onepath bake: a full build of a level, tiles in parallel, assembled in row-major
  * order; optional blob files per tile layer; a summary (text or --json).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,10 +13,13 @@
 #include "cli.h"
 #include "cli_common.h"
 #include "onepath/build.h"
+#include "onepath/cpus.h"
 #include "onepath/hash.h"
 #include "onepath/hfio.h"
 #include "onepath/parallel.h"
 #include "onepath/tile_codec.h"
+#include "manifest.h"
+#include "remote_common.h"
 
 /* Layers kept per tile in a bake result; more is an error naming the tile. */
 #define OP_MAX_LAYERS_PER_RESULT 64
@@ -92,23 +96,14 @@ static void progress(void *ctx, int done, int total)
         fputc('\n', stderr);
 }
 
-static int write_blob(const char *dir, const tile_out *r, int k)
+/* The bake's summary hash: the layer hashes folded in order (also the manifest's). */
+static uint64_t summary_hash(const bake_job *j, int n)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tile_%d_%d_%d.optile", dir, r->tx, r->tz, r->layer[k]);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "onepath: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    size_t n = fwrite(r->blob[k].data, 1, r->blob[k].len, f);
-    int bad = n != r->blob[k].len;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "onepath: writing %s failed: %s\n", path, strerror(errno));
-        return 1;
-    }
-    return 0;
+    uint64_t h = OP_HASH_INIT;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < j->res[i].nlayers; k++)
+            h = hash_fold(h, j->res[i].hash[k]);
+    return h;
 }
 
 typedef struct bake_opts {
@@ -116,7 +111,9 @@ typedef struct bake_opts {
     const char *out_dir;
     const char *volumes; /* --volumes FILE.json */
     int threads, json, single, stx, stz;
-    int shard, nshards; /* --shard I/N: only the I-th of N bands of tile rows */
+    int shard, nshards;                     /* --shard I/N: only the I-th of N bands of tile rows */
+    const char *sets[OP_MANIFEST_MAX_SETS]; /* --set texts, for the manifest */
+    int nsets;
     op_settings s;
 } bake_opts;
 
@@ -141,9 +138,9 @@ static int parse(int argc, char **argv, bake_opts *o)
 {
     memset(o, 0, sizeof *o);
     op_settings_default(&o->s);
-    o->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->threads < 1)
-        o->threads = 1;
+    o->threads = op_cpu_count(); /* affinity and cgroup quota, not the machine's count */
+    if (o->threads > OP_MAX_THREADS)
+        o->threads = OP_MAX_THREADS;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
@@ -191,7 +188,7 @@ static void print_summary(const bake_opts *o, const bake_job *j, int n, double m
     long tiles = 0, layers = 0, polys = 0, verts = 0, dtris = 0;
     size_t bytes = 0;
     double coverage = 0.0;
-    uint64_t h = OP_HASH_INIT;
+    uint64_t h = summary_hash(j, n);
     for (int i = 0; i < n; i++) {
         const tile_out *r = &j->res[i];
         tiles += r->nlayers > 0;
@@ -200,13 +197,8 @@ static void print_summary(const bake_opts *o, const bake_job *j, int n, double m
         verts += r->verts;
         dtris += r->dtris;
         coverage += r->coverage;
-        for (int k = 0; k < r->nlayers; k++) {
+        for (int k = 0; k < r->nlayers; k++)
             bytes += r->blob[k].len;
-            uint8_t le[8];
-            for (int b = 0; b < 8; b++)
-                le[b] = (uint8_t)(r->hash[k] >> (8 * b));
-            h = op_hash_update(h, le, 8);
-        }
     }
     if (o->json) {
         printf("{\"level\": ");
@@ -270,6 +262,100 @@ static op_status run_jobs(bake_job *j, int n, const op_parallel_opts *po, op_err
     return st;
 }
 
+/* Was (tx, tz, layer) written by this bake? */
+static int written(const bake_job *j, int n, int tx, int tz, int layer)
+{
+    int w = j->rect.tx1 - j->rect.tx0 + 1;
+    for (int i = 0; i < n; i++) {
+        const tile_out *r = &j->res[i];
+        if (j->single ? (r->tx != tx || r->tz != tz)
+                      : (i != (tz - j->rect.tz0) * w + (tx - j->rect.tx0) || tx < j->rect.tx0 ||
+                         tx > j->rect.tx1))
+            continue;
+        for (int k = 0; k < r->nlayers; k++)
+            if (r->layer[k] == layer)
+                return 1;
+    }
+    return 0;
+}
+
+/* Removes the tile files of this bake's scope that it did not write (bake-output.md §1.3):
+ * every one for a full bake, those of the shard's rows, or the other layers of --tile. */
+static int remove_stale(const bake_opts *o, const bake_job *j, int n)
+{
+    DIR *d = opendir(o->out_dir);
+    if (!d) {
+        fprintf(stderr, "onepath: cannot open %s: %s\n", o->out_dir, strerror(errno));
+        return 1;
+    }
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        int tx, tz, layer, len = 0;
+        if (sscanf(de->d_name, "tile_%d_%d_%d.optile%n", &tx, &tz, &layer, &len) != 3 ||
+            de->d_name[len] || len == 0)
+            continue;
+        int scope = j->single        ? (tx == j->stx && tz == j->stz)
+                    : o->nshards > 1 ? (tz >= j->rect.tz0 && tz <= j->rect.tz1)
+                                     : 1;
+        if (!scope || written(j, n, tx, tz, layer))
+            continue;
+        char path[4352];
+        snprintf(path, sizeof path, "%s/%s", o->out_dir, de->d_name);
+        if (unlink(path) != 0 && errno != ENOENT) {
+            fprintf(stderr, "onepath: cannot remove stale %s: %s\n", path, strerror(errno));
+            rc = 1;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The tile files (each written to a temporary name and renamed), the stale ones removed,
+ * and, for a full or shard bake, the manifest last (docs/spec/bake-output.md). */
+static int write_out(const bake_opts *o, const bake_job *j, int n, const op_level *lvl)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < j->res[i].nlayers; k++)
+            if (tile_file_write(o->out_dir, j->res[i].tx, j->res[i].tz, j->res[i].layer[k],
+                                j->res[i].blob[k].data, j->res[i].blob[k].len))
+                return 1;
+    if (remove_stale(o, j, n))
+        return 1;
+    if (j->single)
+        return 0;
+    op_tile_rect g = op_level_tiles(lvl);
+    manifest_head h = {.level = o->level,
+                       .sets = o->sets,
+                       .nsets = o->nsets,
+                       .grid = {g.tx0, g.tz0, g.tx1, g.tz1},
+                       .shard = o->nshards > 1 ? o->shard : 0,
+                       .nshards = o->nshards > 1 ? o->nshards : 1,
+                       .row0 = j->rect.tz0,
+                       .row1 = j->rect.tz1};
+    if (!strncmp(o->level, "gen:", 4))
+        h.input = op_hash_bytes(o->level, strlen(o->level));
+    else if (manifest_hash_file(o->level, &h.input))
+        return 1;
+    if (o->volumes && (h.has_volumes = 1) && manifest_hash_file(o->volumes, &h.volumes))
+        return 1;
+    if (manifest_remove_stale(o->out_dir, h.nshards))
+        return 1;
+    FILE *f = manifest_begin(o->out_dir, &h);
+    if (!f)
+        return 1;
+    long lines = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < j->res[i].nlayers; k++, lines++) {
+            char name[128];
+            snprintf(name, sizeof name, "tile_%d_%d_%d.optile", j->res[i].tx, j->res[i].tz,
+                     j->res[i].layer[k]);
+            manifest_tile(f, name, j->res[i].blob[k].len,
+                          op_hash_bytes(j->res[i].blob[k].data, j->res[i].blob[k].len));
+        }
+    return manifest_finish(f, o->out_dir, &h, summary_hash(j, n), lines);
+}
+
 int op_cmd_bake(int argc, char **argv)
 {
     bake_opts o;
@@ -325,10 +411,8 @@ int op_cmd_bake(int argc, char **argv)
         goto done;
     }
     double ms = prep_ms + (cli_now_ms() - t0); /* preparation and tiles */
-    for (int i = 0; o.out_dir && i < n; i++)
-        for (int k = 0; k < j.res[i].nlayers; k++)
-            if (write_blob(o.out_dir, &j.res[i], k))
-                goto done;
+    if (o.out_dir && write_out(&o, &j, n, lvl))
+        goto done;
     print_summary(&o, &j, n, ms);
     rc = 0;
 done:

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "onepath/fleet.h"
 #include "remote_common.h"
 
 typedef struct rargs {
@@ -31,7 +32,9 @@ static int usage(void)
             "       onepath remote tile-get --url URL --level L --tile TX,TZ [--out DIR]\n"
             "       onepath remote bake --url URL --level L [--wait]\n"
             "       onepath remote changes --url URL --level L [--since V] [--wait MS]\n"
-            "common: [--timeout MS] (default %d)\n",
+            "common: [--timeout MS] (default %d)\n"
+            "--url: URL, URL,URL,... or @FILE (one URL a line), repeatable: a fleet, each level\n"
+            "       on the member rendezvous hashing of its name picks (protocol.md 11)\n",
             OP_CLI_TIMEOUT_MS);
     return 2;
 }
@@ -230,6 +233,29 @@ int op_cmd_remote(int argc, char **argv)
     if (s->needs_level && !a.o.level) {
         fprintf(stderr, "onepath: remote %s needs --level L\n", s->name);
         return 2;
+    }
+    if (!s->needs_level && !a.o.level && a.o.url) {
+        /* Every member in turn, each under a line naming it when there are several. */
+        char **m;
+        int n, rc = 0;
+        if (remote_members(&a.o, &m, &n))
+            return 1;
+        for (int i = 0; i < n; i++) {
+            op_client *c = NULL;
+            op_err e;
+            if (n > 1 && !a.json)
+                printf("== %s\n", m[i]);
+            fflush(stdout);
+            if (op_client_open(m[i], &c, &e) != OP_OK) {
+                rc = remote_fail(m[i], &e);
+                continue;
+            }
+            if (s->fn(c, &a))
+                rc = 1;
+            op_client_close(c);
+        }
+        op_fleet_members_free(m, n);
+        return rc;
     }
     op_client *c = remote_open(&a.o);
     if (!c)

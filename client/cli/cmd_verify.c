@@ -1,6 +1,8 @@
 /*
  * onepath verify DIR: decodes and validates every baked tile blob (*.optile) in DIR;
- * the file name must match the blob's key. Exit 0 when all pass, 1 otherwise.
+ * the file name must match the blob's key; with manifests, checks that the directory is the
+ * complete, unchanged output of one bake (docs/spec/bake-output.md §3). Exit 0 when all
+ * pass, 1 otherwise.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "manifest.h"
 #include "onepath/tile_codec.h"
 
 /* Blobs larger than this are refused unread (a tile blob is a few hundred KB at most). */
@@ -128,14 +131,25 @@ int op_cmd_verify(int argc, char **argv)
     } else {
         qsort(names, n, sizeof *names, cmp_str);
         op_arena *a = op_arena_create(0);
+        unsigned char *bad = calloc(n ? n : 1, 1);
         size_t failed = 0;
-        for (size_t i = 0; a && i < n; i++) {
+        for (size_t i = 0; a && bad && i < n; i++) {
             op_arena_reset(a);
-            failed += (size_t)verify_one(dir, names[i], a);
+            bad[i] = (unsigned char)verify_one(dir, names[i], a);
         }
         op_arena_destroy(a);
+        int manifests = 0;
+        size_t offences = bad ? manifest_verify(dir, names, n, bad, &manifests) : 1;
+        for (size_t i = 0; bad && i < n; i++)
+            failed += bad[i];
+        free(bad);
         printf("verify: %zu tiles; %zu valid, %zu invalid\n", n, n - failed, failed);
-        rc = (failed || n == 0) ? 1 : 0;
+        if (manifests)
+            printf("verify: %d manifest%s, %s\n", manifests, manifests == 1 ? "" : "s",
+                   offences ? "INCOMPLETE or changed" : "complete: every tile listed and equal");
+        else
+            printf("verify: no manifest (tiles checked one by one only)\n");
+        rc = (failed || offences || n == 0) ? 1 : 0;
         if (n == 0)
             fprintf(stderr, "onepath: no .optile files in %s\n", dir);
     }

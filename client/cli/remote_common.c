@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "onepath/fleet.h"
 #include "onepath/hash.h"
 #include "remote_common.h"
 
@@ -17,9 +18,13 @@ int remote_opt(int argc, char **argv, int *i, remote_opts *o)
     int more = *i + 1 < argc;
     if (!more)
         return 0;
-    if (!strcmp(a, "--url"))
-        o->url = argv[++*i];
-    else if (!strcmp(a, "--level"))
+    if (!strcmp(a, "--url")) {
+        if (o->nurls == REMOTE_MAX_URL_ARGS) {
+            fprintf(stderr, "onepath: more than %d --url options\n", REMOTE_MAX_URL_ARGS);
+            return -1;
+        }
+        o->url = o->urls[o->nurls++] = argv[++*i];
+    } else if (!strcmp(a, "--level"))
         o->level = argv[++*i];
     else if (!strcmp(a, "--out"))
         o->out_dir = argv[++*i];
@@ -30,7 +35,39 @@ int remote_opt(int argc, char **argv, int *i, remote_opts *o)
     return 1;
 }
 
-op_client *remote_open(const remote_opts *o)
+int remote_members(const remote_opts *o, char ***members, int *n)
+{
+    *members = NULL;
+    *n = 0;
+    op_err e;
+    int nurls = o->nurls;
+    const char *const *urls = o->urls;
+    const char *one[1] = {o->url};
+    if (!nurls && o->url) { /* set without --url (a default) */
+        nurls = 1;
+        urls = one;
+    }
+    for (int i = 0; i < nurls; i++) {
+        if (op_fleet_members_parse(urls[i], members, n, &e) != OP_OK) {
+            op_fleet_members_free(*members, *n);
+            *members = NULL;
+            *n = 0;
+            return remote_fail("--url", &e);
+        }
+    }
+    for (int i = 0; i < *n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp((*members)[i], (*members)[j])) {
+                fprintf(stderr, "onepath: --url: member %s is listed twice\n", (*members)[i]);
+                op_fleet_members_free(*members, *n);
+                *members = NULL;
+                *n = 0;
+                return 1;
+            }
+    return 0;
+}
+
+op_client *remote_open(remote_opts *o)
 {
     op_client *c = NULL;
     op_err e;
@@ -38,8 +75,20 @@ op_client *remote_open(const remote_opts *o)
         fprintf(stderr, "onepath: --url URL is required (tcp://HOST:PORT or ipc:///PATH)\n");
         return NULL;
     }
-    if (op_client_open(o->url, &c, &e) != OP_OK) {
-        remote_fail(o->url, &e);
+    char **m;
+    int n;
+    if (remote_members(o, &m, &n))
+        return NULL;
+    if (n > 1 && !o->level) {
+        fprintf(stderr, "onepath: --url lists %d members; without --level give one\n", n);
+        op_fleet_members_free(m, n);
+        return NULL;
+    }
+    int pick = op_fleet_pick((const char *const *)m, n, o->level ? o->level : "");
+    snprintf(o->member, sizeof o->member, "%s", m[pick]);
+    op_fleet_members_free(m, n);
+    if (op_client_open(o->member, &c, &e) != OP_OK) {
+        remote_fail(o->member, &e);
         return NULL;
     }
     return c;

@@ -9,20 +9,29 @@
 /* Default per-request timeout of the remote commands (ms). */
 #define OP_CLI_TIMEOUT_MS 60000
 
-/* Options every remote command shares. */
+#define REMOTE_MAX_URL_ARGS 64
+
+/* Options every remote command shares. --url may be given several times; each value is
+ * URL[,URL...] or @FILE (protocol.md §11.3): the members of a fleet. */
 typedef struct remote_opts {
-    const char *url;
+    const char *url; /* the last --url value */
+    const char *urls[REMOTE_MAX_URL_ARGS];
+    int nurls;
     const char *level;
     const char *out_dir;
     int timeout_ms;
+    char member[4096]; /* set by remote_open: the member it dialed */
 } remote_opts;
 
 /* Consumes a shared option at argv[*i] (--url, --level, --out, --timeout); returns 1
  * when consumed, 0 when not ours, -1 on a bad value (printed). */
 int remote_opt(int argc, char **argv, int *i, remote_opts *o);
 
-/* Opens the client, printing the error. */
-op_client *remote_open(const remote_opts *o);
+/* Opens the client of the member that holds o->level (rendezvous placement over the
+ * --url members; with no level, the only member), printing the error. */
+op_client *remote_open(remote_opts *o);
+/* The fleet's members from every --url (op_fleet_members_free them); 0 or 1 (printed). */
+int remote_members(const remote_opts *o, char ***members, int *n);
 /* Prints "onepath: what: message (OP_NAME)" and returns 1. */
 int remote_fail(const char *what, const op_err *e);
 

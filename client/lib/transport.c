@@ -21,6 +21,7 @@
 struct op_client {
     nng_socket sock;
     atomic_uint_fast64_t next_id;
+    char *url; /* named in transport errors: in a fleet, which member failed */
 };
 
 op_status op_client_open(const char *url, op_client **out, op_err *err)
@@ -30,6 +31,10 @@ op_status op_client_open(const char *url, op_client **out, op_err *err)
     if (!c)
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
     atomic_init(&c->next_id, 1);
+    if (!(c->url = strdup(url))) {
+        free(c);
+        return op_err_set(err, OP_ENOMEM, "client: out of memory");
+    }
     int rv = nng_req0_open(&c->sock);
     if (rv == 0)
         rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, OP_CLIENT_MAX_REPLY);
@@ -40,6 +45,7 @@ op_status op_client_open(const char *url, op_client **out, op_err *err)
     }
     if (rv != 0) {
         nng_close(c->sock);
+        free(c->url);
         free(c);
         return op_err_set(err, rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? OP_EINVAL : OP_EIO,
                           "client: dial %s: %s", url, nng_strerror(rv));
@@ -53,6 +59,7 @@ void op_client_close(op_client *c)
     if (!c)
         return;
     nng_close(c->sock);
+    free(c->url);
     free(c);
 }
 
@@ -63,10 +70,10 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static op_status nng_status(int rv, const char *what, op_err *err)
+static op_status nng_status(const op_client *c, int rv, const char *what, op_err *err)
 {
     op_status st = rv == NNG_ETIMEDOUT ? OP_ETIMEDOUT : rv == NNG_ENOMEM ? OP_ENOMEM : OP_EIO;
-    return op_err_set(err, st, "client: %s: %s", what, nng_strerror(rv));
+    return op_err_set(err, st, "client: %s: %s: %s", c->url, what, nng_strerror(rv));
 }
 
 op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
@@ -81,7 +88,7 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
     nng_msg *msg = NULL;
     int rv = nng_ctx_open(&ctx, c->sock);
     if (rv != 0)
-        return nng_status(rv, "context", err);
+        return nng_status(c, rv, "context", err);
     /* Resend only when the connection drops: a long poll must not be sent twice. */
     nng_ctx_set_ms(ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);
     int64_t deadline = now_ms() + timeout_ms;
@@ -90,7 +97,7 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
         nng_msg_free(msg);
         nng_aio_free(aio);
         nng_ctx_close(ctx);
-        return nng_status(rv, "request", err);
+        return nng_status(c, rv, "request", err);
     }
     nng_aio_set_timeout(aio, timeout_ms);
     nng_aio_set_msg(aio, msg);
@@ -100,7 +107,7 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
         nng_msg_free(nng_aio_get_msg(aio));
         nng_aio_free(aio);
         nng_ctx_close(ctx);
-        return nng_status(rv, "send", err);
+        return nng_status(c, rv, "send", err);
     }
     int64_t left = deadline - now_ms();
     nng_aio_set_timeout(aio, left > 0 ? (nng_duration)left : 1);
@@ -111,7 +118,7 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
     nng_aio_free(aio);
     nng_ctx_close(ctx);
     if (rv != 0)
-        return nng_status(rv, "receive", err);
+        return nng_status(c, rv, "receive", err);
     size_t n = nng_msg_len(msg);
     *reply = malloc(n ? n : 1);
     if (!*reply) {

@@ -670,6 +670,11 @@ function animate(now) {
 
 // What the headless test drives (tests/viewer/test_viewer.py).
 window.viewer = {
+  // The volumes drawn: [kind, mode, translucent surface?, vertex count of its outline].
+  volumes() {
+    return state.volumes ? state.volumes.children.map((g) => [g.children[0].material.transparent,
+      g.children[0].material.opacity, g.children[1].geometry.attributes.position.count]) : [];
+  },
   screenOf(x, y, z) {
     const v = new THREE.Vector3(...local(x, y, z)).project(camera);
     const r = renderer.domElement.getBoundingClientRect();

@@ -31,7 +31,8 @@ target_include_directories(onepath PUBLIC $<BUILD_INTERFACE:${OP_GENERATED_INCLU
 file(GLOB OP_CORE_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/include/onepath/*.h)
 set(OP_PUBLIC_HEADERS ${OP_CORE_PUBLIC_HEADERS} ${OP_GENERATED_INCLUDE}/onepath/version.h
                       ${CMAKE_SOURCE_DIR}/proto/include/onepath/tile_codec.h)
-set(OP_CLIENT_PUBLIC_HEADERS ${CMAKE_SOURCE_DIR}/client/include/onepath/client.h)
+set(OP_CLIENT_PUBLIC_HEADERS ${CMAKE_SOURCE_DIR}/client/include/onepath/client.h
+                             ${CMAKE_SOURCE_DIR}/client/include/onepath/fleet.h)
 set(OP_PUBLIC_INCLUDES ${CMAKE_SOURCE_DIR}/core/include ${OP_GENERATED_INCLUDE}
                        ${CMAKE_SOURCE_DIR}/proto/include ${CMAKE_SOURCE_DIR}/client/include)
 

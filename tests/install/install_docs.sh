@@ -100,7 +100,18 @@ exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 "$exec_start" --version | grep -qx "onepathd $version (protocol [0-9]*)" || fail "unit's binary is not $version"
 doc=$(sed -n 's|^Documentation=.*file://\([^ ]*\).*|\1|p' "$unit")
 [ -f "$doc" ] || fail "unit Documentation $doc is not installed"
+# systemd-analyze (Debian package systemd; deploy/setup.sh installs it) works offline, in a
+# container where systemd is not running. verify: the unit parses, its ExecStart= is
+# executable, its man: Documentation= exists. security: exposure 4.9 or less is "OK".
 if command -v systemd-analyze >/dev/null; then
     MANPATH=$prefix/share/man: systemd-analyze verify "$unit" || fail "systemd-analyze verify $unit"
+    score=$(systemd-analyze security --offline=true --threshold=49 "$unit" 2>&1) ||
+        fail "systemd-analyze security rates the unit above 4.9: $(tail -1 <<<"$score")"
+    echo "unit: $(sed -n 's/.*Overall exposure level for [^:]*: //p' <<<"$score")"
+    for d in RuntimeDirectory=onepathd StateDirectory=onepathd; do
+        grep -qx "$d" "$unit" || fail "unit lacks $d"
+    done
+else
+    echo "install_docs: systemd-analyze missing (Debian package systemd): unit checks skipped"
 fi
 echo "install_docs: all passed"

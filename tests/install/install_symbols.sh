@@ -52,10 +52,13 @@ check_lib() { # soname, node, declared-list
 }
 
 core_headers=()
-for h in "$inc"/*.h; do [ "$(basename "$h")" = client.h ] || core_headers+=("$h"); done
+client_headers=("$inc/client.h" "$inc/fleet.h") # libonepath-client's; the rest are libonepath's
+for h in "$inc"/*.h; do
+    case $(basename "$h") in client.h | fleet.h) ;; *) core_headers+=("$h") ;; esac
+done
 [ ${#core_headers[@]} -gt 10 ] || fail "only ${#core_headers[@]} headers in $inc"
 declared "$work/core.decl" "${core_headers[@]}"
-declared "$work/client.decl" "$inc/client.h"
+declared "$work/client.decl" "${client_headers[@]}"
 [ -s "$work/core.decl" ] && [ -s "$work/client.decl" ] || fail "no declarations found"
 check_lib "libonepath.so.$major" "ONEPATH_$major" "$work/core.decl"
 check_lib "libonepath-client.so.$major" "ONEPATH_CLIENT_$major" "$work/client.decl"

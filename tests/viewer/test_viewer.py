@@ -113,6 +113,13 @@ class Viewer(unittest.TestCase):
         want = {k: (t.npolys, t.hash) for k, t in tiles.items()}
         self.assertEqual(page, want)
 
+    def test_0_read_only(self):
+        # Without --http-edit the page offers no edit: no form, no drop buttons.
+        self.open("dungeon")
+        self.assertEqual(self.b.eval("document.body.dataset.edit"), "false")
+        self.assertTrue(self.b.eval("document.getElementById('volume-form').hidden"))
+        self.assertEqual(self.b.eval("document.querySelectorAll('#volumes button').length"), 0)
+
     def test_1_dungeon(self):
         ds = self.open("dungeon")
         self.assertIn("SwiftShader", ds["webgl"])
@@ -229,6 +236,86 @@ class Viewer(unittest.TestCase):
         self.assertEqual(self.b.eval("location.hash"), "#dungeon")  # no reload
         print(f"\nedit to page: {latency:.2f} s, {len(changed)} tiles swapped")
         self.shot("viewer-dungeon-edit.png")
+
+
+class Volumes(unittest.TestCase):
+    """Volumes on the page: drawn as translucent shapes from level.info; with --http-edit
+    the page's form puts a box and its drop button drops it, over POST /rpc; the tiles the
+    page holds after each edit are the daemon's."""
+    LEVEL = "gen:rooms:48:1"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = Daemon("--http", "127.0.0.1:0", "--http-edit")
+        cls.d.put(cls.LEVEL, "rooms")
+        cls.b = Browser()
+        cls.base = f"http://127.0.0.1:{cls.d.http_port}/"
+
+    @classmethod
+    def tearDownClass(cls):
+        errors = cls.b.console_errors()
+        cls.b.close()
+        cls.d.stop()
+        if errors:
+            raise AssertionError(f"page errors: {errors}")
+
+    def page_tiles(self):
+        page = {}
+        for key, layers in self.b.eval("viewer.cells()"):
+            tx, tz = map(int, key.split(","))
+            for layer, npolys, h in layers:
+                page[(tx, tz, layer)] = int(h)
+        return page
+
+    def settle(self, version):
+        self.b.wait(f"+document.body.dataset.version === {version}", 120, f"version {version}")
+        self.assertEqual(self.page_tiles(), {k: t.hash for k, t in fetched_tiles(self.d, "rooms").items()})
+
+    def info(self):
+        with Client(self.d.url) as cl:
+            return cl.level_info("rooms")
+
+    def test_volumes_drawn_and_edited(self):
+        self.b.goto(self.base + "#rooms")
+        self.b.wait("document.body && document.body.dataset.ready === '1'", 180, "rooms drawn")
+        self.assertEqual(self.b.eval("document.body.dataset.edit"), "true")
+        self.assertFalse(self.b.eval("document.getElementById('volume-form').hidden"))
+        self.assertEqual(self.b.eval("viewer.volumes()"), [])
+        v0 = int(self.info()["version"])
+        # Over RPC: an area cylinder; the page draws it from level.info.
+        with Client(self.d.url) as cl:
+            cl.call("volume.put", {"level": "rooms", "volume": {
+                "name": "pool", "mode": "area", "area": 5, "kind": "cylinder",
+                "center": [10.0, 10.0], "radius": 3.0, "y": [-1.0, 4.0]}})
+        self.b.wait("document.body.dataset.volumes === '1'", 60, "the cylinder")
+        self.settle(v0 + 1)
+        drawn = self.b.eval("viewer.volumes()")
+        self.assertEqual(len(drawn), 1)
+        self.assertTrue(drawn[0][0])      # translucent
+        self.assertLess(drawn[0][1], 1.0)
+        self.assertGreater(drawn[0][2], 0)
+        # The page's own form: a box obstacle, put over POST /rpc.
+        self.b.eval("""(() => {
+            document.getElementById('vf-name').value = 'crate';
+            document.getElementById('vf-mode').value = 'obstacle';
+            document.getElementById('vf-bmin').value = '20,-1,20';
+            document.getElementById('vf-bmax').value = '22,2,22';
+            document.getElementById('volume-form').requestSubmit(); return 1; })()""")
+        self.b.wait("document.body.dataset.volumes === '2'", 60, "the box")
+        self.settle(v0 + 2)
+        vols = {v["name"]: v for v in self.info()["volumes"]}
+        self.assertEqual(sorted(vols), ["crate", "pool"])
+        self.assertEqual(vols["crate"]["mode"], "obstacle")
+        self.assertEqual([float(x) for x in vols["crate"]["bmin"]], [20.0, -1.0, 20.0])
+        self.assertEqual(len(self.b.eval("viewer.volumes()")), 2)
+        shot = os.path.join(ARTEFACTS, "viewer-volumes.png")
+        time.sleep(0.5)
+        self.b.screenshot(shot)
+        # Its drop button (name order: crate first).
+        self.b.eval("document.querySelector('#volumes li button').click(), 1")
+        self.b.wait("document.body.dataset.volumes === '1'", 60, "the drop")
+        self.settle(v0 + 3)
+        self.assertEqual([v["name"] for v in self.info()["volumes"]], ["pool"])
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ The wire format is docs/spec/protocol.md, the tile blob docs/spec/navmesh-format
 """
 
 from .client import Client, PROTOCOL_VERSION, box, cylinder, mesh, prism
+from .fleet import Fleet, parse_members, pick, weight
 from .errors import (STATUS, Busy, Error, Incomplete, InputOutputError, InternalError,
                      InvalidArgument, LimitError, NotFound, OutOfMemory, OutOfRange,
                      ProtocolError, Timeout, status_name)
@@ -19,7 +20,7 @@ from .tile import (NEI_PORTAL, NEI_SEAM, NEI_WALL, NULL_INDEX, Tile, content_has
                    decode_tile, fnv1a64, mesh_hash)
 
 __all__ = [
-    "Client", "PROTOCOL_VERSION", "box", "cylinder", "mesh", "prism", "STATUS", "Busy", "Error", "Incomplete",
+    "Client", "Fleet", "parse_members", "pick", "weight", "PROTOCOL_VERSION", "box", "cylinder", "mesh", "prism", "STATUS", "Busy", "Error", "Incomplete",
     "InputOutputError", "InternalError", "InvalidArgument", "LimitError", "NotFound",
     "OutOfMemory", "OutOfRange", "ProtocolError", "Timeout", "status_name", "NEI_PORTAL",
     "NEI_SEAM", "NEI_WALL", "NULL_INDEX", "Tile", "content_hash", "decode_tile", "fnv1a64", "mesh_hash",

@@ -38,7 +38,7 @@ def test_ping(client):
     r = client.ping()
     assert r["protocol"] == onepath.PROTOCOL_VERSION == 1
     assert "onepath %s" % r["version"] == support.tool("version").strip()
-    assert set(r["limits"]) == {"max_message", "max_levels", "max_level_verts",
+    assert set(r["limits"]) == {"max_message", "max_unpacked", "max_levels", "max_level_verts",
                                 "max_level_tris", "cache_bytes", "rebuild_cache_bytes"}
 
 

@@ -485,6 +485,7 @@ struct PairStats {
                                       height), or the other connects from the same snaps */
     int both = 0;                     /* pairs both sides connect */
     double max_own = 0.0;             /* largest length difference, each its own corridor */
+    double sum_own = 0.0;             /* their sum, for the mean */
     int own_over = 0, op_shorter = 0; /* ... over 1 %, and of those onepath's the shorter */
     double max_same = 0.0;            /* largest difference of the two funnels on one corridor */
     int why_portals = 0;    /* ... over 1 %: a step joins two polygons over several stretches */
@@ -738,6 +739,7 @@ void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, op_
     double own = rel(lo, ld);
     ps.both++;
     ps.max_own = std::max(ps.max_own, own);
+    ps.sum_own += own;
     if (own > kLengthTol) {
         ps.own_over++;
         ps.op_shorter += lo < ld;
@@ -833,7 +835,8 @@ void check_level(const std::string &spec)
                 "detour %s %s: tiles %d polys %ld; links in-tile %ld, seams %ld, across %ld/%ld "
                 "(onepath/Detour), onepath only %ld cap + %ld short + %ld seam, Detour only %ld "
                 "height, multi %ld; snaps differ %d; pairs %d, connected %d/%d, disagree %d (cap "
-                "%d, short %d, height %d, snap %d, seam %d); both %d: own corridors max %.2f%%, %d "
+                "%d, short %d, height %d, snap %d, seam %d); both %d: own corridors max %.2f%% "
+                "mean %.3f%%, %d "
                 "over 1%% "
                 "(onepath shorter in %d); one corridor max %.4f%%, over 1%%: several portals %d, "
                 "degenerate end %d; unexplained %ld\n",
@@ -841,8 +844,9 @@ void check_level(const std::string &spec)
                 ls.seams, ls.op_links, ls.dt_links, ls.only_op_cap, ls.only_op_short,
                 ls.only_op_seam, ls.only_dt, ls.multi, ps.snap_differs, ps.pairs, ps.connected[0],
                 ps.connected[1], ps.disagree, ps.why[0], ps.why[1], ps.why[2], ps.why[3], ps.why[4],
-                ps.both, 100.0 * ps.max_own, ps.own_over, ps.op_shorter, 100.0 * ps.max_same,
-                ps.why_portals, ps.why_degenerate, ps.unexplained + ls.unexplained);
+                ps.both, 100.0 * ps.max_own, ps.both ? 100.0 * ps.sum_own / ps.both : 0.0,
+                ps.own_over, ps.op_shorter, 100.0 * ps.max_same, ps.why_portals, ps.why_degenerate,
+                ps.unexplained + ls.unexplained);
         cr_expect_eq(ls.unexplained + ps.unexplained, 0, "%s: differences of no known kind",
                      label.c_str());
     }

@@ -10,7 +10,10 @@
  *    consecutive pairs joined by findPath / findStraightPath and op_query_path /
  *    op_query_straight: the pairs each side connects must agree, and straight-path
  *    lengths must agree within 1 %; every exception must be one of the kinds
- *    docs/quality.md ("Detour export") explains, each checked here by its cause.
+ *    docs/quality.md ("Detour export") explains, each checked here by its cause;
+ *  - per pair snapped to the same polygons on both sides, the two A* searches' node pools
+ *    (dtNodePool against op_query_path's, docs/queries.md §4) must be identical bit for
+ *    bit, unless a search expanded a polygon whose links differ between the two meshes.
  * The figures per level are printed (run the binary to see them).
  */
 #define _Static_assert static_assert /* the core's headers are C11 */

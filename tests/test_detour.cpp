@@ -744,13 +744,12 @@ void explain_disagreement(const Loaded &L, const dtQueryFilter &f, const Pair &p
  * expanded a polygon with a link the other side lacks, that link's cause (check_structure),
  * else nullptr: the two searches then walked the same graph and must agree. */
 long pool_divergence(const Loaded &L, const Snap &a, const Snap &b, const LinkCauses &lc,
-                     const char **cause, bool print)
+                     op_arena *out, op_arena *scratch, const char **cause, bool print)
 {
     const dtQueryFilter f;
     std::vector<dtPolyRef> c;
     dt_corridor(L, f, a, b, c);
     const dtNodePool *pool = L.query->getNodePool();
-    static thread_local op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
     op_arena_reset(out);
     op_arena_reset(scratch);
     op__path_node *nodes;
@@ -816,13 +815,13 @@ long pool_divergence(const Loaded &L, const Snap &a, const Snap &b, const LinkCa
 /* The node pools of a pair both sides snapped to the same two polygons: identical, or their
  * searches expanded a polygon with a link of one side only (of a checked kind). Not
  * for a pair within one polygon: findPath returns before it clears its pool. */
-void compare_pools(const Loaded &L, const Pair &p, const LinkCauses &lc, PairStats &ps,
-                   const std::string &what)
+void compare_pools(const Loaded &L, const Pair &p, const LinkCauses &lc, op_arena *out,
+                   op_arena *scratch, PairStats &ps, const std::string &what)
 {
     if (p.op[0]->dt != p.dt[0]->dt || p.op[1]->dt != p.dt[1]->dt || p.dt[0]->dt == p.dt[1]->dt)
         return;
     const char *cause;
-    long d = pool_divergence(L, *p.dt[0], *p.dt[1], lc, &cause, false);
+    long d = pool_divergence(L, *p.dt[0], *p.dt[1], lc, out, scratch, &cause, false);
     ps.pools++;
     if (d < 0) {
         ps.pools_same++;
@@ -834,7 +833,7 @@ void compare_pools(const Loaded &L, const Pair &p, const LinkCauses &lc, PairSta
     }
     ps.unexplained++;
     fprintf(stderr, "  %s: node pools differ at node %ld: UNEXPLAINED\n", what.c_str(), d);
-    pool_divergence(L, *p.dt[0], *p.dt[1], lc, &cause, true);
+    pool_divergence(L, *p.dt[0], *p.dt[1], lc, out, scratch, &cause, true);
 }
 
 /* A pair both sides connect: each side's own corridor and straight path (their lengths are
@@ -878,7 +877,7 @@ void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, con
     double own = rel(lo, ld);
     ps.both++;
     ps.same_corridors += oc == dc;
-    compare_pools(L, p, lc, ps, what);
+    compare_pools(L, p, lc, out, scratch, ps, what);
     ps.max_own = std::max(ps.max_own, own);
     ps.sum_own += own;
     if (own > kLengthTol) {

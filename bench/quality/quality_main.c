@@ -41,7 +41,7 @@
 /* Detour's node pool: its index type is 16 bits in 1.5.1. */
 #define DETOUR_NODES 65535
 
-static const char *const gen_kinds[] = {"flat",       "terrain", "stairs", "rooms",
+static const char *const gen_kinds[] = {"flat",       "terrain", "stairs",  "rooms",
                                         "multifloor", "ramp",    "pillars", "furniture"};
 
 typedef struct variant {
@@ -568,7 +568,12 @@ static void write_covmap(const covmap *c, const row *r)
     for (int gz = c->h - 1; gz >= 0; gz--)
         for (int gx = 0; gx < c->w; gx++) {
             unsigned char b = c->bits[(size_t)gz * c->w + gx];
-            unsigned char px[3] = {b == 1 ? 255 : b == 3 ? 128 : 0, b == 2 ? 255 : b == 3 ? 128 : 0,
+            unsigned char px[3] = {b == 1   ? 255
+                                   : b == 3 ? 128
+                                            : 0,
+                                   b == 2   ? 255
+                                   : b == 3 ? 128
+                                            : 0,
                                    b == 3 ? 128 : 0};
             fwrite(px, 1, 3, f);
         }

@@ -539,6 +539,54 @@ Test(cli, inspect_prints_each_stage_keys)
     }
 }
 
+/* Without --json, inspect prints text for a person: a heading naming the tile and the
+ * stage, then one "label  value" line per count, with the values --json prints in its
+ * order (the JSON keys spelt out: vertices of contours, of polygons, ...). */
+Test(cli, inspect_prints_text_unless_json)
+{
+    char tile[64];
+    busy_tile(tile, sizeof tile);
+    static const char *const names[] = {"spans", "regions", "contours", "polys", "detail", "tile"};
+    for (int stage = 0; stage < 6; stage++) {
+        json_obj o = inspect_json(tile, names[stage], NULL);
+        const char *args[] = {"inspect", dungeon(), "--tile", tile, "--stage", names[stage], NULL};
+        run_result r = run(args);
+        cr_assert_eq(r.rc, 0, "inspect %s: rc %d: %s", names[stage], r.rc, r.err);
+        cr_assert_null(strchr(r.out, '{'), "%s: the text form looks like JSON: %s", names[stage],
+                       r.out);
+        char head[128];
+        snprintf(head, sizeof head, "tile %s, up to stage %s\n", tile, names[stage]);
+        cr_assert(!strncmp(r.out, head, strlen(head)), "%s: heading is not '%s': %s", names[stage],
+                  head, r.out);
+        /* Every JSON count but tile and skipped, in order, one line each. */
+        const char *p = r.out + strlen(head);
+        int lines = 0;
+        for (int k = 0; k < o.n; k++) {
+            if (!strcmp(o.key[k], "tile") || !strcmp(o.key[k], "skipped"))
+                continue;
+            const char *nl = strchr(p, '\n');
+            cr_assert(nl, "%s: no line for %s in %s", names[stage], o.key[k], r.out);
+            char line[128], label[64], want[64];
+            snprintf(line, sizeof line, "%.*s", (int)(nl - p), p);
+            const char *sp = strrchr(line, ' ');
+            cr_assert(sp, "%s: line '%s'", names[stage], line);
+            cr_assert_str_eq(sp + 1, o.val[k], "%s: %s is %s in JSON, text says '%s'", names[stage],
+                             o.key[k], o.val[k], line);
+            /* The label spells the key's words (its last word at least). */
+            snprintf(want, sizeof want, "%s",
+                     strrchr(o.key[k], '_') ? strrchr(o.key[k], '_') + 1 : o.key[k]);
+            snprintf(label, sizeof label, "%.*s", (int)(sp - line), line);
+            cr_assert(strstr(label, want), "%s: label '%s' does not say %s", names[stage], label,
+                      o.key[k]);
+            p = nl + 1;
+            lines++;
+        }
+        cr_assert_str_eq(p, "", "%s: text after the counts: %s", names[stage], p);
+        cr_assert_geq(lines, 2 + (stage >= 1) + 5 * (stage >= 2));
+        run_free(&r);
+    }
+}
+
 static char *inspect_dump(const char *tile, const char *stage, const char *set)
 {
     const char *args[] = {"inspect", dungeon(), "--tile", tile,

@@ -339,9 +339,9 @@ static void mesh_level_equals_bake(const opt_daemon *d, const char *obj, const c
     char fetched[400], baked[400];
     snprintf(fetched, sizeof fetched, "%s/fetched-%s", d->dir, tag);
     snprintf(baked, sizeof baked, "%s/baked-%s", d->dir, tag);
-    cr_assert_eq(run("%s/onepath fetch --url '%s' --level m --out '%s'%s > /dev/null", d->url,
-                     fetched, ""),
-                 0, "%s: fetch failed", tag);
+    cr_assert_eq(
+        run("%s/onepath fetch --url '%s' --level m --out '%s'%s > /dev/null", d->url, fetched, ""),
+        0, "%s: fetch failed", tag);
     cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", obj, baked, ""), 0);
     cr_assert(same_now(fetched, baked), "%s: the level's tiles differ from bake of %s", tag, obj);
 }
@@ -390,36 +390,34 @@ Test(client_cli, mesh_put_drop_equal_bake, .timeout = 180)
     cr_assert(file_has(out, "version 2 (unchanged)"), "a second mesh put changed the level");
 
     /* Drop the rooms: only the box is left. */
-    cr_assert_eq(
-        run("%s/onepath mesh drop --url '%s' --level m %s > '%s'", d.url, "A.obj", out), 0);
+    cr_assert_eq(run("%s/onepath mesh drop --url '%s' --level m %s > '%s'", d.url, "A.obj", out),
+                 0);
     cr_assert(file_has(out, "m: version 3 (changed), mesh A.obj dropped"));
     mesh_level_equals_bake(&d, B, "B");
     /* An unknown mesh: the drop is idempotent (protocol §6) and says there was none. */
-    cr_assert_eq(
-        run("%s/onepath mesh drop --url '%s' --level m %s > '%s'", d.url, "A.obj", out), 0);
+    cr_assert_eq(run("%s/onepath mesh drop --url '%s' --level m %s > '%s'", d.url, "A.obj", out),
+                 0);
     cr_assert(file_has(out, "version 3 (unchanged), the level has no mesh A.obj"));
 
     /* --name replaces the mesh of that name: the box's mesh now holds the rooms. */
-    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' --name B.obj > '%s'", d.url, A,
-                     out),
-                 0);
+    cr_assert_eq(
+        run("%s/onepath mesh put --url '%s' --level m '%s' --name B.obj > '%s'", d.url, A, out), 0);
     cr_assert(file_has(out, "version 4 (changed), mesh B.obj put"));
     mesh_level_equals_bake(&d, A, "renamed");
 
     /* Bad input: named errors, nothing changed. */
     char missing[400];
     snprintf(missing, sizeof missing, "%s/missing.obj", d.dir);
-    cr_assert_eq(
-        run("%s/onepath mesh put --url '%s' --level m '%s' 2> '%s'", d.url, missing, err), 1);
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' 2> '%s'", d.url, missing, err),
+                 1);
     cr_assert(file_has(err, missing), "the error does not name the missing file");
     char garbage[400];
     snprintf(garbage, sizeof garbage, "%s/garbage.obj", d.dir);
     write_text(garbage, "v 0 0 0\nv 1 0 0\nf 1 2 9\n");
-    cr_assert_eq(
-        run("%s/onepath mesh put --url '%s' --level m '%s' 2> '%s'", d.url, garbage, err), 1);
-    cr_assert(file_has(err, "garbage.obj"), "the error does not name the bad file");
-    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level nope '%s' 2> '%s'", d.url, B, err),
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' 2> '%s'", d.url, garbage, err),
                  1);
+    cr_assert(file_has(err, "garbage.obj"), "the error does not name the bad file");
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level nope '%s' 2> '%s'", d.url, B, err), 1);
     cr_assert(file_has(err, "OP_ENOTFOUND") && file_has(err, "nope"), "no named error for nope");
     cr_assert_eq(
         run("%s/onepath mesh drop --url '%s' --level nope %s 2> '%s'", d.url, "B.obj", err), 1);
@@ -435,9 +433,9 @@ Test(client_cli, mesh_put_drop_equal_bake, .timeout = 180)
                  "no mesh name");
     cr_assert_eq(run("%s/onepath mesh move --url '%s' --level m%s 2> /dev/null", d.url, "", ""), 2,
                  "unknown subcommand");
-    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' --name '' 2> /dev/null", d.url,
-                     B, ""),
-                 2, "empty name");
+    cr_assert_eq(
+        run("%s/onepath mesh put --url '%s' --level m '%s' --name '' 2> /dev/null", d.url, B, ""),
+        2, "empty name");
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
     opt_soup_free(&box);

@@ -17,15 +17,14 @@
 
 static int usage(void)
 {
-    fprintf(stderr,
-            "usage: onepath mesh put --url URL --level L LEVEL.obj|gen:KIND:SIZE:SEED\n"
-            "                        [--name NAME] [--timeout MS]\n"
-            "       onepath mesh drop --url URL --level L NAME [--timeout MS]\n"
-            "put adds one mesh to an existing level, or replaces the mesh of its name (by\n"
-            "default the file's base name, as `onepath put` names it); drop removes one.\n"
-            "The level's other meshes, settings and volumes stay as they are.\n"
-            "--url: URL, URL,URL,... or @FILE, default $ONEPATH_URL (a fleet: the member\n"
-            "       rendezvous hashing of the level's name picks)\n");
+    fprintf(stderr, "usage: onepath mesh put --url URL --level L LEVEL.obj|gen:KIND:SIZE:SEED\n"
+                    "                        [--name NAME] [--timeout MS]\n"
+                    "       onepath mesh drop --url URL --level L NAME [--timeout MS]\n"
+                    "put adds one mesh to an existing level, or replaces the mesh of its name (by\n"
+                    "default the file's base name, as `onepath put` names it); drop removes one.\n"
+                    "The level's other meshes, settings and volumes stay as they are.\n"
+                    "--url: URL, URL,URL,... or @FILE, default $ONEPATH_URL (a fleet: the member\n"
+                    "       rendezvous hashing of the level's name picks)\n");
     return 2;
 }
 
@@ -87,8 +86,8 @@ static int m_drop(remote_opts *o, const char *name)
     else if (changed)
         printf("%s: version %" PRIu64 " (changed), mesh %s dropped\n", o->level, version, name);
     else
-        printf("%s: version %" PRIu64 " (unchanged), the level has no mesh %s\n", o->level,
-               version, name);
+        printf("%s: version %" PRIu64 " (unchanged), the level has no mesh %s\n", o->level, version,
+               name);
     op_client_close(c);
     return rc;
 }

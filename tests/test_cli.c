@@ -1054,3 +1054,98 @@ Test(cli, no_walkable_surface_warns_with_the_likely_cause)
         cr_assert(strstr(r.err, "units"), "a level of two cells: %s", r.err);
     run_free(&r);
 }
+
+/* ---- README.md documents every command ---- */
+
+static int word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* Whether text[0..len) holds w as a whole word (no word character either side). */
+static int has_word(const char *text, size_t len, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = text; p + n <= text + len && (p = strstr(p, w)); p++)
+        if ((p == text || !word_char(p[-1])) && !word_char(p[n]))
+            return 1;
+    return 0;
+}
+
+/* Whether a line of readme holds "onepath CMD" and the word sub. */
+static int line_has(const char *readme, const char *cmd, const char *sub)
+{
+    char head[64];
+    snprintf(head, sizeof head, "onepath %s ", cmd);
+    for (const char *l = readme; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        char *line = strndup(l, len);
+        int ok = strstr(line, head) && has_word(line, len, sub);
+        free(line);
+        if (ok)
+            return 1;
+        l += len + (nl != NULL);
+    }
+    return 0;
+}
+
+/* Every command of `onepath --help`, every subcommand of its usage (onepath remote
+ * ping|level-list ...) and every flag of its --help appear in README.md. */
+Test(cli, readme_documents_every_command)
+{
+    char *readme = slurp(OP_DOCS_DIR "/../README.md", NULL);
+    size_t rlen = strlen(readme);
+    run_result top = run((const char *const[]){"--help", NULL});
+    cr_assert_eq(top.rc, 0);
+    int ncmds = 0, nsubs = 0, nflags = 0;
+    const char *p = strstr(top.out, "commands:\n");
+    cr_assert(p, "%s", top.out);
+    for (p += 10; *p == ' ' && p[1] == ' ' && word_char(p[2]);) {
+        char cmd[32];
+        cr_assert_eq(sscanf(p, " %31s", cmd), 1);
+        p = strchr(p, '\n') + 1;
+        ncmds++;
+        char want[64];
+        snprintf(want, sizeof want, "onepath %s", cmd);
+        cr_expect(has_word(readme, rlen, want), "README.md never shows '%s'", want);
+        run_result h = run((const char *const[]){cmd, "--help", NULL});
+        cr_assert_eq(h.rc, 0, "%s --help: rc %d", cmd, h.rc);
+        /* Subcommands: "onepath CMD a|b|c" with a lowercase first word. */
+        char head[64];
+        int hl = snprintf(head, sizeof head, "onepath %s ", cmd);
+        for (const char *u = h.out; (u = strstr(u, head)); u += hl) {
+            const char *w = u + hl;
+            if (*w < 'a' || *w > 'z')
+                continue;
+            size_t n = strcspn(w, " \n");
+            char subs[128];
+            snprintf(subs, sizeof subs, "%.*s", (int)(n < 127 ? n : 127), w);
+            for (char *save, *s = strtok_r(subs, "|", &save); s; s = strtok_r(NULL, "|", &save)) {
+                cr_expect(line_has(readme, cmd, s), "README.md has no line 'onepath %s ... %s'",
+                          cmd, s);
+                nsubs++;
+            }
+        }
+        /* Flags. */
+        for (const char *f = h.out; (f = strstr(f, "--")); f += 2) {
+            if (f[2] < 'a' || f[2] > 'z')
+                continue;
+            char flag[64];
+            size_t n = 2;
+            while (n < sizeof flag - 1 && word_char(f[n]))
+                n++;
+            snprintf(flag, sizeof flag, "%.*s", (int)n, f);
+            cr_expect(has_word(readme, rlen, flag), "README.md does not describe '%s %s'", cmd,
+                      flag);
+            nflags++;
+        }
+        run_free(&h);
+    }
+    /* The parse found the commands (not a help text that changed shape under it). */
+    cr_assert_geq(ncmds, 14, "%d commands in onepath --help", ncmds);
+    cr_assert_geq(nsubs, 10, "%d subcommands", nsubs);
+    cr_assert_geq(nflags, 40, "%d flags", nflags);
+    run_free(&top);
+    free(readme);
+}

@@ -97,7 +97,10 @@ op_client *remote_open(remote_opts *o)
     int pick = op_fleet_pick((const char *const *)m, n, o->level ? o->level : "");
     snprintf(o->member, sizeof o->member, "%s", m[pick]);
     op_fleet_members_free(m, n);
-    if (op_client_open(o->member, &c, &e) != OP_OK) {
+    /* With several members, every error names the one that answered (or did not). */
+    op_status st =
+        n > 1 ? op_fleet_member_open(o->member, &c, &e) : op_client_open(o->member, &c, &e);
+    if (st != OP_OK) {
         remote_fail(o->member, &e);
         return NULL;
     }

@@ -100,7 +100,7 @@ op_status op_cedit_call(op_client *c, op_creq *q, int timeout_ms, uint64_t *vers
         return st;
     st = op_cedit_result(&r, "changed", version, changed, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *out, op_err *err)
@@ -128,7 +128,7 @@ op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *ou
         st = op_cget_u64(lim, "cache_bytes", &out->cache_bytes, err);
     }
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_level_put_volumes(op_client *c, const char *level,
@@ -182,7 +182,7 @@ static op_status level_bool_call(op_client *c, const char *method, const char *l
         return st;
     st = op_cget_bool(r.result, key, out, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_level_drop(op_client *c, const char *level, int timeout_ms, int *dropped,
@@ -241,7 +241,7 @@ op_status op_client_level_list_get(op_client *c, int timeout_ms, op_client_level
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_level_list_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 void op_client_level_list_free(op_client_level_list *l)
@@ -294,7 +294,7 @@ op_status op_client_level_info_get(op_client *c, const char *level, int timeout_
         (st = op_cget_i64(b, "done", &out->bake_done, err)) == OP_OK)
         st = op_cget_i64(b, "total", &out->bake_total, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_level_bake(op_client *c, const char *level, int timeout_ms, int *started,
@@ -370,7 +370,7 @@ op_status op_client_tile_get(op_client *c, const char *level, int tx, int tz, in
         return st;
     st = read_tile(r.result, out, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 void op_client_tile_range_free(op_client_tile_range *rg)
@@ -425,7 +425,7 @@ op_status op_client_tile_range_get(op_client *c, const char *level, const int re
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_tile_range_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 /* ---- changes ---- */
@@ -492,7 +492,7 @@ op_status op_client_changes_since(op_client *c, const char *level, uint64_t vers
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_changes_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 /* ---- stats ---- */
@@ -535,5 +535,5 @@ op_status op_client_stats_get(op_client *c, int timeout_ms, op_client_stats *out
         op_err_clear(err);
     }
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }

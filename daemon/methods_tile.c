@@ -135,11 +135,21 @@ static int pack_detour(msgpack_packer *pk, const opd_level *lv, const opd_tile *
     return p;
 }
 
+/* The bytes of a ready tile's native blobs (its cache entry may hold its Detour data too). */
+static size_t native_bytes(const opd_tile *t)
+{
+    size_t n = 0;
+    const op_bytes *blobs = t->blobs.data;
+    for (int k = 0; k < t->nl; k++)
+        n += blobs[k].len;
+    return n;
+}
+
 /* Packs one tile.get result map from a ready tile (level lock held). */
 static int pack_tile(msgpack_packer *pk, const opd_level *lv, const opd_tile *t)
 {
     /* The blobs are copied once, into the reply message: make room for them first. */
-    int p = opd_reply_reserve(pk, t->blobs.bytes + 64 + 48 * (size_t)t->nl);
+    int p = opd_reply_reserve(pk, native_bytes(t) + 64 + 48 * (size_t)t->nl);
     p |= msgpack_pack_map(pk, 4);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
     p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
@@ -298,7 +308,7 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
         }
         if (t->err_status != OP_OK)
             return pg->n ? OP_OK : build_error(t, err);
-        size_t tb = t->blobs.bytes;
+        size_t tb = native_bytes(t);
         if (f == FORMAT_DETOUR) {
             /* A cell Detour refuses ends the page before it, as a failed build does. */
             const op_bytes *data;

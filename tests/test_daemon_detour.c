@@ -179,6 +179,34 @@ static void check_same_dir(const char *a, const char *b)
     cr_assert_eq(n, count_files(b, ""), "%s has files %s lacks", b, a);
 }
 
+/* Native pages count native bytes only, also once a tile's entry holds its Detour data:
+ * a page of max_bytes = the native bytes of the first k tiles with layers holds them all. */
+static void check_native_pages(op_client *c, const char *level)
+{
+    op_err e;
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    op_client_tile_range all;
+    cr_assert_eq(op_client_tile_range_get(c, level, li.tiles, NULL, (size_t)1 << 30, OPT_TIMEOUT_MS,
+                                          &all, &e),
+                 OP_OK, "%s", e.msg);
+    size_t bytes = 0;
+    int k = 0, with_layers = 0;
+    for (; k < all.ntiles && with_layers < 3; k++) {
+        with_layers += all.tiles[k].nlayers > 0;
+        for (int l = 0; l < all.tiles[k].nlayers; l++)
+            bytes += all.tiles[k].layers[l].len;
+    }
+    cr_assert_eq(with_layers, 3);
+    op_client_tile_range pg;
+    cr_assert_eq(op_client_tile_range_get(c, level, li.tiles, NULL, bytes, OPT_TIMEOUT_MS, &pg, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_geq(pg.ntiles, k, "max_bytes %zu (the native bytes of %d tiles) gave %d tiles", bytes,
+                  k, pg.ntiles);
+    op_client_tile_range_free(&pg);
+    op_client_tile_range_free(&all);
+}
+
 /* Puts the level (with partition, when not NULL), exports it offline with the CLI, and
  * compares every tile both ways (through the library and through `onepath fetch --format
  * detour`). */
@@ -202,6 +230,7 @@ static void check_level(const char *cli_level, const op_soup *soup, const char *
     cr_assert_geq(n, min_tiles, "only %d Detour tiles", n);
     /* Again, now from the cache: the same bytes. */
     cr_assert_eq(check_against_dir(c, "lv", exp, 0), n);
+    check_native_pages(c, "lv");
     run("%s/onepath fetch --url '%s' --level lv --out '%s' --format detour > /dev/null", OP_BIN_DIR,
         d.url, got);
     check_same_dir(exp, got);

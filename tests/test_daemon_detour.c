@@ -496,3 +496,93 @@ Test(daemon_detour, detour_follows_an_edit, .timeout = 300)
     opt_daemon_cleanup(&d);
     op_arena_destroy(a);
 }
+
+/* ---- the cache ---- */
+
+/* Sums the native and the Detour bytes of every tile (which also makes them cached). */
+static void level_bytes(op_client *c, const char *level, size_t *native, size_t *detour)
+{
+    op_err e;
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    *native = 0;
+    if (detour)
+        *detour = 0;
+    for (int tz = li.tiles[1]; tz <= li.tiles[3]; tz++)
+        for (int tx = li.tiles[0]; tx <= li.tiles[2]; tx++) {
+            op_client_tile t;
+            cr_assert_eq(op_client_tile_get(c, level, tx, tz, OPT_TIMEOUT_MS, &t, &e), OP_OK, "%s",
+                         e.msg);
+            for (int k = 0; k < t.nlayers; k++)
+                *native += t.layers[k].len;
+            op_client_tile_free(&t);
+            if (detour) {
+                op_client_detour_tile d;
+                cr_assert_eq(op_client_tile_get_detour(c, level, tx, tz, OPT_TIMEOUT_MS, &d, &e),
+                             OP_OK, "%s", e.msg);
+                *detour += d.len;
+                op_client_detour_tile_free(&d);
+            }
+        }
+}
+
+static op_client_stats stats_of(op_client *c)
+{
+    op_client_stats st;
+    op_err e;
+    cr_assert_eq(op_client_stats_get(c, OPT_TIMEOUT_MS, &st, &e), OP_OK, "%s", e.msg);
+    return st;
+}
+
+/* The Detour bytes count in the blob cache beside the blobs (stats cache.bytes), and a
+ * small --cache-bytes evicts them with the blobs: every tile still comes back equal to
+ * the export. */
+Test(daemon_detour, detour_bytes_share_the_blob_cache, .timeout = 300)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    const char *path = op_test_level("dungeon.obj");
+    cr_assert_eq(op_obj_read_file(path, a, &soup, &e), OP_OK, "%s", e.msg);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_soup(c, "lv", &soup);
+    size_t native, detour, native2;
+    level_bytes(c, "lv", &native, NULL);
+    cr_assert_eq(stats_of(c).cache_bytes, native);
+    level_bytes(c, "lv", &native2, &detour);
+    cr_assert_eq(native2, native);
+    cr_assert_gt(detour, 0);
+    op_client_stats st = stats_of(c);
+    cr_assert_eq(st.cache_bytes, native + detour, "cache %llu bytes, blobs %zu + Detour %zu",
+                 (unsigned long long)st.cache_bytes, native, detour);
+    cr_assert_eq(st.cache_evictions, 0);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+
+    /* A budget of a tenth of it. */
+    char budget[32];
+    snprintf(budget, sizeof budget, "%zu", (native + detour) / 10);
+    const char *extra[] = {"--cache-bytes", budget, NULL};
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, extra);
+    c = opt_connect(&d);
+    put_soup(c, "lv", &soup);
+    char exp[400];
+    snprintf(exp, sizeof exp, "%s/export", d.dir);
+    run("%s/onepath export '%s' --detour-tiles '%s' > /dev/null", OP_BIN_DIR, path, exp);
+    int n = check_against_dir(c, "lv", exp, 0);
+    st = stats_of(c);
+    cr_assert_gt(st.cache_evictions, 0);
+    fprintf(stderr,
+            "cache: blobs %zu + Detour %zu bytes counted together; budget %s: %llu evictions, "
+            "%d tiles still equal the export\n",
+            native, detour, budget, (unsigned long long)st.cache_evictions, n);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    op_arena_destroy(a);
+}

@@ -124,8 +124,14 @@ int out_dir_make(const char *dir)
 
 int tile_file_write(const char *dir, int tx, int tz, int layer, const uint8_t *data, size_t len)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s/tile_%d_%d_%d.optile", dir, tx, tz, layer);
+    return file_write(path, data, len);
+}
+
+int file_write(const char *path, const uint8_t *data, size_t len)
+{
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {

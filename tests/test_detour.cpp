@@ -10,7 +10,10 @@
  *    consecutive pairs joined by findPath / findStraightPath and op_query_path /
  *    op_query_straight: the pairs each side connects must agree, and straight-path
  *    lengths must agree within 1 %; every exception must be one of the kinds
- *    docs/quality.md ("Detour export") explains, each checked here by its cause.
+ *    docs/quality.md ("Detour export") explains, each checked here by its cause;
+ *  - per pair snapped to the same polygons on both sides, the two A* searches' node pools
+ *    (dtNodePool against op_query_path's, docs/queries.md §4) must be identical bit for
+ *    bit, unless a search expanded a polygon whose links differ between the two meshes.
  * The figures per level are printed (run the binary to see them).
  * Last, tiles served by onepathd in Detour form (protocol §4.2b): a tile added with
  * dtNavMesh::addTile among its neighbours (all from the daemon) links to each of them, and
@@ -28,12 +31,14 @@ extern "C" {
 #include "onepath/obj.h"
 #include "onepath/query.h"
 #include "op_test.h"
+#include "../core/src/query_internal.h"
 }
 #undef _Static_assert
 
 #include <DetourAlloc.h>
 #include <DetourNavMesh.h>
 #include <DetourNavMeshQuery.h>
+#include <DetourNode.h>
 #include <criterion/criterion.h>
 
 #include <algorithm>
@@ -499,6 +504,12 @@ struct PairStats {
     double max_same = 0.0;            /* largest difference of the two funnels on one corridor */
     int why_portals = 0;    /* ... over 1 %: a step joins two polygons over several stretches */
     int why_degenerate = 0; /* ... over 1 %: an end collinear with a portal (1 mm in agrees) */
+    int same_corridors = 0; /* pairs both sides connect through the very same corridor */
+    int own_link = 0;       /* own lengths over 1 %: a corridor crosses a link of one side only */
+    int own_snap = 0;       /* ... the ends snapped to other polygons; from Detour's, they agree */
+    int pools = 0;          /* pairs whose node pools were compared (same snapped polygons) */
+    int pools_same = 0;     /* ... identical, node by node, bit for bit */
+    int pools_link = 0;     /* ... first differing at a node reached over a one-sided link */
     int unexplained = 0;
 };
 
@@ -735,10 +746,138 @@ void explain_disagreement(const Loaded &L, const dtQueryFilter &f, const Pair &p
             op_connects ? "onepath" : "Detour", kind >= 0 ? why : "UNEXPLAINED");
 }
 
+/* Both searches from the same positions (Detour's snaps of the pair: one float each), node
+ * pool against node pool in order of first touch (dtNodePool allocates in that order too):
+ * the index of the first node whose polygon, side, state, position, g, f or parent differ,
+ * or -1 when every node agrees bit for bit. *cause: when the pools differ and either search
+ * expanded a polygon with a link the other side lacks, that link's cause (check_structure),
+ * else nullptr: the two searches then walked the same graph and must agree. */
+long pool_divergence(const Loaded &L, const Snap &a, const Snap &b, const LinkCauses &lc,
+                     const char **cause, bool print)
+{
+    const dtQueryFilter f;
+    std::vector<dtPolyRef> c;
+    dt_corridor(L, f, a, b, c);
+    const dtNodePool *pool = L.query->getNodePool();
+    static thread_local op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_arena_reset(out);
+    op_arena_reset(scratch);
+    op__path_node *nodes;
+    long n;
+    op_err e;
+    cr_assert_eq(
+        op__query_path_nodes(L.mesh, a.op, a.pos, b.op, b.pos, out, scratch, &nodes, &n, &e), OP_OK,
+        "%s", e.msg);
+    long first = -1, nd = pool->getNodeCount();
+    for (long i = 0; i < std::max(n, nd) && first < 0; i++) {
+        if (i >= n || i >= nd) {
+            first = i;
+            break;
+        }
+        const dtNode *d = pool->getNodeAtIdx((unsigned)i + 1);
+        const op__path_node &o = nodes[i];
+        bool same = d->id == to_detour(L, o.poly) && (int)d->state == o.side &&
+                    (int)d->flags == o.state && (long)d->pidx == o.parent + 1 &&
+                    !memcmp(d->pos, o.pos, sizeof d->pos) && d->cost == o.g && d->total == o.f;
+        if (!same)
+            first = i;
+    }
+    *cause = nullptr;
+    for (long i = 0; first >= 0 && !*cause && i < nd + n; i++) {
+        dtPolyRef r;
+        if (i < nd) {
+            const dtNode *d = pool->getNodeAtIdx((unsigned)i + 1);
+            if (!(d->flags & DT_NODE_CLOSED))
+                continue;
+            r = d->id;
+        } else {
+            if (nodes[i - nd].state != 2)
+                continue;
+            r = to_detour(L, nodes[i - nd].poly);
+        }
+        auto it = lc.lower_bound({r, 0});
+        if (it != lc.end() && it->first.first == r)
+            *cause = it->second;
+    }
+    if (print && first >= 0)
+        for (long i = std::max(0L, first - 2); i < std::min(std::max(n, nd), first + 2); i++) {
+            if (i < nd) {
+                const dtNode *d = pool->getNodeAtIdx((unsigned)i + 1);
+                op_polyref r = to_onepath(L, d->id);
+                fprintf(stderr,
+                        "    node %ld Detour (%d, %d) side %u flags %u parent %ld pos %.9g %.9g "
+                        "%.9g g %.9g f %.9g\n",
+                        i, r.tile, r.poly, d->state, d->flags, (long)d->pidx - 1, d->pos[0],
+                        d->pos[1], d->pos[2], d->cost, d->total);
+            }
+            if (i < n) {
+                const op__path_node &o = nodes[i];
+                fprintf(stderr,
+                        "    node %ld onepath (%d, %d) side %d state %d parent %ld pos %.9g %.9g "
+                        "%.9g g %.9g f %.9g\n",
+                        i, o.poly.tile, o.poly.poly, o.side, o.state, o.parent, o.pos[0], o.pos[1],
+                        o.pos[2], o.g, o.f);
+            }
+        }
+    return first;
+}
+
+/* The node pools of a pair both sides snapped to the same two polygons: identical, or their
+ * searches expanded a polygon with a link of one side only (of a checked kind). Not
+ * for a pair within one polygon: findPath returns before it clears its pool. */
+void compare_pools(const Loaded &L, const Pair &p, const LinkCauses &lc, PairStats &ps,
+                   const std::string &what)
+{
+    if (p.op[0]->dt != p.dt[0]->dt || p.op[1]->dt != p.dt[1]->dt || p.dt[0]->dt == p.dt[1]->dt)
+        return;
+    const char *cause;
+    long d = pool_divergence(L, *p.dt[0], *p.dt[1], lc, &cause, false);
+    ps.pools++;
+    if (d < 0) {
+        ps.pools_same++;
+        return;
+    }
+    if (cause) {
+        ps.pools_link++;
+        return;
+    }
+    ps.unexplained++;
+    fprintf(stderr, "  %s: node pools differ at node %ld: UNEXPLAINED\n", what.c_str(), d);
+    pool_divergence(L, *p.dt[0], *p.dt[1], lc, &cause, true);
+}
+
 /* A pair both sides connect: each side's own corridor and straight path (their lengths are
  * the comparison the figures report), then both funnels through each corridor. */
-void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, op_arena *out,
-                     op_arena *scratch, PairStats &ps, const std::string &what)
+/* Why two own-corridor lengths differ by more than 1 %, or nullptr: one corridor crosses a
+ * link the other side lacks (the link's cause, check_structure: e.g. Detour's looser height
+ * rule), or the two sides snapped an end to different polygons and onepath's search from
+ * Detour's snaps comes within 1 % of Detour's length. */
+const char *own_cause(const Loaded &L, const Pair &p, const std::vector<dtPolyRef> &oc,
+                      const std::vector<dtPolyRef> &dc, double ld, const LinkCauses &lc,
+                      op_arena *out, op_arena *scratch, PairStats &ps)
+{
+    const char *m = missing_step(L, dc, lc);
+    if (!m)
+        m = missing_step(L, oc, lc);
+    if (m && strcmp(m, "unexplained")) {
+        ps.own_link++;
+        return m;
+    }
+    if (m || (p.op[0]->dt == p.dt[0]->dt && p.op[1]->dt == p.dt[1]->dt))
+        return nullptr;
+    std::vector<dtPolyRef> c;
+    if (!op_corridor(L, *p.dt[0], *p.dt[1], out, scratch, c) ||
+        rel(op_funnel(L, c, p.dt[0]->pos, p.dt[1]->pos, out, scratch), ld) > kLengthTol)
+        return nullptr;
+    ps.own_snap++;
+    return "snap";
+}
+
+/* A pair both sides connect: each side's own corridor and straight path (their lengths are
+ * the comparison the figures report: within 1 %, or a difference of a checked kind), then
+ * both funnels through each corridor. */
+void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, const LinkCauses &lc,
+                     op_arena *out, op_arena *scratch, PairStats &ps, const std::string &what)
 {
     std::vector<dtPolyRef> oc, dc;
     op_corridor(L, *p.op[0], *p.op[1], out, scratch, oc);
@@ -747,11 +886,18 @@ void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, op_
     double ld = dt_funnel(L, dc, p.dt[0]->pos, p.dt[1]->pos);
     double own = rel(lo, ld);
     ps.both++;
+    ps.same_corridors += oc == dc;
+    compare_pools(L, p, lc, ps, what);
     ps.max_own = std::max(ps.max_own, own);
     ps.sum_own += own;
     if (own > kLengthTol) {
         ps.own_over++;
         ps.op_shorter += lo < ld;
+        const char *why = own_cause(L, p, oc, dc, ld, lc, out, scratch, ps);
+        if (!why)
+            ps.unexplained++;
+        fprintf(stderr, "  %s: own corridors, straight paths %.3f / %.3f (%.2f %%): %s\n",
+                what.c_str(), lo, ld, 100.0 * own, why ? why : "UNEXPLAINED");
     }
     if (!missing_step(L, oc, LinkCauses()))
         same_corridor(L, oc, p.op[0]->pos, p.op[1]->pos, out, scratch, ps, what + " (onepath's)");
@@ -818,7 +964,7 @@ void run_queries(const Loaded &L, const std::vector<double> &pts, const LinkCaus
             ps.disagree++;
             explain_disagreement(L, f, p, co, lc, out, scratch, ps, what);
         } else if (co)
-            compare_lengths(L, f, p, out, scratch, ps, what);
+            compare_lengths(L, f, p, lc, out, scratch, ps, what);
     }
     op_arena_destroy(out);
     op_arena_destroy(scratch);
@@ -845,17 +991,18 @@ void check_level(const std::string &spec)
                 "(onepath/Detour), onepath only %ld cap + %ld short + %ld seam, Detour only %ld "
                 "height, multi %ld; snaps differ %d; pairs %d, connected %d/%d, disagree %d (cap "
                 "%d, short %d, height %d, snap %d, seam %d); both %d: own corridors max %.2f%% "
-                "mean %.3f%%, %d "
-                "over 1%% "
-                "(onepath shorter in %d); one corridor max %.4f%%, over 1%%: several portals %d, "
+                "mean %.3f%%, same corridor %d, %d over 1%% (onepath shorter in %d; link %d, snap "
+                "%d); node pools %d: identical %d, link %d; one corridor max %.4f%%, over 1%%: "
+                "several portals %d, "
                 "degenerate end %d; unexplained %ld\n",
                 name.c_str(), v.name, L.set.ntiles, op_mesh_poly_count(L.mesh), ls.internal,
                 ls.seams, ls.op_links, ls.dt_links, ls.only_op_cap, ls.only_op_short,
                 ls.only_op_seam, ls.only_dt, ls.multi, ps.snap_differs, ps.pairs, ps.connected[0],
                 ps.connected[1], ps.disagree, ps.why[0], ps.why[1], ps.why[2], ps.why[3], ps.why[4],
                 ps.both, 100.0 * ps.max_own, ps.both ? 100.0 * ps.sum_own / ps.both : 0.0,
-                ps.own_over, ps.op_shorter, 100.0 * ps.max_same, ps.why_portals, ps.why_degenerate,
-                ps.unexplained + ls.unexplained);
+                ps.same_corridors, ps.own_over, ps.op_shorter, ps.own_link, ps.own_snap, ps.pools,
+                ps.pools_same, ps.pools_link, 100.0 * ps.max_same, ps.why_portals,
+                ps.why_degenerate, ps.unexplained + ls.unexplained);
         cr_expect_eq(ls.unexplained + ps.unexplained, 0, "%s: differences of no known kind",
                      label.c_str());
     }

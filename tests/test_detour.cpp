@@ -15,10 +15,14 @@
  *    (dtNodePool against op_query_path's, docs/queries.md §4) must be identical bit for
  *    bit, unless a search expanded a polygon whose links differ between the two meshes.
  * The figures per level are printed (run the binary to see them).
+ * Last, tiles served by onepathd in Detour form (protocol §4.2b): a tile added with
+ * dtNavMesh::addTile among its neighbours (all from the daemon) links to each of them, and
+ * findPath crosses every such border.
  */
 #define _Static_assert static_assert /* the core's headers are C11 */
 extern "C" {
 #include "onepath/build.h"
+#include "onepath/client.h"
 #include "onepath/detour.h"
 #include "onepath/hash.h"
 #include "onepath/levelgen.h"
@@ -42,9 +46,14 @@ extern "C" {
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <csignal>
 #include <dirent.h>
+#include <fcntl.h>
 #include <map>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 /* ===== the byte layout the spec writes is the one this Detour reads ===== */
@@ -1123,4 +1132,268 @@ Test(detour, loads_and_agrees_shared_levels)
     cr_assert(!levels.empty());
     for (const std::string &l : levels)
         check_level(l);
+}
+
+/* ===== tiles from onepathd ===== */
+
+/* onepathd as a child process on an ipc:// path under a fresh temporary directory, as
+ * tests/support/op_daemon_test.h starts it for the C tests (that header is C only). */
+struct Daemon {
+    pid_t pid = 0;
+    std::string dir, url;
+
+    Daemon()
+    {
+        char tmpl[] = "/tmp/opd-detour-XXXXXX";
+        cr_assert_not_null(mkdtemp(tmpl));
+        dir = tmpl;
+        url = "ipc://" + dir + "/s.ipc";
+        std::string bin = std::string(OP_BIN_DIR) + "/onepathd", data = dir + "/data",
+                    log = dir + "/log";
+        const char *argv[] = {bin.c_str(), "--listen",  url.c_str(), "--data-dir", data.c_str(),
+                              "--log",     log.c_str(), "--threads", "2",          nullptr};
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test, even a failed one */
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 1);
+            dup2(null, 2);
+            execv(bin.c_str(), const_cast<char *const *>(argv));
+            _exit(127);
+        }
+        op_client *c = connect();
+        op_client_ping_result p;
+        op_err e;
+        op_status st = OP_ETIMEDOUT;
+        for (int i = 0; i < 100 && st != OP_OK; i++) {
+            st = op_client_ping(c, 100, &p, &e);
+            int status;
+            if (st != OP_OK && waitpid(pid, &status, WNOHANG) == pid)
+                cr_assert_fail("onepathd exited during start-up");
+        }
+        op_client_close(c);
+        cr_assert_eq(st, OP_OK, "onepathd did not answer ping: %s", e.msg);
+    }
+
+    op_client *connect() const
+    {
+        op_client *c = nullptr;
+        op_err e;
+        cr_assert_eq(op_client_open(url.c_str(), &c, &e), OP_OK, "%s", e.msg);
+        return c;
+    }
+
+    /* SIGTERM and wait: the exit status (-1: killed by a signal). */
+    int stop()
+    {
+        int status = 0;
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        pid = 0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+
+    ~Daemon()
+    {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+        std::string cmd = "rm -rf '" + dir + "'";
+        if (system(cmd.c_str()) != 0)
+            fprintf(stderr, "cannot remove %s\n", dir.c_str());
+    }
+};
+
+const int kTimeoutMs = 30000;
+
+/* Every tile cell of the level in Detour form, by (tx, tz); cells without data left out. */
+std::map<std::pair<int, int>, std::vector<uint8_t>> fetch_detour(op_client *c, const char *level,
+                                                                 const int rect[4])
+{
+    std::map<std::pair<int, int>, std::vector<uint8_t>> tiles;
+    int after[2], *ap = nullptr, more = 1;
+    op_err e;
+    while (more) {
+        op_client_detour_range rg;
+        cr_assert_eq(op_client_tile_range_get_detour(c, level, rect, ap, 0, kTimeoutMs, &rg, &e),
+                     OP_OK, "%s", e.msg);
+        for (int i = 0; i < rg.ntiles; i++)
+            if (rg.tiles[i].data)
+                tiles[{rg.tiles[i].tx, rg.tiles[i].tz}].assign(rg.tiles[i].data,
+                                                               rg.tiles[i].data + rg.tiles[i].len);
+        more = rg.has_next;
+        after[0] = rg.next[0];
+        after[1] = rg.next[1];
+        ap = after;
+        op_client_detour_range_free(&rg);
+    }
+    return tiles;
+}
+
+/* Adds one daemon tile (Detour keeps a copy it frees itself). */
+void add_daemon_tile(dtNavMesh *nav, const std::vector<uint8_t> &d, int tx, int tz)
+{
+    unsigned char *data = (unsigned char *)dtAlloc(d.size(), DT_ALLOC_PERM);
+    cr_assert_not_null(data);
+    std::memcpy(data, d.data(), d.size());
+    dtTileRef ref = 0;
+    dtStatus st = nav->addTile(data, (int)d.size(), DT_TILE_FREE_DATA, 0, &ref);
+    if (dtStatusFailed(st))
+        dtFree(data);
+    cr_assert(dtStatusSucceed(st), "addTile (%d, %d): status %#x", tx, tz, st);
+    const dtMeshTile *t = nav->getTileAt(tx, tz, 0);
+    cr_assert(t && nav->getTileRef(t) == ref, "tile (%d, %d) is not where its header says", tx, tz);
+}
+
+/* External links of tile t, by the (tx, tz) of the tile they lead into: one polygon pair
+ * each (from, to) to path between. */
+std::map<std::pair<int, int>, std::pair<dtPolyRef, dtPolyRef>>
+external_links(const dtNavMesh *nav, const dtMeshTile *t, int *count)
+{
+    std::map<std::pair<int, int>, std::pair<dtPolyRef, dtPolyRef>> out;
+    *count = 0;
+    dtPolyRef base = nav->getPolyRefBase(t);
+    for (int p = 0; p < t->header->polyCount; p++)
+        for (unsigned j = t->polys[p].firstLink; j != DT_NULL_LINK; j = t->links[j].next) {
+            const dtLink &l = t->links[j];
+            if (l.side == 0xff)
+                continue; /* in-tile */
+            const dtMeshTile *u = nullptr;
+            const dtPoly *q = nullptr;
+            nav->getTileAndPolyByRefUnsafe(l.ref, &u, &q);
+            (*count)++;
+            out.emplace(std::make_pair(u->header->x, u->header->y),
+                        std::make_pair(base | (dtPolyRef)p, l.ref));
+        }
+    return out;
+}
+
+void poly_centre(const dtNavMesh *nav, dtPolyRef ref, float c[3])
+{
+    const dtMeshTile *t = nullptr;
+    const dtPoly *p = nullptr;
+    cr_assert(dtStatusSucceed(nav->getTileAndPolyByRef(ref, &t, &p)));
+    c[0] = c[1] = c[2] = 0;
+    for (int i = 0; i < p->vertCount; i++)
+        for (int k = 0; k < 3; k++)
+            c[k] += t->verts[3 * p->verts[i] + k] / p->vertCount;
+}
+
+/* level from the daemon: the cell with the most neighbours with data is added alone
+ * (no external link), then its neighbours are added; it must link to every one of them
+ * and findPath must cross each border. Returns the borders crossed. */
+int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours)
+{
+    Daemon d;
+    op_client *c = d.connect();
+    op_client_mesh m = {"m",
+                        soup->verts,
+                        soup->verts_len / 3,
+                        (const int32_t *)soup->tris,
+                        soup->tris_len / 3,
+                        soup->areas};
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_level_put(c, "lv", nullptr, 0, &m, 1, kTimeoutMs, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "lv", kTimeoutMs, &li, &e), OP_OK, "%s", e.msg);
+    cr_assert_gt(li.tile_size, 0);
+    auto tiles = fetch_detour(c, "lv", li.tiles);
+    op_client_close(c);
+    cr_assert_eq(d.stop(), 0);
+    cr_assert_geq(tiles.size(), 2u);
+
+    /* The cell with the most neighbours with data. */
+    const int dx[4] = {1, -1, 0, 0}, dz[4] = {0, 0, 1, -1};
+    std::pair<int, int> best;
+    int best_n = -1, max_polys = 1;
+    for (const auto &kv : tiles) {
+        int n = 0;
+        for (int s = 0; s < 4; s++)
+            n += tiles.count({kv.first.first + dx[s], kv.first.second + dz[s]}) > 0;
+        if (n > best_n)
+            best_n = n, best = kv.first;
+        max_polys = std::max(max_polys, read_at<int>(kv.second.data() + 24));
+    }
+    cr_assert_geq(best_n, min_neighbours, "%s: no cell has %d neighbours", name, min_neighbours);
+
+    /* Params as protocol §4.2b says a client makes them. */
+    op_detour_params p;
+    cr_assert_eq(op_detour_params_make(li.grid_origin[0], li.grid_origin[1], li.tile_size,
+                                       (int)tiles.size(), max_polys, &p, &e),
+                 OP_OK, "%s", e.msg);
+    dtNavMeshParams np;
+    std::memcpy(np.orig, p.orig, sizeof np.orig);
+    np.tileWidth = p.tile_width;
+    np.tileHeight = p.tile_height;
+    np.maxTiles = p.max_tiles;
+    np.maxPolys = p.max_polys;
+    dtNavMesh *nav = dtAllocNavMesh();
+    cr_assert_not_null(nav);
+    cr_assert(dtStatusSucceed(nav->init(&np)));
+
+    add_daemon_tile(nav, tiles[best], best.first, best.second);
+    int nlinks = 0;
+    external_links(nav, nav->getTileAt(best.first, best.second, 0), &nlinks);
+    cr_assert_eq(nlinks, 0, "a tile alone has external links");
+    for (int s = 0; s < 4; s++) {
+        auto it = tiles.find({best.first + dx[s], best.second + dz[s]});
+        if (it != tiles.end())
+            add_daemon_tile(nav, it->second, it->first.first, it->first.second);
+    }
+    auto links = external_links(nav, nav->getTileAt(best.first, best.second, 0), &nlinks);
+    dtNavMeshQuery *q = dtAllocNavMeshQuery();
+    cr_assert(q && dtStatusSucceed(q->init(nav, 4096)));
+    dtQueryFilter f;
+    int crossed = 0;
+    for (int s = 0; s < 4; s++) {
+        std::pair<int, int> nb = {best.first + dx[s], best.second + dz[s]};
+        if (!tiles.count(nb))
+            continue;
+        auto l = links.find(nb);
+        cr_assert(l != links.end(), "%s: tile (%d, %d) has no link to its neighbour (%d, %d)", name,
+                  best.first, best.second, nb.first, nb.second);
+        float a[3], b[3];
+        poly_centre(nav, l->second.first, a);
+        poly_centre(nav, l->second.second, b);
+        dtPolyRef path[256];
+        int n = 0;
+        dtStatus st = q->findPath(l->second.first, l->second.second, a, b, &f, path, &n, 256);
+        cr_assert(dtStatusSucceed(st) && !(st & DT_PARTIAL_RESULT) && n >= 2 &&
+                      path[n - 1] == l->second.second,
+                  "%s: findPath from (%d, %d) into (%d, %d): status %#x, %d polygons", name,
+                  best.first, best.second, nb.first, nb.second, st, n);
+        /* Both sides of the border are on the corridor. */
+        const dtMeshTile *t0 = nullptr, *t1 = nullptr;
+        const dtPoly *p0 = nullptr;
+        nav->getTileAndPolyByRefUnsafe(path[0], &t0, &p0);
+        nav->getTileAndPolyByRefUnsafe(path[n - 1], &t1, &p0);
+        cr_assert(t0->header->x == best.first && t0->header->y == best.second &&
+                  t1->header->x == nb.first && t1->header->y == nb.second);
+        crossed++;
+    }
+    fprintf(stderr,
+            "%s: daemon tile (%d, %d) linked to %d neighbours (%d external links), %d borders "
+            "crossed by findPath\n",
+            name, best.first, best.second, (int)links.size(), nlinks, crossed);
+    dtFreeNavMeshQuery(q);
+    dtFreeNavMesh(nav);
+    return crossed;
+}
+
+Test(detour, daemon_tiles_load_and_link_with_neighbours, .timeout = 300)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("flat", 40, 1, a, &soup, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(check_daemon_links("gen:flat:40:1", &soup, 4), 4);
+    op_arena_reset(a);
+    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
+    cr_assert_geq(check_daemon_links("dungeon.obj", &soup, 2), 1);
+    op_arena_destroy(a);
 }

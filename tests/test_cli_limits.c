@@ -36,8 +36,10 @@
 typedef struct run_result {
     int rc;
     char err[8192];
+    char out[8192]; /* stdout's start */
     long maxrss_kb; /* the child's peak RSS */
     double seconds;
+    double cpu_seconds; /* the child's user + system time */
 } run_result;
 
 static char tmpdir[256];
@@ -73,12 +75,13 @@ static void drop_tmpdir(void)
         remove_tree(tmpdir);
 }
 
-/* Runs onepath with args (NULL-terminated) in tmpdir, stdout discarded, stderr kept,
+/* Runs onepath with args (NULL-terminated) in tmpdir, stdout and stderr kept (their start),
  * under an address-space limit of as_mb MiB (0: none). */
 static run_result run(long as_mb, const char *const *args)
 {
-    char errp[4096];
+    char errp[4096], outp[4096];
     snprintf(errp, sizeof errp, "%s/.stderr", tmpdir);
+    snprintf(outp, sizeof outp, "%s/.stdout", tmpdir);
     const char *argv[64];
     int n = 0;
     argv[n++] = ONEPATH;
@@ -94,7 +97,7 @@ static run_result run(long as_mb, const char *const *args)
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
-        int o = open("/dev/null", O_WRONLY);
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (o < 0 || e < 0 || chdir(tmpdir) != 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
             _exit(127);
@@ -115,6 +118,8 @@ static run_result run(long as_mb, const char *const *args)
     memset(&r, 0, sizeof r);
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.maxrss_kb = ru.ru_maxrss;
+    r.cpu_seconds = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
     r.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     FILE *f = fopen(errp, "rb");
     if (f) {
@@ -123,6 +128,13 @@ static run_result run(long as_mb, const char *const *args)
         fclose(f);
     }
     unlink(errp);
+    f = fopen(outp, "rb");
+    if (f) {
+        size_t k = fread(r.out, 1, sizeof r.out - 1, f);
+        r.out[k] = '\0';
+        fclose(f);
+    }
+    unlink(outp);
     return r;
 }
 
@@ -403,4 +415,51 @@ Test(cli_limits, the_vertex_limit_of_an_upper_layer_names_that_layer, .timeout =
     cr_assert_eq(etz, tile_of(tz * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
     cr_assert_eq(el, 1, "the islands' layer: %s", r.err);
     cr_assert_lt(r.maxrss_kb, 512 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+}
+
+/* ---- pathological geometry (issue 16) ---- */
+
+/* ncopies copies of one 29 x 29 wu floor triangle (about 16 tiles, 4,700 cells). */
+static void write_copies(const char *name, int ncopies)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "v 1 0 1\nv 30 0 1\nv 1 0 30\n");
+    for (int i = 0; i < ncopies; i++)
+        fputs("f 1 3 2\n", f);
+    fclose(f);
+}
+
+static void json_hash(const char *out, char *hash, size_t n)
+{
+    const char *p = strstr(out, "\"hash\": \"");
+    cr_assert(p, "no hash in %s", out);
+    p += 9;
+    size_t k = 0;
+    while (p[k] && p[k] != '"' && k + 1 < n)
+        k++;
+    memcpy(hash, p, k);
+    hash[k] = '\0';
+}
+
+Test(cli_limits, a_million_copies_of_one_face_cost_what_one_does, .timeout = 300)
+{
+    /* Rasterized once per tile, copy by copy, they took 149 s of CPU; an exact copy adds
+     * no fragment, so the tiles must be the one face's. CPU time, not wall time: the
+     * bound catches the per-copy rasterization (about 150 us a copy), not load. */
+    write_copies("one.obj", 1);
+    write_copies("million.obj", 1000000);
+    const char *out1 = "--json";
+    run_result a = run(0, (const char *const[]){"bake", "one.obj", out1, "--threads", "1", NULL});
+    cr_assert_eq(a.rc, 0, "%s", a.err);
+    run_result b =
+        run(0, (const char *const[]){"bake", "million.obj", out1, "--threads", "1", NULL});
+    cr_assert_eq(b.rc, 0, "%s", b.err);
+    char ha[64], hb[64];
+    json_hash(a.out, ha, sizeof ha);
+    json_hash(b.out, hb, sizeof hb);
+    cr_assert_str_eq(ha, hb, "copies changed the tiles");
+    cr_assert_lt(b.cpu_seconds, 20.0, "%.1f s of CPU for 10^6 copies", b.cpu_seconds);
 }

@@ -269,3 +269,49 @@ Test(filters, filters_apply_equals_the_three_passes_in_order)
         op_arena_reset(arena);
     }
 }
+
+/* The same on tall columns (up to 40 spans, the stacked floors where op_filters_apply
+ * keeps a cursor per neighbour instead of scanning its whole column): spans of every
+ * height and gap near walkable_height, so the neighbour spans that leave no room lie
+ * below, between and above the ones that do. */
+Test(filters, filters_apply_equals_the_three_passes_on_tall_columns)
+{
+    op_test_rng rng = {20261202};
+    int walkable = 0; /* spans compared that stayed walkable */
+    for (int field_no = 0; field_no < 150; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 6), d = op_test_rand_int(&rng, 3, 6);
+        int wh = op_test_rand_int(&rng, 1, 8), wc = op_test_rand_int(&rng, 0, 5);
+        op_heightfield a = field(w, d, 600), b = field(w, d, 600);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int n = op_test_rand_int(&rng, 0, 40), y = op_test_rand_int(&rng, 0, 6);
+                for (int k = 0; k < n && y < 590; k++) {
+                    int top = y + op_test_rand_int(&rng, 1, 6);
+                    top = top > 600 ? 600 : top;
+                    int r = op_test_rand_int(&rng, 0, 9);
+                    int area = r < 3 ? 0 : (r < 8 ? 63 : op_test_rand_int(&rng, 1, 62));
+                    add(&a, x, z, y, top, area);
+                    add(&b, x, z, y, top, area);
+                    y = top + op_test_rand_int(&rng, 1, wh + 4);
+                }
+            }
+        op_filter_low_hanging(&a, wc);
+        op_filter_ledges(&a, wh, wc);
+        op_filter_low_height(&a, wh);
+        op_filters_apply(&b, wh, wc);
+        for (int c = 0; c < w * d; c++) {
+            uint32_t sa = a.heads[c], sb = b.heads[c];
+            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
+                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
+                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
+                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
+                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
+                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
+                walkable += a.spans[sa].area != 0;
+            }
+            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
+        }
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(walkable, 1000, "only %d walkable spans compared", walkable);
+}

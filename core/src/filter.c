@@ -113,6 +113,67 @@ void op_filter_low_height(op_heightfield *hf, int walkable_height)
         }
 }
 
+/* ledge_towards for a walk up one column: *cur is a cursor into neighbour nc's spans,
+ * left by the column's lower spans. A neighbour span whose ceiling is below
+ * floor + walkable_height, or whose floor is above ceiling - walkable_height, leaves no
+ * room between it and the span and is skipped by ledge_towards; the first kind is a
+ * prefix of the neighbour's spans that only grows as the walk goes up (floors and
+ * ceilings rise), the second a suffix. So the cursor skips the prefix once per column and
+ * the loop stops at the suffix: the same result, in time linear in the two columns'
+ * spans instead of their product (1,025 stacked floors: seconds). */
+static inline int ledge_towards_from(const op_heightfield *hf, uint32_t nc, uint32_t *cur,
+                                     int floor, int ceiling, int walkable_height,
+                                     int walkable_climb, int *lo, int *hi)
+{
+    uint32_t n = hf->heads[nc];
+    int nceil = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
+    if ((nceil < ceiling ? nceil : ceiling) - floor >= walkable_height)
+        return 1;
+    while (*cur != OP_NO_SPAN && ceiling_of(hf, &hf->spans[*cur]) - floor < walkable_height)
+        *cur = hf->spans[*cur].next;
+    for (n = *cur; n != OP_NO_SPAN; n = hf->spans[n].next) {
+        const op_hf_span *ns = &hf->spans[n];
+        int nfloor = ns->smax, nceiling = ceiling_of(hf, ns);
+        if (ceiling - nfloor < walkable_height)
+            break;
+        int top = nceiling < ceiling ? nceiling : ceiling;
+        int bot = nfloor > floor ? nfloor : floor;
+        if (top - bot < walkable_height)
+            continue;
+        int diff = nfloor - floor;
+        if (diff < -walkable_climb)
+            return 1;
+        if (diff <= walkable_climb) {
+            *lo = nfloor < *lo ? nfloor : *lo;
+            *hi = nfloor > *hi ? nfloor : *hi;
+        }
+    }
+    return 0;
+}
+
+/* ledge_or_steep with the column walk's four cursors (west, north, east, south as
+ * ledge_or_steep visits them). */
+static inline int ledge_or_steep_from(const op_heightfield *hf, int x, int z, uint32_t cur[4],
+                                      int floor, int ceiling, int walkable_height,
+                                      int walkable_climb)
+{
+    const int w = hf->width, d = hf->depth;
+    if (x == 0 || z == 0 || x == w - 1 || z == d - 1)
+        return 1;
+    uint32_t c = (uint32_t)x + (uint32_t)z * (uint32_t)w;
+    int lo = floor, hi = floor;
+    if (ledge_towards_from(hf, c - 1, &cur[0], floor, ceiling, walkable_height, walkable_climb, &lo,
+                           &hi) ||
+        ledge_towards_from(hf, c + (uint32_t)w, &cur[1], floor, ceiling, walkable_height,
+                           walkable_climb, &lo, &hi) ||
+        ledge_towards_from(hf, c + 1, &cur[2], floor, ceiling, walkable_height, walkable_climb, &lo,
+                           &hi) ||
+        ledge_towards_from(hf, c - (uint32_t)w, &cur[3], floor, ceiling, walkable_height,
+                           walkable_climb, &lo, &hi))
+        return 1;
+    return hi - lo > walkable_climb;
+}
+
 /* The three passes in one walk over the spans, column by column, bottom up. It
  * gives what they give one after the other: the low-hanging rule needs, for a span,
  * only the span below's walkability before the pass and its area after it (kept
@@ -125,8 +186,15 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
     for (int z = 0; z < d; z++) {
         for (int x = 0; x < w; x++) {
             int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
-            for (uint32_t i = hf->heads[(size_t)x + (size_t)z * (size_t)w]; i != OP_NO_SPAN;
-                 i = hf->spans[i].next) {
+            size_t c = (size_t)x + (size_t)z * (size_t)w;
+            uint32_t cur[4] = {OP_NO_SPAN, OP_NO_SPAN, OP_NO_SPAN, OP_NO_SPAN};
+            if (x > 0 && z > 0 && x < w - 1 && z < d - 1) {
+                cur[0] = hf->heads[c - 1];
+                cur[1] = hf->heads[c + (size_t)w];
+                cur[2] = hf->heads[c + 1];
+                cur[3] = hf->heads[c - (size_t)w];
+            }
+            for (uint32_t i = hf->heads[c]; i != OP_NO_SPAN; i = hf->spans[i].next) {
                 op_hf_span *s = &hf->spans[i];
                 int area = s->area, floor = s->smax, ceiling = ceiling_of(hf, s);
                 int walkable = area != OP_NULL_AREA;
@@ -138,7 +206,8 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                 if (ceiling - floor < walkable_height)
                     area = OP_NULL_AREA; /* §4.3 */
                 else if (area != OP_NULL_AREA &&
-                         ledge_or_steep(hf, x, z, floor, ceiling, walkable_height, walkable_climb))
+                         ledge_or_steep_from(hf, x, z, cur, floor, ceiling, walkable_height,
+                                             walkable_climb))
                     area = OP_NULL_AREA; /* §4.2 */
                 s->area = (uint8_t)area;
             }

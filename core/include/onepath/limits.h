@@ -62,10 +62,16 @@
 /* Region ids are uint16; 0 = none, 0xffff reserved. Beyond: OP_ELIMIT. */
 #define OP_MAX_REGIONS 0xfffe
 
-/* Layers of one tile (build3d-polys.md §5). Beyond: OP_ELIMIT naming the tile. */
+/* Layers of one tile (build3d-polys.md §5). Beyond: OP_ELIMIT naming the tile. Counted
+ * first where it is cheap: a column holding more than this many walkable spans (each on
+ * a layer of its own) is refused before the layer partition, whose overlap pairs grow
+ * with the square of a column's spans. */
 #define OP_MAX_LAYERS 1024
 
-/* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT. */
+/* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT
+ * naming the tile and layer, met while the polygon mesh welds (before the detail stage).
+ * A tile built with partition = layers in one piece (sample distance above 0.9 cells)
+ * welds all its layers into one mesh, so the bound applies to their sum there. */
 #define OP_MAX_LAYER_VERTS 65536
 
 /* Polygons of one tile layer. Edge neighbour values 1..npolys name in-tile polygons and

@@ -98,6 +98,16 @@ void opd_cache_put(opd_cache *c, opd_cache_entry *e, void *data, int n, size_t b
     pthread_mutex_unlock(&c->mu);
 }
 
+void opd_cache_grow(opd_cache *c, opd_cache_entry *e, void *data, int n, size_t more)
+{
+    e->data = data;
+    e->n = n;
+    pthread_mutex_lock(&c->mu);
+    e->bytes += more;
+    c->bytes += more;
+    pthread_mutex_unlock(&c->mu);
+}
+
 void opd_cache_drop(opd_cache *c, opd_cache_entry *e)
 {
     if (!e->data)

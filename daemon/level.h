@@ -114,6 +114,9 @@ void opd_cache_destroy(opd_cache *c);
 /* Takes data (n items of `bytes` total) as e's content (e holds none) and makes it the
  * newest. */
 void opd_cache_put(opd_cache *c, opd_cache_entry *e, void *data, int n, size_t bytes);
+/* Replaces e's content (it holds some) by data, n items, `more` bytes larger: the blob
+ * cache keeps a cell's Detour data after its blobs, in the same entry (protocol §4.2b). */
+void opd_cache_grow(opd_cache *c, opd_cache_entry *e, void *data, int n, size_t more);
 /* Frees e's content (if any). */
 void opd_cache_drop(opd_cache *c, opd_cache_entry *e);
 /* Makes e the newest. */
@@ -198,7 +201,8 @@ typedef struct opd_tile {
     uint64_t *hashes;
     op_status err_status; /* the build failed: tile.get answers this */
     char *err_msg;
-    opd_cache_entry blobs; /* the cached blobs (nl of them) or none */
+    opd_cache_entry blobs; /* the cached blobs (nl of them, then the cell's Detour data
+                              when it was asked for: n = nl + 1) or none */
     opd_cache_entry base;  /* the rebuild base (an opd_base) of its geometry now, or none */
     int dirty;
     int building;

@@ -129,7 +129,7 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
         total = opd_snap_tiles(s);
     }
     size_t mem = opd_level_memory(lv, &built);
-    int p = msgpack_pack_map(pk, 9);
+    int p = msgpack_pack_map(pk, 10);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
     p |= op_rpc_pack_key(pk, "bounds") | msgpack_pack_array(pk, 6);
     for (int i = 0; i < 6; i++)
@@ -140,6 +140,8 @@ static int pack_info(msgpack_packer *pk, const opd_level *lv)
     p |= op_rpc_pack_key(pk, "grid_origin") | msgpack_pack_array(pk, 2);
     p |= msgpack_pack_double(pk, lv->settings.grid_origin_x) |
          msgpack_pack_double(pk, lv->settings.grid_origin_z);
+    /* With grid_origin, what a Detour client needs for dtNavMeshParams (§4.2b). */
+    p |= op_rpc_pack_key(pk, "tile_size") | msgpack_pack_double(pk, lv->settings.tile_size);
     p |= op_rpc_pack_key(pk, "tiles_total") | msgpack_pack_int(pk, total);
     p |= op_rpc_pack_key(pk, "tiles_built") | msgpack_pack_int(pk, built);
     p |= op_rpc_pack_key(pk, "memory") | msgpack_pack_uint64(pk, mem);

@@ -55,7 +55,7 @@ static float bits_float(uint32_t u)
 
 /* ---- encoder: msgpack written straight into one buffer of the exact size ----
  * The bytes are msgpack-c's for the same calls (its packer picks the shortest form of
- * each integer, a map16 for 16 keys, fixstr keys, bin8/16/32 by length); writing them
+ * each integer, a map16 for 17 keys, fixstr keys, bin8/16/32 by length); writing them
  * here needs no growing buffer and no staging copy of each array. */
 
 typedef struct wbuf {
@@ -178,20 +178,25 @@ op_status op_tile_encode(const op_tile *t, op_bytes *out, uint64_t *hash, op_err
     out->data = NULL;
     out->len = 0;
     size_t np = (size_t)t->npolys, nvp = (size_t)t->nvp;
-    size_t bins[8] = {
-        3 * (size_t)t->nverts * 4,  np * nvp * 2,         np * nvp * 2, np, np * 2, np * 16,
+    /* Every built or decoded tile has region ids; a hand-made one without them has no
+     * blob (a zero id would be refused by every decoder). */
+    if (np > 0 && !t->regs)
+        return op_err_set(err, OP_EINVAL, "tile encode: tile (%d, %d) layer %d has no region ids",
+                          t->tx, t->tz, t->layer);
+    size_t bins[9] = {
+        3 * (size_t)t->nverts * 4,  np * nvp * 2,         np * nvp * 2, np, np * 2, np * 2, np * 16,
         3 * (size_t)t->ndverts * 4, 4 * (size_t)t->ndtris};
-    /* Besides the bins: the map header 3 bytes, the 16 keys 95, five integers at most
-     * 25, the origin array and four doubles 37, the hash 9: 169 at most. */
+    /* Besides the bins: the map header 3 bytes, the 17 keys 100, five integers at most
+     * 25, the origin array and four doubles 37, the hash 9: 174 at most. */
     size_t cap = 192;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         cap += bin_header(bins[i]) + bins[i];
     uint8_t *buf = malloc(cap);
     if (!buf)
         return op_err_set(err, OP_ENOMEM, "tile encode: out of memory (%zu bytes)", cap);
     wbuf w = {buf};
-    w_byte(&w, 0xde); /* map16 of 16 entries */
-    put_be(&w, 16, 2);
+    w_byte(&w, 0xde); /* map16 of 17 entries */
+    put_be(&w, OP_TILE_KEYS, 2);
     w_key(&w, "format");
     w_uint(&w, OP_TILE_FORMAT);
     w_key(&w, "tx");
@@ -218,6 +223,8 @@ op_status op_tile_encode(const op_tile *t, op_bytes *out, uint64_t *hash, op_err
     w_bin_le(&w, t->areas, np, 1);
     w_key(&w, "flags");
     w_bin_le(&w, t->flags, np, 2);
+    w_key(&w, "regs");
+    w_bin_le(&w, t->regs, np, 2);
     w_key(&w, "dmeshes");
     w_bin_le(&w, t->dmeshes, 4 * np, 4);
     w_key(&w, "dverts");
@@ -367,8 +374,8 @@ static op_status read_bin(cursor *c, size_t es, const uint8_t **data, size_t *co
 }
 
 typedef struct raw_tile {
-    const uint8_t *verts, *polys, *neis, *areas, *flags, *dmeshes, *dverts, *dtris;
-    size_t nverts3, npolys_nvp, nneis, nareas, nflags, ndmeshes, ndverts3, ndtris4;
+    const uint8_t *verts, *polys, *neis, *areas, *flags, *regs, *dmeshes, *dverts, *dtris;
+    size_t nverts3, npolys_nvp, nneis, nareas, nflags, nregs, ndmeshes, ndverts3, ndtris4;
 } raw_tile;
 
 static op_status read_header(cursor *c, op_tile *t)
@@ -378,14 +385,14 @@ static op_status read_header(cursor *c, op_tile *t)
     c->key = "map";
     if (!need(c, 3))
         return fail(c, OP_EINCOMPLETE, "blob shorter than its map header");
-    if (c->p[0] != 0xde || c->p[1] != 0 || c->p[2] != 16)
-        return fail(c, OP_EPROTO, "not a 16-entry map (map16)");
+    if (c->p[0] != 0xde || c->p[1] != 0 || c->p[2] != OP_TILE_KEYS)
+        return fail(c, OP_EPROTO, "not a 17-entry map (map16)");
     c->off = 3;
     if ((st = read_key(c, "format")) || (st = read_int(c, 0, 65535, &v)))
         return st;
     if (v != OP_TILE_FORMAT)
         return fail(c, OP_EPROTO,
-                    v < OP_TILE_FORMAT ? "format version older than 2 (no layer seams): rebuild"
+                    v < OP_TILE_FORMAT ? "format version older than 3 (no region ids): rebuild"
                                        : "unknown format version");
     if ((st = read_key(c, "tx")) || (st = read_int(c, INT32_MIN, INT32_MAX, &v)))
         return st;
@@ -421,6 +428,7 @@ static op_status read_arrays(cursor *c, raw_tile *r)
         (st = read_key(c, "neis")) || (st = read_bin(c, 2, &r->neis, &r->nneis)) ||
         (st = read_key(c, "areas")) || (st = read_bin(c, 1, &r->areas, &r->nareas)) ||
         (st = read_key(c, "flags")) || (st = read_bin(c, 2, &r->flags, &r->nflags)) ||
+        (st = read_key(c, "regs")) || (st = read_bin(c, 2, &r->regs, &r->nregs)) ||
         (st = read_key(c, "dmeshes")) || (st = read_bin(c, 4, &r->dmeshes, &r->ndmeshes)) ||
         (st = read_key(c, "dverts")) || (st = read_bin(c, 4, &r->dverts, &r->ndverts3)) ||
         (st = read_key(c, "dtris")) || (st = read_bin(c, 1, &r->dtris, &r->ndtris4)))
@@ -435,10 +443,24 @@ static op_status check_counts(cursor *c, const op_tile *t, const raw_tile *r)
     if (r->nverts3 % 3 || r->ndverts3 % 3 || r->ndtris4 % 4)
         return fail(c, OP_EPROTO, "vertex or triangle array length is not a whole count");
     if (r->npolys_nvp != np * (size_t)t->nvp || r->nneis != np * (size_t)t->nvp ||
-        r->nflags != np || r->ndmeshes != 4 * np)
+        r->nflags != np || r->nregs != np || r->ndmeshes != 4 * np)
         return fail(c, OP_EPROTO, "polygon arrays disagree with the polygon count");
     if (r->nverts3 / 3 >= OP_MAX_LAYER_VERTS || np > OP_MAX_LAYER_POLYS)
         return fail(c, OP_EPROTO, "too many vertices or polygons");
+    return OP_OK;
+}
+
+/* Region ids are 1..OP_MAX_REGIONS (navmesh-format.md §2 item 7): a polygon always comes
+ * from a region, 0 is "no region" and 0xffff is no region id at all. */
+static op_status check_regs(cursor *c, const raw_tile *r)
+{
+    for (size_t p = 0; p < r->nregs; p++) {
+        unsigned id = get_u16(r->regs + 2 * p);
+        if (id < 1 || id > OP_MAX_REGIONS)
+            return op_err_set(c->err, OP_EPROTO,
+                              "tile decode: key 'regs': polygon %zu region %u outside 1..%d", p, id,
+                              OP_MAX_REGIONS);
+    }
     return OP_OK;
 }
 
@@ -454,7 +476,7 @@ static op_status copy_out(cursor *c, const raw_tile *r, op_arena *a, op_tile *t)
     t->neis = op_arena_alloc(a, np * nvp * 2);
     t->areas = op_arena_alloc(a, np);
     t->flags = op_arena_alloc(a, np * 2);
-    t->regs = op_arena_calloc(a, np, 2);
+    t->regs = op_arena_alloc(a, np * 2 + 1);
     t->dmeshes = op_arena_alloc(a, np * 16);
     t->dverts = op_arena_alloc(a, r->ndverts3 * 4);
     t->dtris = op_arena_alloc(a, r->ndtris4);
@@ -468,8 +490,10 @@ static op_status copy_out(cursor *c, const raw_tile *r, op_arena *a, op_tile *t)
         t->neis[i] = get_u16(r->neis + 2 * i);
     }
     memcpy(t->areas, r->areas, np);
-    for (size_t i = 0; i < np; i++)
+    for (size_t i = 0; i < np; i++) {
         t->flags[i] = get_u16(r->flags + 2 * i);
+        t->regs[i] = get_u16(r->regs + 2 * i);
+    }
     for (size_t i = 0; i < 4 * np; i++)
         t->dmeshes[i] = get_u32(r->dmeshes + 4 * i);
     for (size_t i = 0; i < r->ndverts3; i++)
@@ -511,8 +535,8 @@ op_status op_tile_decode(const void *buf, size_t len, op_arena *arena, op_tile *
     op_arena_mark m = op_arena_get_mark(arena);
     op_status st;
     if ((st = read_header(&c, t)) || (st = read_arrays(&c, &r)) || (st = check_counts(&c, t, &r)) ||
-        (st = read_hash(&c, &h)) || (st = copy_out(&c, &r, arena, t)) ||
-        (st = op_tile_validate(t, err))) {
+        (st = read_hash(&c, &h)) || (st = check_regs(&c, &r)) ||
+        (st = copy_out(&c, &r, arena, t)) || (st = op_tile_validate(t, err))) {
         op_arena_release(arena, m);
         memset(t, 0, sizeof *t);
         return st;

@@ -530,7 +530,7 @@ Test(build_inputs, chunk_file_bakes_to_the_same_hash, .timeout = 120)
     for (int i = 0; i < 2; i++) {
         cr_assert_eq(run_cli(out, sizeof out,
                              "inspect %s --tile 1,1 --stage tile --set "
-                             "partition=layers",
+                             "partition=layers --json",
                              files[i]),
                      0, "%s", out);
         cr_assert(strstr(out, layers), "%s lacks %s", out, layers);

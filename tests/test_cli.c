@@ -539,6 +539,54 @@ Test(cli, inspect_prints_each_stage_keys)
     }
 }
 
+/* Without --json, inspect prints text for a person: a heading naming the tile and the
+ * stage, then one "label  value" line per count, with the values --json prints in its
+ * order (the JSON keys spelt out: vertices of contours, of polygons, ...). */
+Test(cli, inspect_prints_text_unless_json)
+{
+    char tile[64];
+    busy_tile(tile, sizeof tile);
+    static const char *const names[] = {"spans", "regions", "contours", "polys", "detail", "tile"};
+    for (int stage = 0; stage < 6; stage++) {
+        json_obj o = inspect_json(tile, names[stage], NULL);
+        const char *args[] = {"inspect", dungeon(), "--tile", tile, "--stage", names[stage], NULL};
+        run_result r = run(args);
+        cr_assert_eq(r.rc, 0, "inspect %s: rc %d: %s", names[stage], r.rc, r.err);
+        cr_assert_null(strchr(r.out, '{'), "%s: the text form looks like JSON: %s", names[stage],
+                       r.out);
+        char head[128];
+        snprintf(head, sizeof head, "tile %s, up to stage %s\n", tile, names[stage]);
+        cr_assert(!strncmp(r.out, head, strlen(head)), "%s: heading is not '%s': %s", names[stage],
+                  head, r.out);
+        /* Every JSON count but tile and skipped, in order, one line each. */
+        const char *p = r.out + strlen(head);
+        int lines = 0;
+        for (int k = 0; k < o.n; k++) {
+            if (!strcmp(o.key[k], "tile") || !strcmp(o.key[k], "skipped"))
+                continue;
+            const char *nl = strchr(p, '\n');
+            cr_assert(nl, "%s: no line for %s in %s", names[stage], o.key[k], r.out);
+            char line[128], label[64], want[64];
+            snprintf(line, sizeof line, "%.*s", (int)(nl - p), p);
+            const char *sp = strrchr(line, ' ');
+            cr_assert(sp, "%s: line '%s'", names[stage], line);
+            cr_assert_str_eq(sp + 1, o.val[k], "%s: %s is %s in JSON, text says '%s'", names[stage],
+                             o.key[k], o.val[k], line);
+            /* The label spells the key's words (its last word at least). */
+            snprintf(want, sizeof want, "%s",
+                     strrchr(o.key[k], '_') ? strrchr(o.key[k], '_') + 1 : o.key[k]);
+            snprintf(label, sizeof label, "%.*s", (int)(sp - line), line);
+            cr_assert(strstr(label, want), "%s: label '%s' does not say %s", names[stage], label,
+                      o.key[k]);
+            p = nl + 1;
+            lines++;
+        }
+        cr_assert_str_eq(p, "", "%s: text after the counts: %s", names[stage], p);
+        cr_assert_geq(lines, 2 + (stage >= 1) + 5 * (stage >= 2));
+        run_free(&r);
+    }
+}
+
 static char *inspect_dump(const char *tile, const char *stage, const char *set)
 {
     const char *args[] = {"inspect", dungeon(), "--tile", tile,
@@ -1005,4 +1053,99 @@ Test(cli, no_walkable_surface_warns_with_the_likely_cause)
     if (r.rc == 0 && strstr(r.err, "no walkable surface"))
         cr_assert(strstr(r.err, "units"), "a level of two cells: %s", r.err);
     run_free(&r);
+}
+
+/* ---- README.md documents every command ---- */
+
+static int word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* Whether text[0..len) holds w as a whole word (no word character either side). */
+static int has_word(const char *text, size_t len, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = text; p + n <= text + len && (p = strstr(p, w)); p++)
+        if ((p == text || !word_char(p[-1])) && !word_char(p[n]))
+            return 1;
+    return 0;
+}
+
+/* Whether a line of readme holds "onepath CMD" and the word sub. */
+static int line_has(const char *readme, const char *cmd, const char *sub)
+{
+    char head[64];
+    snprintf(head, sizeof head, "onepath %s ", cmd);
+    for (const char *l = readme; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        char *line = strndup(l, len);
+        int ok = strstr(line, head) && has_word(line, len, sub);
+        free(line);
+        if (ok)
+            return 1;
+        l += len + (nl != NULL);
+    }
+    return 0;
+}
+
+/* Every command of `onepath --help`, every subcommand of its usage (onepath remote
+ * ping|level-list ...) and every flag of its --help appear in README.md. */
+Test(cli, readme_documents_every_command)
+{
+    char *readme = slurp(OP_DOCS_DIR "/../README.md", NULL);
+    size_t rlen = strlen(readme);
+    run_result top = run((const char *const[]){"--help", NULL});
+    cr_assert_eq(top.rc, 0);
+    int ncmds = 0, nsubs = 0, nflags = 0;
+    const char *p = strstr(top.out, "commands:\n");
+    cr_assert(p, "%s", top.out);
+    for (p += 10; *p == ' ' && p[1] == ' ' && word_char(p[2]);) {
+        char cmd[32];
+        cr_assert_eq(sscanf(p, " %31s", cmd), 1);
+        p = strchr(p, '\n') + 1;
+        ncmds++;
+        char want[64];
+        snprintf(want, sizeof want, "onepath %s", cmd);
+        cr_expect(has_word(readme, rlen, want), "README.md never shows '%s'", want);
+        run_result h = run((const char *const[]){cmd, "--help", NULL});
+        cr_assert_eq(h.rc, 0, "%s --help: rc %d", cmd, h.rc);
+        /* Subcommands: "onepath CMD a|b|c" with a lowercase first word. */
+        char head[64];
+        int hl = snprintf(head, sizeof head, "onepath %s ", cmd);
+        for (const char *u = h.out; (u = strstr(u, head)); u += hl) {
+            const char *w = u + hl;
+            if (*w < 'a' || *w > 'z')
+                continue;
+            size_t n = strcspn(w, " \n");
+            char subs[128];
+            snprintf(subs, sizeof subs, "%.*s", (int)(n < 127 ? n : 127), w);
+            for (char *save, *s = strtok_r(subs, "|", &save); s; s = strtok_r(NULL, "|", &save)) {
+                cr_expect(line_has(readme, cmd, s), "README.md has no line 'onepath %s ... %s'",
+                          cmd, s);
+                nsubs++;
+            }
+        }
+        /* Flags. */
+        for (const char *f = h.out; (f = strstr(f, "--")); f += 2) {
+            if (f[2] < 'a' || f[2] > 'z')
+                continue;
+            char flag[64];
+            size_t n = 2;
+            while (n < sizeof flag - 1 && word_char(f[n]))
+                n++;
+            snprintf(flag, sizeof flag, "%.*s", (int)n, f);
+            cr_expect(has_word(readme, rlen, flag), "README.md does not describe '%s %s'", cmd,
+                      flag);
+            nflags++;
+        }
+        run_free(&h);
+    }
+    /* The parse found the commands (not a help text that changed shape under it). */
+    cr_assert_geq(ncmds, 14, "%d commands in onepath --help", ncmds);
+    cr_assert_geq(nsubs, 10, "%d subcommands", nsubs);
+    cr_assert_geq(nflags, 40, "%d flags", nflags);
+    run_free(&top);
+    free(readme);
 }

@@ -3,6 +3,8 @@
  * stacked floors bakes (the core's OP_MAX_LAYERS is 1024; bake once stopped at 64 while
  * inspect built 65), and every file input goes through one bounded reader that refuses
  * directories, character devices and FIFOs by name and stops at --max-input-bytes.
+ * Limits are met before the work they bound: a tile of 1,025 layers and a layer one vertex
+ * past the limit are refused, naming the tile (and layer), inside a 2 GiB address space.
  */
 #define _DEFAULT_SOURCE
 #if defined(__SANITIZE_ADDRESS__)
@@ -240,4 +242,165 @@ Test(cli_limits, max_input_bytes_bounds_every_file_and_names_the_flag)
     cr_assert(strstr(r.err, "vols.json") && strstr(r.err, "--max-input-bytes"), "%s", r.err);
     r = run(0, (const char *const[]){"bake", "two.obj", "--max-input-bytes", "-1", NULL});
     cr_assert_eq(r.rc, 2, "a negative limit is bad usage");
+}
+
+/* ---- limits met before the work they bound (issue 16, "limits found late") ---- */
+
+/* A 2 GiB container: the address space the limit tests run in (not under ASan). */
+#define CONTAINER_MB 2048
+
+/* Tile size and cell size the generators below place their geometry with, passed to the
+ * tool explicitly so that the expected tile is computed here, not read back. */
+#define T_STACK 9.6
+
+/* nfloors square floors 4 wu apart inside tile (tx, tz) of tile size T_STACK. */
+static void write_stack_at(const char *name, int nfloors, int tx, int tz)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    double ox = tx * T_STACK, oz = tz * T_STACK;
+    for (int k = 0; k < nfloors; k++) {
+        double y = 4.0 * k;
+        fprintf(f, "v %.3f %g %.3f\nv %.3f %g %.3f\nv %.3f %g %.3f\nv %.3f %g %.3f\n", ox + 2, y,
+                oz + 2, ox + 9, y, oz + 2, ox + 9, y, oz + 9, ox + 2, y, oz + 9);
+    }
+    for (int k = 0; k < nfloors; k++)
+        fprintf(f, "f %d %d %d\nf %d %d %d\n", 4 * k + 1, 4 * k + 3, 4 * k + 2, 4 * k + 1,
+                4 * k + 4, 4 * k + 3);
+    fclose(f);
+}
+
+/* The tile a world x (or z) lies in: floor(x / tile_size), as build3d-spans.md §1.4. */
+static int tile_of(double v, double tile_size)
+{
+    double q = v / tile_size;
+    int t = (int)q;
+    return (double)t > q ? t - 1 : t;
+}
+
+/* Parses "tile (TX, TZ)" and, when layer is not NULL, "tile (TX, TZ) layer L" out of msg. */
+static int parse_tile(const char *msg, int *tx, int *tz, int *layer)
+{
+    const char *p = strstr(msg, "tile (");
+    if (!p)
+        return 0;
+    if (layer)
+        return sscanf(p, "tile (%d, %d) layer %d", tx, tz, layer) == 3;
+    return sscanf(p, "tile (%d, %d)", tx, tz) == 2;
+}
+
+Test(cli_limits, a_tile_of_1025_layers_is_refused_in_seconds_in_2_gib, .timeout = 600)
+{
+    /* 1,025 floors over the same columns: each column needs 1,025 layers. Counted before
+     * the layer partition, whose overlap pairs grow with the square of the floors (this
+     * input once took 232 s and 9.8 GB to reach the same error). */
+    const int tx = 2, tz = -3;
+    write_stack_at("stack1025.obj", OP_MAX_LAYERS + 1, tx, tz);
+    run_result r = run(CONTAINER_MB,
+                       (const char *const[]){"bake", "stack1025.obj", "--set", "partition=layers",
+                                             "--set", "tile_size=9.6", "--threads", "1", NULL});
+    cr_assert_eq(r.rc, 1, "exit %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.err, "OP_MAX_LAYERS"), "not the layer limit: %s", r.err);
+    int etx, etz;
+    cr_assert(parse_tile(r.err, &etx, &etz, NULL), "the error names no tile: %s", r.err);
+    cr_assert_eq(etx, tile_of(tx * T_STACK + 2, T_STACK), "%s", r.err);
+    cr_assert_eq(etz, tile_of(tz * T_STACK + 2, T_STACK), "%s", r.err);
+    /* The field of 1,025 floors is a few MiB; the pairs once took gigabytes. */
+    cr_assert_lt(r.maxrss_kb, 256 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+    cr_assert_lt(r.seconds, 300.0, "%.1f s (a hang bound only)", r.seconds);
+}
+
+/* Islands for the vertex limit: n x n squares of 3 x 3 cells (cell size 0.3), 4 cells
+ * apart, in tile (tx, tz) of tile size 512 cells. The ledge filter leaves each square's
+ * middle cell, a one-cell region whose polygon has 4 vertices of its own, so the tile's
+ * layer holds 4 n^2 vertices. ground: a floor 4 wu below under all of them (the islands
+ * then share every column with it, so §5 puts them on a layer of their own, layer 1:
+ * the ground's region comes first, bottom up, and takes layer 0). */
+#define ISL_CS   0.3
+#define ISL_TILE (512 * ISL_CS)
+
+static void write_islands(const char *name, int n, int tx, int tz, int ground)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    double ox = tx * ISL_TILE, oz = tz * ISL_TILE, e = 0.01, y = ground ? 4.0 : 0.0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double x0 = ox + 4 * i * ISL_CS + e, z0 = oz + 4 * j * ISL_CS + e;
+            double x1 = ox + (4 * i + 3) * ISL_CS - e, z1 = oz + (4 * j + 3) * ISL_CS - e;
+            fprintf(f, "v %.4f %g %.4f\nv %.4f %g %.4f\nv %.4f %g %.4f\nv %.4f %g %.4f\n", x0, y,
+                    z0, x1, y, z0, x1, y, z1, x0, y, z1);
+        }
+    if (ground)
+        fprintf(f, "v %.4f 0 %.4f\nv %.4f 0 %.4f\nv %.4f 0 %.4f\nv %.4f 0 %.4f\n", ox + e, oz + e,
+                ox + ISL_TILE - e, oz + e, ox + ISL_TILE - e, oz + ISL_TILE - e, ox + e,
+                oz + ISL_TILE - e);
+    int nq = n * n + (ground ? 1 : 0);
+    for (int q = 0; q < nq; q++)
+        fprintf(f, "f %d %d %d\nf %d %d %d\n", 4 * q + 1, 4 * q + 3, 4 * q + 2, 4 * q + 1,
+                4 * q + 4, 4 * q + 3);
+    fclose(f);
+}
+
+static const char *const ISL_SET[] = {"--set", "agent_radius=0",      "--set", "min_region_area=0",
+                                      "--set", "merge_region_area=0", "--set", "tile_size=153.6",
+                                      "--set", "cell_size=0.3"};
+
+/* bake LEVEL with ISL_SET and the extra args (NULL-terminated) under CONTAINER_MB. */
+static run_result bake_islands(const char *level, const char *const *extra)
+{
+    const char *argv[40];
+    int n = 0;
+    argv[n++] = "bake";
+    argv[n++] = level;
+    for (size_t i = 0; i < sizeof ISL_SET / sizeof *ISL_SET; i++)
+        argv[n++] = ISL_SET[i];
+    while (*extra && n < 38)
+        argv[n++] = *extra++;
+    argv[n] = NULL;
+    return run(CONTAINER_MB, argv);
+}
+
+Test(cli_limits, one_layer_past_the_vertex_limit_names_its_tile_and_layer, .timeout = 300)
+{
+    const int tx = 1, tz = -1;
+    /* 127^2 islands: 64,516 vertices, within the limit (the layer is built). */
+    write_islands("isl_ok.obj", 127, tx, tz, 0);
+    run_result r = bake_islands("isl_ok.obj", (const char *const[]){"--json", NULL});
+    cr_assert_eq(r.rc, 0, "64,516 vertices refused: %s", r.err);
+    /* 128^2 islands: 65,536 vertices, one past what uint16 indices hold. */
+    write_islands("isl_over.obj", 128, tx, tz, 0);
+    r = bake_islands("isl_over.obj", (const char *const[]){NULL});
+    cr_assert_eq(r.rc, 1, "exit %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.err, "vertices"), "not the vertex limit: %s", r.err);
+    int etx, etz, el;
+    cr_assert(parse_tile(r.err, &etx, &etz, &el), "no tile and layer named: %s", r.err);
+    cr_assert_eq(etx, tile_of(tx * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
+    cr_assert_eq(etz, tile_of(tz * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
+    cr_assert_eq(el, 0, "one layer per tile with partition watershed: %s", r.err);
+    cr_assert_lt(r.maxrss_kb, 512 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+}
+
+Test(cli_limits, the_vertex_limit_of_an_upper_layer_names_that_layer, .timeout = 300)
+{
+    /* The same islands over a ground floor, partition = layers built layer by layer
+     * (detail_sample_distance 0 <= 0.9 cells): layer 0 (the ground) has 4 vertices and is
+     * fine, layer 1 (the islands) is one vertex past the limit. */
+    const int tx = -2, tz = 3;
+    write_islands("isl_ground.obj", 128, tx, tz, 1);
+    run_result r =
+        bake_islands("isl_ground.obj", (const char *const[]){"--set", "partition=layers", "--set",
+                                                             "detail_sample_distance=0", NULL});
+    cr_assert_eq(r.rc, 1, "exit %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.err, "vertices"), "not the vertex limit: %s", r.err);
+    int etx, etz, el;
+    cr_assert(parse_tile(r.err, &etx, &etz, &el), "no tile and layer named: %s", r.err);
+    cr_assert_eq(etx, tile_of(tx * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
+    cr_assert_eq(etz, tile_of(tz * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
+    cr_assert_eq(el, 1, "the islands' layer: %s", r.err);
+    cr_assert_lt(r.maxrss_kb, 512 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
 }

@@ -336,3 +336,132 @@ Test(client_cli, put_past_max_message_exits_within_its_timeout, .timeout = 240)
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+/* Writes the soup of a then b (b's indices after a's vertices), as a level of the meshes
+ * a and b in that (name) order is built. */
+static void write_concat(const char *path, const op_soup *a, const op_soup *b)
+{
+    opt_soup all = {0};
+    const op_soup *parts[2] = {a, b};
+    for (int p = 0; p < 2; p++) {
+        int base = (int)all.nv;
+        for (size_t i = 0; i < parts[p]->verts_len / 3; i++)
+            opt_soup_vert(&all, parts[p]->verts[3 * i], parts[p]->verts[3 * i + 1],
+                          parts[p]->verts[3 * i + 2]);
+        for (size_t i = 0; i < parts[p]->tris_len / 3; i++)
+            opt_soup_tri(&all, parts[p]->tris[3 * i] + base, parts[p]->tris[3 * i + 1] + base,
+                         parts[p]->tris[3 * i + 2] + base);
+    }
+    op_soup both = {all.v, 3 * all.nv, all.t, 3 * all.nt, NULL};
+    write_obj(path, &both);
+    opt_soup_free(&all);
+}
+
+/* `fetch` of level m into a fresh directory equals `bake` of obj. */
+static void mesh_level_equals_bake(const opt_daemon *d, const char *obj, const char *tag)
+{
+    char fetched[400], baked[400];
+    snprintf(fetched, sizeof fetched, "%s/fetched-%s", d->dir, tag);
+    snprintf(baked, sizeof baked, "%s/baked-%s", d->dir, tag);
+    cr_assert_eq(
+        run("%s/onepath fetch --url '%s' --level m --out '%s'%s > /dev/null", d->url, fetched, ""),
+        0, "%s: fetch failed", tag);
+    cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", obj, baked, ""), 0);
+    cr_assert(same_now(fetched, baked), "%s: the level's tiles differ from bake of %s", tag, obj);
+}
+
+/* Whether file holds the fixed string s. */
+static int file_has(const char *file, const char *s)
+{
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "grep -qF -- '%s' '%s'", s, file);
+    return system(cmd) == 0;
+}
+
+/* `onepath mesh put|drop` edits one mesh of a level: after each edit, the tiles equal an
+ * offline bake of the level's meshes in name order; bad input is a named error that
+ * changes nothing. */
+Test(client_cli, mesh_put_drop_equal_bake, .timeout = 180)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_arena *ar = op_arena_create(0);
+    op_soup rooms;
+    op_err e;
+    cr_assert_eq(op_levelgen("rooms", 32, 3, ar, &rooms, &e), OP_OK, "%s", e.msg);
+    opt_soup box = {0};
+    opt_soup_box(&box, 4, 4, 9, 7, -1, 2);
+    op_soup boxs = {box.v, 3 * box.nv, box.t, 3 * box.nt, NULL};
+    char A[400], B[400], AB[400], out[400], err[400];
+    snprintf(A, sizeof A, "%s/A.obj", d.dir);
+    snprintf(B, sizeof B, "%s/B.obj", d.dir);
+    snprintf(AB, sizeof AB, "%s/AB.obj", d.dir);
+    snprintf(out, sizeof out, "%s/out.txt", d.dir);
+    snprintf(err, sizeof err, "%s/err.txt", d.dir);
+    write_obj(A, &rooms);
+    write_obj(B, &boxs);
+    write_concat(AB, &rooms, &boxs);
+    cr_assert_eq(run("%s/onepath put '%s' --url '%s' --level m%s > /dev/null", A, d.url, ""), 0);
+    mesh_level_equals_bake(&d, A, "A");
+
+    /* A second mesh, named after its file: the level is A.obj then B.obj. */
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' > '%s'", d.url, B, out), 0);
+    cr_assert(file_has(out, "m: version 2 (changed), mesh B.obj put"), "mesh put said otherwise");
+    mesh_level_equals_bake(&d, AB, "AB");
+    /* Put again: idempotent. */
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' > '%s'", d.url, B, out), 0);
+    cr_assert(file_has(out, "version 2 (unchanged)"), "a second mesh put changed the level");
+
+    /* Drop the rooms: only the box is left. */
+    cr_assert_eq(run("%s/onepath mesh drop --url '%s' --level m %s > '%s'", d.url, "A.obj", out),
+                 0);
+    cr_assert(file_has(out, "m: version 3 (changed), mesh A.obj dropped"));
+    mesh_level_equals_bake(&d, B, "B");
+    /* An unknown mesh: the drop is idempotent (protocol §6) and says there was none. */
+    cr_assert_eq(run("%s/onepath mesh drop --url '%s' --level m %s > '%s'", d.url, "A.obj", out),
+                 0);
+    cr_assert(file_has(out, "version 3 (unchanged), the level has no mesh A.obj"));
+
+    /* --name replaces the mesh of that name: the box's mesh now holds the rooms. */
+    cr_assert_eq(
+        run("%s/onepath mesh put --url '%s' --level m '%s' --name B.obj > '%s'", d.url, A, out), 0);
+    cr_assert(file_has(out, "version 4 (changed), mesh B.obj put"));
+    mesh_level_equals_bake(&d, A, "renamed");
+
+    /* Bad input: named errors, nothing changed. */
+    char missing[400];
+    snprintf(missing, sizeof missing, "%s/missing.obj", d.dir);
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' 2> '%s'", d.url, missing, err),
+                 1);
+    cr_assert(file_has(err, missing), "the error does not name the missing file");
+    char garbage[400];
+    snprintf(garbage, sizeof garbage, "%s/garbage.obj", d.dir);
+    write_text(garbage, "v 0 0 0\nv 1 0 0\nf 1 2 9\n");
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level m '%s' 2> '%s'", d.url, garbage, err),
+                 1);
+    cr_assert(file_has(err, "garbage.obj"), "the error does not name the bad file");
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' --level nope '%s' 2> '%s'", d.url, B, err), 1);
+    cr_assert(file_has(err, "OP_ENOTFOUND") && file_has(err, "nope"), "no named error for nope");
+    cr_assert_eq(
+        run("%s/onepath mesh drop --url '%s' --level nope %s 2> '%s'", d.url, "B.obj", err), 1);
+    cr_assert(file_has(err, "OP_ENOTFOUND"), "mesh drop on a missing level: no OP_ENOTFOUND");
+    mesh_level_equals_bake(&d, A, "after-bad");
+    cr_assert_eq(run("%s/onepath remote level-info --url '%s' --level m%s > '%s'", d.url, "", out),
+                 0);
+    cr_assert(file_has(out, "version"), "level-info printed no version");
+    /* Usage errors: exit 2. */
+    cr_assert_eq(run("%s/onepath mesh put --url '%s' '%s' 2> /dev/null", d.url, B, ""), 2,
+                 "no --level");
+    cr_assert_eq(run("%s/onepath mesh drop --url '%s' --level m%s 2> /dev/null", d.url, "", ""), 2,
+                 "no mesh name");
+    cr_assert_eq(run("%s/onepath mesh move --url '%s' --level m%s 2> /dev/null", d.url, "", ""), 2,
+                 "unknown subcommand");
+    cr_assert_eq(
+        run("%s/onepath mesh put --url '%s' --level m '%s' --name '' 2> /dev/null", d.url, B, ""),
+        2, "empty name");
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    opt_soup_free(&box);
+    op_arena_destroy(ar);
+}

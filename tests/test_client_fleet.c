@@ -1,6 +1,9 @@
 /*
  * Rendezvous placement (protocol.md §11): the vectors of §11.4 read from the spec itself,
- * the minimal-movement property when a member joins or leaves, and member lists.
+ * the minimal-movement property when a member joins or leaves, and member lists. Then
+ * three live daemons: each level on the member the rule names, tiles equal to the offline
+ * bake, and every error (a daemon's error reply, a killed member) naming the member, in
+ * the library and in the CLI.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "op_daemon_test.h"
 #include "onepath/fleet.h"
 
 static const char *k8s[3] = {"tcp://onepathd-0.onepathd:7411", "tcp://onepathd-1.onepathd:7411",
@@ -204,4 +208,151 @@ Test(fleet, member_lists)
     const char *bad[1] = {"nope://x"};
     cr_expect_neq(op_fleet_open(bad, 1, &f, &e), OP_OK);
     cr_expect_null(f);
+}
+
+/* ---- three live daemons ---- */
+
+#define NLEVELS 30
+
+/* Runs a shell command (OP_BIN_DIR first in it as %s), its stderr into err; the exit code. */
+static int run_err(char *err, size_t cap, const char *fmt, const char *a, const char *b)
+{
+    char cmd[4096], path[] = "/tmp/op-fleet-err-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, fmt, OP_BIN_DIR, a, b);
+    char full[4200];
+    snprintf(full, sizeof full, "%s > /dev/null 2> %s", cmd, path);
+    int rc = system(full);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(err, 1, cap - 1, f) : 0;
+    err[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(path);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A level of its own size per index, so that a mix-up of levels shows in the tiles. */
+static void level_soup(int i, opt_soup *s)
+{
+    memset(s, 0, sizeof *s);
+    opt_soup_quad(s, -4.0f - (float)(i % 5), -3.0f, 5.0f + (float)(i % 7), 6.0f + (float)(i % 3),
+                  0.0f);
+}
+
+Test(fleet_daemons, placement_tiles_and_errors_naming_the_member, .timeout = 240)
+{
+    opt_daemon d[3];
+    const char *urls[3];
+    for (int i = 0; i < 3; i++) {
+        opt_daemon_init(&d[i]);
+        opt_daemon_start(&d[i], NULL);
+        urls[i] = d[i].url;
+    }
+    op_fleet *f;
+    op_err e;
+    cr_assert_eq(op_fleet_open(urls, 3, &f, &e), OP_OK, "%s", e.msg);
+    char names[NLEVELS][32];
+    int holder[NLEVELS], held[3] = {0};
+    op_settings s;
+    op_settings_default(&s);
+    for (int i = 0; i < NLEVELS; i++) {
+        snprintf(names[i], sizeof names[i], "fleet-%02d", i);
+        holder[i] = op_fleet_pick(urls, 3, names[i]);
+        held[holder[i]]++;
+        opt_soup soup;
+        level_soup(i, &soup);
+        op_client_mesh m = opt_mesh("quad", &soup);
+        uint64_t v;
+        int changed;
+        cr_assert_eq(op_client_level_put(op_fleet_for(f, names[i], NULL), names[i], NULL, 0, &m, 1,
+                                         OPT_TIMEOUT_MS, &v, &changed, &e),
+                     OP_OK, "%s: %s", names[i], e.msg);
+        opt_soup_free(&soup);
+    }
+    /* Each member holds exactly the levels the rule names (level.list of every member). */
+    for (int k = 0; k < 3; k++) {
+        op_client_level_list l;
+        cr_assert_eq(op_client_level_list_get(op_fleet_client(f, k), OPT_TIMEOUT_MS, &l, &e), OP_OK,
+                     "%s", e.msg);
+        cr_expect_eq(l.n, held[k], "member %s holds %d levels, the rule names %d", urls[k], l.n,
+                     held[k]);
+        for (int j = 0; j < l.n; j++)
+            cr_expect_eq(op_fleet_pick(urls, 3, l.levels[j].level), k, "%s holds %s", urls[k],
+                         l.levels[j].level);
+        op_client_level_list_free(&l);
+    }
+    /* Every tile equals the offline bake of its level. */
+    for (int i = 0; i < NLEVELS; i++) {
+        opt_soup soup;
+        level_soup(i, &soup);
+        op_soup os = {soup.v, 3 * soup.nv, soup.t, 3 * soup.nt, NULL};
+        opt_ref ref;
+        opt_ref_bake(&os, &s, &ref);
+        cr_assert_gt(opt_check_level(op_fleet_for(f, names[i], NULL), names[i], &ref), 0);
+        opt_ref_free(&ref);
+        opt_soup_free(&soup);
+    }
+
+    /* A daemon's error reply names the member it came from, in the library... */
+    const char *who;
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(op_fleet_for(f, "no-such-level", &who), "no-such-level",
+                                          OPT_TIMEOUT_MS, &li, &e),
+                 OP_ENOTFOUND);
+    cr_expect(strstr(e.msg, who) && strstr(e.msg, "no-such-level"), "error reply: %s", e.msg);
+    /* (a client of one daemon, opened alone, keeps the daemon's message as it is) */
+    op_client *alone;
+    cr_assert_eq(op_client_open(who, &alone, &e), OP_OK);
+    cr_assert_eq(op_client_level_info_get(alone, "no-such-level", OPT_TIMEOUT_MS, &li, &e),
+                 OP_ENOTFOUND);
+    cr_expect_null(strstr(e.msg, who), "%s", e.msg);
+    op_client_close(alone);
+    /* ... and in the CLI, given the fleet. */
+    char list[800], err[4096];
+    snprintf(list, sizeof list, "%s,%s,%s", urls[0], urls[1], urls[2]);
+    cr_assert_eq(run_err(err, sizeof err, "%s/onepath remote level-info --url '%s' --level %s",
+                         list, "no-such-level"),
+                 1);
+    cr_expect(strstr(err, who) && strstr(err, "OP_ENOTFOUND"), "CLI: %s", err);
+    cr_assert_eq(run_err(err, sizeof err, "%s/onepath mesh drop --url '%s' --level %s quad", list,
+                         "no-such-level"),
+                 1);
+    cr_expect(strstr(err, who) && strstr(err, "OP_ENOTFOUND"), "CLI mesh drop: %s", err);
+
+    /* One member killed: only its levels fail, each error naming it. */
+    int dead = holder[0];
+    opt_daemon_kill9(&d[dead]);
+    for (int i = 0; i < NLEVELS; i++) {
+        op_status st = op_client_level_info_get(op_fleet_for(f, names[i], NULL), names[i],
+                                                holder[i] == dead ? 500 : OPT_TIMEOUT_MS, &li, &e);
+        if (holder[i] != dead) {
+            cr_expect_eq(st, OP_OK, "%s on a live member: %s", names[i], e.msg);
+            continue;
+        }
+        cr_expect(st == OP_ETIMEDOUT || st == OP_EIO, "%s on the dead member: %s", names[i],
+                  op_status_name(st));
+        cr_expect(strstr(e.msg, urls[dead]), "%s: the error does not name %s: %s", names[i],
+                  urls[dead], e.msg);
+    }
+    cr_assert_eq(run_err(err, sizeof err,
+                         "%s/onepath remote level-info --timeout 500 --url '%s' --level %s", list,
+                         names[0]),
+                 1);
+    cr_expect(strstr(err, urls[dead]), "CLI, dead member: %s", err);
+    /* Restarted on its data directory: its levels are back. */
+    opt_daemon_start(&d[dead], NULL);
+    for (int i = 0; i < NLEVELS; i++) {
+        cr_expect_eq(op_client_level_info_get(op_fleet_for(f, names[i], NULL), names[i],
+                                              OPT_TIMEOUT_MS, &li, &e),
+                     OP_OK, "%s after the restart: %s", names[i], e.msg);
+        cr_expect_eq(li.version, 1);
+    }
+    op_fleet_close(f);
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(opt_daemon_stop(&d[i]), 0);
+        opt_daemon_cleanup(&d[i]);
+    }
 }

@@ -14,6 +14,7 @@
 
 #include "onepath/build.h"
 #include "onepath/levelgen.h"
+#include "onepath/limits.h"
 #include "onepath/rpc.h"
 #include "onepath/tile_codec.h"
 #include "op_test.h"
@@ -225,13 +226,14 @@ Test(decode_mutations, tile_blobs_survive_random_damage, .timeout = 120)
     op_arena_destroy(a);
 }
 
-/* One change to a decoded tile's meaning (an index, neighbour, coordinate, detail range or
- * count), so that the re-encoded blob is well-formed msgpack of a possibly broken tile. */
+/* One change to a decoded tile's meaning (an index, neighbour, coordinate, detail range,
+ * region id or count), so that the re-encoded blob is well-formed msgpack of a possibly broken
+ * tile. */
 static void damage_field(op_tile *t, op_test_rng *r)
 {
     size_t np = (size_t)t->npolys, nvp = (size_t)t->nvp;
     static const float edge[] = {0.0f, -0.0f, -1.0f, 1e30f, 65536.0f, 9.6f};
-    switch (op_test_rand(r) % 9) {
+    switch (op_test_rand(r) % 10) {
     case 0:
         if (t->nverts)
             t->verts[op_test_rand(r) % (3 * (uint64_t)t->nverts)] = edge[op_test_rand(r) % 6];
@@ -266,6 +268,12 @@ static void damage_field(op_tile *t, op_test_rng *r)
     case 7:
         t->nverts -= t->nverts > 0;
         break;
+    case 8: {
+        static const uint16_t ids[] = {0, 1, OP_MAX_REGIONS, 0xffff, 0x8000};
+        if (np)
+            t->regs[op_test_rand(r) % np] = ids[op_test_rand(r) % 5];
+        break;
+    }
     default:
         t->nvp = (int)(op_test_rand(r) % 8);
         break;

@@ -10,12 +10,19 @@
  *    consecutive pairs joined by findPath / findStraightPath and op_query_path /
  *    op_query_straight: the pairs each side connects must agree, and straight-path
  *    lengths must agree within 1 %; every exception must be one of the kinds
- *    docs/quality.md ("Detour export") explains, each checked here by its cause.
+ *    docs/quality.md ("Detour export") explains, each checked here by its cause;
+ *  - per pair snapped to the same polygons on both sides, the two A* searches' node pools
+ *    (dtNodePool against op_query_path's, docs/queries.md §4) must be identical bit for
+ *    bit, unless a search expanded a polygon whose links differ between the two meshes.
  * The figures per level are printed (run the binary to see them).
+ * Last, tiles served by onepathd in Detour form (protocol §4.2b): a tile added with
+ * dtNavMesh::addTile among its neighbours (all from the daemon) links to each of them, and
+ * findPath crosses every such border.
  */
 #define _Static_assert static_assert /* the core's headers are C11 */
 extern "C" {
 #include "onepath/build.h"
+#include "onepath/client.h"
 #include "onepath/detour.h"
 #include "onepath/hash.h"
 #include "onepath/levelgen.h"
@@ -24,12 +31,14 @@ extern "C" {
 #include "onepath/obj.h"
 #include "onepath/query.h"
 #include "op_test.h"
+#include "../core/src/query_internal.h"
 }
 #undef _Static_assert
 
 #include <DetourAlloc.h>
 #include <DetourNavMesh.h>
 #include <DetourNavMeshQuery.h>
+#include <DetourNode.h>
 #include <criterion/criterion.h>
 
 #include <algorithm>
@@ -37,9 +46,14 @@ extern "C" {
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <csignal>
 #include <dirent.h>
+#include <fcntl.h>
 #include <map>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 /* ===== the byte layout the spec writes is the one this Detour reads ===== */
@@ -490,6 +504,12 @@ struct PairStats {
     double max_same = 0.0;            /* largest difference of the two funnels on one corridor */
     int why_portals = 0;    /* ... over 1 %: a step joins two polygons over several stretches */
     int why_degenerate = 0; /* ... over 1 %: an end collinear with a portal (1 mm in agrees) */
+    int same_corridors = 0; /* pairs both sides connect through the very same corridor */
+    int own_link = 0;       /* own lengths over 1 %: a corridor crosses a link of one side only */
+    int own_snap = 0;       /* ... the ends snapped to other polygons; from Detour's, they agree */
+    int pools = 0;          /* pairs whose node pools were compared (same snapped polygons) */
+    int pools_same = 0;     /* ... identical, node by node, bit for bit */
+    int pools_link = 0;     /* ... first differing at a node reached over a one-sided link */
     int unexplained = 0;
 };
 
@@ -726,10 +746,138 @@ void explain_disagreement(const Loaded &L, const dtQueryFilter &f, const Pair &p
             op_connects ? "onepath" : "Detour", kind >= 0 ? why : "UNEXPLAINED");
 }
 
+/* Both searches from the same positions (Detour's snaps of the pair: one float each), node
+ * pool against node pool in order of first touch (dtNodePool allocates in that order too):
+ * the index of the first node whose polygon, side, state, position, g, f or parent differ,
+ * or -1 when every node agrees bit for bit. *cause: when the pools differ and either search
+ * expanded a polygon with a link the other side lacks, that link's cause (check_structure),
+ * else nullptr: the two searches then walked the same graph and must agree. */
+long pool_divergence(const Loaded &L, const Snap &a, const Snap &b, const LinkCauses &lc,
+                     const char **cause, bool print)
+{
+    const dtQueryFilter f;
+    std::vector<dtPolyRef> c;
+    dt_corridor(L, f, a, b, c);
+    const dtNodePool *pool = L.query->getNodePool();
+    static thread_local op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_arena_reset(out);
+    op_arena_reset(scratch);
+    op__path_node *nodes;
+    long n;
+    op_err e;
+    cr_assert_eq(
+        op__query_path_nodes(L.mesh, a.op, a.pos, b.op, b.pos, out, scratch, &nodes, &n, &e), OP_OK,
+        "%s", e.msg);
+    long first = -1, nd = pool->getNodeCount();
+    for (long i = 0; i < std::max(n, nd) && first < 0; i++) {
+        if (i >= n || i >= nd) {
+            first = i;
+            break;
+        }
+        const dtNode *d = pool->getNodeAtIdx((unsigned)i + 1);
+        const op__path_node &o = nodes[i];
+        bool same = d->id == to_detour(L, o.poly) && (int)d->state == o.side &&
+                    (int)d->flags == o.state && (long)d->pidx == o.parent + 1 &&
+                    !memcmp(d->pos, o.pos, sizeof d->pos) && d->cost == o.g && d->total == o.f;
+        if (!same)
+            first = i;
+    }
+    *cause = nullptr;
+    for (long i = 0; first >= 0 && !*cause && i < nd + n; i++) {
+        dtPolyRef r;
+        if (i < nd) {
+            const dtNode *d = pool->getNodeAtIdx((unsigned)i + 1);
+            if (!(d->flags & DT_NODE_CLOSED))
+                continue;
+            r = d->id;
+        } else {
+            if (nodes[i - nd].state != 2)
+                continue;
+            r = to_detour(L, nodes[i - nd].poly);
+        }
+        auto it = lc.lower_bound({r, 0});
+        if (it != lc.end() && it->first.first == r)
+            *cause = it->second;
+    }
+    if (print && first >= 0)
+        for (long i = std::max(0L, first - 2); i < std::min(std::max(n, nd), first + 2); i++) {
+            if (i < nd) {
+                const dtNode *d = pool->getNodeAtIdx((unsigned)i + 1);
+                op_polyref r = to_onepath(L, d->id);
+                fprintf(stderr,
+                        "    node %ld Detour (%d, %d) side %u flags %u parent %ld pos %.9g %.9g "
+                        "%.9g g %.9g f %.9g\n",
+                        i, r.tile, r.poly, d->state, d->flags, (long)d->pidx - 1, d->pos[0],
+                        d->pos[1], d->pos[2], d->cost, d->total);
+            }
+            if (i < n) {
+                const op__path_node &o = nodes[i];
+                fprintf(stderr,
+                        "    node %ld onepath (%d, %d) side %d state %d parent %ld pos %.9g %.9g "
+                        "%.9g g %.9g f %.9g\n",
+                        i, o.poly.tile, o.poly.poly, o.side, o.state, o.parent, o.pos[0], o.pos[1],
+                        o.pos[2], o.g, o.f);
+            }
+        }
+    return first;
+}
+
+/* The node pools of a pair both sides snapped to the same two polygons: identical, or their
+ * searches expanded a polygon with a link of one side only (of a checked kind). Not
+ * for a pair within one polygon: findPath returns before it clears its pool. */
+void compare_pools(const Loaded &L, const Pair &p, const LinkCauses &lc, PairStats &ps,
+                   const std::string &what)
+{
+    if (p.op[0]->dt != p.dt[0]->dt || p.op[1]->dt != p.dt[1]->dt || p.dt[0]->dt == p.dt[1]->dt)
+        return;
+    const char *cause;
+    long d = pool_divergence(L, *p.dt[0], *p.dt[1], lc, &cause, false);
+    ps.pools++;
+    if (d < 0) {
+        ps.pools_same++;
+        return;
+    }
+    if (cause) {
+        ps.pools_link++;
+        return;
+    }
+    ps.unexplained++;
+    fprintf(stderr, "  %s: node pools differ at node %ld: UNEXPLAINED\n", what.c_str(), d);
+    pool_divergence(L, *p.dt[0], *p.dt[1], lc, &cause, true);
+}
+
 /* A pair both sides connect: each side's own corridor and straight path (their lengths are
  * the comparison the figures report), then both funnels through each corridor. */
-void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, op_arena *out,
-                     op_arena *scratch, PairStats &ps, const std::string &what)
+/* Why two own-corridor lengths differ by more than 1 %, or nullptr: one corridor crosses a
+ * link the other side lacks (the link's cause, check_structure: e.g. Detour's looser height
+ * rule), or the two sides snapped an end to different polygons and onepath's search from
+ * Detour's snaps comes within 1 % of Detour's length. */
+const char *own_cause(const Loaded &L, const Pair &p, const std::vector<dtPolyRef> &oc,
+                      const std::vector<dtPolyRef> &dc, double ld, const LinkCauses &lc,
+                      op_arena *out, op_arena *scratch, PairStats &ps)
+{
+    const char *m = missing_step(L, dc, lc);
+    if (!m)
+        m = missing_step(L, oc, lc);
+    if (m && strcmp(m, "unexplained")) {
+        ps.own_link++;
+        return m;
+    }
+    if (m || (p.op[0]->dt == p.dt[0]->dt && p.op[1]->dt == p.dt[1]->dt))
+        return nullptr;
+    std::vector<dtPolyRef> c;
+    if (!op_corridor(L, *p.dt[0], *p.dt[1], out, scratch, c) ||
+        rel(op_funnel(L, c, p.dt[0]->pos, p.dt[1]->pos, out, scratch), ld) > kLengthTol)
+        return nullptr;
+    ps.own_snap++;
+    return "snap";
+}
+
+/* A pair both sides connect: each side's own corridor and straight path (their lengths are
+ * the comparison the figures report: within 1 %, or a difference of a checked kind), then
+ * both funnels through each corridor. */
+void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, const LinkCauses &lc,
+                     op_arena *out, op_arena *scratch, PairStats &ps, const std::string &what)
 {
     std::vector<dtPolyRef> oc, dc;
     op_corridor(L, *p.op[0], *p.op[1], out, scratch, oc);
@@ -738,11 +886,18 @@ void compare_lengths(const Loaded &L, const dtQueryFilter &f, const Pair &p, op_
     double ld = dt_funnel(L, dc, p.dt[0]->pos, p.dt[1]->pos);
     double own = rel(lo, ld);
     ps.both++;
+    ps.same_corridors += oc == dc;
+    compare_pools(L, p, lc, ps, what);
     ps.max_own = std::max(ps.max_own, own);
     ps.sum_own += own;
     if (own > kLengthTol) {
         ps.own_over++;
         ps.op_shorter += lo < ld;
+        const char *why = own_cause(L, p, oc, dc, ld, lc, out, scratch, ps);
+        if (!why)
+            ps.unexplained++;
+        fprintf(stderr, "  %s: own corridors, straight paths %.3f / %.3f (%.2f %%): %s\n",
+                what.c_str(), lo, ld, 100.0 * own, why ? why : "UNEXPLAINED");
     }
     if (!missing_step(L, oc, LinkCauses()))
         same_corridor(L, oc, p.op[0]->pos, p.op[1]->pos, out, scratch, ps, what + " (onepath's)");
@@ -809,7 +964,7 @@ void run_queries(const Loaded &L, const std::vector<double> &pts, const LinkCaus
             ps.disagree++;
             explain_disagreement(L, f, p, co, lc, out, scratch, ps, what);
         } else if (co)
-            compare_lengths(L, f, p, out, scratch, ps, what);
+            compare_lengths(L, f, p, lc, out, scratch, ps, what);
     }
     op_arena_destroy(out);
     op_arena_destroy(scratch);
@@ -836,17 +991,18 @@ void check_level(const std::string &spec)
                 "(onepath/Detour), onepath only %ld cap + %ld short + %ld seam, Detour only %ld "
                 "height, multi %ld; snaps differ %d; pairs %d, connected %d/%d, disagree %d (cap "
                 "%d, short %d, height %d, snap %d, seam %d); both %d: own corridors max %.2f%% "
-                "mean %.3f%%, %d "
-                "over 1%% "
-                "(onepath shorter in %d); one corridor max %.4f%%, over 1%%: several portals %d, "
+                "mean %.3f%%, same corridor %d, %d over 1%% (onepath shorter in %d; link %d, snap "
+                "%d); node pools %d: identical %d, link %d; one corridor max %.4f%%, over 1%%: "
+                "several portals %d, "
                 "degenerate end %d; unexplained %ld\n",
                 name.c_str(), v.name, L.set.ntiles, op_mesh_poly_count(L.mesh), ls.internal,
                 ls.seams, ls.op_links, ls.dt_links, ls.only_op_cap, ls.only_op_short,
                 ls.only_op_seam, ls.only_dt, ls.multi, ps.snap_differs, ps.pairs, ps.connected[0],
                 ps.connected[1], ps.disagree, ps.why[0], ps.why[1], ps.why[2], ps.why[3], ps.why[4],
                 ps.both, 100.0 * ps.max_own, ps.both ? 100.0 * ps.sum_own / ps.both : 0.0,
-                ps.own_over, ps.op_shorter, 100.0 * ps.max_same, ps.why_portals, ps.why_degenerate,
-                ps.unexplained + ls.unexplained);
+                ps.same_corridors, ps.own_over, ps.op_shorter, ps.own_link, ps.own_snap, ps.pools,
+                ps.pools_same, ps.pools_link, 100.0 * ps.max_same, ps.why_portals,
+                ps.why_degenerate, ps.unexplained + ls.unexplained);
         cr_expect_eq(ls.unexplained + ps.unexplained, 0, "%s: differences of no known kind",
                      label.c_str());
     }
@@ -977,4 +1133,268 @@ Test(detour, loads_and_agrees_shared_levels)
     cr_assert(!levels.empty());
     for (const std::string &l : levels)
         check_level(l);
+}
+
+/* ===== tiles from onepathd ===== */
+
+/* onepathd as a child process on an ipc:// path under a fresh temporary directory, as
+ * tests/support/op_daemon_test.h starts it for the C tests (that header is C only). */
+struct Daemon {
+    pid_t pid = 0;
+    std::string dir, url;
+
+    Daemon()
+    {
+        char tmpl[] = "/tmp/opd-detour-XXXXXX";
+        cr_assert_not_null(mkdtemp(tmpl));
+        dir = tmpl;
+        url = "ipc://" + dir + "/s.ipc";
+        std::string bin = std::string(OP_BIN_DIR) + "/onepathd", data = dir + "/data",
+                    log = dir + "/log";
+        const char *argv[] = {bin.c_str(), "--listen",  url.c_str(), "--data-dir", data.c_str(),
+                              "--log",     log.c_str(), "--threads", "2",          nullptr};
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test, even a failed one */
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 1);
+            dup2(null, 2);
+            execv(bin.c_str(), const_cast<char *const *>(argv));
+            _exit(127);
+        }
+        op_client *c = connect();
+        op_client_ping_result p;
+        op_err e;
+        op_status st = OP_ETIMEDOUT;
+        for (int i = 0; i < 100 && st != OP_OK; i++) {
+            st = op_client_ping(c, 100, &p, &e);
+            int status;
+            if (st != OP_OK && waitpid(pid, &status, WNOHANG) == pid)
+                cr_assert_fail("onepathd exited during start-up");
+        }
+        op_client_close(c);
+        cr_assert_eq(st, OP_OK, "onepathd did not answer ping: %s", e.msg);
+    }
+
+    op_client *connect() const
+    {
+        op_client *c = nullptr;
+        op_err e;
+        cr_assert_eq(op_client_open(url.c_str(), &c, &e), OP_OK, "%s", e.msg);
+        return c;
+    }
+
+    /* SIGTERM and wait: the exit status (-1: killed by a signal). */
+    int stop()
+    {
+        int status = 0;
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        pid = 0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+
+    ~Daemon()
+    {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+        std::string cmd = "rm -rf '" + dir + "'";
+        if (system(cmd.c_str()) != 0)
+            fprintf(stderr, "cannot remove %s\n", dir.c_str());
+    }
+};
+
+const int kTimeoutMs = 30000;
+
+/* Every tile cell of the level in Detour form, by (tx, tz); cells without data left out. */
+std::map<std::pair<int, int>, std::vector<uint8_t>> fetch_detour(op_client *c, const char *level,
+                                                                 const int rect[4])
+{
+    std::map<std::pair<int, int>, std::vector<uint8_t>> tiles;
+    int after[2], *ap = nullptr, more = 1;
+    op_err e;
+    while (more) {
+        op_client_detour_range rg;
+        cr_assert_eq(op_client_tile_range_get_detour(c, level, rect, ap, 0, kTimeoutMs, &rg, &e),
+                     OP_OK, "%s", e.msg);
+        for (int i = 0; i < rg.ntiles; i++)
+            if (rg.tiles[i].data)
+                tiles[{rg.tiles[i].tx, rg.tiles[i].tz}].assign(rg.tiles[i].data,
+                                                               rg.tiles[i].data + rg.tiles[i].len);
+        more = rg.has_next;
+        after[0] = rg.next[0];
+        after[1] = rg.next[1];
+        ap = after;
+        op_client_detour_range_free(&rg);
+    }
+    return tiles;
+}
+
+/* Adds one daemon tile (Detour keeps a copy it frees itself). */
+void add_daemon_tile(dtNavMesh *nav, const std::vector<uint8_t> &d, int tx, int tz)
+{
+    unsigned char *data = (unsigned char *)dtAlloc(d.size(), DT_ALLOC_PERM);
+    cr_assert_not_null(data);
+    std::memcpy(data, d.data(), d.size());
+    dtTileRef ref = 0;
+    dtStatus st = nav->addTile(data, (int)d.size(), DT_TILE_FREE_DATA, 0, &ref);
+    if (dtStatusFailed(st))
+        dtFree(data);
+    cr_assert(dtStatusSucceed(st), "addTile (%d, %d): status %#x", tx, tz, st);
+    const dtMeshTile *t = nav->getTileAt(tx, tz, 0);
+    cr_assert(t && nav->getTileRef(t) == ref, "tile (%d, %d) is not where its header says", tx, tz);
+}
+
+/* External links of tile t, by the (tx, tz) of the tile they lead into: one polygon pair
+ * each (from, to) to path between. */
+std::map<std::pair<int, int>, std::pair<dtPolyRef, dtPolyRef>>
+external_links(const dtNavMesh *nav, const dtMeshTile *t, int *count)
+{
+    std::map<std::pair<int, int>, std::pair<dtPolyRef, dtPolyRef>> out;
+    *count = 0;
+    dtPolyRef base = nav->getPolyRefBase(t);
+    for (int p = 0; p < t->header->polyCount; p++)
+        for (unsigned j = t->polys[p].firstLink; j != DT_NULL_LINK; j = t->links[j].next) {
+            const dtLink &l = t->links[j];
+            if (l.side == 0xff)
+                continue; /* in-tile */
+            const dtMeshTile *u = nullptr;
+            const dtPoly *q = nullptr;
+            nav->getTileAndPolyByRefUnsafe(l.ref, &u, &q);
+            (*count)++;
+            out.emplace(std::make_pair(u->header->x, u->header->y),
+                        std::make_pair(base | (dtPolyRef)p, l.ref));
+        }
+    return out;
+}
+
+void poly_centre(const dtNavMesh *nav, dtPolyRef ref, float c[3])
+{
+    const dtMeshTile *t = nullptr;
+    const dtPoly *p = nullptr;
+    cr_assert(dtStatusSucceed(nav->getTileAndPolyByRef(ref, &t, &p)));
+    c[0] = c[1] = c[2] = 0;
+    for (int i = 0; i < p->vertCount; i++)
+        for (int k = 0; k < 3; k++)
+            c[k] += t->verts[3 * p->verts[i] + k] / p->vertCount;
+}
+
+/* level from the daemon: the cell with the most neighbours with data is added alone
+ * (no external link), then its neighbours are added; it must link to every one of them
+ * and findPath must cross each border. Returns the borders crossed. */
+int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours)
+{
+    Daemon d;
+    op_client *c = d.connect();
+    op_client_mesh m = {"m",
+                        soup->verts,
+                        soup->verts_len / 3,
+                        (const int32_t *)soup->tris,
+                        soup->tris_len / 3,
+                        soup->areas};
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_level_put(c, "lv", nullptr, 0, &m, 1, kTimeoutMs, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "lv", kTimeoutMs, &li, &e), OP_OK, "%s", e.msg);
+    cr_assert_gt(li.tile_size, 0);
+    auto tiles = fetch_detour(c, "lv", li.tiles);
+    op_client_close(c);
+    cr_assert_eq(d.stop(), 0);
+    cr_assert_geq(tiles.size(), 2u);
+
+    /* The cell with the most neighbours with data. */
+    const int dx[4] = {1, -1, 0, 0}, dz[4] = {0, 0, 1, -1};
+    std::pair<int, int> best;
+    int best_n = -1, max_polys = 1;
+    for (const auto &kv : tiles) {
+        int n = 0;
+        for (int s = 0; s < 4; s++)
+            n += tiles.count({kv.first.first + dx[s], kv.first.second + dz[s]}) > 0;
+        if (n > best_n)
+            best_n = n, best = kv.first;
+        max_polys = std::max(max_polys, read_at<int>(kv.second.data() + 24));
+    }
+    cr_assert_geq(best_n, min_neighbours, "%s: no cell has %d neighbours", name, min_neighbours);
+
+    /* Params as protocol §4.2b says a client makes them. */
+    op_detour_params p;
+    cr_assert_eq(op_detour_params_make(li.grid_origin[0], li.grid_origin[1], li.tile_size,
+                                       (int)tiles.size(), max_polys, &p, &e),
+                 OP_OK, "%s", e.msg);
+    dtNavMeshParams np;
+    std::memcpy(np.orig, p.orig, sizeof np.orig);
+    np.tileWidth = p.tile_width;
+    np.tileHeight = p.tile_height;
+    np.maxTiles = p.max_tiles;
+    np.maxPolys = p.max_polys;
+    dtNavMesh *nav = dtAllocNavMesh();
+    cr_assert_not_null(nav);
+    cr_assert(dtStatusSucceed(nav->init(&np)));
+
+    add_daemon_tile(nav, tiles[best], best.first, best.second);
+    int nlinks = 0;
+    external_links(nav, nav->getTileAt(best.first, best.second, 0), &nlinks);
+    cr_assert_eq(nlinks, 0, "a tile alone has external links");
+    for (int s = 0; s < 4; s++) {
+        auto it = tiles.find({best.first + dx[s], best.second + dz[s]});
+        if (it != tiles.end())
+            add_daemon_tile(nav, it->second, it->first.first, it->first.second);
+    }
+    auto links = external_links(nav, nav->getTileAt(best.first, best.second, 0), &nlinks);
+    dtNavMeshQuery *q = dtAllocNavMeshQuery();
+    cr_assert(q && dtStatusSucceed(q->init(nav, 4096)));
+    dtQueryFilter f;
+    int crossed = 0;
+    for (int s = 0; s < 4; s++) {
+        std::pair<int, int> nb = {best.first + dx[s], best.second + dz[s]};
+        if (!tiles.count(nb))
+            continue;
+        auto l = links.find(nb);
+        cr_assert(l != links.end(), "%s: tile (%d, %d) has no link to its neighbour (%d, %d)", name,
+                  best.first, best.second, nb.first, nb.second);
+        float a[3], b[3];
+        poly_centre(nav, l->second.first, a);
+        poly_centre(nav, l->second.second, b);
+        dtPolyRef path[256];
+        int n = 0;
+        dtStatus st = q->findPath(l->second.first, l->second.second, a, b, &f, path, &n, 256);
+        cr_assert(dtStatusSucceed(st) && !(st & DT_PARTIAL_RESULT) && n >= 2 &&
+                      path[n - 1] == l->second.second,
+                  "%s: findPath from (%d, %d) into (%d, %d): status %#x, %d polygons", name,
+                  best.first, best.second, nb.first, nb.second, st, n);
+        /* Both sides of the border are on the corridor. */
+        const dtMeshTile *t0 = nullptr, *t1 = nullptr;
+        const dtPoly *p0 = nullptr;
+        nav->getTileAndPolyByRefUnsafe(path[0], &t0, &p0);
+        nav->getTileAndPolyByRefUnsafe(path[n - 1], &t1, &p0);
+        cr_assert(t0->header->x == best.first && t0->header->y == best.second &&
+                  t1->header->x == nb.first && t1->header->y == nb.second);
+        crossed++;
+    }
+    fprintf(stderr,
+            "%s: daemon tile (%d, %d) linked to %d neighbours (%d external links), %d borders "
+            "crossed by findPath\n",
+            name, best.first, best.second, (int)links.size(), nlinks, crossed);
+    dtFreeNavMeshQuery(q);
+    dtFreeNavMesh(nav);
+    return crossed;
+}
+
+Test(detour, daemon_tiles_load_and_link_with_neighbours, .timeout = 300)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("flat", 40, 1, a, &soup, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(check_daemon_links("gen:flat:40:1", &soup, 4), 4);
+    op_arena_reset(a);
+    cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
+    cr_assert_geq(check_daemon_links("dungeon.obj", &soup, 2), 1);
+    op_arena_destroy(a);
 }

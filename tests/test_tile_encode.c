@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "onepath/hash.h"
+#include "onepath/limits.h"
 #include "onepath/tile_codec.h"
 
 static void le_bin(msgpack_packer *pk, const void *src, size_t n, size_t es)
@@ -49,7 +50,7 @@ static void oracle_variant(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
     size_t np = (size_t)t->npolys, nvp = (size_t)t->nvp;
-    msgpack_pack_map(&pk, 16);
+    msgpack_pack_map(&pk, OP_TILE_KEYS);
     key(&pk, "format");
     msgpack_pack_unsigned_int(&pk, OP_TILE_FORMAT);
     key(&pk, "tx");
@@ -86,6 +87,8 @@ static void oracle_variant(const op_tile *t, msgpack_sbuffer *sb, uint64_t *hash
     }
     key(&pk, "flags");
     le_bin(&pk, t->flags, np, 2);
+    key(&pk, "regs");
+    le_bin(&pk, t->regs, np, 2);
     key(&pk, "dmeshes");
     le_bin(&pk, t->dmeshes, 4 * np, 4);
     key(&pk, "dverts");
@@ -129,6 +132,7 @@ static void fill(op_tile *t, int np, int nverts, int ndverts, int ndtris)
     for (int i = 0; i < np; i++) {
         t->areas[i] = (uint8_t)(i % 64);
         t->flags[i] = (uint16_t)(i * 31u);
+        t->regs[i] = (uint16_t)(1 + (i * 40503u) % OP_MAX_REGIONS); /* 1..0xfffe */
         for (int k = 0; k < 4; k++)
             t->dmeshes[4 * i + k] = (uint32_t)i * 2654435761u + (uint32_t)k;
     }
@@ -204,7 +208,7 @@ Test(tile_encode, bins_of_every_length_form)
     }
 }
 
-/* Format 2 (layer seams) is the only version read: a format-1 blob is refused by name. */
+/* Format 3 (region ids) is the only version read: a format-2 blob is refused by name. */
 Test(tile_encode, older_format_is_refused)
 {
     op_tile t;
@@ -213,18 +217,119 @@ Test(tile_encode, older_format_is_refused)
     op_err e;
     cr_assert_eq(op_tile_encode(&t, &b, NULL, &e), OP_OK, "%s", e.msg);
     /* map16 header (3 bytes), fixstr "format" (7), then the version as a positive fixint */
+    cr_assert_eq(b.data[2], 17);
     cr_assert_eq(b.data[10], OP_TILE_FORMAT);
-    cr_assert_eq(OP_TILE_FORMAT, 2);
-    b.data[10] = 1;
+    cr_assert_eq(OP_TILE_FORMAT, 3);
     op_arena *a = op_arena_create(0);
     op_tile back;
-    cr_expect_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_EPROTO);
-    cr_expect(strstr(e.msg, "older than 2") != NULL, "%s", e.msg);
-    b.data[10] = 3;
+    for (int v = 1; v <= 2; v++) {
+        b.data[10] = (uint8_t)v;
+        cr_expect_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_EPROTO);
+        cr_expect(strstr(e.msg, "older than 3") != NULL, "%s", e.msg);
+    }
+    b.data[10] = 4;
     cr_expect_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_EPROTO);
     cr_expect(strstr(e.msg, "unknown format version") != NULL, "%s", e.msg);
     op_arena_destroy(a);
     op_bytes_free(&b);
+    release(&t);
+}
+
+/* A one-triangle tile that validates, with region id reg. */
+static void triangle(op_tile *t, uint16_t reg)
+{
+    fill(t, 1, 3, 0, 1);
+    static const float v[9] = {0, 0, 0, 8, 0.5f, 0, 4, 0.25f, 8};
+    memcpy(t->verts, v, sizeof v);
+    for (int k = 0; k < 6; k++) {
+        t->polys[k] = k < 3 ? (uint16_t)k : 0xffff;
+        t->neis[k] = 0;
+    }
+    t->areas[0] = 63;
+    t->flags[0] = 1;
+    t->regs[0] = reg;
+    const uint32_t dm[4] = {0, 0, 0, 1};
+    memcpy(t->dmeshes, dm, sizeof dm);
+    const uint8_t tri[4] = {0, 1, 2, 7};
+    memcpy(t->dtris, tri, 4);
+    t->origin[0] = t->origin[1] = t->origin[2] = 0.0;
+}
+
+/* Region ids come back as encoded; 0 (no region) and 0xffff (above OP_MAX_REGIONS) are
+ * refused by the decoder naming the key and polygon, and by the validator. */
+Test(tile_encode, region_ids_round_trip_and_are_range_checked)
+{
+    static const uint16_t ok[] = {1, 2, 777, OP_MAX_REGIONS};
+    static const uint16_t bad[] = {0, 0xffff};
+    op_arena *a = op_arena_create(0);
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        op_tile t, back;
+        triangle(&t, ok[i]);
+        op_bytes b;
+        op_err e;
+        cr_assert_eq(op_tile_encode(&t, &b, NULL, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_OK, "%s", e.msg);
+        cr_expect_eq(back.regs[0], ok[i]);
+        op_bytes_free(&b);
+        release(&t);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        op_tile t, back;
+        triangle(&t, bad[i]);
+        op_bytes b;
+        op_err e;
+        cr_expect_eq(op_tile_validate(&t, &e), OP_EPROTO, "region %u", bad[i]);
+        cr_expect(strstr(e.msg, "polygon 0 region") != NULL, "%s", e.msg);
+        cr_assert_eq(op_tile_encode(&t, &b, NULL, &e), OP_OK, "%s", e.msg);
+        cr_expect_eq(op_tile_decode(b.data, b.len, a, &back, NULL, &e), OP_EPROTO);
+        cr_expect(strstr(e.msg, "key 'regs': polygon 0 region") != NULL, "%s", e.msg);
+        op_bytes_free(&b);
+        release(&t);
+    }
+    /* A regs bin one polygon short (hash recomputed): the counts disagree. */
+    op_tile t, back;
+    triangle(&t, 5);
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    uint64_t h;
+    oracle(&t, &sb, &h);
+    const uint8_t want[] = {0xa4, 'r', 'e', 'g', 's', 0xc4, 0x02, 0x05, 0x00};
+    size_t at = 0;
+    for (size_t i = 0; !at && i + sizeof want <= sb.size; i++)
+        if (memcmp(sb.data + i, want, sizeof want) == 0)
+            at = i + 6; /* the bin's length byte */
+    cr_assert(at != 0);
+    uint8_t *cut = malloc(sb.size);
+    memcpy(cut, sb.data, at);
+    cut[at] = 0x00; /* bin of 0 bytes */
+    size_t n = at + 1;
+    memcpy(cut + n, sb.data + at + 3, sb.size - at - 3 - 9);
+    n += sb.size - at - 3 - 9;
+    uint64_t nh = op_hash_bytes(cut, n - 5); /* the key "hash" is 5 bytes */
+    cut[n++] = 0xcf;
+    for (int k = 7; k >= 0; k--)
+        cut[n++] = (uint8_t)(nh >> (8 * k));
+    op_err e;
+    cr_expect_eq(op_tile_decode(cut, n, a, &back, NULL, &e), OP_EPROTO);
+    cr_expect(strstr(e.msg, "disagree with the polygon count") != NULL, "%s", e.msg);
+    free(cut);
+    msgpack_sbuffer_destroy(&sb);
+    release(&t);
+    op_arena_destroy(a);
+}
+
+/* A hand-made tile without region ids has no blob. */
+Test(tile_encode, tile_without_region_ids_is_refused)
+{
+    op_tile t;
+    fill(&t, 2, 3, 0, 0);
+    free(t.regs);
+    t.regs = NULL;
+    op_bytes b;
+    op_err e;
+    cr_expect_eq(op_tile_encode(&t, &b, NULL, &e), OP_EINVAL);
+    cr_expect(strstr(e.msg, "no region ids") != NULL, "%s", e.msg);
+    cr_expect(b.data == NULL && b.len == 0);
     release(&t);
 }
 

@@ -41,8 +41,8 @@
 /* Detour's node pool: its index type is 16 bits in 1.5.1. */
 #define DETOUR_NODES 65535
 
-static const char *const gen_kinds[] = {"flat",       "terrain", "stairs", "rooms",
-                                        "multifloor", "ramp",    "pillars"};
+static const char *const gen_kinds[] = {"flat",       "terrain", "stairs",  "rooms",
+                                        "multifloor", "ramp",    "pillars", "furniture"};
 
 typedef struct variant {
     const char *name;
@@ -68,6 +68,7 @@ typedef struct options {
     int align_on[NALIGN];
     int any_align;
     int points, threads, pairs, json, snaps, why, tiles;
+    const char *covmap; /* --covmap DIR: the --tiles sampling as one image per row */
     unsigned long long seed;
 } options;
 
@@ -92,6 +93,7 @@ typedef struct row {
     int list_snaps; /* print the points only one side snaps */
     int list_why;   /* explain the pairs only Recast connects */
     int list_tiles; /* the tiles whose coverage differs most */
+    const char *covmap;
     long portals[3];
     long seams[2]; /* onepath layer seam edges (amendments.md R3): linked, unlinked */
     /* onepath portal edges: linked, refused by height, facing nothing */ /* of those, the other
@@ -547,6 +549,38 @@ static void cov_fill(void *ctx, const double *xz, int n)
         }
 }
 
+/* --covmap: the sampled grid as a binary PPM, north up: red where only onepath covers,
+ * green where only Recast does, grey where both do. For looking, not for tests. */
+static void write_covmap(const covmap *c, const row *r)
+{
+    char path[1024], name[160];
+    snprintf(name, sizeof name, "%s-%s-%s", r->level, r->variant, r->align);
+    for (char *q = name; *q; q++)
+        if (*q == '/' || *q == ':')
+            *q = '_';
+    snprintf(path, sizeof path, "%s/%s.ppm", r->covmap, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "onepath-quality: %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "P6\n%d %d\n255\n", c->w, c->h);
+    for (int gz = c->h - 1; gz >= 0; gz--)
+        for (int gx = 0; gx < c->w; gx++) {
+            unsigned char b = c->bits[(size_t)gz * c->w + gx];
+            unsigned char px[3] = {b == 1   ? 255
+                                   : b == 3 ? 128
+                                            : 0,
+                                   b == 2   ? 255
+                                   : b == 3 ? 128
+                                            : 0,
+                                   b == 3 ? 128 : 0};
+            fwrite(px, 1, 3, f);
+        }
+    if (fclose(f) != 0)
+        fprintf(stderr, "onepath-quality: %s: %s\n", path, strerror(errno));
+}
+
 static void list_cov_blocks(const op_mesh *m, const void *nav, const row *r, double size)
 {
     covmap c = {(int)(size / COV_STEP) + 1, (int)(size / COV_STEP) + 1, 0, NULL};
@@ -567,6 +601,8 @@ static void list_cov_blocks(const op_mesh *m, const void *nav, const row *r, dou
     }
     c.side = 1;
     qd_each_poly(nav, cov_fill, &c);
+    if (r->covmap)
+        write_covmap(&c, r);
     enum { B = 80 }; /* 8 m blocks */
     int bw = c.w / B + 1, bh = c.h / B + 1;
     long *only = calloc((size_t)bw * bh * 2, sizeof *only), tot[2] = {0, 0};
@@ -753,7 +789,7 @@ static int usage(void)
             "[--variant demo|fine|layers]...\n"
             "                       [--align origin|recast]... [--points N] [--seed S] "
             "[--threads N]\n"
-            "                       [--pairs] [--snaps] [--why] [--tiles] [--json]\n"
+            "                       [--pairs] [--snaps] [--why] [--tiles] [--covmap DIR] [--json]\n"
             "Default: every generated kind at %d m and %s/levels/*.obj, all variants, both "
             "alignments.\n",
             GEN_SIZE, OP_SHARED_DIR);
@@ -834,6 +870,8 @@ static int parse(int argc, char **argv, options *o)
             o->why = 1;
         else if (!strcmp(a, "--tiles"))
             o->tiles = 1;
+        else if (!strcmp(a, "--covmap") && more)
+            o->covmap = argv[++i];
         else if (!strcmp(a, "--json"))
             o->json = 1;
         else
@@ -912,7 +950,8 @@ int main(int argc, char **argv)
                 r->align = align_names[al];
                 r->list_snaps = o.snaps;
                 r->list_why = o.why;
-                r->list_tiles = o.tiles;
+                r->list_tiles = o.tiles || o.covmap;
+                r->covmap = o.covmap;
                 op_settings s;
                 variant_settings(&variants[v], &s);
                 if (al == ALIGN_RECAST) {

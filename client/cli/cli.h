@@ -25,5 +25,6 @@ int op_cmd_path(int argc, char **argv);    /* cmd_path.c */
 int op_cmd_render(int argc, char **argv);  /* cmd_render.c */
 int op_cmd_export(int argc, char **argv);  /* cmd_export.c */
 int op_cmd_volume(int argc, char **argv);  /* cmd_volume.c */
+int op_cmd_mesh(int argc, char **argv);    /* cmd_mesh.c */
 
 #endif

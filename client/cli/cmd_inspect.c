@@ -2,7 +2,7 @@
  * onepath inspect LEVEL --tile TX,TZ --stage STAGE [--set k=v ...] [--json | --dump]
  * (LEVEL: an OBJ, heightfield or voxel-chunk file, or gen:KIND:SIZE:SEED):
  * builds one tile up to a stage and prints the counts a person debugging a navmesh
- * wants (or a canonical text dump of that stage).
+ * wants, as text (--json: one JSON object), or a canonical text dump of that stage.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +17,12 @@ static const char *const stage_names[] = {"spans", "regions", "contours",
 
 static int usage(void)
 {
-    fprintf(
-        stderr,
-        "usage: onepath inspect LEVEL --tile TX,TZ --stage "
-        "spans|regions|contours|polys|detail|tile\n"
-        "                       [--set key=value ...] [--volumes FILE.json] [--json | --dump]\n");
+    fprintf(stderr,
+            "usage: onepath inspect LEVEL --tile TX,TZ --stage "
+            "spans|regions|contours|polys|detail|tile\n"
+            "                       [--set key=value ...] [--volumes FILE.json] [--json | --dump]\n"
+            "Prints the tile's counts after the stage as text; --json prints them as one JSON\n"
+            "object, --dump prints the stage's canonical text dump.\n");
     return 2;
 }
 
@@ -66,37 +67,67 @@ static int tile_regions(const op_tile_stages *st)
     return count;
 }
 
-static void print_counts(const op_tile_stages *st, op_stage stage)
+/* One count of the tile: its JSON key and the label of the text form. */
+typedef struct count {
+    const char *key, *label;
+    long long v;
+} count;
+
+/* The counts up to stage, in the order both forms print them. */
+static int collect_counts(const op_tile_stages *st, op_stage stage, count *c)
 {
+    int n = 0, sk = st->skipped;
     uint32_t walkable = 0;
     for (uint32_t i = 0; i < st->chf.span_count; i++)
         walkable += st->chf.areas[i] != 0;
-    printf("{\"tile\": [%d, %d], \"skipped\": %s, \"spans\": %u, \"walkable_spans\": %u", st->tx,
-           st->tz, st->skipped ? "true" : "false", st->chf.span_count, walkable);
+    c[n++] = (count){"spans", "spans", st->chf.span_count};
+    c[n++] = (count){"walkable_spans", "walkable spans", walkable};
     if (stage >= OP_STAGE_REGIONS)
-        printf(", \"regions\": %d", tile_regions(st));
+        c[n++] = (count){"regions", "regions", tile_regions(st)};
     if (stage >= OP_STAGE_CONTOURS) {
         const op_contour_set *cs = &st->contours;
         int holes = 0, verts = 0;
-        for (int i = 0; !st->skipped && i < cs->count; i++) {
+        for (int i = 0; !sk && i < cs->count; i++) {
             holes += cs->contours[i].nholes;
             verts += cs->contours[i].nverts;
         }
-        printf(", \"contours\": %d, \"holes\": %d, \"vertices\": %d, \"raw_fallbacks\": %d, "
-               "\"dropped_holes\": %d",
-               st->skipped ? 0 : cs->count, holes, verts, st->skipped ? 0 : cs->raw_fallbacks,
-               st->skipped ? 0 : cs->dropped_holes);
+        c[n++] = (count){"contours", "contours", sk ? 0 : cs->count};
+        c[n++] = (count){"holes", "holes", holes};
+        c[n++] = (count){"vertices", "contour vertices", verts};
+        c[n++] = (count){"raw_fallbacks", "raw fallbacks", sk ? 0 : cs->raw_fallbacks};
+        c[n++] = (count){"dropped_holes", "dropped holes", sk ? 0 : cs->dropped_holes};
     }
-    if (stage >= OP_STAGE_POLYS)
-        printf(", \"polygons\": %d, \"poly_vertices\": %d, \"degenerate_ears\": %d",
-               st->skipped ? 0 : st->polys.npolys, st->skipped ? 0 : st->polys.nverts,
-               st->skipped ? 0 : st->polys.degenerate_ears);
-    if (stage >= OP_STAGE_DETAIL)
-        printf(", \"detail_vertices\": %d, \"detail_triangles\": %d",
-               st->skipped ? 0 : st->detail.nverts, st->skipped ? 0 : st->detail.ntris);
+    if (stage >= OP_STAGE_POLYS) {
+        c[n++] = (count){"polygons", "polygons", sk ? 0 : st->polys.npolys};
+        c[n++] = (count){"poly_vertices", "polygon vertices", sk ? 0 : st->polys.nverts};
+        c[n++] = (count){"degenerate_ears", "degenerate ears", sk ? 0 : st->polys.degenerate_ears};
+    }
+    if (stage >= OP_STAGE_DETAIL) {
+        c[n++] = (count){"detail_vertices", "detail vertices", sk ? 0 : st->detail.nverts};
+        c[n++] = (count){"detail_triangles", "detail triangles", sk ? 0 : st->detail.ntris};
+    }
     if (stage >= OP_STAGE_TILE)
-        printf(", \"layers\": %d", st->skipped ? 0 : st->ntiles);
-    printf("}\n");
+        c[n++] = (count){"layers", "layers", sk ? 0 : st->ntiles};
+    return n;
+}
+
+/* --json: one object a machine reads; otherwise aligned "label  value" lines a person reads. */
+static void print_counts(const op_tile_stages *st, op_stage stage, int json)
+{
+    count c[16];
+    int n = collect_counts(st, stage, c);
+    if (json) {
+        printf("{\"tile\": [%d, %d], \"skipped\": %s", st->tx, st->tz,
+               st->skipped ? "true" : "false");
+        for (int i = 0; i < n; i++)
+            printf(", \"%s\": %lld", c[i].key, c[i].v);
+        printf("}\n");
+        return;
+    }
+    printf("tile %d,%d, up to stage %s%s\n", st->tx, st->tz, stage_names[stage],
+           st->skipped ? ": skipped (no walkable triangle, or no region in the tile)" : "");
+    for (int i = 0; i < n; i++)
+        printf("  %-18s %lld\n", c[i].label, c[i].v);
 }
 
 int op_cmd_inspect(int argc, char **argv)
@@ -155,7 +186,7 @@ int op_cmd_inspect(int argc, char **argv)
     if (dump)
         rc = (st.skipped || dump_stage(&st, (op_stage)stage) == 0) ? 0 : 1;
     else {
-        print_counts(&st, (op_stage)stage);
+        print_counts(&st, (op_stage)stage, json);
         rc = 0;
     }
 done:

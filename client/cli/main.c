@@ -35,6 +35,7 @@ static const op_cli_command commands[] = {
     {"path", op_cmd_path, "corridor and straight path between two points"},
     {"render", op_cmd_render, "top-down SVG of the mesh (and a path)"},
     {"export", op_cmd_export, "write the mesh as OBJ or as a Detour navmesh set"},
+    {"mesh", op_cmd_mesh, "one mesh of a level on onepathd: put, drop"},
     {"volume", op_cmd_volume, "a level's volumes on onepathd: put, drop, list"},
 };
 

@@ -97,7 +97,10 @@ op_client *remote_open(remote_opts *o)
     int pick = op_fleet_pick((const char *const *)m, n, o->level ? o->level : "");
     snprintf(o->member, sizeof o->member, "%s", m[pick]);
     op_fleet_members_free(m, n);
-    if (op_client_open(o->member, &c, &e) != OP_OK) {
+    /* With several members, every error names the one that answered (or did not). */
+    op_status st =
+        n > 1 ? op_fleet_member_open(o->member, &c, &e) : op_client_open(o->member, &c, &e);
+    if (st != OP_OK) {
         remote_fail(o->member, &e);
         return NULL;
     }
@@ -121,8 +124,14 @@ int out_dir_make(const char *dir)
 
 int tile_file_write(const char *dir, int tx, int tz, int layer, const uint8_t *data, size_t len)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s/tile_%d_%d_%d.optile", dir, tx, tz, layer);
+    return file_write(path, data, len);
+}
+
+int file_write(const char *path, const uint8_t *data, size_t len)
+{
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {

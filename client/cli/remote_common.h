@@ -44,6 +44,8 @@ int remote_fail(const char *what, const op_err *e);
 
 /* Writes DIR/tile_<tx>_<tz>_<layer>.optile atomically (temp file, rename). 0 or 1 (printed). */
 int tile_file_write(const char *dir, int tx, int tz, int layer, const uint8_t *data, size_t len);
+/* Writes path whole or not at all (a temporary file renamed): 0, or 1 printed. */
+int file_write(const char *path, const uint8_t *data, size_t len);
 /* Removes the layer files of tile (tx, tz) whose layer is not in keep[0..nkeep). */
 int tile_files_prune(const char *dir, int tx, int tz, const int *keep, int nkeep);
 /* Creates dir if missing (0 or 1, printed). */

@@ -17,6 +17,12 @@ typedef struct op_creq {
 void op_creq_begin(op_client *c, op_creq *q, const char *method, int nparams);
 void op_creq_fini(op_creq *q);
 
+/* Marks c a fleet member's client: its errors name its URL (op_fleet_member_open). */
+void op_client_name_member(op_client *c);
+/* st, with err's message prefixed "URL: " when c names its member and the message does
+ * not name it yet. */
+op_status op_client_named(const op_client *c, op_status st, op_err *err);
+
 /* A decoded ok reply: result points into un. */
 typedef struct op_creply {
     msgpack_unpacked un;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_internal.h"
 #include "onepath/fleet.h"
 
 struct op_fleet {
@@ -50,6 +51,14 @@ int op_fleet_pick(const char *const *members, int n, const char *level)
     return best;
 }
 
+op_status op_fleet_member_open(const char *url, op_client **out, op_err *err)
+{
+    op_status st = op_client_open(url, out, err);
+    if (st == OP_OK)
+        op_client_name_member(*out);
+    return st;
+}
+
 void op_fleet_close(op_fleet *f)
 {
     if (!f)
@@ -87,7 +96,7 @@ op_status op_fleet_open(const char *const *members, int n, op_fleet **out, op_er
             op_fleet_close(f);
             return op_err_set(err, OP_ENOMEM, "fleet: out of memory");
         }
-        op_status st = op_client_open(members[i], &f->clients[i], err);
+        op_status st = op_fleet_member_open(members[i], &f->clients[i], err);
         if (st != OP_OK) {
             op_fleet_close(f);
             return st;

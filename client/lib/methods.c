@@ -100,7 +100,7 @@ op_status op_cedit_call(op_client *c, op_creq *q, int timeout_ms, uint64_t *vers
         return st;
     st = op_cedit_result(&r, "changed", version, changed, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *out, op_err *err)
@@ -128,7 +128,7 @@ op_status op_client_ping(op_client *c, int timeout_ms, op_client_ping_result *ou
         st = op_cget_u64(lim, "cache_bytes", &out->cache_bytes, err);
     }
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_level_put_volumes(op_client *c, const char *level,
@@ -182,7 +182,7 @@ static op_status level_bool_call(op_client *c, const char *method, const char *l
         return st;
     st = op_cget_bool(r.result, key, out, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_level_drop(op_client *c, const char *level, int timeout_ms, int *dropped,
@@ -241,7 +241,7 @@ op_status op_client_level_list_get(op_client *c, int timeout_ms, op_client_level
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_level_list_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 void op_client_level_list_free(op_client_level_list *l)
@@ -249,6 +249,20 @@ void op_client_level_list_free(op_client_level_list *l)
     free(l->levels);
     l->levels = NULL;
     l->n = 0;
+}
+
+/* A number (int or float) under key k. */
+static op_status num_value(const msgpack_object *m, const char *k, double *d, op_err *err)
+{
+    const msgpack_object *v = op_rpc_get(m, k);
+    if (!v ||
+        (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER && v->type != MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+         v->type != MSGPACK_OBJECT_FLOAT32 && v->type != MSGPACK_OBJECT_FLOAT64))
+        return op_err_set(err, OP_EPROTO, "client: result '%s' is not a number", k);
+    *d = v->type == MSGPACK_OBJECT_POSITIVE_INTEGER   ? (double)v->via.u64
+         : v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER ? (double)v->via.i64
+                                                      : v->via.f64;
+    return OP_OK;
 }
 
 static op_status int_array(const msgpack_object *m, const char *k, int n, double *d, int *i,
@@ -293,8 +307,12 @@ op_status op_client_level_info_get(op_client *c, const char *level, int timeout_
         (st = op_cget_bool(b, "running", &out->bake_running, err)) == OP_OK &&
         (st = op_cget_i64(b, "done", &out->bake_done, err)) == OP_OK)
         st = op_cget_i64(b, "total", &out->bake_total, err);
+    double ts[1] = {0};
+    if (st == OP_OK && op_rpc_get(r.result, "tile_size") &&
+        (st = num_value(r.result, "tile_size", ts, err)) == OP_OK)
+        out->tile_size = ts[0];
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_level_bake(op_client *c, const char *level, int timeout_ms, int *started,
@@ -370,7 +388,7 @@ op_status op_client_tile_get(op_client *c, const char *level, int tx, int tz, in
         return st;
     st = read_tile(r.result, out, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 void op_client_tile_range_free(op_client_tile_range *rg)
@@ -425,6 +443,135 @@ op_status op_client_tile_range_get(op_client *c, const char *level, const int re
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_tile_range_free(out);
+    return op_client_named(c, st, err);
+}
+
+/* ---- tiles in Detour form ---- */
+
+void op_client_detour_tile_free(op_client_detour_tile *t)
+{
+    free(t->hashes);
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+static op_status read_detour(const msgpack_object *m, op_client_detour_tile *t, op_err *err)
+{
+    memset(t, 0, sizeof *t);
+    int64_t tx, tz;
+    const msgpack_object *a, *d = op_rpc_get(m, "data");
+    const char *f;
+    size_t flen;
+    op_status st;
+    if ((st = op_cget_u64(m, "version", &t->version, err)) != OP_OK ||
+        (st = op_cget_i64(m, "tx", &tx, err)) != OP_OK ||
+        (st = op_cget_i64(m, "tz", &tz, err)) != OP_OK ||
+        (st = op_rpc_get_str(m, "format", 0, &f, &flen, err)) != OP_OK ||
+        (st = op_rpc_get_type(m, "hashes", MSGPACK_OBJECT_ARRAY, 0, &a, err)) != OP_OK)
+        return st;
+    if (flen != 6 || memcmp(f, "detour", 6))
+        return op_err_set(err, OP_EPROTO, "client: result 'format' is not \"detour\"");
+    if (!d || (d->type != MSGPACK_OBJECT_BIN && d->type != MSGPACK_OBJECT_NIL))
+        return op_err_set(err, OP_EPROTO, "client: result 'data' is not bin or nil");
+    t->tx = (int)tx;
+    t->tz = (int)tz;
+    uint32_t n = a->via.array.size;
+    t->hashes = calloc(n ? n : 1, sizeof *t->hashes);
+    if (!t->hashes)
+        return op_err_set(err, OP_ENOMEM, "client: out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        const msgpack_object *h = &a->via.array.ptr[i];
+        if (h->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
+            op_client_detour_tile_free(t);
+            return op_err_set(err, OP_EPROTO, "client: result 'hashes[%u]' is not a uint", i);
+        }
+        t->hashes[i] = h->via.u64;
+    }
+    t->nhashes = (int)n;
+    if (d->type == MSGPACK_OBJECT_BIN) {
+        size_t len = d->via.bin.size;
+        if (!(t->data = malloc(len ? len : 1))) {
+            op_client_detour_tile_free(t);
+            return op_err_set(err, OP_ENOMEM, "client: out of memory for %zu Detour bytes", len);
+        }
+        memcpy(t->data, d->via.bin.ptr, len);
+        t->len = len;
+    }
+    return OP_OK;
+}
+
+op_status op_client_tile_get_detour(op_client *c, const char *level, int tx, int tz, int timeout_ms,
+                                    op_client_detour_tile *out, op_err *err)
+{
+    memset(out, 0, sizeof *out);
+    op_creq q;
+    op_creply r;
+    op_creq_begin(c, &q, "tile.get", 4);
+    str_param(&q, "level", level);
+    int_param(&q, "tx", tx);
+    int_param(&q, "tz", tz);
+    str_param(&q, "format", "detour");
+    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    if (st != OP_OK)
+        return st;
+    st = read_detour(r.result, out, err);
+    op_creply_fini(&r);
+    return st;
+}
+
+void op_client_detour_range_free(op_client_detour_range *rg)
+{
+    for (int i = 0; rg->tiles && i < rg->ntiles; i++)
+        op_client_detour_tile_free(&rg->tiles[i]);
+    free(rg->tiles);
+    memset(rg, 0, sizeof *rg);
+}
+
+op_status op_client_tile_range_get_detour(op_client *c, const char *level, const int rect[4],
+                                          const int *after, size_t max_bytes, int timeout_ms,
+                                          op_client_detour_range *out, op_err *err)
+{
+    memset(out, 0, sizeof *out);
+    op_creq q;
+    op_creply r;
+    op_creq_begin(c, &q, "tile.range", 6 + (after != NULL) + (max_bytes > 0));
+    str_param(&q, "level", level);
+    static const char *const names[4] = {"tx0", "tz0", "tx1", "tz1"};
+    for (int i = 0; i < 4; i++)
+        int_param(&q, names[i], rect[i]);
+    str_param(&q, "format", "detour");
+    if (after) {
+        key(&q, "after");
+        msgpack_pack_array(&q.pk, 2);
+        msgpack_pack_int(&q.pk, after[0]);
+        msgpack_pack_int(&q.pk, after[1]);
+    }
+    if (max_bytes > 0) {
+        key(&q, "max_bytes");
+        msgpack_pack_uint64(&q.pk, max_bytes);
+    }
+    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    if (st != OP_OK)
+        return st;
+    const msgpack_object *a;
+    if ((st = op_rpc_get_type(r.result, "tiles", MSGPACK_OBJECT_ARRAY, 0, &a, err)) == OP_OK) {
+        uint32_t n = a->via.array.size;
+        out->tiles = calloc(n ? n : 1, sizeof *out->tiles);
+        if (!out->tiles)
+            st = op_err_set(err, OP_ENOMEM, "client: out of memory");
+        for (uint32_t i = 0; st == OP_OK && i < n; i++) {
+            st = read_detour(&a->via.array.ptr[i], &out->tiles[i], err);
+            out->ntiles = (int)i + (st == OP_OK);
+        }
+    }
+    const msgpack_object *nx = op_rpc_get(r.result, "next");
+    if (st == OP_OK && nx && nx->type == MSGPACK_OBJECT_ARRAY) {
+        out->has_next = 1;
+        st = int_array(r.result, "next", 2, NULL, out->next, err);
+    }
+    op_creply_fini(&r);
+    if (st != OP_OK)
+        op_client_detour_range_free(out);
     return st;
 }
 
@@ -492,7 +639,7 @@ op_status op_client_changes_since(op_client *c, const char *level, uint64_t vers
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_changes_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 /* ---- stats ---- */
@@ -535,5 +682,5 @@ op_status op_client_stats_get(op_client *c, int timeout_ms, op_client_stats *out
         op_err_clear(err);
     }
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }

@@ -5,6 +5,7 @@
  * the client trusts its daemon no more than the daemon trusts its clients.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,13 +23,30 @@
 struct op_client {
     nng_socket sock;
     atomic_uint_fast64_t next_id;
-    char *url; /* named in transport errors: in a fleet, which member failed */
+    char *url;       /* named in transport errors: in a fleet, which member failed */
+    int name_member; /* a fleet member's: every error names url (op_fleet_member_open) */
 };
 
 /* How long op_client_close waits for nng_close before leaving it to its own thread
  * (onepath/nng_close.h): a healthy close takes milliseconds, even under ASan on a loaded
  * machine. */
 #define OP_CLIENT_CLOSE_WAIT_MS 1000
+
+void op_client_name_member(op_client *c)
+{
+    c->name_member = 1;
+}
+
+op_status op_client_named(const op_client *c, op_status st, op_err *err)
+{
+    /* Transport errors name the URL already; a daemon's error reply and a malformed
+     * reply do not, and with several members the reader must know which one said it. */
+    if (st == OP_OK || !c->name_member || !err || strstr(err->msg, c->url))
+        return st;
+    char msg[OP_ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return op_err_set(err, st, "%s: %s", c->url, msg);
+}
 
 op_status op_client_open(const char *url, op_client **out, op_err *err)
 {
@@ -211,7 +229,7 @@ op_status op_client_call(op_client *c, op_creq *q, int timeout_ms, op_creply *r,
         st = decode_reply(r, len, err);
     if (st != OP_OK)
         op_creply_fini(r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 /* ---- result getters ---- */

@@ -196,7 +196,7 @@ op_status op_client_volumes_get(op_client *c, const char *level, int timeout_ms,
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_volumes_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 void op_client_volumes_free(op_client_volumes *v)

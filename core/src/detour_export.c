@@ -13,6 +13,7 @@
 
 #include "onepath/detour.h"
 #include "onepath/limits.h"
+#include "detour_internal.h"
 
 /* Detour's portal sides (DetourNavMesh.cpp: 0 = +x, 2 = +z, 4 = -x, 6 = -z) for
  * onepath's (navmesh-format.md §3: 0 = -x, 1 = +z, 2 = +x, 3 = -z). */
@@ -190,19 +191,10 @@ typedef struct world {
     float ymin, ymax;
 } world;
 
-/* World float32 of one tile-local coordinate on axis i (spec §2.1): origin + local in
- * double, except on the tile's boundary lines (local bitwise 0 or (float)TileSize), which
- * take the line's own coordinate, grid origin + k·TileSize, so that two neighbouring
- * tiles write their shared corners and portal ends as the same float. */
+/* World float32 of one tile-local coordinate: op__detour_coord with the cell's grid. */
 static double world_coord(const cell *c, const op_tile *t, int i, float local)
 {
-    if (i == 1)
-        return t->origin[1] + (double)local;
-    if (local == 0.0f || local == (float)t->tile_size) {
-        int k = (i == 0 ? t->tx : t->tz) + (local == 0.0f ? 0 : 1);
-        return c->grid[i / 2] + (double)k * t->tile_size;
-    }
-    return t->origin[i] + (double)local;
+    return op__detour_coord(t, c->grid[i / 2], i, local);
 }
 
 static op_status to_world(const cell *c, const op_tile *t, const float *local, int n, float *out,
@@ -578,15 +570,6 @@ static op_status write_bvtree(const cell *c, const world *w, const frame *f, uin
 
 /* ---- one cell ---- */
 
-/* The grid origin of a cell on one axis (spec §2.1): the settings' when the tile's origin
- * is exactly grid + tx·TileSize (every soup), else origin − tx·TileSize (heightfield and
- * voxel-chunk input, whose tiles start at the input's origin). */
-static double grid_origin(const op_tile *t, int i, double setting)
-{
-    double k = (double)(i == 0 ? t->tx : t->tz) * t->tile_size;
-    return t->origin[i] == setting + k ? setting : t->origin[i] - k;
-}
-
 static op_status layout_cell(const op_tile *const *layers, int nlayers, const op_settings *s,
                              int validate, cell *c, op_err *err)
 {
@@ -596,8 +579,8 @@ static op_status layout_cell(const op_tile *const *layers, int nlayers, const op
     op_status st = check_layers(layers, nlayers, validate, err);
     if (st != OP_OK)
         return st;
-    c->grid[0] = grid_origin(layers[0], 0, s->grid_origin_x);
-    c->grid[1] = grid_origin(layers[0], 2, s->grid_origin_z);
+    c->grid[0] = op__detour_grid(layers[0], 0, s->grid_origin_x);
+    c->grid[1] = op__detour_grid(layers[0], 2, s->grid_origin_z);
     c->seam_tol = s->agent_max_climb + s->cell_height;
     return count_cell(c, err);
 }
@@ -750,4 +733,23 @@ op_status op_detour_set_build(const op_mesh *m, op_arena *out, op_arena *scratch
     }
     op_err_clear(err);
     return OP_OK;
+}
+
+/* ---- shared with the corridor search (query_path.c) ---- */
+
+double op__detour_grid(const op_tile *t, int i, double setting)
+{
+    double k = (double)(i == 0 ? t->tx : t->tz) * t->tile_size;
+    return t->origin[i] == setting + k ? setting : t->origin[i] - k;
+}
+
+double op__detour_coord(const op_tile *t, double grid, int i, float local)
+{
+    if (i == 1)
+        return t->origin[1] + (double)local;
+    if (local == 0.0f || local == (float)t->tile_size) {
+        int k = (i == 0 ? t->tx : t->tz) + (local == 0.0f ? 0 : 1);
+        return grid + (double)k * t->tile_size;
+    }
+    return t->origin[i] + (double)local;
 }

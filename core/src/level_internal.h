@@ -58,4 +58,9 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
                          int keep_raw, op_arena *out, op_arena *scratch, op_tile_stages *st,
                          op_err *err);
 
+/* Names tile (tx, tz), and layer when >= 0, at the front of err's message (a stage's
+ * error that does not know its tile) unless it names a tile already; returns st, and
+ * leaves err alone when st is OP_OK. */
+op_status op__tile_err(op_status st, int tx, int tz, int layer, op_err *err);
+
 #endif

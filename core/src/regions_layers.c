@@ -220,6 +220,22 @@ op_status op_regions_span_layers(const op_chf *geometry_chf, op_arena *out, op_a
     const op_chf *g = geometry_chf;
     if (!g || !out || !scratch || !span_layer || !nlayers || !g->cells || !g->links || !g->areas)
         return op_err_set(err, OP_EINVAL, "regions: bad arguments to span_layers");
+    /* Count first: the walkable spans of one column lie in distinct regions that share
+     * that column, so each needs its own layer (§4, §5). A column of more than
+     * OP_MAX_LAYERS of them is refused here, in O(spans), before the overlap pairs, which
+     * grow with the square of a column's spans (1,025 stacked floors: gigabytes). */
+    for (int c = 0; c < g->width * g->depth; c++) {
+        if (g->cells[c + 1] - g->cells[c] <= OP_MAX_LAYERS)
+            continue;
+        int walkable = 0;
+        for (uint32_t s = g->cells[c]; s < g->cells[c + 1]; s++)
+            walkable += g->areas[s] != 0;
+        if (walkable > OP_MAX_LAYERS)
+            return op_err_set(err, OP_ELIMIT,
+                              "regions: column (%d, %d) holds %d walkable spans, each on its own "
+                              "layer: more than OP_MAX_LAYERS (%d) layers",
+                              c % g->width, c / g->width, walkable, OP_MAX_LAYERS);
+    }
     if (single_floor(g))
         return single_floor_layers(g, out, span_layer, nlayers, err);
     op__labels lab;

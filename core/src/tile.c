@@ -433,6 +433,9 @@ op_status op_tile_validate(const op_tile *t, op_err *err)
             return st;
         if (t->areas[p] > OP_MAX_AREA)
             return op_err_set(err, OP_EPROTO, "tile: polygon %d area %u > 63", p, t->areas[p]);
+        if (t->regs && (t->regs[p] < 1 || t->regs[p] > OP_MAX_REGIONS))
+            return op_err_set(err, OP_EPROTO, "tile: polygon %d region %u outside 1..%d", p,
+                              t->regs[p], OP_MAX_REGIONS);
     }
     if (nextv != (uint32_t)t->ndverts || nextt != (uint32_t)t->ndtris)
         return op_err_set(err, OP_EPROTO, "tile: detail arrays hold entries no polygon uses");

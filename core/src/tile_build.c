@@ -99,6 +99,59 @@ op_status op_tile_heightfield_build(const op_soup *soup, const op_settings *s, i
     return op_tile_heightfield_build_ids(soup, s, tx, tz, ids, n, out, scratch, hf, skipped, err);
 }
 
+/* A triangle's rasterization key: its three vertices' float32 bits in order and its
+ * input area. */
+static void tri_key(const op_soup *soup, uint32_t t, uint32_t key[10])
+{
+    const int *ix = &soup->tris[3 * (size_t)t];
+    for (int k = 0; k < 3; k++)
+        memcpy(&key[3 * k], &soup->verts[3 * (size_t)ix[k]], 3 * sizeof(float));
+    key[9] = soup->areas ? soup->areas[t] : OP_WALKABLE_AREA;
+}
+
+/* ids without the triangles whose key equals an earlier one's, in input order, into
+ * keep (n entries; *kept set). An exact copy (same bits, same order, same area) leaves
+ * exactly the fragments of its first occurrence, and a column's spans are a function of
+ * the set of its fragments (§3.5), so dropping it changes no byte; without this, 10^6
+ * copies of one face cost 10^6 rasterizations. Cost: one hash probe per triangle. */
+static op_status drop_copies(const op_soup *soup, const uint32_t *ids, size_t n, op_arena *scratch,
+                             uint32_t *keep, size_t *kept, int tx, int tz, op_err *err)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    op_arena_mark m = op_arena_get_mark(scratch);
+    uint32_t *slot = op_arena_alloc(scratch, cap * sizeof *slot);
+    if (!slot)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%zu bytes of copies)", tx,
+                          tz, cap * sizeof *slot);
+    memset(slot, 0xff, cap * sizeof *slot);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t key[10], other[10];
+        tri_key(soup, ids[i], key);
+        uint64_t h = 0xcbf29ce484222325u;
+        for (int j = 0; j < 10; j++)
+            h = (h ^ key[j]) * 0x100000001b3u;
+        size_t at = (size_t)(h ^ h >> 29) & (cap - 1);
+        int copy = 0;
+        for (; slot[at] != 0xffffffffu; at = (at + 1) & (cap - 1)) {
+            tri_key(soup, ids[slot[at]], other);
+            if (!memcmp(key, other, sizeof key)) {
+                copy = 1;
+                break;
+            }
+        }
+        if (copy)
+            continue;
+        slot[at] = (uint32_t)i;
+        keep[k++] = ids[i];
+    }
+    op_arena_release(scratch, m);
+    *kept = k;
+    return OP_OK;
+}
+
 op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
                                         const uint32_t *ids, size_t n, op_arena *out,
                                         op_arena *scratch, op_heightfield *hf, int *skipped,
@@ -116,6 +169,13 @@ op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *
     double y0 = 0.0;
     int rows = 1;
     op_status st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
+    uint32_t *keep = st == OP_OK ? op_arena_alloc(scratch, (n ? n : 1) * sizeof *keep) : NULL;
+    if (st == OP_OK && !keep)
+        st = op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%zu triangle ids)", tx, tz,
+                        n);
+    if (st == OP_OK)
+        st = drop_copies(soup, ids, n, scratch, keep, &n, tx, tz, err);
+    ids = keep;
     if (st == OP_OK)
         st = tile_init(hf, out, s, &g, g.origin_x, g.origin_z, tx, tz, y0, rows, err);
     if (st != OP_OK)

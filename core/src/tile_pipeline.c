@@ -27,6 +27,17 @@ static void lap(op_tile_stages *st, op_stage k, double *t0)
     *t0 = t;
 }
 
+op_status op__tile_err(op_status st, int tx, int tz, int layer, op_err *err)
+{
+    if (st == OP_OK || !err || strncmp(err->msg, "tile (", 6) == 0)
+        return st;
+    char was[OP_ERR_MSG_MAX];
+    memcpy(was, err->msg, sizeof was);
+    if (layer >= 0)
+        return op_err_set(err, st, "tile (%d, %d) layer %d: %s", tx, tz, layer, was);
+    return op_err_set(err, st, "tile (%d, %d): %s", tx, tz, was);
+}
+
 /* Regions of st->chf. Layers: labelled from the span layers the span stage left in
  * st->span_layer (build3d-runtime.md §2.1: decided before any volume). */
 static op_status regions_step(const op_level *l, op_arena *out, op_arena *scratch,
@@ -166,6 +177,26 @@ static op_status layers_step(op_arena *out, op_tile_stages *st, op_err *err)
     return OP_OK;
 }
 
+/* The layer of every polygon of st's mesh, or -1 when they lie on several: the mesh is
+ * then the whole tile's (partition = layers built at once), and its vertex limit is the
+ * tile's, not one layer's. */
+static int mesh_layer(const op_tile_stages *st, int fixed_layer)
+{
+    if (fixed_layer >= 0 || !st->region_layer)
+        return fixed_layer >= 0 ? fixed_layer : 0;
+    /* region_layer covers the regions below the border band's id. */
+    int n = st->border_region > 0 ? st->border_region - 1 : st->regions.region_count, one = -1;
+    for (int r = 1; r <= n; r++) {
+        int l = st->region_layer[r];
+        if (l == OP_NO_LAYER || l == one)
+            continue;
+        if (one >= 0)
+            return -1;
+        one = l;
+    }
+    return one < 0 ? 0 : one;
+}
+
 /* Polygons, detail and tile data of st's contours. fixed_layer >= 0: every polygon is on
  * that layer (a layer-by-layer build) and st->tiles is already allocated. */
 static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
@@ -175,6 +206,8 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
                        l->settings.cell_height};
     op_status s = op_polys_build(&st->contours, &f, l->settings.max_verts_per_poly, out, scratch,
                                  &st->polys, err);
+    if (s != OP_OK)
+        s = op__tile_err(s, st->tx, st->tz, mesh_layer(st, fixed_layer), err);
     if (s == OP_OK)
         s = reach_check(l, st, err);
     lap(st, OP_STAGE_POLYS, t0);

@@ -93,7 +93,7 @@ static op_status complete_base(const op_level *l, op__tile_base *b, int need_ero
         int nl;
         geo.areas = (uint8_t *)b->eroded;
         if ((s = op_regions_span_layers(&geo, out, scratch, &sl, &nl, err)) != OP_OK)
-            return s;
+            return op__tile_err(s, st->tx, st->tz, -1, err);
         b->span_layer = sl;
     }
     return OP_OK;

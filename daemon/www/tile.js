@@ -1,10 +1,12 @@
-// Tile blobs (docs/spec/navmesh-format.md §2) decoded in the page: the sixteen keys in
-// order, format 2, bin lengths that agree with the counts, and the content hash checked
-// (FNV-1a 64 over every byte but the last 14).
+// Tile blobs (docs/spec/navmesh-format.md §2) decoded in the page: the seventeen keys in
+// order, format 3, bin lengths that agree with the counts, region ids in range, and the
+// content hash checked (FNV-1a 64 over every byte but the last 14).
 import { decode } from './msgpack.js';
 
 const KEYS = ['format', 'tx', 'tz', 'layer', 'origin', 'tile_size', 'nvp', 'verts', 'polys',
-  'neis', 'areas', 'flags', 'dmeshes', 'dverts', 'dtris', 'hash'];
+  'neis', 'areas', 'flags', 'regs', 'dmeshes', 'dverts', 'dtris', 'hash'];
+export const FORMAT = 3;
+export const MAX_REGION = 0xfffe; // region ids are 1..MAX_REGION (§2 item 7)
 
 // FNV-1a 64 in four 16-bit limbs (no BigInt in the loop: a tile is up to ~100 KiB).
 export function fnv1a64(bytes, end) {
@@ -40,20 +42,22 @@ export function decodeTile(blob) {
   const m = decode(blob);
   const keys = Object.keys(m);
   if (keys.join() !== KEYS.join()) throw new Error(`tile: keys ${keys.join()}`);
-  if (m.format !== 2) throw new Error(`tile: format ${m.format}, not 2`);
+  if (m.format !== FORMAT) throw new Error(`tile: format ${m.format}, not ${FORMAT}`);
   const hash = typeof m.hash === 'bigint' ? m.hash : BigInt(m.hash);
   if (blob.length < 14 || fnv1a64(blob, blob.length - 14) !== hash) throw new Error('tile: hash mismatch');
   const t = {
     tx: m.tx, tz: m.tz, layer: m.layer, origin: m.origin, tileSize: m.tile_size, nvp: m.nvp,
     verts: f32(m.verts), polys: u16(m.polys), neis: u16(m.neis), areas: m.areas.slice(),
-    flags: u16(m.flags), dmeshes: u32(m.dmeshes), dverts: f32(m.dverts), dtris: m.dtris.slice(),
+    flags: u16(m.flags), regs: u16(m.regs), dmeshes: u32(m.dmeshes), dverts: f32(m.dverts), dtris: m.dtris.slice(),
     hash,
   };
   t.npolys = t.areas.length;
   t.nverts = t.verts.length / 3;
   if (t.polys.length !== t.nvp * t.npolys || t.neis.length !== t.polys.length ||
-      t.flags.length !== t.npolys || t.dmeshes.length !== 4 * t.npolys || t.dtris.length % 4)
+      t.flags.length !== t.npolys || t.regs.length !== t.npolys || t.dmeshes.length !== 4 * t.npolys || t.dtris.length % 4)
     throw new Error('tile: bin lengths disagree with the counts');
+  for (let p = 0; p < t.npolys; p++)
+    if (t.regs[p] < 1 || t.regs[p] > MAX_REGION) throw new Error(`tile: polygon ${p} region ${t.regs[p]}`);
   return t;
 }
 
@@ -64,7 +68,7 @@ export function polyVerts(t, p) {
   return n;
 }
 
-// World position of detail vertex j of polygon p (navmesh-format.md §2 item 7).
+// World position of detail vertex j of polygon p (navmesh-format.md §2 item 8).
 export function detailVert(t, p, j, out) {
   const n = polyVerts(t, p);
   let src, i;

@@ -47,6 +47,20 @@ function areaColour(area) {
 // Layers: hues far from the seams' magenta and the portals' yellow.
 const LAYER_COLOURS = [0x3d9bc4, 0xe3913c, 0x6fbf55, 0x4fc1b0, 0xd9685b, 0x9b8fd6];
 function layerColour(layer) { return new THREE.Color(LAYER_COLOURS[layer % LAYER_COLOURS.length]); }
+// Regions: an id names a region of one tile cell (navmesh-format.md §2 item 7), so the
+// colour is a function of (tx, tz, id): the same region has the same colour in every view
+// and after every reload. A 21-bit hash picks 128 levels per channel (40..231, distinct
+// after rounding), so two regions share a colour only when their hashes collide.
+function regionHash(tx, tz, reg) {
+  let h = Math.imul(tx | 0, 0x27d4eb2d) ^ Math.imul(tz | 0, 0x165667b1) ^ Math.imul(reg, 0x9e3779b1);
+  h ^= h >>> 15; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
+  return h >>> 0;
+}
+function regionColour(tx, tz, reg) {
+  const h = regionHash(tx, tz, reg);
+  const ch = (v) => (40 + Math.round(1.5 * (v & 127))) / 255;
+  return new THREE.Color(ch(h), ch(h >>> 7), ch(h >>> 14));
+}
 function tileColour(tx, tz) {
   const h = (((tx * 73856093) ^ (tz * 19349663)) >>> 0) % 360;
   return new THREE.Color().setHSL(h / 360, 0.45, 0.5);
@@ -112,6 +126,7 @@ function local(x, y, z) { return [x - state.center[0], y - state.center[1], z - 
 function polyColour(t, p) {
   if (state.colour === 'layer') return layerColour(t.layer);
   if (state.colour === 'tile') return tileColour(t.tx, t.tz);
+  if (state.colour === 'region') return regionColour(t.tx, t.tz, t.regs[p]);
   return areaColour(t.areas[p]);
 }
 
@@ -119,11 +134,13 @@ function polyColour(t, p) {
 function buildLayer(t) {
   const group = new THREE.Group();
   const pos = [], col = [], triPoly = [];
+  const fills = new Set(); // the polygons' base colours, before height shading
   const q = [0, 0, 0];
   const [y0, y1] = state.yRange;
   const span = Math.max(1e-6, y1 - y0);
   for (let p = 0; p < t.npolys; p++) {
     const base = polyColour(t, p);
+    fills.add(base.getHexString());
     const tb = t.dmeshes[4 * p + 2], tn = t.dmeshes[4 * p + 3];
     for (let k = 0; k < tn; k++) {
       for (let c = 0; c < 3; c++) {
@@ -191,7 +208,7 @@ function buildLayer(t) {
   group.add(bl);
   applyToggles(group);
   const counts = { portal: segs.portal.length / 6, seam: segs.seam.length / 6 };
-  return { tile: t, group, surface, triPoly, counts };
+  return { tile: t, group, surface, triPoly, counts, fills };
 }
 
 function disposeGroup(g) {
@@ -239,11 +256,22 @@ function clearLevel() {
 
 function report() {
   let layers = 0, polys = 0, tris = 0, portals = 0, seams = 0;
+  const regions = new Set(), fills = new Set();
   for (const c of state.cells.values())
     for (const l of c.layers) {
       layers++; polys += l.tile.npolys; tris += l.triPoly.length;
       portals += l.counts.portal; seams += l.counts.seam;
+      for (let p = 0; p < l.tile.npolys; p++) regions.add(`${l.tile.tx},${l.tile.tz},${l.tile.regs[p]}`);
+      l.fills.forEach((f) => fills.add(f));
     }
+  // What the fill shows: the colour mode, the regions drawn (tile cell and id) and the
+  // distinct fill colours actually used (in region mode one per region, unless two
+  // hashes collide).
+  body.dataset.colour = state.colour;
+  body.dataset.regions = String(regions.size);
+  body.dataset.fills = String(fills.size);
+  state.regionCount = regions.size;
+  if (state.colour === 'region') legend();
   body.dataset.portals = String(portals);
   body.dataset.seams = String(seams);
   body.dataset.level = state.level || '';
@@ -518,11 +546,12 @@ function hover(h) {
   const t = h.tile, p = h.poly;
   state.hoverMesh = polyOverlay(t, p, 0xffffff, 0.35);
   root.add(state.hoverMesh);
-  const info = { tx: t.tx, tz: t.tz, layer: t.layer, poly: p, area: t.areas[p], flags: t.flags[p] };
+  const info = { tx: t.tx, tz: t.tz, layer: t.layer, poly: p, area: t.areas[p], flags: t.flags[p], region: t.regs[p] };
   body.dataset.hover = JSON.stringify(info);
   const w = h.world.map((x) => x.toFixed(2)).join(', ');
   $('hover-info').innerHTML = [['tile', `(${t.tx}, ${t.tz})`], ['layer', t.layer], ['polygon', p],
-    ['area', t.areas[p]], ['flags', '0x' + t.flags[p].toString(16).padStart(4, '0')], ['at', w]]
+    ['area', t.areas[p]], ['region', `${t.regs[p]} of tile (${t.tx}, ${t.tz})`],
+    ['flags', '0x' + t.flags[p].toString(16).padStart(4, '0')], ['at', w]]
     .map(([k, v]) => `<div><span>${k}</span><span>${v}</span></div>`).join('');
 }
 
@@ -622,6 +651,7 @@ $('colour').onchange = () => {
     state.cells.set(key, c);
     void tx; void tz;
   }
+  report();
   legend();
 };
 for (const id of ['show-borders', 'show-portals', 'show-seams', 'show-edges'])
@@ -644,6 +674,16 @@ $('volume-form').onsubmit = (e) => {
 };
 
 function legend() {
+  if (state.colour === 'region') {
+    // No fixed key can list every region: say what a colour means, and count them.
+    const n = state.regionCount || 0;
+    $('legend').innerHTML = '<div>one colour = one region of one tile cell</div>' +
+      `<div>${n} regions drawn</div>` +
+      '<div class="muted">ids restart in every tile; hover a polygon for its region</div>' +
+      [['portal', new THREE.Color(0xffd23f)], ['layer seam', new THREE.Color(0xff4fd8)]]
+        .map(([k, c]) => `<div><span class="sw" style="background:#${c.getHexString()}"></span>${k}</div>`).join('');
+    return;
+  }
   const items = state.colour === 'area'
     ? [['walkable (63)', areaColour(63)], ['area 1..62', areaColour(5)], ['portal', new THREE.Color(0xffd23f)],
       ['layer seam', new THREE.Color(0xff4fd8)], ['obstacle volume', new THREE.Color(0xff5040)]]

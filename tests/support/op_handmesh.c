@@ -61,10 +61,12 @@ int hm_tile(op_arena *a, int tx, int tz, int layer, double ts, double oy, const 
     t->neis = op_arena_alloc(a, sizeof(uint16_t) * HM_NVP * (size_t)npolys);
     t->areas = op_arena_alloc(a, (size_t)npolys);
     t->flags = op_arena_alloc(a, sizeof(uint16_t) * (size_t)npolys);
+    t->regs = op_arena_alloc(a, sizeof(uint16_t) * (size_t)npolys);
     t->dmeshes = op_arena_alloc(a, sizeof(uint32_t) * 4 * (size_t)npolys);
     t->dverts = op_arena_alloc(a, 16);
     t->dtris = op_arena_alloc(a, 4 * (size_t)ntris);
-    if (!t->verts || !t->polys || !t->neis || !t->areas || !t->flags || !t->dmeshes || !t->dtris)
+    if (!t->verts || !t->polys || !t->neis || !t->areas || !t->flags || !t->regs || !t->dmeshes ||
+        !t->dtris)
         return -1;
     memcpy(t->verts, verts, sizeof(float) * 3 * (size_t)nverts);
     int tri = 0;
@@ -78,6 +80,7 @@ int hm_tile(op_arena *a, int tx, int tz, int layer, double ts, double oy, const 
         }
         t->areas[p] = (uint8_t)(areas ? areas[p] : 63);
         t->flags[p] = 1;
+        t->regs[p] = (uint16_t)(p + 1); /* one region per hand-made polygon */
         uint32_t *d = &t->dmeshes[4 * p];
         d[0] = 0;
         d[1] = 0;

@@ -40,6 +40,13 @@ try:
     time.sleep(0.8)
     b.screenshot(os.path.join(out, "viewer-dungeon.png"), 0.5)
 
+    # The same level coloured by region, from above, no path.
+    open_level("dungeon")
+    b.eval("document.getElementById('colour').value = 'region'; document.getElementById('colour').onchange()")
+    b.eval("viewer.view(30, 80, 0.85)")
+    time.sleep(0.8)
+    b.screenshot(os.path.join(out, "viewer-dungeon-regions.png"), 0.5)
+
     open_level("multifloor")
     b.eval("document.getElementById('colour').value = 'layer'; document.getElementById('colour').onchange()")
     b.eval("viewer.view(35, 38, 0.75)")
@@ -48,6 +55,10 @@ try:
     b.eval("viewer.floors(500, 1000)")
     time.sleep(0.8)
     b.screenshot(os.path.join(out, "viewer-multifloor-upper.png"), 0.5)
+    b.eval("viewer.floors(0, 1000)")
+    b.eval("document.getElementById('colour').value = 'region'; document.getElementById('colour').onchange()")
+    time.sleep(0.8)
+    b.screenshot(os.path.join(out, "viewer-multifloor-regions.png"), 0.5)
 finally:
     if b:
         b.close()

@@ -94,6 +94,7 @@ typedef struct op_client_level_info {
     uint64_t memory;
     int bake_running;
     int64_t bake_done, bake_total;
+    double tile_size; /* settings tile_size, world units (0: a daemon that does not say) */
 } op_client_level_info;
 
 op_status op_client_level_info_get(op_client *c, const char *level, int timeout_ms,
@@ -134,6 +135,35 @@ op_status op_client_tile_range_get(op_client *c, const char *level, const int re
                                    const int *after, size_t max_bytes, int timeout_ms,
                                    op_client_tile_range *out, op_err *err);
 void op_client_tile_range_free(op_client_tile_range *r);
+
+/* A tile cell in Detour form (protocol §4.2b, docs/spec/detour-export.md §3): the bytes
+ * dtNavMesh::addTile loads, byte for byte the cell's file of `onepath export
+ * --detour-tiles`. */
+typedef struct op_client_detour_tile {
+    uint64_t version;
+    int tx, tz;
+    int nhashes;
+    uint64_t *hashes; /* of the native layers it was made from, by layer */
+    uint8_t *data;    /* NULL when the cell has no layers (then len 0) */
+    size_t len;
+} op_client_detour_tile;
+
+op_status op_client_tile_get_detour(op_client *c, const char *level, int tx, int tz, int timeout_ms,
+                                    op_client_detour_tile *out, op_err *err);
+void op_client_detour_tile_free(op_client_detour_tile *t);
+
+typedef struct op_client_detour_range {
+    int ntiles;
+    op_client_detour_tile *tiles; /* row-major */
+    int has_next;
+    int next[2];
+} op_client_detour_range;
+
+/* tile.range in Detour form: as op_client_tile_range_get, max_bytes counting Detour bytes. */
+op_status op_client_tile_range_get_detour(op_client *c, const char *level, const int rect[4],
+                                          const int *after, size_t max_bytes, int timeout_ms,
+                                          op_client_detour_range *out, op_err *err);
+void op_client_detour_range_free(op_client_detour_range *r);
 
 /* ---- changes ---- */
 

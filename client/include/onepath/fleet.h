@@ -24,8 +24,14 @@ int op_fleet_pick(const char *const *members, int n, const char *level);
 
 typedef struct op_fleet op_fleet;
 
-/* Opens one client per member (n >= 1, no member twice, each a valid URL). Free with
- * op_fleet_close. */
+/* Opens the client of one member, as op_client_open does, except that every error its
+ * calls return names the member: a daemon's error reply and a malformed reply as
+ * "URL: message", transport errors (a member that does not answer) as they always do. With
+ * several members, the error says which one failed. Close with op_client_close. */
+op_status op_fleet_member_open(const char *url, op_client **out, op_err *err);
+
+/* Opens one client per member (n >= 1, no member twice, each a valid URL), each as
+ * op_fleet_member_open does. Free with op_fleet_close. */
 op_status op_fleet_open(const char *const *members, int n, op_fleet **out, op_err *err);
 void op_fleet_close(op_fleet *f);
 

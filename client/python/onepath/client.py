@@ -199,9 +199,9 @@ class Client:
         return self.call("level.list", timeout=timeout)
 
     def level_info(self, level, *, timeout=None):
-        """-> version, bounds, tiles [tx0, tz0, tx1, tz1], grid_origin [x, z], tiles_total,
-        tiles_built, memory, bake {running, done, total}, volumes (volume maps in name
-        order)."""
+        """-> version, bounds, tiles [tx0, tz0, tx1, tz1], grid_origin [x, z], tile_size,
+        tiles_total, tiles_built, memory, bake {running, done, total}, volumes (volume maps
+        in name order)."""
         return self.call("level.info", _params(level=level), timeout=timeout)
 
     def mesh_put(self, level, name, verts, tris, areas=None, *, timeout=None):
@@ -224,18 +224,22 @@ class Client:
         """-> version, changed (false when there was no such volume)."""
         return self.call("volume.drop", _params(level=level, name=name), timeout=timeout)
 
-    def tile_get(self, level, tx, tz, *, timeout=None):
-        """-> version, tx, tz, layers: [{layer, hash, blob}] (decode with decode_tile)."""
-        return self.call("tile.get", _params(level=level, tx=tx, tz=tz), timeout=timeout)
+    def tile_get(self, level, tx, tz, *, format=None, timeout=None):
+        """-> version, tx, tz, layers: [{layer, hash, blob}] (decode with decode_tile).
+        format="detour" (protocol.md §4.2b): -> version, tx, tz, format, hashes (of the
+        native layers), data (the Detour tile data dtNavMesh::addTile loads, bytes; None
+        when the tile has no layers)."""
+        return self.call("tile.get", _params(level=level, tx=tx, tz=tz, format=format),
+                         timeout=timeout)
 
     def tile_range(self, level, tx0, tz0, tx1, tz1, *, after=None, max_bytes=None,
-                   timeout=None):
+                   format=None, timeout=None):
         """One page of tiles in row-major order. -> tiles, next ([tx, tz] to pass as
-        after, or None when done)."""
+        after, or None when done). format as tile_get."""
         return self.call("tile.range",
                          _params(level=level, tx0=tx0, tz0=tz0, tx1=tx1, tz1=tz1,
                                  after=list(after) if after is not None else None,
-                                 max_bytes=max_bytes),
+                                 max_bytes=max_bytes, format=format),
                          timeout=timeout)
 
     def level_bake(self, level, *, timeout=None):
@@ -266,7 +270,7 @@ class Client:
 
     # ---- conveniences over the methods ----
 
-    def tiles(self, level, rect=None, *, max_bytes=None, timeout=None):
+    def tiles(self, level, rect=None, *, max_bytes=None, format=None, timeout=None):
         """Every tile of rect (tx0, tz0, tx1, tz1; default the level's range) in
         row-major order, one tile.get-shaped dict at a time, paging with tile.range."""
         if rect is None:
@@ -276,7 +280,7 @@ class Client:
         after = None
         while True:
             page = self.tile_range(level, *rect, after=after, max_bytes=max_bytes,
-                                   timeout=timeout)
+                                   format=format, timeout=timeout)
             yield from page["tiles"]
             after = page["next"]
             if after is None:

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from .errors import Incomplete, ProtocolError
 
-FORMAT = 2
+FORMAT = 3
 NULL_INDEX = 0xFFFF  # pads polys after a polygon's last vertex
 NEI_WALL = 0  # neis: no neighbour
 NEI_PORTAL = 0x8000  # neis: | side (0 = -x, 1 = +z, 2 = +x, 3 = -z)
@@ -22,14 +22,15 @@ MAX_LAYERS = 1024
 MAX_LAYER_VERTS = 65536
 MAX_LAYER_POLYS = 0x7FFF
 MAX_AREA = 63
+MAX_REGION = 0xFFFE  # regs: region ids are 1..MAX_REGION (§2 item 7)
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
 _M64 = (1 << 64) - 1
 
-# The 16 keys in their order (§2) and the element size of each bin.
+# The 17 keys in their order (§2) and the element size of each bin.
 _BINS = (("verts", 4), ("polys", 2), ("neis", 2), ("areas", 1), ("flags", 2),
-         ("dmeshes", 4), ("dverts", 4), ("dtris", 1))
+         ("regs", 2), ("dmeshes", 4), ("dverts", 4), ("dtris", 1))
 
 
 def fnv1a64(data, h=FNV_OFFSET):
@@ -74,6 +75,9 @@ class Tile:
     neis     npolys x nvp: edge k (vertex k -> k+1) is NEI_WALL, 1 + the in-tile
              polygon across it, or NEI_PORTAL | side
     areas    npolys area ids; flags: npolys polygon flags
+    regs     npolys region ids (1..MAX_REGION): the region of the tile cell's build
+             each polygon was traced from; unique within a tile cell, unrelated
+             between cells, so (tx, tz, reg) names a region of the mesh
     dmeshes  npolys x 4: first extra vertex, extra count, first triangle, triangle count
     dverts   ndverts x 3 extra detail vertices
     dtris    ndtris x 4: a, b, c (0..n-1 the polygon's vertices, then its extras) and
@@ -82,7 +86,8 @@ class Tile:
     """
 
     __slots__ = ("format", "tx", "tz", "layer", "origin", "tile_size", "nvp", "hash",
-                 "verts", "polys", "neis", "areas", "flags", "dmeshes", "dverts", "dtris")
+                 "verts", "polys", "neis", "areas", "flags", "regs", "dmeshes", "dverts",
+                 "dtris")
 
     @property
     def key(self):
@@ -142,8 +147,8 @@ class _Reader:
 
     def header(self):
         self.need(3, "blob shorter than its map header")
-        if self.b[0:3] != b"\xde\x00\x10":
-            self.fail("not a 16-entry map (map16)")
+        if self.b[0:3] != b"\xde\x00\x11":
+            self.fail("not a 17-entry map (map16)")
         self.off = 3
 
     def expect_key(self, key):
@@ -215,7 +220,8 @@ def decode_tile(blob, numpy=None, validate=True):
     r.expect_key("format")
     t.format = r.integer(0, 65535)
     if t.format != FORMAT:
-        r.fail("unknown format version %d" % t.format)
+        r.fail("format version older than 3 (no region ids): rebuild" if t.format < FORMAT
+               else "unknown format version %d" % t.format)
     r.expect_key("tx")
     t.tx = r.integer(-(1 << 31), (1 << 31) - 1)
     r.expect_key("tz")
@@ -251,7 +257,8 @@ def decode_tile(blob, numpy=None, validate=True):
     if len(raw["verts"]) % 12 or len(raw["dverts"]) % 12 or len(raw["dtris"]) % 4:
         r.fail("vertex or triangle array length is not a whole count")
     if (len(raw["polys"]) != 2 * nvp * np_ or len(raw["neis"]) != 2 * nvp * np_
-            or len(raw["flags"]) != 2 * np_ or len(raw["dmeshes"]) != 16 * np_):
+            or len(raw["flags"]) != 2 * np_ or len(raw["regs"]) != 2 * np_
+            or len(raw["dmeshes"]) != 16 * np_):
         r.fail("polygon arrays disagree with the polygon count")
     if len(raw["verts"]) // 12 > MAX_LAYER_VERTS or np_ > MAX_LAYER_POLYS:
         r.fail("too many vertices or polygons")
@@ -265,10 +272,15 @@ def decode_tile(blob, numpy=None, validate=True):
         "neis": _rows(struct.unpack("<%dH" % (nvp * np_), raw["neis"]), nvp),
         "areas": list(raw["areas"]),
         "flags": list(struct.unpack("<%dH" % np_, raw["flags"])),
+        "regs": list(struct.unpack("<%dH" % np_, raw["regs"])),
         "dmeshes": _rows(struct.unpack("<%dI" % (4 * np_), raw["dmeshes"]), 4),
         "dverts": _rows(struct.unpack("<%df" % (len(raw["dverts"]) // 4), raw["dverts"]), 3),
         "dtris": _rows(list(raw["dtris"]), 4),
     }
+    r.key = "regs"
+    for p, reg in enumerate(lists["regs"]):
+        if not 1 <= reg <= MAX_REGION:
+            r.fail("polygon %d region %d outside 1..%d" % (p, reg, MAX_REGION))
     for k, v in lists.items():
         setattr(t, k, v)
     if validate:
@@ -276,7 +288,7 @@ def decode_tile(blob, numpy=None, validate=True):
     np = _numpy() if numpy is None else (_require_numpy() if numpy else None)
     if np is not None:
         dt = {"verts": "<f4", "polys": "<u2", "neis": "<u2", "areas": "u1", "flags": "<u2",
-              "dmeshes": "<u4", "dverts": "<f4", "dtris": "u1"}
+              "regs": "<u2", "dmeshes": "<u4", "dverts": "<f4", "dtris": "u1"}
         cols = {"verts": 3, "polys": nvp, "neis": nvp, "dmeshes": 4, "dverts": 3, "dtris": 4}
         for key, es in _BINS:
             a = np.frombuffer(raw[key], dtype=dt[key])

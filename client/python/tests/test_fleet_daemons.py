@@ -107,6 +107,30 @@ def test_every_tile_equals_the_offline_bake(fleet, levels):
             assert got == want, name
 
 
+def test_an_error_reply_names_its_member(fleet, levels):
+    """A daemon's error reply says which member sent it: the Python Fleet (the exception's
+    member and message) and the CLI given the fleet (stderr)."""
+    m = fleet["members"]
+    who = onepath.pick(m, "no-such-level")
+    with onepath.Fleet(m, timeout=60.0) as f:
+        with pytest.raises(onepath.NotFound) as ei:
+            f.level_info("no-such-level")
+    assert ei.value.member == who, ei.value.member
+    assert who in str(ei.value) and "no-such-level" in str(ei.value), str(ei.value)
+    bin_ = os.path.join(support.bin_dir(), "onepath")
+    for args in (["remote", "level-info"], ["mesh", "drop", "quad"]):
+        r = subprocess.run([bin_] + args + ["--url", ",".join(m), "--level", "no-such-level"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert r.returncode == 1, (args, r.stderr)
+        assert who.encode() in r.stderr and b"OP_ENOTFOUND" in r.stderr, (args, r.stderr)
+    # `onepath mesh` finds a level's member as every client does: a drop of a mesh the
+    # level lacks reaches the level (no OP_ENOTFOUND from another member).
+    name = sorted(levels)[0]
+    r = subprocess.run([bin_, "mesh", "drop", "no-such-mesh", "--url", ",".join(m), "--level",
+                        name], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 0 and b"has no mesh no-such-mesh" in r.stdout, r.stderr
+
+
 def test_a_killed_member_fails_only_its_levels_then_comes_back(fleet, levels):
     m = fleet["members"]
     dead = m[1]

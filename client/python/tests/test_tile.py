@@ -48,7 +48,7 @@ def _key(k):
 def encode(t):
     """A tile blob from a decoded Tile (plain lists), per navmesh-format.md §2."""
     flat = lambda rows: [x for r in rows for x in r]  # noqa: E731
-    out = b"\xde\x00\x10"
+    out = b"\xde\x00\x11"
     out += _key("format") + _uint(t.format) + _key("tx") + _int(t.tx) + _key("tz") + _int(t.tz)
     out += _key("layer") + _uint(t.layer) + _key("origin") + b"\x93"
     out += b"".join(b"\xcb" + struct.pack(">d", o) for o in t.origin)
@@ -59,6 +59,7 @@ def encode(t):
     out += _key("neis") + _bin(struct.pack("<%dH" % len(n), *n))
     out += _key("areas") + _bin(bytes(t.areas))
     out += _key("flags") + _bin(struct.pack("<%dH" % len(t.flags), *t.flags))
+    out += _key("regs") + _bin(struct.pack("<%dH" % len(t.regs), *t.regs))
     out += _key("dmeshes") + _bin(struct.pack("<%dI" % len(d), *d))
     dv = flat(t.dverts)
     out += _key("dverts") + _bin(struct.pack("<%df" % len(dv), *dv))
@@ -71,6 +72,10 @@ def baked(workdir):
     """A generated level of decks over a ground floor, baked offline in tile layers."""
     return support.bake("gen:multifloor:48:3", os.path.join(workdir, "bake-multifloor"),
                         ["partition=layers"])
+
+
+# The content hash of navmesh-format.md §2 item 11's example blob, as the spec states it.
+EXAMPLE_HASH = 0x9A3ED4F6D4CB9C4F
 
 
 def test_fnv1a64_reference_values():
@@ -126,7 +131,8 @@ def test_numpy_arrays_hold_the_same_values(baked):
         b = onepath.decode_tile(blob, numpy=False)
         assert isinstance(a.verts, np.ndarray) and a.verts.dtype == np.float32
         assert a.verts.shape == (len(b.verts), 3) and a.polys.shape == (b.npolys, b.nvp)
-        for k in ("verts", "polys", "neis", "areas", "flags", "dmeshes", "dverts", "dtris"):
+        for k in ("verts", "polys", "neis", "areas", "flags", "regs", "dmeshes", "dverts",
+                  "dtris"):
             assert getattr(a, k).tolist() == getattr(b, k), k
         assert a.poly_verts(0) == b.poly_verts(0) and a.detail(0) == b.detail(0)
 
@@ -163,6 +169,7 @@ def test_validation_refuses_bad_tiles_with_good_hashes(baked):
     _, files = baked
     blob = max(files.values(), key=lambda b: onepath.decode_tile(b).npolys)
     assert onepath.decode_tile(_altered(blob, lambda t: None)).hash  # unchanged: accepted
+    t0 = onepath.decode_tile(blob, numpy=False)
 
     def clockwise(t):
         n = len(t.poly_verts(0))
@@ -207,6 +214,36 @@ def test_validation_refuses_bad_tiles_with_good_hashes(baked):
         t.neis[0][0] = onepath.NEI_SEAM | t.layer
     assert "seam into layer" in _refused(_altered(blob, seam_into_itself))
 
+    for bad in (0, 0xFFFF):
+        def region(t):
+            t.regs[-1] = bad
+        msg = _refused(_altered(blob, region))
+        assert "key 'regs'" in msg and "polygon %d region %d" % (len(t0.regs) - 1, bad) in msg
+
+    def region_count(t):
+        t.regs.pop()
+    assert "disagree" in _refused(_altered(blob, region_count))
+
+    def older(t):
+        t.format = 2
+    assert "older than 3" in _refused(_altered(blob, older))
+
+
+def test_region_ids_name_one_region_of_one_layer_per_tile_cell(baked):
+    """navmesh-format.md §2 item 7: a region id is the tile cell's, so within one tile cell
+    an id is on one layer only; the multifloor level with the Layers partition has cells of
+    several layers and several regions per layer."""
+    _, files = baked
+    layer_of = {}
+    multi = 0
+    for (tx, tz, layer), blob in files.items():
+        t = onepath.decode_tile(blob, numpy=False)
+        assert len(t.regs) == t.npolys and all(1 <= r <= onepath.tile.MAX_REGION for r in t.regs)
+        multi += len(set(t.regs)) > 1
+        for r in set(t.regs):
+            assert layer_of.setdefault((tx, tz, r), layer) == layer, (tx, tz, r)
+    assert multi > 0 and len(layer_of) > len(files)
+
 
 def test_detail_triangles_wind_like_polygons(baked):
     from onepath.tile import _orient
@@ -235,17 +272,17 @@ def test_example_blob_of_navmesh_format_md():
         text = f.read()
     hexdump = text.split("<!-- example-blob")[1].split("-->", 1)[1].split("<!--")[0]
     blob = bytes.fromhex(hexdump)
-    assert len(blob) == 248
+    assert len(blob) == 257
     t = onepath.decode_tile(blob, numpy=False)
     assert (t.tx, t.tz, t.layer, t.nvp) == (-1, 2, 0, 6)
     assert t.origin == (-9.6, 1.5, 19.2) and t.tile_size == 9.6
     assert t.verts == [[0, 0, 0], [8, 0.5, 0], [4, 0.25, 8]]
     assert t.polys == [[0, 1, 2] + [onepath.NULL_INDEX] * 3]
     assert t.neis == [[onepath.NEI_PORTAL | 3, 0, 0, 0, 0, 0]]
-    assert (t.areas, t.flags, t.dmeshes, t.dverts, t.dtris) == \
-        ([63], [1], [[0, 0, 0, 1]], [], [[0, 1, 2, 7]])
-    assert t.format == 2
-    assert t.hash == 0x49A5FE74CFC00A29 == onepath.content_hash(blob)
+    assert (t.areas, t.flags, t.regs, t.dmeshes, t.dverts, t.dtris) == \
+        ([63], [1], [1], [[0, 0, 0, 1]], [], [[0, 1, 2, 7]])
+    assert t.format == 3
+    assert t.hash == EXAMPLE_HASH == onepath.content_hash(blob)
     assert encode(t) == blob
 
 

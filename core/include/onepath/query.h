@@ -59,11 +59,13 @@ typedef struct op_path {
     op_polyref *polys; /* from `out`; polys[0] = start */
     int partial;       /* 1: the end was not reached; the corridor ends at the polygon
                           nearest to the end position */
-    double cost;       /* cost of the corridor to its last polygon's node position */
+    double cost;       /* cost of the corridor to its last polygon's node position (a
+                          float32 value: the search computes as Detour does, queries.md §4) */
 } op_path;
 
 /* A* from polygon start (at spos) to polygon end (at epos) over in-tile adjacency and
- * stitched links. OP_EINVAL for refs outside the mesh or an unstitched mesh. */
+ * stitched links, by Detour's findPath rules and float32 arithmetic (queries.md §4). OP_EINVAL for
+ * refs outside the mesh or an unstitched mesh. */
 op_status op_query_path(const op_mesh *m, const op_query_filter *f, op_polyref start,
                         const double spos[3], op_polyref end, const double epos[3], op_arena *out,
                         op_arena *scratch, op_path *path, op_err *err);

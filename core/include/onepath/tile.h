@@ -36,7 +36,9 @@ typedef struct op_tile {
     uint16_t *neis;    /* npolys * nvp, edge k = vertex k -> k+1 */
     uint8_t *areas;    /* npolys */
     uint16_t *flags;   /* npolys */
-    uint16_t *regs;    /* npolys: region of the polygon in its build (debug views; not encoded) */
+    uint16_t *regs;    /* npolys: region id 1..OP_MAX_REGIONS of the polygon in its tile cell's
+                        * build (navmesh-format.md §2 item 7); NULL only in hand-made tiles,
+                        * which then cannot be encoded */
     uint32_t *dmeshes; /* npolys * 4: first extra vertex, extra count, first triangle, count */
     int ndverts;
     float *dverts; /* ndverts * 3 */
@@ -47,7 +49,8 @@ typedef struct op_tile {
 /* Validates a tile (§5 NavTile.Create): ranges, every polygon convex and
  * counter-clockwise in its float32 positions (exact orientation), neighbours
  * consistent (in-tile links mutual, portals on the tile edge), detail ranges and
- * triangles valid. The message names the polygon or vertex. */
+ * triangles valid, region ids (when present) in 1..OP_MAX_REGIONS. The message names the
+ * polygon or vertex. */
 op_status op_tile_validate(const op_tile *t, op_err *err);
 
 #include "onepath/settings.h"

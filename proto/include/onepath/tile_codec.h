@@ -10,9 +10,11 @@
 #include "onepath/arena.h"
 #include "onepath/tile.h"
 
-/* Format version (docs/spec/navmesh-format.md §2); 2 since layer seams (§3, §6). The
- * decoder reads only this version. */
-#define OP_TILE_FORMAT 2
+/* Format version (docs/spec/navmesh-format.md §2); 2 since layer seams (§3, §6), 3 since
+ * polygon region ids (`regs`). The decoder reads only this version. */
+#define OP_TILE_FORMAT 3
+/* Entries of the blob's map. */
+#define OP_TILE_KEYS 17
 
 /* A malloc'd byte string; free with op_bytes_free. */
 typedef struct op_bytes {

@@ -438,7 +438,8 @@ void opd_call_error(opd_call *c, op_status code, const char *msg);
 /* Opens the socket, listens on every URL and starts the contexts (OP_EIO naming the
  * URL). Stop closes the socket and frees the contexts: only once no call is in flight. */
 int opd_transport_start(opd_daemon *d, op_err *err);
-void opd_transport_stop(opd_daemon *d);
+/* Closes the socket and frees the calls; -1: the close did not end in time (nothing freed). */
+int opd_transport_stop(opd_daemon *d);
 /* A REP call parked (its method waits for a tile or a change): another call starts
  * receiving in its place, so parked calls never take the --contexts that serve
  * requests (protocol §1.6). Unparked: it works again (its reply returns it to idle

@@ -599,7 +599,8 @@ int main(int argc, char **argv)
     }
     opd_http_stop(d);
     opd_metrics_stop(d);
-    opd_transport_stop(d);
+    if (opd_transport_stop(d) != 0)
+        return 0; /* logged; nng may still call into what the teardown would free */
     opd_builder_destroy(d->builder);
     opd_pool_destroy(d->requests);
     opd_pool_destroy(d->background);     /* a compaction under way ends (queued ones give up) */

@@ -21,7 +21,11 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "onepath/nng_close.h"
 #include <nng/protocol/reqrep0/rep.h>
+
+/* How long shutdown waits for nng_close (a healthy one takes milliseconds). */
+#define OPD_CLOSE_WAIT_MS 10000
 
 /* After a reply: receive again, or go idle when a parked call's replacement already
  * receives (more than --contexts armed). */
@@ -195,9 +199,17 @@ int opd_transport_start(opd_daemon *d, op_err *err)
     return 0;
 }
 
-void opd_transport_stop(opd_daemon *d)
+int opd_transport_stop(opd_daemon *d)
 {
-    nng_close(d->sock);
+    /* nng 1.5.2 can wedge its reaper (protocol §1.7): then the calls stay nng's, and the
+     * daemon exits without freeing them rather than never. */
+    if (op_nng_close_bounded(d->sock, OPD_CLOSE_WAIT_MS) != 0) {
+        opd_log(d,
+                "OP-CLOSE-STUCK nng_close did not return within %d ms (an nng 1.5.2 "
+                "defect): exiting without teardown",
+                OPD_CLOSE_WAIT_MS);
+        return -1;
+    }
     for (int i = 0; i < d->ncalls; i++) {
         opd_call *c = d->calls[i];
         nng_aio_stop(c->aio);
@@ -210,4 +222,5 @@ void opd_transport_stop(opd_daemon *d)
     d->calls = NULL;
     d->ncalls = d->calls_cap = 0;
     d->idle = NULL;
+    return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "client_internal.h"
 #include "onepath/mpscan.h"
+#include "onepath/nng_close.h"
 
 /* Largest reply accepted (a tile.range reply is at most its max_bytes plus overhead). */
 #define OP_CLIENT_MAX_REPLY ((size_t)1 << 30)
@@ -25,6 +26,11 @@ struct op_client {
     char *url;       /* named in transport errors: in a fleet, which member failed */
     int name_member; /* a fleet member's: every error names url (op_fleet_member_open) */
 };
+
+/* How long op_client_close waits for nng_close before leaving it to its own thread
+ * (onepath/nng_close.h): a healthy close takes milliseconds, even under ASan on a loaded
+ * machine. */
+#define OP_CLIENT_CLOSE_WAIT_MS 1000
 
 void op_client_name_member(op_client *c)
 {
@@ -62,7 +68,7 @@ op_status op_client_open(const char *url, op_client **out, op_err *err)
         rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
     }
     if (rv != 0) {
-        nng_close(c->sock);
+        op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
         free(c->url);
         free(c);
         return op_err_set(err, rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? OP_EINVAL : OP_EIO,
@@ -76,7 +82,7 @@ void op_client_close(op_client *c)
 {
     if (!c)
         return;
-    nng_close(c->sock);
+    op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
     free(c->url);
     free(c);
 }

@@ -8,6 +8,7 @@
 #define OP_DAEMON_TEST_H
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 #include "onepath/tile_codec.h"
 
 #define OPT_TIMEOUT_MS 30000
+/* How long a stopped daemon may take to exit: its 30 s drain, then teardown. */
+#define OPT_STOP_MS 60000
 
 typedef struct opt_daemon {
     pid_t pid;
@@ -159,7 +162,8 @@ static inline void opt_daemon_log_tail(const opt_daemon *d, int lines)
     fprintf(stderr, "  last lines of %s:\n%s", d->log, buf + at);
 }
 
-/* SIGTERM and wait: returns the exit status (-1: killed by a signal). A stop that is not
+/* SIGTERM and wait at most OPT_STOP_MS: returns the exit status (-1: killed by a signal,
+ * or still running after OPT_STOP_MS, then killed with SIGKILL). A stop that is not
  * a clean exit 0 says how the daemon ended and shows the end of its log. */
 static inline int opt_daemon_stop(opt_daemon *d)
 {
@@ -168,8 +172,22 @@ static inline int opt_daemon_stop(opt_daemon *d)
         return 0;
     pid_t pid = d->pid;
     kill(pid, SIGTERM);
-    waitpid(pid, &status, 0);
+    /* Bounded: a daemon that does not exit (a wedged nng_close, a drain that never ends)
+     * is killed and the stop fails, rather than the test waiting for ctest's timeout. */
+    double t0 = opt_now_ms();
+    pid_t got = 0;
+    while (((got = waitpid(pid, &status, WNOHANG)) == 0 || (got < 0 && errno == EINTR)) &&
+           opt_now_ms() - t0 < OPT_STOP_MS)
+        opt_sleep_ms(10);
     d->pid = 0;
+    if (got != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fprintf(stderr, "onepathd (pid %d) did not exit within %d ms of SIGTERM: killed\n",
+                (int)pid, OPT_STOP_MS);
+        opt_daemon_log_tail(d, 20);
+        return -1;
+    }
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (rc != 0) {
         if (WIFSIGNALED(status))

@@ -22,6 +22,8 @@ typedef struct op_client op_client;
 /* Dials url (tcp://host:port or ipc:///path). The dial retries in the background, so a
  * daemon may start after its client. Free with op_client_close. */
 op_status op_client_open(const char *url, op_client **out, op_err *err);
+/* Returns within about a second: a close that nng 1.5.2 wedges is left to a detached thread,
+ * with its socket (protocol.md §1.7). No call on c may be in flight. */
 void op_client_close(op_client *c);
 
 /* Sends one raw request message and returns the raw reply bytes (malloc'd: free with

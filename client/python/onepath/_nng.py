@@ -22,6 +22,17 @@ NNG_EADDRINVAL = 15
 # Largest reply accepted: a tile.range reply is at most its max_bytes plus overhead.
 MAX_REPLY = 1 << 30
 
+# How long close waits for nng_close: nng 1.5.2 can wedge it forever (protocol.md §1.7).
+CLOSE_WAIT_S = 1.0
+
+
+def _close_bounded(lib, sock):
+    """nng_close on a daemon thread, waited for at most CLOSE_WAIT_S: a wedged close is
+    left running (with its socket) instead of blocking the caller."""
+    t = threading.Thread(target=lib.nng_close, args=(sock,), name="nng-close", daemon=True)
+    t.start()
+    t.join(CLOSE_WAIT_S)
+
 
 class NngError(Exception):
     """A failed nng call: rv is nng's error number, what names the step."""
@@ -115,7 +126,7 @@ class ReqSocket:
             # NNG_FLAG_NONBLOCK (2): a daemon may start after its client.
             self._check(lib.nng_dial(self._sock, url.encode(), None, 2), "dial " + url)
         except NngError:
-            lib.nng_close(self._sock)
+            _close_bounded(lib, self._sock)
             self._closed = True
             raise
 
@@ -167,7 +178,7 @@ class ReqSocket:
     def close(self):
         if not self._closed:
             self._closed = True
-            self._lib.nng_close(self._sock)
+            _close_bounded(self._lib, self._sock)
 
 
 def _now_ms():

@@ -27,18 +27,20 @@ static op_status build_error(const opd_tile *t, op_err *err)
     return op_err_set(err, t->err_status, "%s", t->err_msg ? t->err_msg : "build failed");
 }
 
-/* Packs one tile.get result map from a ready tile (level lock held). */
-static int pack_tile(msgpack_packer *pk, const opd_level *lv, const opd_tile *t)
+/* Packs one tile.get result map from a ready tile, NULL: a tile of the range without an
+ * entry, which has no layers (level.h) (level lock held). */
+static int pack_tile(msgpack_packer *pk, const opd_level *lv, int tx, int tz, const opd_tile *t)
 {
+    int nl = t ? t->nl : 0;
     /* The blobs are copied once, into the reply message: make room for them first. */
-    int p = opd_reply_reserve(pk, t->blobs.bytes + 64 + 48 * (size_t)t->nl);
+    int p = opd_reply_reserve(pk, (t ? t->blobs.bytes : 0) + 64 + 48 * (size_t)nl);
     p |= msgpack_pack_map(pk, 4);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
-    p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
-    p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, t->tz);
-    p |= op_rpc_pack_key(pk, "layers") | msgpack_pack_array(pk, (size_t)t->nl);
-    const op_bytes *blobs = t->blobs.data;
-    for (int k = 0; k < t->nl; k++) {
+    p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, tx);
+    p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, tz);
+    p |= op_rpc_pack_key(pk, "layers") | msgpack_pack_array(pk, (size_t)nl);
+    const op_bytes *blobs = t ? t->blobs.data : NULL;
+    for (int k = 0; k < nl; k++) {
         p |= msgpack_pack_map(pk, 3);
         p |= op_rpc_pack_key(pk, "layer") | msgpack_pack_int(pk, t->layers[k]);
         p |= op_rpc_pack_key(pk, "hash") | msgpack_pack_uint64(pk, t->hashes[k]);
@@ -57,9 +59,14 @@ static op_status tile_get(opd_call *c, int tx, int tz, msgpack_packer *pk, op_er
     op_status st = OP_OK;
     opd_tile_job *here = NULL;
     pthread_mutex_lock(&lv->mu);
-    opd_tile *t = opd_snap_in_rect(lv->sn, tx, tz) ? opd_level_tile(lv, tx, tz) : NULL;
-    if (!t) {
+    int in = opd_snap_in_rect(lv->sn, tx, tz);
+    opd_tile *t = in ? opd_level_tile(lv, tx, tz) : NULL;
+    if (!in) {
         st = range_error(lv, tx, tz, err);
+    } else if (!t) {
+        opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 1, 0, 0);
+        if (pack_tile(pk, lv, tx, tz, NULL))
+            st = op_err_set(err, OP_ENOMEM, "tile.get: out of memory");
     } else if (!opd_tile_ready(t)) {
         opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
         here = opd_tile_park(lv, t, &c->wait, !c->woken);
@@ -68,7 +75,7 @@ static op_status tile_get(opd_call *c, int tx, int tz, msgpack_packer *pk, op_er
         st = build_error(t, err);
     } else {
         opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 1, 0, 0);
-        if (pack_tile(pk, lv, t))
+        if (pack_tile(pk, lv, tx, tz, t))
             st = op_err_set(err, OP_ENOMEM, "tile.get: out of memory");
         opd_cache_touch(d->cache, &t->blobs);
     }
@@ -170,20 +177,22 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
     int ex = pg->tx, ez = pg->tz;
     size_t bytes = 0;
     while (pg->more) {
+        /* rc is inside the range: a tile without an entry has no layers (level.h). */
         opd_tile *t = opd_level_tile(lv, ex, ez);
-        if (!t || !opd_tile_ready(t)) {
+        if (t && !opd_tile_ready(t)) {
             prefetch(lv, rc, ex, ez);
-            if (pg->n > 0 || !t)
+            if (pg->n > 0)
                 return OP_OK;
             opd_stats_cache(&c->d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
             opd_tile_park(lv, t, &c->wait, 0);
             return OPD_PARKED;
         }
-        if (t->err_status != OP_OK)
+        if (t && t->err_status != OP_OK)
             return pg->n ? OP_OK : build_error(t, err);
-        if (pg->n > 0 && bytes + t->blobs.bytes > max_bytes)
+        size_t tb = t ? t->blobs.bytes : 0;
+        if (pg->n > 0 && bytes + tb > max_bytes)
             return OP_OK;
-        bytes += t->blobs.bytes;
+        bytes += tb;
         pg->n++;
         pg->lastx = ex;
         pg->lastz = ez;
@@ -200,8 +209,9 @@ static int pack_page(opd_daemon *d, opd_level *lv, const int rc[4], const page *
     int tx = pg->tx, tz = pg->tz;
     for (int i = 0; i < pg->n; i++) {
         opd_tile *t = opd_level_tile(lv, tx, tz);
-        p |= pack_tile(pk, lv, t);
-        opd_cache_touch(d->cache, &t->blobs);
+        p |= pack_tile(pk, lv, tx, tz, t);
+        if (t)
+            opd_cache_touch(d->cache, &t->blobs);
         next_tile(rc, &tx, &tz);
     }
     if (pg->n)

@@ -223,16 +223,23 @@ static void anchor(tile_soup *ts, size_t i, const op_tile_grid *g, int64_t cx, i
 static op_status tile_soup_make(const opd_snap *sn, int tx, int tz, const op_tile_grid *g,
                                 tile_soup *ts, op_err *err)
 {
-    size_t n = 0, k;
+    size_t n = 0, k, most = 0;
     for (int i = 0; i < sn->nparts; i++) {
-        opd_part_tile(sn->parts[i], tx, tz, &k);
+        k = opd_part_tile(sn->parts[i], tx, tz, NULL);
         n += k;
+        most = k > most ? k : most;
     }
     op_status st = tile_soup_alloc(ts, 3 * (n + 2), n + 2, sn->any_areas, err);
+    uint32_t *ids = st == OP_OK ? malloc((most ? most : 1) * sizeof *ids) : NULL;
+    if (st == OP_OK && !ids) {
+        tile_soup_free(ts);
+        memset(ts, 0, sizeof *ts);
+        st = op_err_set(err, OP_ENOMEM, "build: out of memory for %zu triangles", most);
+    }
     size_t at = 0;
     for (int i = 0; st == OP_OK && i < sn->nparts; i++) {
         const opd_part *p = sn->parts[i];
-        const uint32_t *ids = opd_part_tile(p, tx, tz, &k);
+        k = opd_part_tile(p, tx, tz, ids);
         for (size_t j = 0; j < k; j++, at++) {
             for (int c = 0; c < 3; c++) {
                 const float *src = &p->verts[3 * (size_t)p->tris[3 * (size_t)ids[j] + (size_t)c]];
@@ -243,6 +250,7 @@ static op_status tile_soup_make(const opd_snap *sn, int tx, int tz, const op_til
                 ts->a[at] = part_area(p, ids[j]);
         }
     }
+    free(ids);
     if (st != OP_OK)
         return st;
     /* Cells c of an anchor meet tile t's build grid iff t*TC - B <= c <= t*TC + TC + B - 1

@@ -118,8 +118,9 @@ static op_status persist_level(opd_level *lv, edit *e, uint64_t w, uint64_t epoc
 
 /* ===== step 3: install ===== */
 
-/* What lv will hold once e is installed: its geometry, the new snapshot, and an entry
- * for every tile of the snapshot's range (with the tile map's slack). */
+/* What lv will hold once e is installed: its geometry, the new snapshot, and its tile
+ * entries: those it has (kept) and those the snapshot adds (level.h: one for each tile
+ * some triangle may leave a span in, not for every tile of the range). Level lock held. */
 static size_t projected_memory(const opd_level *lv, const edit *e)
 {
     size_t meshes = lv->mesh_bytes;
@@ -129,10 +130,11 @@ static size_t projected_memory(const opd_level *lv, const edit *e)
             meshes += sizeof *e->meshes[i] + e->meshes[i]->verts_len + e->meshes[i]->tris_len +
                       e->meshes[i]->areas_len;
     }
-    size_t tiles = (size_t)opd_snap_tiles(e->sn);
+    size_t live = lv->version > 0 && !lv->dropped;
+    size_t tiles = (live ? lv->map_n : 0) + opd_tiles_to_add(lv, e->sn);
     /* A tile's entry, its layers and its hashes are three allocations (each with malloc's
-     * header and at least 32 bytes); the map keeps up to two slots a tile. Measured: a
-     * million empty tiles hold 350 MB. */
+     * header and at least 32 bytes); the map keeps up to two slots a tile. Measured
+     * (test_daemon_limits): a million entries hold about 350 MB. */
     size_t per_tile = sizeof(opd_tile) + 3 * OPD_ALLOC_OVERHEAD + 2 * 32 + 2 * sizeof(opd_tile *);
     return sizeof *lv + meshes + e->sn->bytes + tiles * per_tile;
 }
@@ -147,8 +149,8 @@ static op_status check_memory(opd_level *lv, const edit *e, op_err *err)
     opd_registry_usage(d->reg, &levels, &n);
     pthread_mutex_lock(&lv->mu);
     size_t now = lv->version > 0 && !lv->dropped ? opd_level_memory(lv, &built) : 0;
-    pthread_mutex_unlock(&lv->mu);
     size_t after = projected_memory(lv, e);
+    pthread_mutex_unlock(&lv->mu);
     size_t total = (levels > now ? levels - now : 0) + after + opd_cache_bytes(d->cache) +
                    opd_cache_bytes(d->rebuild) + opd_navmeshes_bytes(d->navmeshes);
     if (total > d->cfg.max_memory)

@@ -1,9 +1,10 @@
 /*
  * onepathd level: one resident level's state (level.h opd_level): its content (settings,
- * meshes, version), the snapshot builds read, and its tile map (one entry per tile cell,
- * open addressing by (tx, tz), never shrinks). Reference counted: the registry's table
- * holds one reference, every request, build and compaction that uses the level holds one;
- * the last release frees the tiles, their cached blobs, the snapshot and the journal.
+ * meshes, version), the snapshot builds read, and its tile map (open addressing by
+ * (tx, tz), never shrinks): an entry for each tile geometry may leave a span in, or that
+ * had one since the level was made, none for the rest of the range (level.h). Reference counted:
+ * the registry's table holds one reference, every request, build and compaction that uses the level
+ * holds one; the last release frees the tiles, their cached blobs, the snapshot and the journal.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -157,14 +158,17 @@ size_t opd_level_memory(const opd_level *lv, int *built)
 {
     size_t m = sizeof *lv + lv->mesh_bytes + (lv->sn ? lv->sn->bytes : 0) +
                lv->map_cap * sizeof(opd_tile *);
-    *built = 0;
+    /* A tile of the range without an entry is built (no layers): the range's count less
+     * the entries of the range not built. */
+    int unbuilt = 0;
     for (size_t i = 0; i < lv->map_cap; i++) {
         const opd_tile *t = lv->map[i];
         if (!t)
             continue;
         m += sizeof *t + 3 * OPD_ALLOC_OVERHEAD + (size_t)t->nl * (sizeof(int) + sizeof(uint64_t)) +
              t->blobs.bytes + t->base.bytes;
-        *built += t->known && opd_snap_in_rect(lv->sn, t->tx, t->tz);
+        unbuilt += !t->known && opd_snap_in_rect(lv->sn, t->tx, t->tz);
     }
+    *built = (lv->sn ? opd_snap_tiles(lv->sn) : 0) - unbuilt;
     return m;
 }

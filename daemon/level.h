@@ -4,8 +4,15 @@
  * only the parts listed after it.
  *
  * Invariants of a level (under its state lock, opd_level.mu):
- *  - every tile of the snapshot's range has an entry; entries outside the range are
- *    kept (their bytes are "no layers") so that changes.since can report them;
+ *  - a tile of the snapshot's range that some triangle may leave a span in
+ *    (opd_snap_occupied) has an entry; so does every tile that had one since the level
+ *    was made (entries are never removed: an entry outside the range, or one no triangle
+ *    reaches any more, builds to "no layers", so that changes.since can report it);
+ *  - a tile of the range without an entry is built, with no layers, at version 0 (no
+ *    triangle ever reached it): tile.get and tile.range answer it, changes.since never
+ *    lists it, and no build runs for it. So a level holds state for what geometry
+ *    reaches, not for its tile range (a sliver 10 km long: a few thousand entries, not a
+ *    million);
  *  - a build of snapshot version V is valid for a tile iff V >= the tile's
  *    inval_version (the last edit that could change it), so a build never holds a
  *    lock and a stale result is simply dropped (and redone if someone waits);
@@ -26,7 +33,16 @@
 
 /* ===== snapshot.c: the build input of one level version ===== */
 
-/* One mesh prepared for builds under one settings' tile grid. Immutable, shared. */
+/* One mesh prepared for builds under one settings' tile grid. Immutable, shared.
+ * Tile keys (opd_tile_key) order tiles row-major. A triangle's tiles are those its XZ box
+ * reaches (op_triangle_tiles, the selection); a triangle of at most OPD_PART_SMALL tiles
+ * is listed under each of them (cells), a larger one is kept once with its tile range
+ * (big) and found by a scan, so that a long sliver costs its triangle, not its range.
+ * occ: the tiles some triangle may leave a span in (its box's tiles for a small one; for
+ * a big one the tiles whose build grid, widened by OPD_REACH_SLACK cells, its XZ shape
+ * meets). A tile outside occ has no span from this part. */
+#define OPD_PART_SMALL  16
+#define OPD_REACH_SLACK 2
 typedef struct opd_part {
     atomic_int refs;
     char name[65];
@@ -38,17 +54,39 @@ typedef struct opd_part {
     op_soup soup; /* the three above */
     int has_box;
     float bmin[3], bmax[3];
-    op_tile_range rect; /* every tile a triangle reaches (when nt > 0) */
-    uint32_t *off;      /* per tile of rect (row-major) + 1: its triangles are */
-    uint32_t *ids;      /* ids[off[i] .. off[i+1]), in input order */
+    op_tile_range rect;  /* every tile a triangle reaches (when nt > 0) */
+    size_t ncells;       /* tiles with a list of small triangles: */
+    uint64_t *cell_keys; /* ncells, increasing */
+    uint32_t *cell_off;  /* ncells + 1: tile i's triangles are ids[cell_off[i] .. [i+1]) */
+    uint32_t *ids;       /* in input order */
+    size_t nbig;
+    uint32_t *big;           /* the big triangles, in input order, */
+    op_tile_range *big_rect; /* and their tiles */
+    size_t nocc;
+    uint64_t *occ; /* increasing */
     size_t bytes;
 } opd_part;
+
+/* The key of tile (tx, tz): keys compare as the tiles do in row-major order. */
+static inline uint64_t opd_tile_key(int tx, int tz)
+{
+    return (uint64_t)((uint32_t)tz ^ 0x80000000u) << 32 | ((uint32_t)tx ^ 0x80000000u);
+}
+static inline int opd_key_tx(uint64_t k)
+{
+    return (int)(int32_t)((uint32_t)k ^ 0x80000000u);
+}
+static inline int opd_key_tz(uint64_t k)
+{
+    return (int)(int32_t)((uint32_t)(k >> 32) ^ 0x80000000u);
+}
 
 op_status opd_part_make(const opd_mesh *m, const op_settings *s, opd_part **out, op_err *err);
 void opd_part_ref(opd_part *p);
 void opd_part_unref(opd_part *p);
-/* The part's triangles of tile (tx, tz) in input order (*n of them; NULL when none). */
-const uint32_t *opd_part_tile(const opd_part *p, int tx, int tz, size_t *n);
+/* The part's triangles of tile (tx, tz) in input order, written to out (when not NULL);
+ * returns their count. */
+size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out);
 
 /* A level version: settings, parts and volumes in name order. Immutable; shared by the
  * level and the builds that read it. */
@@ -64,6 +102,10 @@ typedef struct opd_snap {
     float bmin[3], bmax[3]; /* of the soup's triangles (when has_tiles) */
     op_tile_rect rect;
     int has_tiles;
+    /* Some tile's selection may pass OP_MAX_ROWS (the level's height bounds every
+     * tile's): an empty tile can then fail to build, so every tile of the range has an
+     * entry (tiles.c). */
+    int tall;
     size_t bytes;
 } opd_snap;
 
@@ -90,6 +132,9 @@ void opd_snap_unref(opd_snap *s);
 /* Whether (tx, tz) is inside the snapshot's tile range; the range's tile count. */
 int opd_snap_in_rect(const opd_snap *s, int tx, int tz);
 int opd_snap_tiles(const opd_snap *s);
+/* Whether tile (tx, tz) of the range needs an entry: some part's triangle may leave a
+ * span in it (opd_part occ), or the snapshot is tall. Any other tile builds to no layers. */
+int opd_snap_occupied(const opd_snap *s, int tx, int tz);
 
 /* ===== cache.c: what tiles keep under a byte budget, least recently used first out =====
  * Two caches: the tile blobs (--cache-bytes) and the tiles' rebuild bases
@@ -276,6 +321,9 @@ void opd_tile_build_here(opd_tile_job *j);
  * dropped (a volume edit keeps them: protocol §5.2a). */
 void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int geometry,
                           int defined);
+/* How many entries opd_tiles_invalidate would add for snapshot s (the tiles of s that
+ * need one and have none; level lock held): what an edit's memory check counts. */
+size_t opd_tiles_to_add(const opd_level *lv, const opd_snap *s);
 /* The rebuild cache's free_fn. */
 void opd_tile_base_free_data(void *data, int n);
 /* A dropped level: frees every cached blob, detaches every waiter (to wake once the

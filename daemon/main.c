@@ -50,7 +50,7 @@ static const opt opts[] = {
      "memory one request may unpack to (24 bytes a msgpack value; bulk data is bin and "
      "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 128M"},
     {"--max-memory", "ONEPATHD_MAX_MEMORY", "BYTES",
-     "memory the levels (geometry, snapshot, tile entries of their whole tile range), the "
+     "memory the levels (geometry, snapshot, an entry for each tile their triangles reach), the "
      "caches and the path meshes may hold together: an edit that would pass it is OP_ELIMIT "
      "naming it, and nothing changes; default: the machine's physical memory"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},

@@ -115,17 +115,18 @@ static op_status detour_data(opd_daemon *d, opd_level *lv, opd_tile *t, const op
 }
 
 /* Packs one tile.get result map in Detour form (protocol §4.2b; level lock held). */
-static int pack_detour(msgpack_packer *pk, const opd_level *lv, const opd_tile *t,
+static int pack_detour(msgpack_packer *pk, const opd_level *lv, int tx, int tz, const opd_tile *t,
                        const op_bytes *data)
 {
-    int p = opd_reply_reserve(pk, (data ? data->len : 0) + 96 + 9 * (size_t)t->nl);
+    int nl = t ? t->nl : 0;
+    int p = opd_reply_reserve(pk, (data ? data->len : 0) + 96 + 9 * (size_t)nl);
     p |= msgpack_pack_map(pk, 6);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
-    p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
-    p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, t->tz);
+    p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, tx);
+    p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, tz);
     p |= op_rpc_pack_key(pk, "format") | msgpack_pack_str_with_body(pk, "detour", 6);
-    p |= op_rpc_pack_key(pk, "hashes") | msgpack_pack_array(pk, (size_t)t->nl);
-    for (int k = 0; k < t->nl; k++)
+    p |= op_rpc_pack_key(pk, "hashes") | msgpack_pack_array(pk, (size_t)nl);
+    for (int k = 0; k < nl; k++)
         p |= msgpack_pack_uint64(pk, t->hashes[k]);
     p |= op_rpc_pack_key(pk, "data");
     if (data)
@@ -135,28 +136,31 @@ static int pack_detour(msgpack_packer *pk, const opd_level *lv, const opd_tile *
     return p;
 }
 
-/* The bytes of a ready tile's native blobs (its cache entry may hold its Detour data too). */
+/* The bytes of a ready tile's native blobs (its cache entry may hold its Detour data too);
+ * NULL: a tile without an entry, no layers (level.h). */
 static size_t native_bytes(const opd_tile *t)
 {
     size_t n = 0;
-    const op_bytes *blobs = t->blobs.data;
-    for (int k = 0; k < t->nl; k++)
+    const op_bytes *blobs = t ? t->blobs.data : NULL;
+    for (int k = 0; t && k < t->nl; k++)
         n += blobs[k].len;
     return n;
 }
 
-/* Packs one tile.get result map from a ready tile (level lock held). */
-static int pack_tile(msgpack_packer *pk, const opd_level *lv, const opd_tile *t)
+/* Packs one tile.get result map from a ready tile, NULL: a tile of the range without an
+ * entry, which has no layers (level.h) (level lock held). */
+static int pack_tile(msgpack_packer *pk, const opd_level *lv, int tx, int tz, const opd_tile *t)
 {
+    int nl = t ? t->nl : 0;
     /* The blobs are copied once, into the reply message: make room for them first. */
-    int p = opd_reply_reserve(pk, native_bytes(t) + 64 + 48 * (size_t)t->nl);
+    int p = opd_reply_reserve(pk, native_bytes(t) + 64 + 48 * (size_t)nl);
     p |= msgpack_pack_map(pk, 4);
     p |= op_rpc_pack_key(pk, "version") | msgpack_pack_uint64(pk, lv->version);
-    p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, t->tx);
-    p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, t->tz);
-    p |= op_rpc_pack_key(pk, "layers") | msgpack_pack_array(pk, (size_t)t->nl);
-    const op_bytes *blobs = t->blobs.data;
-    for (int k = 0; k < t->nl; k++) {
+    p |= op_rpc_pack_key(pk, "tx") | msgpack_pack_int(pk, tx);
+    p |= op_rpc_pack_key(pk, "tz") | msgpack_pack_int(pk, tz);
+    p |= op_rpc_pack_key(pk, "layers") | msgpack_pack_array(pk, (size_t)nl);
+    const op_bytes *blobs = t ? t->blobs.data : NULL;
+    for (int k = 0; k < nl; k++) {
         p |= msgpack_pack_map(pk, 3);
         p |= op_rpc_pack_key(pk, "layer") | msgpack_pack_int(pk, t->layers[k]);
         p |= op_rpc_pack_key(pk, "hash") | msgpack_pack_uint64(pk, t->hashes[k]);
@@ -178,9 +182,15 @@ static op_status tile_get(opd_call *c, int tx, int tz, tile_format f, msgpack_pa
     int grew = 0;
     const op_bytes *data = NULL;
     pthread_mutex_lock(&lv->mu);
-    opd_tile *t = opd_snap_in_rect(lv->sn, tx, tz) ? opd_level_tile(lv, tx, tz) : NULL;
-    if (!t) {
+    int in = opd_snap_in_rect(lv->sn, tx, tz);
+    opd_tile *t = in ? opd_level_tile(lv, tx, tz) : NULL;
+    if (!in) {
         st = range_error(lv, tx, tz, err);
+    } else if (!t) {
+        opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 1, 0, 0);
+        if (f == FORMAT_DETOUR ? pack_detour(pk, lv, tx, tz, NULL, NULL)
+                               : pack_tile(pk, lv, tx, tz, NULL))
+            st = op_err_set(err, OP_ENOMEM, "tile.get: out of memory");
     } else if (!opd_tile_ready(t)) {
         opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
         here = opd_tile_park(lv, t, &c->wait, !c->woken);
@@ -191,7 +201,8 @@ static op_status tile_get(opd_call *c, int tx, int tz, tile_format f, msgpack_pa
         /* named by detour_data */
     } else {
         opd_stats_cache(&d->stats, OPD_CACHE_BLOBS, 1, 0, 0);
-        if (f == FORMAT_DETOUR ? pack_detour(pk, lv, t, data) : pack_tile(pk, lv, t))
+        if (f == FORMAT_DETOUR ? pack_detour(pk, lv, tx, tz, t, data)
+                               : pack_tile(pk, lv, tx, tz, t))
             st = op_err_set(err, OP_ENOMEM, "tile.get: out of memory");
         opd_cache_touch(d->cache, &t->blobs);
     }
@@ -297,19 +308,20 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
     int ex = pg->tx, ez = pg->tz;
     size_t bytes = 0;
     while (pg->more) {
+        /* rc is inside the range: a tile without an entry has no layers (level.h). */
         opd_tile *t = opd_level_tile(lv, ex, ez);
-        if (!t || !opd_tile_ready(t)) {
+        if (t && !opd_tile_ready(t)) {
             prefetch(lv, rc, ex, ez);
-            if (pg->n > 0 || !t)
+            if (pg->n > 0)
                 return OP_OK;
             opd_stats_cache(&c->d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
             opd_tile_park(lv, t, &c->wait, 0);
             return OPD_PARKED;
         }
-        if (t->err_status != OP_OK)
+        if (t && t->err_status != OP_OK)
             return pg->n ? OP_OK : build_error(t, err);
         size_t tb = native_bytes(t);
-        if (f == FORMAT_DETOUR) {
+        if (f == FORMAT_DETOUR && t) {
             /* A cell Detour refuses ends the page before it, as a failed build does. */
             const op_bytes *data;
             op_status st = detour_data(c->d, lv, t, &data, grew, err);
@@ -337,11 +349,13 @@ static int pack_page(opd_daemon *d, opd_level *lv, const int rc[4], const page *
     for (int i = 0; i < pg->n; i++) {
         opd_tile *t = opd_level_tile(lv, tx, tz);
         if (f == FORMAT_DETOUR) /* made by range_page: the entry's last item */
-            p |= pack_detour(pk, lv, t,
-                             t->nl ? &((const op_bytes *)t->blobs.data)[t->blobs.n - 1] : NULL);
+            p |=
+                pack_detour(pk, lv, tx, tz, t,
+                            t && t->nl ? &((const op_bytes *)t->blobs.data)[t->blobs.n - 1] : NULL);
         else
-            p |= pack_tile(pk, lv, t);
-        opd_cache_touch(d->cache, &t->blobs);
+            p |= pack_tile(pk, lv, tx, tz, t);
+        if (t)
+            opd_cache_touch(d->cache, &t->blobs);
         next_tile(rc, &tx, &tz);
     }
     if (pg->n)

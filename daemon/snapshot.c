@@ -4,7 +4,10 @@
  * (protocol §3.2); a part is a mesh prepared for builds: its vertices and triangles
  * decoded from little endian, and for every tile its triangles can reach (build3d-polys.md
  * §1.5, op_triangle_tiles, not clamped to any range) the list of those triangles in input
- * order. A tile of the level's soup therefore selects exactly the concatenation, over
+ * order: listed per tile for a triangle of a few tiles, found by a scan for a bigger one
+ * (so a long sliver costs one entry, not one per tile of its box), with the tiles each may
+ * leave a span in (protocol §4.4: the others need no entry and no build). A tile of the
+ * level's soup therefore selects exactly the concatenation, over
  * the parts in name order, of the part's list for that tile (builds.c makes the tile's
  * soup from it), and an edit prepares only the mesh it puts: the other parts are shared
  * with the previous snapshot, so the cost of a mesh.put follows the mesh, not the level.
@@ -14,10 +17,12 @@
  * build and a build never sees a half-made level.
  * Typical: 1..10^3 parts of 10^2..10^7 triangles; about 40 bytes a triangle.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "level.h"
+#include "onepath/limits.h"
 
 /* The clamp handed to op_triangle_tiles: wider than any valid soup's tiles (coordinates
  * within +-2^21, cells of at least OP_MIN_CELL_SIZE), so nothing is clipped. */
@@ -50,8 +55,12 @@ void opd_part_unref(opd_part *p)
         return;
     free(p->verts);
     free(p->tris);
-    free(p->off);
+    free(p->cell_keys);
+    free(p->cell_off);
     free(p->ids);
+    free(p->big);
+    free(p->big_rect);
+    free(p->occ);
     opd_mesh_free(p->mesh);
     free(p);
 }
@@ -81,7 +90,129 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, op_err *err)
     return OP_OK;
 }
 
-/* Each triangle's tiles, the part's rectangle (their union) and the per-tile lists. */
+/* ===== binning ===== */
+
+/* An open-addressing table of tile keys (0: an empty slot; keys are never 0 for tiles
+ * within +-2^30) to a count, then an offset. */
+typedef struct key_table {
+    uint64_t *key;
+    uint32_t *val;
+    size_t cap, last;
+} key_table;
+
+static size_t key_slot(const key_table *h, uint64_t k)
+{
+    if (h->key[h->last] == k) /* neighbouring triangles mostly share tiles */
+        return h->last;
+    uint64_t x = k ^ k >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    size_t i = (size_t)x & (h->cap - 1);
+    while (h->key[i] && h->key[i] != k)
+        i = (i + 1) & (h->cap - 1);
+    return i;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts keys and drops repeats; returns how many are left. */
+static size_t sort_unique(uint64_t *k, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(k, n, sizeof *k, cmp_key);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || k[m - 1] != k[i])
+            k[m++] = k[i];
+    return m;
+}
+
+typedef struct key_list {
+    uint64_t *k;
+    size_t n, cap;
+} key_list;
+
+static int key_push(key_list *l, uint64_t k)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        uint64_t *g = realloc(l->k, cap * sizeof *g);
+        if (!g)
+            return -1;
+        l->k = g;
+        l->cap = cap;
+    }
+    l->k[l->n++] = k;
+    return 0;
+}
+
+/* The x extent of triangle (x, z)[3] within the band zlo <= z <= zhi (0: it misses the
+ * band): the triangle clipped to the band is convex, so its extent is that of its
+ * vertices inside the band and of its edges' crossings of the band's lines. */
+static int band_extent(const double x[3], const double z[3], double zlo, double zhi, double *lo,
+                       double *hi)
+{
+    int any = 0;
+    double a = 0, b = 0;
+    for (int i = 0; i < 3; i++) {
+        int j = (i + 1) % 3;
+        double px[3];
+        int np = 0;
+        if (z[i] >= zlo && z[i] <= zhi)
+            px[np++] = x[i];
+        double lines[2] = {zlo, zhi};
+        for (int l = 0; l < 2; l++) {
+            double c = lines[l];
+            if ((z[i] < c && z[j] > c) || (z[i] > c && z[j] < c))
+                px[np++] = x[i] + (x[j] - x[i]) * ((c - z[i]) / (z[j] - z[i]));
+        }
+        for (int k = 0; k < np; k++) {
+            a = (!any || px[k] < a) ? px[k] : a;
+            b = (!any || px[k] > b) ? px[k] : b;
+            any = 1;
+        }
+    }
+    *lo = a;
+    *hi = b;
+    return any;
+}
+
+/* Adds the tiles of big triangle t (its box's tiles r) whose build grid, widened by
+ * OPD_REACH_SLACK cells, its XZ shape meets, row by row. */
+static int big_reach(const opd_part *p, size_t t, const op_tile_grid *g, const op_tile_range *r,
+                     key_list *out)
+{
+    double x[3], z[3];
+    for (int k = 0; k < 3; k++) {
+        const float *v = &p->verts[3 * (size_t)p->tris[3 * t + (size_t)k]];
+        x[k] = v[0];
+        z[k] = v[2];
+    }
+    const int64_t tc = g->tile_cells, m = g->border + OPD_REACH_SLACK;
+    for (int tz = r->tz0; tz <= r->tz1; tz++) {
+        double zlo = g->origin_z + (double)((int64_t)tz * tc - m) * g->cs;
+        double zhi = g->origin_z + (double)((int64_t)tz * tc + tc + m) * g->cs;
+        double lo, hi;
+        if (!band_extent(x, z, zlo, zhi, &lo, &hi))
+            continue;
+        /* Tile tx's widened grid spans cells tx*TC - m .. tx*TC + TC + m. */
+        double c0 = floor((lo - g->origin_x) / g->cs), c1 = floor((hi - g->origin_x) / g->cs);
+        double t0 = floor((c0 - (double)m) / (double)tc), t1 = floor((c1 + (double)m) / (double)tc);
+        int x0 = t0 < r->tx0 ? r->tx0 : (int)t0, x1 = t1 > r->tx1 ? r->tx1 : (int)t1;
+        for (int tx = x0; tx <= x1; tx++)
+            if (key_push(out, opd_tile_key(tx, tz)) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+/* Each triangle's tiles, the part's rectangle (their union), the small triangles' per-tile
+ * lists, the big triangles and the tiles they reach. */
 static op_status part_bin(opd_part *p, const op_settings *s, const char *name, op_err *err)
 {
     op_tile_range own;
@@ -97,6 +228,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     op_tile_range *tr = malloc(p->nt * sizeof *tr);
     if (!tr)
         return op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
+    uint64_t pairs = 0;
     for (size_t t = 0; t < p->nt; t++) {
         op_triangle_tiles(&p->soup, t, &g, &wide, &tr[t]);
         op_tile_range *r = &p->rect, *q = &tr[t];
@@ -106,38 +238,99 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
         r->tz0 = q->tz0 < r->tz0 ? q->tz0 : r->tz0;
         r->tx1 = q->tx1 > r->tx1 ? q->tx1 : r->tx1;
         r->tz1 = q->tz1 > r->tz1 ? q->tz1 : r->tz1;
+        uint64_t n = (uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1);
+        if (n <= OPD_PART_SMALL)
+            pairs += n;
+        else
+            p->nbig++;
     }
-    size_t w = (size_t)(p->rect.tx1 - p->rect.tx0 + 1), h = (size_t)(p->rect.tz1 - p->rect.tz0 + 1);
-    uint64_t pairs = 0;
-    for (size_t t = 0; t < p->nt; t++)
-        pairs += (uint64_t)(tr[t].tx1 - tr[t].tx0 + 1) * (uint64_t)(tr[t].tz1 - tr[t].tz0 + 1);
+    uint64_t area =
+        (uint64_t)(p->rect.tx1 - p->rect.tx0 + 1) * (uint64_t)(p->rect.tz1 - p->rect.tz0 + 1);
+    key_table h = {0};
+    h.cap = 64;
+    while (h.cap < 2 * (pairs < area ? pairs : area) + 2)
+        h.cap *= 2;
     op_status st = OP_OK;
     if (pairs > UINT32_MAX)
         st = op_err_set(err, OP_ELIMIT, "mesh '%s': %llu (triangle, tile) pairs > 2^32 - 1", name,
                         (unsigned long long)pairs);
-    else if (!(p->off = calloc(w * h + 1, sizeof *p->off)) ||
-             !(p->ids = malloc((pairs ? pairs : 1) * sizeof *p->ids)))
+    else if (!(h.key = calloc(h.cap, sizeof *h.key)) || !(h.val = calloc(h.cap, sizeof *h.val)) ||
+             !(p->ids = malloc((pairs ? pairs : 1) * sizeof *p->ids)) ||
+             !(p->big = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big)) ||
+             !(p->big_rect = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big_rect)))
         st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %llu tile entries", name,
                         (unsigned long long)pairs);
-    for (size_t t = 0; st == OP_OK && t < p->nt; t++)
-        for (int z = tr[t].tz0; z <= tr[t].tz1; z++)
-            for (int x = tr[t].tx0; x <= tr[t].tx1; x++)
-                p->off[(size_t)(z - p->rect.tz0) * w + (size_t)(x - p->rect.tx0) + 1]++;
-    for (size_t i = 0; st == OP_OK && i < w * h; i++)
-        p->off[i + 1] += p->off[i];
-    /* Filled in triangle order, so each list is in input order; off[i] walks up to the
-     * next list's start and is put back after. */
-    for (size_t t = 0; st == OP_OK && t < p->nt; t++)
-        for (int z = tr[t].tz0; z <= tr[t].tz1; z++)
-            for (int x = tr[t].tx0; x <= tr[t].tx1; x++)
-                p->ids[p->off[(size_t)(z - p->rect.tz0) * w + (size_t)(x - p->rect.tx0)]++] =
-                    (uint32_t)t;
-    for (size_t i = w * h; st == OP_OK && i > 0; i--)
-        p->off[i] = p->off[i - 1];
-    if (st == OP_OK)
-        p->off[0] = 0;
+    /* Counts per tile, then the tiles in order with their lists' starts, then the lists
+     * filled in triangle order (so each is in input order). */
+    size_t nb = 0;
+    for (size_t t = 0; st == OP_OK && t < p->nt; t++) {
+        const op_tile_range *q = &tr[t];
+        if ((uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1) > OPD_PART_SMALL) {
+            p->big[nb] = (uint32_t)t;
+            p->big_rect[nb++] = *q;
+            continue;
+        }
+        for (int z = q->tz0; z <= q->tz1; z++)
+            for (int x = q->tx0; x <= q->tx1; x++) {
+                uint64_t k = opd_tile_key(x, z);
+                size_t i = key_slot(&h, k);
+                if (!h.key[i]) {
+                    h.key[i] = k;
+                    p->ncells++;
+                }
+                h.val[i]++;
+                h.last = i;
+            }
+    }
+    if (st == OP_OK && (!(p->cell_keys = malloc((p->ncells + 1) * sizeof *p->cell_keys)) ||
+                        !(p->cell_off = malloc((p->ncells + 1) * sizeof *p->cell_off))))
+        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles", name, p->ncells);
+    if (st == OP_OK) {
+        size_t n = 0;
+        for (size_t i = 0; i < h.cap; i++)
+            if (h.key[i])
+                p->cell_keys[n++] = h.key[i];
+        qsort(p->cell_keys, n, sizeof *p->cell_keys, cmp_key);
+        uint32_t at = 0;
+        for (size_t c = 0; c < n; c++) {
+            size_t i = key_slot(&h, p->cell_keys[c]);
+            p->cell_off[c] = at;
+            at += h.val[i];
+            h.val[i] = p->cell_off[c];
+            h.last = i;
+        }
+        p->cell_off[n] = at;
+    }
+    for (size_t t = 0; st == OP_OK && t < p->nt; t++) {
+        const op_tile_range *q = &tr[t];
+        if ((uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1) > OPD_PART_SMALL)
+            continue;
+        for (int z = q->tz0; z <= q->tz1; z++)
+            for (int x = q->tx0; x <= q->tx1; x++) {
+                size_t i = key_slot(&h, opd_tile_key(x, z));
+                p->ids[h.val[i]++] = (uint32_t)t;
+                h.last = i;
+            }
+    }
+    free(h.key);
+    free(h.val);
     free(tr);
-    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (w * h + 1) * 4 + (size_t)pairs * 4;
+    /* The tiles a span may come from: every small list's tile and the big ones' reach. */
+    key_list occ = {0};
+    for (size_t c = 0; st == OP_OK && c < p->ncells; c++)
+        if (key_push(&occ, p->cell_keys[c]) != 0)
+            st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
+    for (size_t b = 0; st == OP_OK && b < p->nbig; b++)
+        if (big_reach(p, p->big[b], &g, &p->big_rect[b], &occ) != 0)
+            st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
+    if (st == OP_OK) {
+        p->nocc = sort_unique(occ.k, occ.n);
+        p->occ = occ.k;
+    } else {
+        free(occ.k);
+    }
+    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * 12 + (size_t)pairs * 4 +
+               p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 + 6 * OPD_ALLOC_OVERHEAD;
     return st;
 }
 
@@ -162,15 +355,50 @@ op_status opd_part_make(const opd_mesh *m, const op_settings *s, opd_part **out,
     return OP_OK;
 }
 
-const uint32_t *opd_part_tile(const opd_part *p, int tx, int tz, size_t *n)
+/* The index of key k in keys[0 .. n) (increasing), or n. */
+static size_t key_find(const uint64_t *keys, size_t n, uint64_t k)
 {
-    *n = 0;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && keys[lo] == k ? lo : n;
+}
+
+size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out)
+{
     if (p->nt == 0 || tx < p->rect.tx0 || tx > p->rect.tx1 || tz < p->rect.tz0 || tz > p->rect.tz1)
-        return NULL;
-    size_t w = (size_t)(p->rect.tx1 - p->rect.tx0 + 1);
-    size_t i = (size_t)(tz - p->rect.tz0) * w + (size_t)(tx - p->rect.tx0);
-    *n = p->off[i + 1] - p->off[i];
-    return p->ids + p->off[i];
+        return 0;
+    const uint32_t *small = NULL;
+    size_t ns = 0, c = key_find(p->cell_keys, p->ncells, opd_tile_key(tx, tz));
+    if (c < p->ncells) {
+        small = p->ids + p->cell_off[c];
+        ns = p->cell_off[c + 1] - p->cell_off[c];
+    }
+    /* Both lists are in input order: merged, so is the tile's. */
+    size_t n = 0, i = 0;
+    for (size_t b = 0; b < p->nbig; b++) {
+        const op_tile_range *r = &p->big_rect[b];
+        if (tx < r->tx0 || tx > r->tx1 || tz < r->tz0 || tz > r->tz1)
+            continue;
+        while (i < ns && small[i] < p->big[b]) {
+            if (out)
+                out[n] = small[i];
+            n++;
+            i++;
+        }
+        if (out)
+            out[n] = p->big[b];
+        n++;
+    }
+    for (; i < ns; i++, n++)
+        if (out)
+            out[n] = small[i];
+    return n;
 }
 
 /* ===== snapshots ===== */
@@ -212,9 +440,19 @@ static op_status snap_range(opd_snap *s, op_err *err)
     int t[3] = {0, 1, 1};
     op_soup corners = {v, 6, t, 3, NULL};
     op_status st = op_soup_tile_range(&corners, &s->settings, &s->rect, err);
-    if (st == OP_OK)
-        s->has_tiles = 1;
-    return st;
+    if (st != OP_OK)
+        return st;
+    s->has_tiles = 1;
+    /* A tile's rows (build3d-spans.md §1.3, as the core counts them) grow with the height
+     * of its selection, which the level's height bounds. */
+    op_span_settings ss;
+    op_span_settings_derive(&s->settings, &ss);
+    double ch = s->settings.cell_height, base = (double)s->bmin[1] - ch;
+    if (base < -OP_MAX_COORD + 1.0)
+        base = -OP_MAX_COORD + 1.0;
+    double rows = ceil(((double)s->bmax[1] - base) / ch) + (double)ss.walkable_height + 2.0;
+    s->tall = !(rows <= OP_MAX_ROWS);
+    return OP_OK;
 }
 
 op_status opd_snap_make(const opd_config *cfg, const op_settings *st, opd_part **parts, int n,
@@ -337,4 +575,17 @@ int opd_snap_in_rect(const opd_snap *s, int tx, int tz)
 int opd_snap_tiles(const opd_snap *s)
 {
     return s->has_tiles ? (s->rect.tx1 - s->rect.tx0 + 1) * (s->rect.tz1 - s->rect.tz0 + 1) : 0;
+}
+
+int opd_snap_occupied(const opd_snap *s, int tx, int tz)
+{
+    if (!opd_snap_in_rect(s, tx, tz))
+        return 0;
+    if (s->tall)
+        return 1;
+    uint64_t k = opd_tile_key(tx, tz);
+    for (int i = 0; i < s->nparts; i++)
+        if (key_find(s->parts[i]->occ, s->parts[i]->nocc, k) < s->parts[i]->nocc)
+            return 1;
+    return 0;
 }

@@ -289,6 +289,22 @@ static void mark_gone(opd_level *lv, opd_tile *t, uint64_t w)
     }
 }
 
+/* A new entry for (tx, tz) when it has none, dirty and rebuilding. */
+static void add_tile(opd_level *lv, int tx, int tz, uint64_t w, int defined)
+{
+    if (opd_level_tile(lv, tx, tz))
+        return;
+    opd_tile *t = opd_level_tile_new(lv, tx, tz, defined);
+    if (t)
+        mark_dirty(lv, t, w, 1);
+}
+
+static int key_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int geometry,
                           int defined)
 {
@@ -312,13 +328,61 @@ void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int g
     }
     if (!s->has_tiles)
         return;
-    for (int tz = s->rect.tz0; tz <= s->rect.tz1; tz++)
-        for (int tx = s->rect.tx0; tx <= s->rect.tx1; tx++)
-            if (!opd_level_tile(lv, tx, tz)) {
-                opd_tile *t = opd_level_tile_new(lv, tx, tz, defined);
-                if (t)
-                    mark_dirty(lv, t, w, 1);
+    /* New entries only where a span may be: any other tile of the range builds to no
+     * layers, which a tile without an entry answers (level.h). */
+    if (s->tall) {
+        for (int tz = s->rect.tz0; tz <= s->rect.tz1; tz++)
+            for (int tx = s->rect.tx0; tx <= s->rect.tx1; tx++)
+                add_tile(lv, tx, tz, w, defined);
+        return;
+    }
+    for (int i = 0; i < s->nparts; i++) {
+        const opd_part *p = s->parts[i];
+        for (size_t k = 0; k < p->nocc; k++) {
+            int tx = opd_key_tx(p->occ[k]), tz = opd_key_tz(p->occ[k]);
+            if (opd_snap_in_rect(s, tx, tz))
+                add_tile(lv, tx, tz, w, defined);
+        }
+    }
+}
+
+size_t opd_tiles_to_add(const opd_level *lv, const opd_snap *s)
+{
+    if (!s->has_tiles)
+        return 0;
+    if (s->tall)
+        return (size_t)opd_snap_tiles(s);
+    /* The tiles without an entry, each once: few next to the level's (the edited mesh's
+     * new tiles, those a grown range takes in). */
+    uint64_t *k = NULL;
+    size_t n = 0, cap = 0, upper = 0;
+    for (int i = 0; i < s->nparts; i++) {
+        const opd_part *p = s->parts[i];
+        for (size_t j = 0; j < p->nocc; j++) {
+            int tx = opd_key_tx(p->occ[j]), tz = opd_key_tz(p->occ[j]);
+            if (!opd_snap_in_rect(s, tx, tz) || opd_level_tile((opd_level *)lv, tx, tz))
+                continue;
+            upper++;
+            if (n == cap) {
+                size_t c = cap ? 2 * cap : 256;
+                uint64_t *g = realloc(k, c * sizeof *g);
+                if (!g) {
+                    free(k);
+                    return upper + (size_t)opd_snap_tiles(s); /* no better bound */
+                }
+                k = g;
+                cap = c;
             }
+            k[n++] = p->occ[j];
+        }
+    }
+    if (n > 0)
+        qsort(k, n, sizeof *k, key_order);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += i == 0 || k[i] != k[i - 1];
+    free(k);
+    return m;
 }
 
 opd_waiter *opd_tiles_drop(opd_level *lv)
@@ -344,13 +408,13 @@ int opd_tiles_bake(opd_level *lv)
 {
     const opd_snap *s = lv->sn;
     int started = 0;
-    for (int tz = s->rect.tz0; s->has_tiles && tz <= s->rect.tz1; tz++)
-        for (int tx = s->rect.tx0; tx <= s->rect.tx1; tx++) {
-            opd_tile *t = opd_level_tile(lv, tx, tz);
-            if (t && !opd_tile_ready(t) && !t->building) {
-                opd_tile_start_build(lv, t);
-                started = 1;
-            }
+    /* Only entries can need a build: a tile without one has no layers (level.h). */
+    for (size_t i = 0; i < lv->map_cap; i++) {
+        opd_tile *t = lv->map[i];
+        if (t && opd_snap_in_rect(s, t->tx, t->tz) && !opd_tile_ready(t) && !t->building) {
+            opd_tile_start_build(lv, t);
+            started = 1;
         }
+    }
     return started;
 }

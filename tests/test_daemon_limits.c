@@ -1,13 +1,15 @@
 /*
  * onepathd memory limits (issue 16): a request of tiny msgpack values may not unpack to
  * many times its size (--max-unpacked). Measured on the daemon process itself: its peak
- * resident size (VmHWM of /proc/PID/status) before and after the attack.
+ * resident size (VmHWM of /proc/PID/status) before and after the attack. And a level's
+ * state follows what it builds, not its tile range (a sliver triangle 9,800 m long).
  */
 #include <msgpack.h>
 #include <pthread.h>
 
 #include "op_daemon_test.h"
 #include "onepath/rpc.h"
+#include "onepath/tile_codec.h"
 
 /* The daemon's VmHWM or VmRSS in bytes (0 if unreadable). */
 static size_t proc_kb(pid_t pid, const char *key)
@@ -172,19 +174,267 @@ Test(daemon_limits, max_unpacked_is_the_flag, .timeout = 60)
     opt_daemon_cleanup(&d);
 }
 
-/* One sliver triangle 9,800 m long: 134 bytes of level.put, a million tiles. */
-static op_status put_sliver(op_client *c, const char *level, op_err *e)
+/* One sliver triangle 9,800 m long along the diagonal, `wide` metres wide at its far end:
+ * 134 bytes of level.put, a tile range of 1021 x 1021 tiles (a million), of which the
+ * triangle crosses about three a row. */
+static void sliver_soup(float wide, float v[9], int32_t t[3])
 {
-    float v[9] = {0, 0, 0, 9800, 0, 9800, 9800, 0, 9800.01f};
-    int32_t t[3] = {0, 1, 2};
+    const float w[9] = {0, 0, 0, 9800, 0, 9800, 9800, 0, 9800 + wide};
+    memcpy(v, w, sizeof w);
+    t[0] = 0; /* counter-clockwise seen from above: it faces up, walkable */
+    t[1] = 2;
+    t[2] = 1;
+}
+
+static op_status put_sliver_wide(op_client *c, const char *level, float wide, op_err *e)
+{
+    float v[9];
+    int32_t t[3];
+    sliver_soup(wide, v, t);
     op_client_mesh m = {"sliver", v, 3, t, 1, NULL};
     uint64_t ver;
     int changed;
     return op_client_level_put(c, level, NULL, 0, &m, 1, OPT_TIMEOUT_MS, &ver, &changed, e);
 }
 
-/* --max-memory: a level.put whose tile range would pass it is OP_ELIMIT naming the flag,
- * and the levels already accepted are unchanged (version, tiles). */
+static op_status put_sliver(op_client *c, const char *level, op_err *e)
+{
+    return put_sliver_wide(c, level, 0.01f, e);
+}
+
+/* A floor of two triangles 9,800 m a side: the same range, every tile reached. */
+static op_status put_floor(op_client *c, const char *level, op_err *e)
+{
+    opt_soup f = {0};
+    opt_soup_quad(&f, 0, 0, 9800, 9800, 0);
+    op_client_mesh m = opt_mesh("floor", &f);
+    uint64_t ver;
+    int changed;
+    op_status st = op_client_level_put(c, level, NULL, 0, &m, 1, OPT_TIMEOUT_MS, &ver, &changed, e);
+    opt_soup_free(&f);
+    return st;
+}
+
+/* One tile of the offline bake (the library, as `onepath bake`). */
+static void ref_tile(const op_level *lvl, int tx, int tz, op_arena *out, op_arena *scratch,
+                     opt_ref_tile *t)
+{
+    op_err e;
+    op_tile_stages st;
+    memset(t, 0, sizeof *t);
+    t->tx = tx;
+    t->tz = tz;
+    cr_assert_eq(op_level_build_stages(lvl, tx, tz, OP_STAGE_TILE, 0, out, scratch, &st, &e), OP_OK,
+                 "tile (%d, %d): %s", tx, tz, e.msg);
+    cr_assert_leq(st.ntiles, OPT_MAX_LAYERS);
+    for (int k = 0; k < st.ntiles; k++) {
+        cr_assert_eq(op_tile_encode(&st.tiles[k], &t->blob[k], &t->hash[k], &e), OP_OK);
+        t->layer[k] = st.tiles[k].layer;
+    }
+    t->nl = st.ntiles;
+    op_arena_reset(out);
+    op_arena_reset(scratch);
+}
+
+static void ref_tile_free(opt_ref_tile *t)
+{
+    for (int k = 0; k < t->nl; k++)
+        op_bytes_free(&t->blob[k]);
+}
+
+/* The daemon's tile (from tile.range of one tile, or tile.get) equals the offline one. */
+static void same_tile(const op_client_tile *g, const opt_ref_tile *r)
+{
+    cr_assert(g->tx == r->tx && g->tz == r->tz, "tile (%d, %d) where (%d, %d) was due", g->tx,
+              g->tz, r->tx, r->tz);
+    cr_assert_eq(g->nlayers, r->nl, "tile (%d, %d): %d layers, offline %d", g->tx, g->tz,
+                 g->nlayers, r->nl);
+    for (int k = 0; k < r->nl; k++) {
+        cr_assert_eq(g->layers[k].layer, r->layer[k]);
+        cr_assert_eq(g->layers[k].hash, r->hash[k]);
+        cr_assert(g->layers[k].len == r->blob[k].len &&
+                      !memcmp(g->layers[k].blob, r->blob[k].data, r->blob[k].len),
+                  "tile (%d, %d) layer %d bytes differ", g->tx, g->tz, k);
+    }
+}
+
+/* The sliver level holds what it builds, not its million-tile range: the daemon's RSS
+ * grows by < 20 MB with it resident and rebuilt (it was ~380 MB: an entry of ~350 bytes
+ * for each of 1,042,441 tiles). The bound: ~3,000 entries of ~350 bytes, the triangle's
+ * lists, and the build threads' scratch (a few MB each) fit many times over; a dense
+ * state of even 20 bytes a tile would not. And it serves what it did: level.info's range
+ * and counts, changes.since and tile.range equal the offline bake (the library) of the
+ * same soup, on every tile the sliver crosses (a band around the diagonal) and on whole
+ * rows across the range. */
+Test(daemon_limits, sliver_level_holds_what_it_builds, .timeout = 900)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    /* No rebuild bases: they are a cache under its own budget (--rebuild-cache-bytes,
+     * default 256M: here about 10 KB for each tile built, 30 MB), not per-tile state. */
+    const char *extra[] = {"--threads", "2", "--rebuild-cache-bytes", "0", NULL};
+    opt_daemon_start(&d, extra);
+    op_client *c = opt_connect(&d);
+    op_err e;
+    size_t rss0 = proc_kb(d.pid, "VmRSS");
+    cr_assert_gt(rss0, 0, "cannot read /proc/%d/status", (int)d.pid);
+    /* 3 m wide at the far end: the tiles there have a walkable surface. */
+    const float wide = 3.0f;
+    op_status st = put_sliver_wide(c, "sliver", wide, &e);
+    cr_assert_eq(st, OP_OK, "%s: %s", op_status_name(st), e.msg);
+    size_t rss1 = proc_kb(d.pid, "VmRSS");
+    /* changes.since answers once every rebuild owed has landed. */
+    op_client_changes ch;
+    cr_assert_eq(op_client_changes_since(c, "sliver", 0, 0, 800000, &ch, &e), OP_OK, "%s", e.msg);
+    size_t rss2 = proc_kb(d.pid, "VmRSS"), hwm = proc_kb(d.pid, "VmHWM");
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "sliver", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
+                 e.msg);
+    fprintf(stderr,
+            "daemon_limits: sliver: VmRSS %zu -> %zu kB (put) -> %zu kB (rebuilt), VmHWM %zu kB; "
+            "level.info memory %llu bytes, %lld tiles, %d changed\n",
+            rss0 / 1024, rss1 / 1024, rss2 / 1024, hwm / 1024, (unsigned long long)li.memory,
+            (long long)li.tiles_total, ch.ntiles);
+    cr_assert_lt(rss2, rss0 + ((size_t)20 << 20), "VmRSS grew by %zu MB", (rss2 - rss0) >> 20);
+    cr_assert_lt(li.memory, (uint64_t)8 << 20, "level.info memory %llu",
+                 (unsigned long long)li.memory);
+
+    /* The offline bake of the same soup and settings. */
+    float v[9];
+    int32_t t[3];
+    sliver_soup(wide, v, t);
+    int ti[3] = {t[0], t[1], t[2]};
+    op_soup soup = {v, 9, ti, 3, NULL};
+    op_settings s;
+    op_settings_default(&s);
+    op_level *lvl;
+    cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+    op_tile_rect r = op_level_tiles(lvl);
+    cr_assert(li.tiles[0] == r.tx0 && li.tiles[1] == r.tz0 && li.tiles[2] == r.tx1 &&
+                  li.tiles[3] == r.tz1,
+              "level.info tiles %d..%d x %d..%d, offline %d..%d x %d..%d", li.tiles[0], li.tiles[2],
+              li.tiles[1], li.tiles[3], r.tx0, r.tx1, r.tz0, r.tz1);
+    cr_assert_eq(li.tiles_total, (int64_t)op_level_tile_count(lvl));
+    cr_assert_gt(li.tiles_total, 1000000);
+    cr_assert_eq(li.tiles_built, li.tiles_total, "%lld of %lld built", (long long)li.tiles_built,
+                 (long long)li.tiles_total);
+    cr_assert_eq(li.bake_done, li.tiles_total);
+
+    /* Every listed tile is one the offline bake gives layers, with its hashes, in
+     * row-major order. */
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    for (int i = 0; i < ch.ntiles; i++) {
+        const op_client_change *k = &ch.tiles[i];
+        if (i > 0)
+            cr_assert(k->tz > ch.tiles[i - 1].tz ||
+                          (k->tz == ch.tiles[i - 1].tz && k->tx > ch.tiles[i - 1].tx),
+                      "changes.since not in row-major order at %d", i);
+        opt_ref_tile rt;
+        ref_tile(lvl, k->tx, k->tz, out, scratch, &rt);
+        cr_assert_gt(rt.nl, 0, "tile (%d, %d) listed, offline it has no layers", k->tx, k->tz);
+        cr_assert_eq(k->nhashes, rt.nl);
+        for (int l = 0; l < rt.nl; l++)
+            cr_assert_eq(k->hashes[l], rt.hash[l]);
+        ref_tile_free(&rt);
+    }
+    /* The other way: tiles of the band the sliver crosses (|tx - tz| <= 2: it runs from
+     * (0, 0) to (9800, 9800..9803)) and of whole rows, offline, against tile.range and
+     * changes.since. */
+    int listed = 0, checked = 0, rows[] = {r.tz0, r.tz0 + 1, (r.tz0 + r.tz1) / 2, r.tz1};
+    for (int tz = r.tz0; tz <= r.tz1; tz++) {
+        int full = 0;
+        for (size_t q = 0; q < sizeof rows / sizeof rows[0]; q++)
+            full |= rows[q] == tz;
+        int x0 = full ? r.tx0 : (tz - 2 > r.tx0 ? tz - 2 : r.tx0);
+        int x1 = full ? r.tx1 : (tz + 2 < r.tx1 ? tz + 2 : r.tx1);
+        int rect[4] = {x0, tz, x1, tz}, after[2], *ap = NULL, more = 1, tx = x0;
+        while (more) {
+            op_client_tile_range rg;
+            cr_assert_eq(
+                op_client_tile_range_get(c, "sliver", rect, ap, 0, OPT_TIMEOUT_MS, &rg, &e), OP_OK,
+                "%s", e.msg);
+            for (int i = 0; i < rg.ntiles; i++, tx++) {
+                opt_ref_tile rt;
+                ref_tile(lvl, tx, tz, out, scratch, &rt);
+                same_tile(&rg.tiles[i], &rt);
+                if (rt.nl > 0) {
+                    int found = 0;
+                    for (int j = 0; j < ch.ntiles && !found; j++)
+                        found = ch.tiles[j].tx == tx && ch.tiles[j].tz == tz;
+                    cr_assert(found, "tile (%d, %d) has layers, changes.since misses it", tx, tz);
+                    listed++;
+                }
+                ref_tile_free(&rt);
+                checked++;
+            }
+            more = rg.has_next;
+            after[0] = rg.next[0];
+            after[1] = rg.next[1];
+            ap = after;
+            op_client_tile_range_free(&rg);
+        }
+        cr_assert_eq(tx, x1 + 1, "row %d: tile.range gave tiles %d..%d", tz, x0, tx - 1);
+    }
+    fprintf(stderr, "daemon_limits: sliver: %d tiles compared offline, %d with layers\n", checked,
+            listed);
+    cr_assert_gt(listed, 0, "the test's sliver has no walkable tile");
+    /* An empty tile far from the sliver answers as a built tile with no layers. */
+    op_client_tile g;
+    cr_assert_eq(op_client_tile_get(c, "sliver", r.tx1, r.tz0, OPT_TIMEOUT_MS, &g, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert(g.tx == r.tx1 && g.tz == r.tz0 && g.nlayers == 0 && g.version == li.version);
+    op_client_tile_free(&g);
+    cr_assert_eq(op_client_tile_get(c, "sliver", r.tx1 + 1, r.tz0, OPT_TIMEOUT_MS, &g, &e),
+                 OP_ERANGE);
+    op_client_changes_free(&ch);
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    op_level_destroy(lvl);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* Four sliver levels do not add up to a GB (they were 4 x ~380 MB): all four fit under
+ * --max-memory 64M, which refused the first one while every tile of a range had an
+ * entry, and the daemon's RSS grows by < 80 MB (4 x the single level's bound). */
+Test(daemon_limits, four_slivers_fit_in_64M, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    const char *extra[] = {"--max-memory", "64M", "--threads", "1", NULL};
+    opt_daemon_start(&d, extra);
+    op_client *c = opt_connect(&d);
+    op_err e;
+    size_t rss0 = proc_kb(d.pid, "VmRSS");
+    cr_assert_gt(rss0, 0, "cannot read /proc/%d/status", (int)d.pid);
+    uint64_t held = 0;
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "sliver%d", i);
+        op_status st = put_sliver(c, name, &e);
+        cr_assert_eq(st, OP_OK, "%s: %s: %s", name, op_status_name(st), e.msg);
+        op_client_level_info li;
+        cr_assert_eq(op_client_level_info_get(c, name, OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
+                     e.msg);
+        cr_assert_eq(li.tiles_total, 1042441);
+        held += li.memory;
+    }
+    size_t rss1 = proc_kb(d.pid, "VmRSS"), hwm = proc_kb(d.pid, "VmHWM");
+    fprintf(stderr,
+            "daemon_limits: four slivers: VmRSS %zu -> %zu kB, VmHWM %zu kB, level.info "
+            "memory %llu bytes in all\n",
+            rss0 / 1024, rss1 / 1024, hwm / 1024, (unsigned long long)held);
+    cr_assert_lt(rss1, rss0 + ((size_t)80 << 20), "VmRSS grew by %zu MB", (rss1 - rss0) >> 20);
+    cr_assert_lt(held, (uint64_t)32 << 20);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* --max-memory: a level.put whose tile entries would pass it (a floor reaching every
+ * tile of a million-tile range) is OP_ELIMIT naming the flag, and the levels already
+ * accepted are unchanged (version, tiles). */
 Test(daemon_limits, max_memory_refuses_a_huge_grid, .timeout = 60)
 {
     opt_daemon d;
@@ -204,11 +454,11 @@ Test(daemon_limits, max_memory_refuses_a_huge_grid, .timeout = 60)
     cr_assert_eq(op_client_level_info_get(c, "small", OPT_TIMEOUT_MS, &before, &e), OP_OK, "%s",
                  e.msg);
     size_t rss0 = proc_kb(d.pid, "VmRSS");
-    op_status st = put_sliver(c, "sliver", &e);
+    op_status st = put_floor(c, "sliver", &e);
     cr_assert_eq(st, OP_ELIMIT, "%s: %s", op_status_name(st), e.msg);
     cr_assert(strstr(e.msg, "--max-memory") && strstr(e.msg, "sliver"), "%s", e.msg);
     /* ... also as a replacement of the accepted level. */
-    st = put_sliver(c, "small", &e);
+    st = put_floor(c, "small", &e);
     cr_assert_eq(st, OP_ELIMIT, "%s: %s", op_status_name(st), e.msg);
     size_t rss1 = proc_kb(d.pid, "VmRSS");
     fprintf(stderr, "daemon_limits: refused sliver: VmRSS %zu -> %zu kB\n", rss0 / 1024,

@@ -180,10 +180,14 @@ static op_status commit(opd_level *lv, edit *e, uint64_t *version, op_err *err)
     if (e->new_meshes)
         old = opd_level_set_meshes(lv, e->meshes, e->nmeshes, &nold);
     opd_snap *old_sn = lv->sn;
+    int detour =
+        e->nboxes < 0 && lv->version > 0 && opd_settings_detour_differ(&lv->settings, &e->settings);
     lv->settings = e->settings;
     lv->version = w;
     lv->sn = e->sn;
     opd_tiles_invalidate(lv, e->boxes, e->nboxes, e->geometry, 1);
+    if (detour)
+        opd_tiles_detour_changed(lv);
     opd_waiter *polls = lv->pending == 0 ? opd_waiters_take(&lv->pollers) : NULL;
     opd_waiters_wake(polls, OPD_WAKE_QUEUE);
     pthread_mutex_unlock(&lv->mu);

@@ -240,6 +240,8 @@ typedef struct opd_tile {
     uint64_t inval_version;  /* the last edit that could change them */
     uint64_t geo_version;    /* the last edit that could change its triangles */
     int known;               /* hashes describe the current bytes */
+    int detour_changed;      /* a level.put changed what only its Detour form carries
+                                (protocol §4.2b): its next install counts as a change */
     int defined;             /* hashes describe some earlier bytes (for comparison) */
     int nl;
     int *layers;
@@ -324,6 +326,12 @@ void opd_tiles_invalidate(opd_level *lv, const opd_box *boxes, int nboxes, int g
 /* How many entries opd_tiles_invalidate would add for snapshot s (the tiles of s that
  * need one and have none; level lock held): what an edit's memory check counts. */
 size_t opd_tiles_to_add(const opd_level *lv, const opd_snap *s);
+/* Whether settings a and b differ in what a tile's Detour form holds but its native blobs
+ * do not (protocol §4.2b): agent height, radius and climb, cell height and size. */
+int opd_settings_detour_differ(const op_settings *a, const op_settings *b);
+/* After a level.put whose settings differ so: every tile of the range counts as changed
+ * at its rebuild if it had or has layers (level lock held). */
+void opd_tiles_detour_changed(opd_level *lv);
 /* The rebuild cache's free_fn. */
 void opd_tile_base_free_data(void *data, int n);
 /* A dropped level: frees every cached blob, detaches every waiter (to wake once the

@@ -132,6 +132,9 @@ static int same_content(const opd_tile *t, const opd_build_result *b)
 static void install(opd_level *lv, opd_tile *t, opd_build_result *b)
 {
     int changed = t->defined ? !same_content(t, b) : (b->nl > 0 || b->st != OP_OK);
+    /* Same native bytes, other Detour bytes: listed so that Detour clients refetch. */
+    changed |= t->detour_changed && (t->nl > 0 || b->nl > 0);
+    t->detour_changed = 0;
     if (changed)
         t->change_version = t->inval_version;
     opd_cache_drop(lv->d->cache, &t->blobs);
@@ -383,6 +386,20 @@ size_t opd_tiles_to_add(const opd_level *lv, const opd_snap *s)
         m += i == 0 || k[i] != k[i - 1];
     free(k);
     return m;
+}
+
+int opd_settings_detour_differ(const op_settings *a, const op_settings *b)
+{
+    return a->agent_height != b->agent_height || a->agent_radius != b->agent_radius ||
+           a->agent_max_climb != b->agent_max_climb || a->cell_height != b->cell_height ||
+           a->cell_size != b->cell_size;
+}
+
+void opd_tiles_detour_changed(opd_level *lv)
+{
+    for (size_t i = 0; i < lv->map_cap; i++)
+        if (lv->map[i] && opd_snap_in_rect(lv->sn, lv->map[i]->tx, lv->map[i]->tz))
+            lv->map[i]->detour_changed = 1;
 }
 
 opd_waiter *opd_tiles_drop(opd_level *lv)

@@ -586,3 +586,66 @@ Test(daemon_detour, detour_bytes_share_the_blob_cache, .timeout = 300)
     opt_daemon_cleanup(&d);
     op_arena_destroy(a);
 }
+
+/* A level.put that changes only what the Detour header carries (agent_height on an open
+ * flat level: the native tiles stay the same) lists every tile in changes.since, and the
+ * Detour tiles equal the export with the new setting. */
+Test(daemon_detour, settings_only_level_put_lists_detour_changes, .timeout = 300)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup soup;
+    op_err e;
+    cr_assert_eq(op_levelgen("flat", 32, 1, a, &soup, &e), OP_OK, "%s", e.msg);
+    op_settings s0, s1;
+    op_settings_default(&s0);
+    s1 = s0;
+    cr_assert_eq(op_settings_set(&s1, "agent_height", "2.5", &e), OP_OK, "%s", e.msg);
+    opt_ref r0, r1;
+    opt_ref_bake(&soup, &s0, &r0);
+    opt_ref_bake(&soup, &s1, &r1);
+    for (int i = 0; i < r0.n; i++)
+        cr_assert(!opt_ref_differs(&r0, &r1, r0.t[i].tx, r0.t[i].tz),
+                  "agent_height changed native tile (%d, %d): pick another level", r0.t[i].tx,
+                  r0.t[i].tz);
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    put_soup(c, "lv", &soup);
+    char exp0[400], exp1[400];
+    snprintf(exp0, sizeof exp0, "%s/export0", d.dir);
+    snprintf(exp1, sizeof exp1, "%s/export1", d.dir);
+    run("%s/onepath export gen:flat:32:1 --detour-tiles '%s' > /dev/null", OP_BIN_DIR, exp0);
+    run("%s/onepath export gen:flat:32:1 --set agent_height=2.5 --detour-tiles '%s' > /dev/null",
+        OP_BIN_DIR, exp1);
+    int n = check_against_dir(c, "lv", exp0, 0);
+    op_client_level_info li;
+    cr_assert_eq(op_client_level_info_get(c, "lv", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(count_differing(exp0, exp1, &li), n, "the header should differ in every tile");
+
+    op_client_setting set = {"agent_height", "2.5"};
+    put_soup_set(c, "lv", &soup, &set, 1);
+    op_client_changes ch;
+    cr_assert_eq(op_client_changes_since(c, "lv", 1, 0, OPT_TIMEOUT_MS, &ch, &e), OP_OK, "%s",
+                 e.msg);
+    int listed = 0;
+    for (int i = 0; i < ch.ntiles; i++) {
+        const opt_ref_tile *r = opt_ref_find(&r1, ch.tiles[i].tx, ch.tiles[i].tz);
+        cr_assert(r && r->nl > 0 && ch.tiles[i].nhashes == r->nl);
+        for (int k = 0; k < r->nl; k++)
+            cr_assert_eq(ch.tiles[i].hashes[k], r->hash[k]);
+        listed++;
+    }
+    op_client_changes_free(&ch);
+    cr_assert_eq(listed, n, "changes.since lists %d of the %d tiles whose Detour bytes changed",
+                 listed, n);
+    cr_assert_eq(check_against_dir(c, "lv", exp1, 0), n);
+    fprintf(stderr, "agent_height only: native tiles the same, %d Detour tiles listed and new\n",
+            n);
+    opt_ref_free(&r0);
+    opt_ref_free(&r1);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+    op_arena_destroy(a);
+}

@@ -17,7 +17,8 @@
  * The figures per level are printed (run the binary to see them).
  * Last, tiles served by onepathd in Detour form (protocol §4.2b): a tile added with
  * dtNavMesh::addTile among its neighbours (all from the daemon) links to each of them, and
- * findPath crosses every such border.
+ * findPath crosses every such border; after an obstacle edit the tile fetched again
+ * replaces it (removeTile, addTile) and links and paths the same way.
  */
 #define _Static_assert static_assert /* the core's headers are C11 */
 extern "C" {
@@ -1281,10 +1282,56 @@ void poly_centre(const dtNavMesh *nav, dtPolyRef ref, float c[3])
             c[k] += t->verts[3 * p->verts[i] + k] / p->vertCount;
 }
 
+/* Tile (tx, tz) of nav links to each of its neighbours in tiles, and findPath crosses each
+ * of those borders from a polygon of the tile into one of the neighbour's. Returns the
+ * borders crossed; *nlinks the tile's external links. */
+int check_borders(const dtNavMesh *nav,
+                  const std::map<std::pair<int, int>, std::vector<uint8_t>> &tiles,
+                  std::pair<int, int> at, const char *name, int *nlinks)
+{
+    const int dx[4] = {1, -1, 0, 0}, dz[4] = {0, 0, 1, -1};
+    auto links = external_links(nav, nav->getTileAt(at.first, at.second, 0), nlinks);
+    dtNavMeshQuery *q = dtAllocNavMeshQuery();
+    cr_assert(q && dtStatusSucceed(q->init(nav, 4096)));
+    dtQueryFilter f;
+    int crossed = 0;
+    for (int s = 0; s < 4; s++) {
+        std::pair<int, int> nb = {at.first + dx[s], at.second + dz[s]};
+        if (!tiles.count(nb))
+            continue;
+        auto l = links.find(nb);
+        cr_assert(l != links.end(), "%s: tile (%d, %d) has no link to its neighbour (%d, %d)", name,
+                  at.first, at.second, nb.first, nb.second);
+        float a[3], b[3];
+        poly_centre(nav, l->second.first, a);
+        poly_centre(nav, l->second.second, b);
+        dtPolyRef path[256];
+        int n = 0;
+        dtStatus st = q->findPath(l->second.first, l->second.second, a, b, &f, path, &n, 256);
+        cr_assert(dtStatusSucceed(st) && !(st & DT_PARTIAL_RESULT) && n >= 2 &&
+                      path[n - 1] == l->second.second,
+                  "%s: findPath from (%d, %d) into (%d, %d): status %#x, %d polygons", name,
+                  at.first, at.second, nb.first, nb.second, st, n);
+        /* The corridor starts in the tile and ends in the neighbour. */
+        const dtMeshTile *t0 = nullptr, *t1 = nullptr;
+        const dtPoly *p0 = nullptr;
+        nav->getTileAndPolyByRefUnsafe(path[0], &t0, &p0);
+        nav->getTileAndPolyByRefUnsafe(path[n - 1], &t1, &p0);
+        cr_assert(t0->header->x == at.first && t0->header->y == at.second &&
+                  t1->header->x == nb.first && t1->header->y == nb.second);
+        crossed++;
+    }
+    dtFreeNavMeshQuery(q);
+    return crossed;
+}
+
 /* level from the daemon: the cell with the most neighbours with data is added alone
  * (no external link), then its neighbours are added; it must link to every one of them
- * and findPath must cross each border. Returns the borders crossed. */
-int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours)
+ * and findPath must cross each border. With edit, an obstacle is then put in the middle
+ * of that cell; the cell fetched again (new bytes) replaces the old one in the navmesh
+ * (removeTile, addTile) and must link and path to every neighbour again. Returns the
+ * borders crossed (the first time). */
+int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours, bool edit)
 {
     Daemon d;
     op_client *c = d.connect();
@@ -1303,8 +1350,6 @@ int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours
     cr_assert_eq(op_client_level_info_get(c, "lv", kTimeoutMs, &li, &e), OP_OK, "%s", e.msg);
     cr_assert_gt(li.tile_size, 0);
     auto tiles = fetch_detour(c, "lv", li.tiles);
-    op_client_close(c);
-    cr_assert_eq(d.stop(), 0);
     cr_assert_geq(tiles.size(), 2u);
 
     /* The cell with the most neighbours with data. */
@@ -1321,10 +1366,12 @@ int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours
     }
     cr_assert_geq(best_n, min_neighbours, "%s: no cell has %d neighbours", name, min_neighbours);
 
-    /* Params as protocol §4.2b says a client makes them. */
+    /* Params as protocol §4.2b says a client makes them, with room for 1024 polygons a
+     * tile: a tile rebuilt after an edit may have more than any has now (a flat cell of
+     * one polygon gets a hole). */
     op_detour_params p;
     cr_assert_eq(op_detour_params_make(li.grid_origin[0], li.grid_origin[1], li.tile_size,
-                                       (int)tiles.size(), max_polys, &p, &e),
+                                       (int)tiles.size(), std::max(max_polys, 1024), &p, &e),
                  OP_OK, "%s", e.msg);
     dtNavMeshParams np;
     std::memcpy(np.orig, p.orig, sizeof np.orig);
@@ -1345,42 +1392,56 @@ int check_daemon_links(const char *name, const op_soup *soup, int min_neighbours
         if (it != tiles.end())
             add_daemon_tile(nav, it->second, it->first.first, it->first.second);
     }
-    auto links = external_links(nav, nav->getTileAt(best.first, best.second, 0), &nlinks);
-    dtNavMeshQuery *q = dtAllocNavMeshQuery();
-    cr_assert(q && dtStatusSucceed(q->init(nav, 4096)));
-    dtQueryFilter f;
-    int crossed = 0;
-    for (int s = 0; s < 4; s++) {
-        std::pair<int, int> nb = {best.first + dx[s], best.second + dz[s]};
-        if (!tiles.count(nb))
-            continue;
-        auto l = links.find(nb);
-        cr_assert(l != links.end(), "%s: tile (%d, %d) has no link to its neighbour (%d, %d)", name,
-                  best.first, best.second, nb.first, nb.second);
-        float a[3], b[3];
-        poly_centre(nav, l->second.first, a);
-        poly_centre(nav, l->second.second, b);
-        dtPolyRef path[256];
-        int n = 0;
-        dtStatus st = q->findPath(l->second.first, l->second.second, a, b, &f, path, &n, 256);
-        cr_assert(dtStatusSucceed(st) && !(st & DT_PARTIAL_RESULT) && n >= 2 &&
-                      path[n - 1] == l->second.second,
-                  "%s: findPath from (%d, %d) into (%d, %d): status %#x, %d polygons", name,
-                  best.first, best.second, nb.first, nb.second, st, n);
-        /* Both sides of the border are on the corridor. */
-        const dtMeshTile *t0 = nullptr, *t1 = nullptr;
-        const dtPoly *p0 = nullptr;
-        nav->getTileAndPolyByRefUnsafe(path[0], &t0, &p0);
-        nav->getTileAndPolyByRefUnsafe(path[n - 1], &t1, &p0);
-        cr_assert(t0->header->x == best.first && t0->header->y == best.second &&
-                  t1->header->x == nb.first && t1->header->y == nb.second);
-        crossed++;
-    }
+    int crossed = check_borders(nav, tiles, best, name, &nlinks);
     fprintf(stderr,
-            "%s: daemon tile (%d, %d) linked to %d neighbours (%d external links), %d borders "
+            "%s: daemon tile (%d, %d) among %d neighbours: %d external links, %d borders "
             "crossed by findPath\n",
-            name, best.first, best.second, (int)links.size(), nlinks, crossed);
-    dtFreeNavMeshQuery(q);
+            name, best.first, best.second, best_n, nlinks, crossed);
+
+    if (edit) {
+        /* A 2 x 2 obstacle in the middle of the cell. */
+        op_client_volume vol;
+        std::memset(&vol, 0, sizeof vol);
+        std::snprintf(vol.name, sizeof vol.name, "post");
+        vol.mode = OP_CLIENT_VOLUME_OBSTACLE;
+        vol.kind = OP_CLIENT_VOLUME_BOX;
+        double cx = li.grid_origin[0] + (best.first + 0.5) * li.tile_size,
+               cz = li.grid_origin[1] + (best.second + 0.5) * li.tile_size;
+        double lo[3] = {cx - 1, li.bounds[1] - 1, cz - 1},
+               hi[3] = {cx + 1, li.bounds[4] + 1, cz + 1};
+        std::memcpy(vol.bmin, lo, sizeof lo);
+        std::memcpy(vol.bmax, hi, sizeof hi);
+        cr_assert_eq(op_client_volume_put(c, "lv", &vol, kTimeoutMs, &v, &changed, &e), OP_OK, "%s",
+                     e.msg);
+        op_client_changes ch;
+        cr_assert_eq(op_client_changes_since(c, "lv", 1, 0, kTimeoutMs, &ch, &e), OP_OK, "%s",
+                     e.msg);
+        bool listed = false;
+        for (int i = 0; i < ch.ntiles; i++)
+            listed |= ch.tiles[i].tx == best.first && ch.tiles[i].tz == best.second;
+        op_client_changes_free(&ch);
+        cr_assert(listed, "changes.since does not list the edited cell");
+        op_client_detour_tile nt;
+        cr_assert_eq(
+            op_client_tile_get_detour(c, "lv", best.first, best.second, kTimeoutMs, &nt, &e), OP_OK,
+            "%s", e.msg);
+        cr_assert_not_null(nt.data);
+        std::vector<uint8_t> now(nt.data, nt.data + nt.len);
+        op_client_detour_tile_free(&nt);
+        cr_assert(now != tiles[best], "the edited cell's Detour bytes did not change");
+        const dtMeshTile *old = nav->getTileAt(best.first, best.second, 0);
+        cr_assert(dtStatusSucceed(nav->removeTile(nav->getTileRef(old), nullptr, nullptr)));
+        add_daemon_tile(nav, now, best.first, best.second);
+        int again = check_borders(nav, tiles, best, name, &nlinks);
+        cr_assert_eq(again, crossed);
+        fprintf(stderr,
+                "%s: after an obstacle, the cell's new Detour tile (%d polygons, was %d) "
+                "replaced it: %d external links, %d borders crossed\n",
+                name, read_at<int>(now.data() + 24), read_at<int>(tiles[best].data() + 24), nlinks,
+                again);
+    }
+    op_client_close(c);
+    cr_assert_eq(d.stop(), 0);
     dtFreeNavMesh(nav);
     return crossed;
 }
@@ -1391,9 +1452,9 @@ Test(detour, daemon_tiles_load_and_link_with_neighbours, .timeout = 300)
     op_soup soup;
     op_err e;
     cr_assert_eq(op_levelgen("flat", 40, 1, a, &soup, &e), OP_OK, "%s", e.msg);
-    cr_assert_eq(check_daemon_links("gen:flat:40:1", &soup, 4), 4);
+    cr_assert_eq(check_daemon_links("gen:flat:40:1", &soup, 4, true), 4);
     op_arena_reset(a);
     cr_assert_eq(op_obj_read_file(op_test_level("dungeon.obj"), a, &soup, &e), OP_OK, "%s", e.msg);
-    cr_assert_geq(check_daemon_links("dungeon.obj", &soup, 2), 1);
+    cr_assert_geq(check_daemon_links("dungeon.obj", &soup, 2, false), 1);
     op_arena_destroy(a);
 }

@@ -290,6 +290,29 @@ Test(client_cli, volume_put_list_drop_equal_bake_volumes, .timeout = 120)
     opt_daemon_cleanup(&d);
 }
 
+/* A bad volumes file is refused before any connection opens: a connection dropped during
+ * nng 1.5.2's handshake could leave the daemon's listener deaf to every later client
+ * (protocol §1.7; before the fix the daemon stopped answering within 4 such puts in 30). */
+Test(client_cli, volume_put_bad_file_leaves_daemon_answering, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    char bad[400];
+    snprintf(bad, sizeof bad, "%s/bad.json", d.dir);
+    write_text(bad, "[{\"name\": \"bad\", \"mode\": \"area\", \"area\": 1, \"kind\": "
+                    "\"cylinder\", \"center\": [0, 0], \"radius\": -1, \"y\": [0, 1]}]\n");
+    for (int i = 0; i < 12; i++) {
+        cr_assert_eq(
+            run("%s/onepath volume put --url '%s' --level x '%s' 2> /dev/null", d.url, bad, ""), 1);
+        cr_assert_eq(
+            run("%s/onepath remote ping --url '%s' --timeout 10000%s > /dev/null", d.url, "", ""),
+            0, "no answer after bad put %d", i + 1);
+    }
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
 /* A free loopback TCP port (bound, read back and released: the daemon binds it next). */
 static int free_port(void)
 {

@@ -109,19 +109,10 @@ static op_client_volume to_client(const op_volume *v)
     return c;
 }
 
-static int v_put(op_client *c, const remote_opts *o, const char *path)
+/* Sends the volumes read from path (v_read), one volume.put each. */
+static int v_put(op_client *c, const remote_opts *o, const char *path, const op_volume *vols, int n)
 {
-    op_arena *a = op_arena_create(0);
-    op_volume *vols;
-    int n, rc = 0;
-    if (!a) {
-        fprintf(stderr, "onepath: out of memory\n");
-        return 1;
-    }
-    if (cli_read_volumes(path, a, &vols, &n)) {
-        op_arena_destroy(a);
-        return 1;
-    }
+    int rc = 0;
     int changed_n = 0;
     uint64_t version = 0;
     for (int i = 0; i < n && !rc; i++) {
@@ -137,8 +128,22 @@ static int v_put(op_client *c, const remote_opts *o, const char *path)
     }
     if (!rc)
         printf("%s: %d volumes put from %s, %d changed the level\n", o->level, n, path, changed_n);
-    op_arena_destroy(a);
     return rc;
+}
+
+/* Reads and checks a volumes file into a (created here; NULL on failure, named on stderr). */
+static op_arena *v_read(const char *path, op_volume **vols, int *n)
+{
+    op_arena *a = op_arena_create(0);
+    if (!a) {
+        fprintf(stderr, "onepath: out of memory\n");
+        return NULL;
+    }
+    if (cli_read_volumes(path, a, vols, n)) {
+        op_arena_destroy(a);
+        return NULL;
+    }
+    return a;
 }
 
 int op_cmd_volume(int argc, char **argv)
@@ -161,12 +166,23 @@ int op_cmd_volume(int argc, char **argv)
     }
     if (!o.level || (strcmp(argv[0], "list") && !name))
         return usage();
-    op_client *c = remote_open(&o);
-    if (!c)
+    /* The file is read before dialing: a connection dropped during nng's handshake can
+     * leave an nng 1.5.2 listener deaf to every later connection (docs/spec/protocol.md
+     * §1.7), so a bad file must not open one. */
+    op_volume *vols = NULL;
+    int nvols = 0;
+    op_arena *a = NULL;
+    if (!strcmp(argv[0], "put") && !(a = v_read(name, &vols, &nvols)))
         return 1;
+    op_client *c = remote_open(&o);
+    if (!c) {
+        op_arena_destroy(a);
+        return 1;
+    }
     int rc = !strcmp(argv[0], "list")   ? v_list(c, &o)
              : !strcmp(argv[0], "drop") ? v_drop(c, &o, name)
-                                        : v_put(c, &o, name);
+                                        : v_put(c, &o, name, vols, nvols);
     op_client_close(c);
+    op_arena_destroy(a);
     return rc;
 }

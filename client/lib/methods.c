@@ -399,18 +399,18 @@ void op_client_tile_range_free(op_client_tile_range *rg)
     memset(rg, 0, sizeof *rg);
 }
 
-op_status op_client_tile_range_get(op_client *c, const char *level, const int rect[4],
-                                   const int *after, size_t max_bytes, int timeout_ms,
-                                   op_client_tile_range *out, op_err *err)
+/* A tile.range call, native or Detour form: the request both forms share. */
+static op_status range_call(op_client *c, const char *level, const int rect[4], const int *after,
+                            size_t max_bytes, int detour, int timeout_ms, op_creply *r, op_err *err)
 {
-    memset(out, 0, sizeof *out);
     op_creq q;
-    op_creply r;
-    op_creq_begin(c, &q, "tile.range", 5 + (after != NULL) + (max_bytes > 0));
+    op_creq_begin(c, &q, "tile.range", 5 + detour + (after != NULL) + (max_bytes > 0));
     str_param(&q, "level", level);
     static const char *const names[4] = {"tx0", "tz0", "tx1", "tz1"};
     for (int i = 0; i < 4; i++)
         int_param(&q, names[i], rect[i]);
+    if (detour)
+        str_param(&q, "format", "detour");
     if (after) {
         key(&q, "after");
         msgpack_pack_array(&q.pk, 2);
@@ -421,7 +421,26 @@ op_status op_client_tile_range_get(op_client *c, const char *level, const int re
         key(&q, "max_bytes");
         msgpack_pack_uint64(&q.pk, max_bytes);
     }
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    return op_client_call(c, &q, timeout_ms, r, err);
+}
+
+/* A tile.range reply's optional `next` [tx, tz]: where the following page starts. */
+static op_status range_next(const op_creply *r, int *has_next, int next[2], op_err *err)
+{
+    const msgpack_object *nx = op_rpc_get(r->result, "next");
+    if (!nx || nx->type != MSGPACK_OBJECT_ARRAY)
+        return OP_OK;
+    *has_next = 1;
+    return int_array(r->result, "next", 2, NULL, next, err);
+}
+
+op_status op_client_tile_range_get(op_client *c, const char *level, const int rect[4],
+                                   const int *after, size_t max_bytes, int timeout_ms,
+                                   op_client_tile_range *out, op_err *err)
+{
+    memset(out, 0, sizeof *out);
+    op_creply r;
+    op_status st = range_call(c, level, rect, after, max_bytes, 0, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
     const msgpack_object *a;
@@ -435,11 +454,8 @@ op_status op_client_tile_range_get(op_client *c, const char *level, const int re
             out->ntiles = (int)i + (st == OP_OK);
         }
     }
-    const msgpack_object *nx = op_rpc_get(r.result, "next");
-    if (st == OP_OK && nx && nx->type == MSGPACK_OBJECT_ARRAY) {
-        out->has_next = 1;
-        st = int_array(r.result, "next", 2, NULL, out->next, err);
-    }
+    if (st == OP_OK)
+        st = range_next(&r, &out->has_next, out->next, err);
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_tile_range_free(out);
@@ -516,7 +532,7 @@ op_status op_client_tile_get_detour(op_client *c, const char *level, int tx, int
         return st;
     st = read_detour(r.result, out, err);
     op_creply_fini(&r);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 void op_client_detour_range_free(op_client_detour_range *rg)
@@ -532,25 +548,8 @@ op_status op_client_tile_range_get_detour(op_client *c, const char *level, const
                                           op_client_detour_range *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creq q;
     op_creply r;
-    op_creq_begin(c, &q, "tile.range", 6 + (after != NULL) + (max_bytes > 0));
-    str_param(&q, "level", level);
-    static const char *const names[4] = {"tx0", "tz0", "tx1", "tz1"};
-    for (int i = 0; i < 4; i++)
-        int_param(&q, names[i], rect[i]);
-    str_param(&q, "format", "detour");
-    if (after) {
-        key(&q, "after");
-        msgpack_pack_array(&q.pk, 2);
-        msgpack_pack_int(&q.pk, after[0]);
-        msgpack_pack_int(&q.pk, after[1]);
-    }
-    if (max_bytes > 0) {
-        key(&q, "max_bytes");
-        msgpack_pack_uint64(&q.pk, max_bytes);
-    }
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    op_status st = range_call(c, level, rect, after, max_bytes, 1, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
     const msgpack_object *a;
@@ -564,15 +563,12 @@ op_status op_client_tile_range_get_detour(op_client *c, const char *level, const
             out->ntiles = (int)i + (st == OP_OK);
         }
     }
-    const msgpack_object *nx = op_rpc_get(r.result, "next");
-    if (st == OP_OK && nx && nx->type == MSGPACK_OBJECT_ARRAY) {
-        out->has_next = 1;
-        st = int_array(r.result, "next", 2, NULL, out->next, err);
-    }
+    if (st == OP_OK)
+        st = range_next(&r, &out->has_next, out->next, err);
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_detour_range_free(out);
-    return st;
+    return op_client_named(c, st, err);
 }
 
 /* ---- changes ---- */

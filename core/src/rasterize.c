@@ -211,16 +211,86 @@ typedef struct raster_ctx {
     void *fn_ctx;
     double inv_cs; /* 1 / cs, for CellOf's estimate */
     op_err *err;
+    /* The grid's lines, xl[j] = line_origin[0] + (cell0[0] + j) * cs for local
+     * j in [-LINE_PAD, width + LINE_PAD] (zl likewise along z), computed once per call
+     * with the very expression of §1.1, so reading one is bitwise the same as
+     * computing it; NULL for grids wider than LINES_MAX (then they are computed). */
+    const double *xl, *zl;
 } raster_ctx;
 
-/* v's x cell (CellOf against the grid's lines, §1.2) and whether v is on its line. */
-static inline void set_cell(const op_heightfield *hf, const raster_ctx *rc, vtx *v)
+#define LINE_PAD  5
+#define LINES_MAX 1024
+/* Room for both tables of a grid of at most LINES_MAX a side. */
+#define LINE_BUF (2 * (LINES_MAX + 2 * LINE_PAD + 1))
+
+/* Fills rc's tables in buf (LINE_BUF doubles) when the grid fits. */
+static void raster_lines(raster_ctx *rc, const op_heightfield *hf, double *buf)
+{
+    rc->xl = rc->zl = NULL;
+    if (hf->width > LINES_MAX || hf->depth > LINES_MAX)
+        return;
+    const double cs = hf->cs;
+    double *t = buf;
+    for (int a = 0; a < 2; a++) {
+        const double o = hf->line_origin[a];
+        const int64_t g0 = hf->cell0[a];
+        const int n = a == 0 ? hf->width : hf->depth;
+        for (int j = -LINE_PAD; j <= n + LINE_PAD; j++)
+            t[j + LINE_PAD] = o + (double)(g0 + j) * cs;
+        if (a == 0)
+            rc->xl = t + LINE_PAD;
+        else
+            rc->zl = t + LINE_PAD;
+        t += n + 2 * LINE_PAD + 1;
+    }
+}
+
+/* Line j of the grid along x (a = 0) or z (a = 1), local j in [-LINE_PAD, side + LINE_PAD]. */
+static inline double line_at(const op_heightfield *hf, const raster_ctx *rc, int a, int64_t j)
+{
+    const double *t = a == 0 ? rc->xl : rc->zl;
+    return t ? t[j] : hf->line_origin[a] + (double)(hf->cell0[a] + j) * hf->cs;
+}
+
+/* v's x cell (CellOf against the grid's lines, §1.2) and whether v is on its line:
+ * the search of op__cell_of (for grids without a table, and estimates far off). */
+static __attribute__((noinline)) void set_cell_search(const op_heightfield *hf,
+                                                      const raster_ctx *rc, vtx *v)
 {
     double x = v->p[0], ox = hf->line_origin[0], cs = hf->cs;
+    const int64_t w = hf->width;
     int64_t k = op__cell_of(x, ox, cs, rc->inv_cs);
     v->on = x == ox + (double)k * cs;
     k -= hf->cell0[0];
-    v->cell = k < -2 ? -2 : (k > (int64_t)hf->width + 2 ? hf->width + 2 : (int)k);
+    v->cell = k < -2 ? -2 : (k > w + 2 ? (int)w + 2 : (int)k);
+}
+
+/* The same from the table: CellOf is the one k with line(k) <= x < line(k + 1) (lines
+ * strictly increase), so op__cell_of's estimate checked against the table and
+ * corrected by one cell gives it; an estimate further off or beyond the table takes
+ * the search. Inlined: it runs for every vertex and crossing of a row polygon. */
+static inline __attribute__((always_inline)) void set_cell(const op_heightfield *hf,
+                                                           const raster_ctx *rc, vtx *v)
+{
+    const double *t = rc->xl;
+    if (t) {
+        const double x = v->p[0];
+        const int w = hf->width;
+        double q = (x - hf->line_origin[0]) * rc->inv_cs;
+        q = q > 4e15 ? 4e15 : (q < -4e15 ? -4e15 : q);
+        int64_t k = (int64_t)q - hf->cell0[0];
+        if (k >= 1 - LINE_PAD && k <= w + LINE_PAD - 2) {
+            int j = (int)k;
+            j -= t[j] > x;
+            j += t[j + 1] <= x;
+            if (t[j] <= x && x < t[j + 1]) {
+                v->on = x == t[j];
+                v->cell = j < -2 ? -2 : (j > w + 2 ? w + 2 : j);
+                return;
+            }
+        }
+    }
+    set_cell_search(hf, rc, v);
 }
 
 /* The crossings of the triangle's edges (tri[e], tri[e + 1]) with the line z = L
@@ -240,7 +310,15 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
         if (has[e]) {
             dp_store(q[e].p, lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
             q[e].p[2] = L;
-            set_cell(hf, rc, &q[e]);
+            /* The clamp keeps the crossing's x between the ends' x, so when both ends
+             * are in one cell of the grid's unclamped range it is in that cell. */
+            int c = a->cell;
+            if (c == b->cell && c > -2 && c < hf->width + 2) {
+                q[e].cell = c;
+                q[e].on = q[e].p[0] == line_at(hf, rc, 0, c);
+            } else {
+                set_cell(hf, rc, &q[e]);
+            }
         }
     }
 }
@@ -319,7 +397,8 @@ static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, doub
  * plain min / max and a set is empty iff its y range is (every point has a finite
  * y). */
 typedef struct row_sums {
-    double xs[ROW_CHUNK + 1];
+    const double *xs; /* the lines c0 .. c0 + m: the table's, or xbuf */
+    double xbuf[ROW_CHUNK + 1];
     double llo[ROW_CHUNK + 1][2], lhi[ROW_CHUNK + 1][2];
     double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK];
     double vlo[ROW_CHUNK][2], vhi[ROW_CHUNK][2];
@@ -355,11 +434,15 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
                          int c0, int m, int z, double zb, double zt)
 {
     row_sums rs;
-    const double cs = hf->cs, ox = hf->line_origin[0];
-    const int64_t gx0 = hf->cell0[0];
     const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
+    if (rc->xl) {
+        rs.xs = rc->xl + c0;
+    } else {
+        for (int j = 0; j <= m; j++)
+            rs.xbuf[j] = line_at(hf, rc, 0, c0 + j);
+        rs.xs = rs.xbuf;
+    }
     for (int j = 0; j <= m; j++) {
-        rs.xs[j] = ox + (double)(gx0 + c0 + j) * cs;
         dp_store(rs.llo[j], inf);
         dp_store(rs.lhi[j], ninf);
     }
@@ -578,10 +661,10 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     int ha[3], hc[3];
     vtx *qb = qa, *qt = qc;
     int *hb = ha, *ht = hc;
-    double zb = oz + (double)(gz0 + kz0) * cs;
+    double zb = line_at(hf, rc, 1, kz0);
     z_crossings(hf, rc, tri, zlo, zhi, zb, qb, hb);
     for (int64_t z = kz0; z <= kz1; z++) {
-        double zt = oz + (double)(gz0 + z + 1) * cs;
+        double zt = line_at(hf, rc, 1, z + 1);
         z_crossings(hf, rc, tri, zlo, zhi, zt, qt, ht);
         const vtx *rp[MAX_POLY];
         int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
@@ -604,7 +687,9 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
 void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
                            const float *v2, op_fragment_fn fn, void *ctx)
 {
-    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL};
+    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL, NULL, NULL};
+    double lines[LINE_BUF];
+    raster_lines(&rc, hf, lines);
     (void)raster_tri(hf, v0, v1, v2, &rc);
 }
 
@@ -659,7 +744,9 @@ op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, co
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
-    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err};
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL};
+    double lines[LINE_BUF];
+    raster_lines(&rc, hf, lines);
     for (size_t t = 0; t < ntris && st == OP_OK; t++) {
         const int *ix = &tris[3 * t];
         rc.area = areas[t];
@@ -698,7 +785,9 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
-    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err};
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL};
+    double lines[LINE_BUF];
+    raster_lines(&rc, hf, lines);
     for (size_t i = 0; i < n && st == OP_OK; i++) {
         const int *ix = &soup->tris[3 * (size_t)ids[i]];
         rc.area = areas[i];

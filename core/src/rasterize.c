@@ -430,8 +430,9 @@ static inline void vertex_add(row_sums *rs, int j, const vtx *v)
 /* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK). Cell j's points: the vertices of
  * cell j, those on line j + 1 (the next cell's left line), the crossings on lines
  * j and j + 1. */
-static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
-                         int c0, int m, int z, double zb, double zt)
+static __attribute__((noinline)) void raster_chunk(const op_heightfield *hf, raster_ctx *rc,
+                                                   const vtx *const *rp, int n, int c0, int m,
+                                                   int z, double zb, double zt)
 {
     row_sums rs;
     const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
@@ -497,20 +498,23 @@ static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx 
 {
     if (zhi == zb)
         return OP_OK; /* the row's polygon lies on its bottom line */
-    double rylo = rp[0]->p[1], ryhi = rylo;
-    int kx0 = rp[0]->cell, kx1 = kx0, allon = rp[0]->on;
+    int kx0 = rp[0]->cell, kx1 = kx0;
     for (int i = 1; i < n; i++) {
-        rylo = mind(rp[i]->p[1], rylo);
-        ryhi = maxd(rp[i]->p[1], ryhi);
         kx0 = rp[i]->cell < kx0 ? rp[i]->cell : kx0;
         kx1 = rp[i]->cell > kx1 ? rp[i]->cell : kx1;
-        allon &= rp[i]->on;
     }
     if (kx1 < 0 || kx0 >= hf->width)
         return OP_OK;
     if (kx0 == kx1) {
         /* The row lies in one cell: P is R itself (no vertex beyond its lines, so no
          * crossing); it is on one edge line only if every x is the left line. */
+        double rylo = rp[0]->p[1], ryhi = rylo;
+        int allon = rp[0]->on;
+        for (int i = 1; i < n; i++) {
+            rylo = mind(rp[i]->p[1], rylo);
+            ryhi = maxd(rp[i]->p[1], ryhi);
+            allon &= rp[i]->on;
+        }
         return allon ? OP_OK : emit_one(rc, kx0, z, rylo, ryhi);
     }
     kx0 = kx0 < 0 ? 0 : kx0;

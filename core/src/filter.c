@@ -175,6 +175,7 @@ static inline int ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], 
                                       int walkable_climb)
 {
     int lo = floor, hi = floor;
+#pragma GCC unroll 4
     for (int d = 0; d < 4; d++)
         if (ledge_towards_from(hf, &cur[d], low[d], floor, ceiling, walkable_height, walkable_climb,
                                &lo, &hi))
@@ -202,14 +203,7 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
              * span of it is a ledge (§4.2). */
             const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
             col_pos cur[4];
-            int low[4];
-            if (inner) {
-                const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
-                for (int k = 0; k < 4; k++) {
-                    pos_at(hf, &cur[k], hf->heads[nc[k]]);
-                    low[k] = cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
-                }
-            }
+            int low[4], ready = 0; /* the cursors, set by the column's first ledge test */
             col_pos sp;
             for (pos_at(hf, &sp, i); sp.n != OP_NO_SPAN; pos_at(hf, &sp, sp.next)) {
                 op_hf_span *s = &hf->spans[sp.n];
@@ -222,10 +216,25 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                 below_top = floor;
                 if (ceiling - floor < walkable_height)
                     area = OP_NULL_AREA; /* §4.3 */
-                else if (area != OP_NULL_AREA &&
-                         (!inner || ledge_or_steep_from(hf, cur, low, floor, ceiling,
-                                                        walkable_height, walkable_climb)))
-                    area = OP_NULL_AREA; /* §4.2 */
+                else if (area != OP_NULL_AREA) {
+                    if (!inner) {
+                        area = OP_NULL_AREA; /* §4.2 */
+                    } else {
+                        if (!ready) {
+                            const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
+#pragma GCC unroll 4
+                            for (int k = 0; k < 4; k++) {
+                                pos_at(hf, &cur[k], hf->heads[nc[k]]);
+                                low[k] =
+                                    cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
+                            }
+                            ready = 1;
+                        }
+                        if (ledge_or_steep_from(hf, cur, low, floor, ceiling, walkable_height,
+                                                walkable_climb))
+                            area = OP_NULL_AREA; /* §4.2 */
+                    }
+                }
                 s->area = (uint8_t)area;
             }
         }

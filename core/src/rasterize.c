@@ -303,10 +303,12 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
         has[0] = has[1] = has[2] = 0;
         return;
     }
+#pragma GCC unroll 3
     for (int e = 0; e < 3; e++) {
         const vtx *a = &tri[e], *b = &tri[e == 2 ? 0 : e + 1];
         double va = a->p[2], vb = b->p[2];
-        has[e] = (va < L && L < vb) || (vb < L && L < va);
+        /* Bitwise: one branch an edge instead of up to four, badly predicted. */
+        has[e] = ((va < L) & (L < vb)) | ((vb < L) & (L < va));
         if (has[e]) {
             dp_store(q[e].p, lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
             q[e].p[2] = L;
@@ -329,22 +331,19 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
 static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, const vtx *qt,
                               const int *ht, double zb, double zt, const vtx **out)
 {
+    /* Without branches (they follow the geometry and predict badly): every candidate
+     * is written at out[m] and m counts it when it is in; m stays below MAX_POLY. */
     int m = 0;
+#pragma GCC unroll 3
     for (int i = 0; i < 3; i++) {
         const vtx *a = &tri[i], *b = &tri[i == 2 ? 0 : i + 1];
-        if (a->p[2] >= zb && a->p[2] <= zt)
-            out[m++] = a;
-        if (a->p[2] < b->p[2]) {
-            if (hb[i])
-                out[m++] = &qb[i];
-            if (ht[i])
-                out[m++] = &qt[i];
-        } else {
-            if (ht[i])
-                out[m++] = &qt[i];
-            if (hb[i])
-                out[m++] = &qb[i];
-        }
+        out[m] = a;
+        m += (a->p[2] >= zb) & (a->p[2] <= zt);
+        int up = a->p[2] < b->p[2];
+        out[m] = up ? &qb[i] : &qt[i];
+        m += up ? hb[i] : ht[i];
+        out[m] = up ? &qt[i] : &qb[i];
+        m += up ? ht[i] : hb[i];
     }
     return m;
 }
@@ -453,23 +452,27 @@ static __attribute__((noinline)) void raster_chunk(const op_heightfield *hf, ras
         dp_store(rs.vlo[j], inf);
         dp_store(rs.vhi[j], ninf);
     }
+    /* Edges and vertices in one loop: they feed different sums (lines, cells), each
+     * in the order of the two loops they replace. Selects rather than branches where
+     * the geometry decides (the branches predicted badly). */
     for (int i = 0; i < n; i++) {
-        const vtx *a = rp[i], *b = rp[i + 1 == n ? 0 : i + 1];
+        const vtx *a = rp[i], *b = rp[i + 1]; /* rp[n] is rp[0] */
         /* Lines strictly between the two x: after the lower one's cell, before the
-         * higher one's cell or up to it when the higher x is not on its line. */
-        const vtx *lo = a->p[0] < b->p[0] ? a : b, *hi = lo == a ? b : a;
-        int first = lo->cell + 1 - c0, last = hi->cell - hi->on - c0;
+         * higher one's cell or up to it when the higher x is not on its line (the lower
+         * one is a when a.x < b.x, else b). */
+        int sw = a->p[0] < b->p[0];
+        int locell = sw ? a->cell : b->cell, hicell = sw ? b->cell : a->cell;
+        int hion = sw ? b->on : a->on;
+        int first = locell + 1 - c0, last = hicell - hion - c0;
         first = first < 0 ? 0 : first;
         last = last > m ? m : last;
         if (first <= last)
             edge_crossings(a, b, first, last, &rs);
-    }
-    for (int i = 0; i < n; i++) {
-        int j = rp[i]->cell - c0;
+        int j = a->cell - c0;
         if (j >= 0 && j < m)
-            vertex_add(&rs, j, rp[i]);
-        if (rp[i]->on && j >= 1 && j <= m)
-            vertex_add(&rs, j - 1, rp[i]);
+            vertex_add(&rs, j, a);
+        if (a->on && j >= 1 && j <= m)
+            vertex_add(&rs, j - 1, a);
     }
     for (int j = 0; j < m; j++) {
         double xl = rs.xs[j], xr = rs.xs[j + 1];
@@ -481,7 +484,7 @@ static __attribute__((noinline)) void raster_chunk(const op_heightfield *hf, ras
          * are at least cs >= 0.001 apart, more than an ulp): the x range is not
          * {xl} iff a point lies right of xl (a crossing on line j + 1 or a vertex),
          * and not {xr} iff one lies left of xr. */
-        int offl = rn || rs.vxhi[j] > xl, offr = ln || rs.vxlo[j] < xr;
+        int offl = rn | (rs.vxhi[j] > xl), offr = ln | (rs.vxlo[j] < xr);
         if (ylo <= yhi && offl && offr && czhi != zb && czlo != zt)
             emit(rc, c0 + j, z, ylo, yhi); /* not empty, not on one edge line */
     }
@@ -659,6 +662,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         return OP_OK;
     kz0 = kz0 < 0 ? 0 : kz0;
     kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
+#pragma GCC unroll 3
     for (int i = 0; i < 3; i++)
         set_cell(hf, rc, &tri[i]);
     vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */
@@ -672,6 +676,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         z_crossings(hf, rc, tri, zlo, zhi, zt, qt, ht);
         const vtx *rp[MAX_POLY];
         int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
+        rp[n] = rp[0]; /* closes the polygon for raster_chunk's edge loop (n < MAX_POLY) */
         if (n) {
             op_status st = raster_row(hf, rc, rp, n, (int)z, zb, zt, zhi);
             if (st != OP_OK)

@@ -333,17 +333,19 @@ static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, cons
 {
     /* Without branches (they follow the geometry and predict badly): every candidate
      * is written at out[m] and m counts it when it is in; m stays below MAX_POLY. */
+    const vtx *const q[2] = {qb, qt};
+    const int *const h[2] = {hb, ht};
     int m = 0;
 #pragma GCC unroll 3
     for (int i = 0; i < 3; i++) {
         const vtx *a = &tri[i], *b = &tri[i == 2 ? 0 : i + 1];
         out[m] = a;
         m += (a->p[2] >= zb) & (a->p[2] <= zt);
-        int up = a->p[2] < b->p[2];
-        out[m] = up ? &qb[i] : &qt[i];
-        m += up ? hb[i] : ht[i];
-        out[m] = up ? &qt[i] : &qb[i];
-        m += up ? ht[i] : hb[i];
+        int up = a->p[2] < b->p[2]; /* then qb's crossing comes first along the edge */
+        out[m] = &q[!up][i];
+        m += h[!up][i];
+        out[m] = &q[up][i];
+        m += h[up][i];
     }
     return m;
 }
@@ -460,9 +462,9 @@ static __attribute__((noinline)) void raster_chunk(const op_heightfield *hf, ras
         /* Lines strictly between the two x: after the lower one's cell, before the
          * higher one's cell or up to it when the higher x is not on its line (the lower
          * one is a when a.x < b.x, else b). */
-        int sw = a->p[0] < b->p[0];
-        int locell = sw ? a->cell : b->cell, hicell = sw ? b->cell : a->cell;
-        int hion = sw ? b->on : a->on;
+        int sw = -(a->p[0] < b->p[0]); /* all ones when a is the lower */
+        int locell = (a->cell & sw) | (b->cell & ~sw), hicell = (b->cell & sw) | (a->cell & ~sw);
+        int hion = (b->on & sw) | (a->on & ~sw);
         int first = locell + 1 - c0, last = hicell - hion - c0;
         first = first < 0 ? 0 : first;
         last = last > m ? m : last;

@@ -436,7 +436,7 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
         bench_result warm;
         if (st[s].ok && o->threads2) /* the second set of workers warms up as well */
             build_once(o, lv, s, o->threads2, w2[s], &st[s], &warm);
-        else if (active[s])
+        else if (active[s] && !x) /* (it printed for every run without --also-threads) */
             fprintf(stderr, "onepath-bench: out of memory for samples\n");
     }
     unsigned common = common_stages(st, o->upto);

@@ -186,17 +186,26 @@ static float coord(op_test_rng *r, double line0, double cs, int cells)
 
 static frags want, got;
 
-Test(rasterize_rule, fragments_match_the_literal_rule)
+/* One random triangle on a random grid (wide: sides beyond the implementation's line
+ * tables, which are then computed line by line), against the oracle; returns the
+ * number of fragments compared. */
+static long one_case(op_test_rng *r, int iter, int wide)
 {
-    op_test_rng rng = {7340033};
+    op_test_rng rng = *r;
     long total = 0;
-    for (int iter = 0; iter < 40000; iter++) {
+    {
         op_arena_reset(arena);
         int kind = iter % 4;
         double cs = kind == 0 ? 0.3 : (kind == 1 ? 0.25 : 0.05 + op_test_rand01(&rng) * 2.0);
         int w = op_test_rand_int(&rng, 1, 24), d = op_test_rand_int(&rng, 1, 24);
         if (iter % 10 == 0)
             w = op_test_rand_int(&rng, 60, 150); /* wider than a row chunk */
+        if (wide) { /* one side beyond 1024 cells (rasterize.c's LINES_MAX), the other short */
+            if (iter % 2)
+                w = op_test_rand_int(&rng, 1025, 1100), d = op_test_rand_int(&rng, 1, 3);
+            else
+                d = op_test_rand_int(&rng, 1025, 1100), w = op_test_rand_int(&rng, 1, 3);
+        }
         double o[3] = {(op_test_rand01(&rng) - 0.5) * 40, -3.0, (op_test_rand01(&rng) - 0.5) * 40};
         op_heightfield hf;
         op_err e;
@@ -247,5 +256,24 @@ Test(rasterize_rule, fragments_match_the_literal_rule)
         }
         total += want.n;
     }
+    *r = rng;
+    return total;
+}
+
+Test(rasterize_rule, fragments_match_the_literal_rule)
+{
+    op_test_rng rng = {7340033};
+    long total = 0;
+    for (int iter = 0; iter < 40000; iter++)
+        total += one_case(&rng, iter, 0);
     cr_assert_gt(total, 100000, "only %ld fragments compared", total);
+}
+
+Test(rasterize_rule, wide_grids_match_the_literal_rule)
+{
+    op_test_rng rng = {1000003};
+    long total = 0;
+    for (int iter = 0; iter < 4000; iter++)
+        total += one_case(&rng, iter, 1);
+    cr_assert_gt(total, 4000, "only %ld fragments compared", total);
 }

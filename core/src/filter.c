@@ -113,27 +113,44 @@ void op_filter_low_height(op_heightfield *hf, int walkable_height)
         }
 }
 
-/* ledge_towards for a walk up one column: *cur is a cursor into neighbour nc's spans,
- * left by the column's lower spans. A neighbour span whose ceiling is below
- * floor + walkable_height, or whose floor is above ceiling - walkable_height, leaves no
- * room between it and the span and is skipped by ledge_towards; the first kind is a
- * prefix of the neighbour's spans that only grows as the walk goes up (floors and
- * ceilings rise), the second a suffix. So the cursor skips the prefix once per column and
- * the loop stops at the suffix: the same result, in time linear in the two columns'
- * spans instead of their product (1,025 stacked floors: seconds). */
-static inline int ledge_towards_from(const op_heightfield *hf, uint32_t nc, uint32_t *cur,
-                                     int floor, int ceiling, int walkable_height,
-                                     int walkable_climb, int *lo, int *hi)
+/* A position in a neighbour column for the walk of op_filters_apply: span n (or
+ * OP_NO_SPAN past the top) with its floor, its ceiling (the next span's smin, or SKY)
+ * and the next span, read once per span rather than once per use. */
+typedef struct col_pos {
+    uint32_t n, next;
+    int floor, ceiling;
+} col_pos;
+
+static inline void pos_at(const op_heightfield *hf, col_pos *p, uint32_t n)
 {
-    uint32_t n = hf->heads[nc];
-    int nceil = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
-    if ((nceil < ceiling ? nceil : ceiling) - floor >= walkable_height)
+    p->n = n;
+    if (n == OP_NO_SPAN)
+        return;
+    const op_hf_span *s = &hf->spans[n];
+    p->floor = s->smax;
+    p->next = s->next;
+    p->ceiling = p->next == OP_NO_SPAN ? SKY : (int)hf->spans[p->next].smin;
+}
+
+/* ledge_towards for a walk up one column: *cur is a cursor into a neighbour column,
+ * left by the column's lower spans, and low that column's lowest smin (SKY when empty).
+ * A neighbour span whose ceiling is below floor + walkable_height, or whose floor is
+ * above ceiling - walkable_height, leaves no room between it and the span and is
+ * skipped by ledge_towards; the first kind is a prefix of the neighbour's spans that
+ * only grows as the walk goes up (floors and ceilings rise), the second a suffix. So
+ * the cursor skips the prefix once per column and the loop stops at the suffix: the
+ * same result, in time linear in the two columns' spans instead of their product
+ * (1,025 stacked floors: seconds). */
+static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int low, int floor,
+                                     int ceiling, int walkable_height, int walkable_climb, int *lo,
+                                     int *hi)
+{
+    if ((low < ceiling ? low : ceiling) - floor >= walkable_height)
         return 1;
-    while (*cur != OP_NO_SPAN && ceiling_of(hf, &hf->spans[*cur]) - floor < walkable_height)
-        *cur = hf->spans[*cur].next;
-    for (n = *cur; n != OP_NO_SPAN; n = hf->spans[n].next) {
-        const op_hf_span *ns = &hf->spans[n];
-        int nfloor = ns->smax, nceiling = ceiling_of(hf, ns);
+    while (cur->n != OP_NO_SPAN && cur->ceiling - floor < walkable_height)
+        pos_at(hf, cur, cur->next);
+    for (col_pos p = *cur; p.n != OP_NO_SPAN; pos_at(hf, &p, p.next)) {
+        int nfloor = p.floor, nceiling = p.ceiling;
         if (ceiling - nfloor < walkable_height)
             break;
         int top = nceiling < ceiling ? nceiling : ceiling;
@@ -151,26 +168,18 @@ static inline int ledge_towards_from(const op_heightfield *hf, uint32_t nc, uint
     return 0;
 }
 
-/* ledge_or_steep with the column walk's four cursors (west, north, east, south as
- * ledge_or_steep visits them). */
-static inline int ledge_or_steep_from(const op_heightfield *hf, int x, int z, uint32_t cur[4],
+/* ledge_or_steep for a span of an inner cell, with the column walk's four cursors and
+ * lowest smins (west, north, east, south as ledge_or_steep visits them). */
+static inline int ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4],
                                       int floor, int ceiling, int walkable_height,
                                       int walkable_climb)
 {
-    const int w = hf->width, d = hf->depth;
-    if (x == 0 || z == 0 || x == w - 1 || z == d - 1)
-        return 1;
-    uint32_t c = (uint32_t)x + (uint32_t)z * (uint32_t)w;
     int lo = floor, hi = floor;
-    if (ledge_towards_from(hf, c - 1, &cur[0], floor, ceiling, walkable_height, walkable_climb, &lo,
-                           &hi) ||
-        ledge_towards_from(hf, c + (uint32_t)w, &cur[1], floor, ceiling, walkable_height,
-                           walkable_climb, &lo, &hi) ||
-        ledge_towards_from(hf, c + 1, &cur[2], floor, ceiling, walkable_height, walkable_climb, &lo,
-                           &hi) ||
-        ledge_towards_from(hf, c - (uint32_t)w, &cur[3], floor, ceiling, walkable_height,
-                           walkable_climb, &lo, &hi))
-        return 1;
+#pragma GCC unroll 4
+    for (int d = 0; d < 4; d++)
+        if (ledge_towards_from(hf, &cur[d], low[d], floor, ceiling, walkable_height, walkable_climb,
+                               &lo, &hi))
+            return 1;
     return hi - lo > walkable_climb;
 }
 
@@ -187,16 +196,18 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
         for (int x = 0; x < w; x++) {
             int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
             size_t c = (size_t)x + (size_t)z * (size_t)w;
-            uint32_t cur[4] = {OP_NO_SPAN, OP_NO_SPAN, OP_NO_SPAN, OP_NO_SPAN};
-            if (x > 0 && z > 0 && x < w - 1 && z < d - 1) {
-                cur[0] = hf->heads[c - 1];
-                cur[1] = hf->heads[c + (size_t)w];
-                cur[2] = hf->heads[c + 1];
-                cur[3] = hf->heads[c - (size_t)w];
-            }
-            for (uint32_t i = hf->heads[c]; i != OP_NO_SPAN; i = hf->spans[i].next) {
-                op_hf_span *s = &hf->spans[i];
-                int area = s->area, floor = s->smax, ceiling = ceiling_of(hf, s);
+            uint32_t i = hf->heads[c];
+            if (i == OP_NO_SPAN)
+                continue;
+            /* A cell on the grid's edge has a neighbour outside, a drop: every walkable
+             * span of it is a ledge (§4.2). */
+            const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
+            col_pos cur[4];
+            int low[4], ready = 0; /* the cursors, set by the column's first ledge test */
+            col_pos sp;
+            for (pos_at(hf, &sp, i); sp.n != OP_NO_SPAN; pos_at(hf, &sp, sp.next)) {
+                op_hf_span *s = &hf->spans[sp.n];
+                int area = s->area, floor = sp.floor, ceiling = sp.ceiling;
                 int walkable = area != OP_NULL_AREA;
                 if (!walkable && below_walkable && floor - below_top <= walkable_climb)
                     area = below_area; /* §4.1 */
@@ -205,10 +216,25 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                 below_top = floor;
                 if (ceiling - floor < walkable_height)
                     area = OP_NULL_AREA; /* §4.3 */
-                else if (area != OP_NULL_AREA &&
-                         ledge_or_steep_from(hf, x, z, cur, floor, ceiling, walkable_height,
-                                             walkable_climb))
-                    area = OP_NULL_AREA; /* §4.2 */
+                else if (area != OP_NULL_AREA) {
+                    if (!inner) {
+                        area = OP_NULL_AREA; /* §4.2 */
+                    } else {
+                        if (!ready) {
+                            const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
+#pragma GCC unroll 4
+                            for (int k = 0; k < 4; k++) {
+                                pos_at(hf, &cur[k], hf->heads[nc[k]]);
+                                low[k] =
+                                    cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
+                            }
+                            ready = 1;
+                        }
+                        if (ledge_or_steep_from(hf, cur, low, floor, ceiling, walkable_height,
+                                                walkable_climb))
+                            area = OP_NULL_AREA; /* §4.2 */
+                    }
+                }
                 s->area = (uint8_t)area;
             }
         }

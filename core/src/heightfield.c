@@ -178,7 +178,7 @@ static uint32_t sort_frags(op_hf_frag *f, uint32_t head)
     }
 }
 
-static uint32_t take_slot(op_heightfield *hf)
+static inline __attribute__((always_inline)) uint32_t take_slot(op_heightfield *hf)
 {
     uint32_t s = hf->free_list;
     if (s != OP_NO_SPAN) {
@@ -189,7 +189,8 @@ static uint32_t take_slot(op_heightfield *hf)
 }
 
 /* Appends span [gmin, gmax) with area on top of column c (prev: its last span). */
-static void append_span(op_heightfield *hf, size_t c, uint32_t *prev, int gmin, int gmax, int area)
+static inline __attribute__((always_inline)) void
+append_span(op_heightfield *hf, size_t c, uint32_t *prev, int gmin, int gmax, int area)
 {
     uint32_t s = take_slot(hf);
     hf->spans[s].smin = (uint16_t)gmin;
@@ -245,11 +246,14 @@ static void build_from_keys(op_heightfield *hf, size_t c, const uint64_t *key, i
             int t = (int)(key[j] >> 8 & 0xffff);
             gmax = t > gmax ? t : gmax;
         }
-        int area = 0;
-        for (int k = i; k < j; k++) {
-            int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
-            if (gmax - t <= thr && a > area)
-                area = a;
+        int area = (int)(key[i] & 0xff); /* a group of one: its top is the span's */
+        if (j > i + 1) {
+            area = 0;
+            for (int k = i; k < j; k++) {
+                int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
+                if (gmax - t <= thr && a > area)
+                    area = a;
+            }
         }
         append_span(hf, c, &prev, gmin, gmax, area);
         i = j;

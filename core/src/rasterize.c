@@ -211,16 +211,86 @@ typedef struct raster_ctx {
     void *fn_ctx;
     double inv_cs; /* 1 / cs, for CellOf's estimate */
     op_err *err;
+    /* The grid's lines, xl[j] = line_origin[0] + (cell0[0] + j) * cs for local
+     * j in [-LINE_PAD, width + LINE_PAD] (zl likewise along z), computed once per call
+     * with the very expression of §1.1, so reading one is bitwise the same as
+     * computing it; NULL for grids wider than LINES_MAX (then they are computed). */
+    const double *xl, *zl;
 } raster_ctx;
 
-/* v's x cell (CellOf against the grid's lines, §1.2) and whether v is on its line. */
-static inline void set_cell(const op_heightfield *hf, const raster_ctx *rc, vtx *v)
+#define LINE_PAD  5
+#define LINES_MAX 1024
+/* Room for both tables of a grid of at most LINES_MAX a side. */
+#define LINE_BUF (2 * (LINES_MAX + 2 * LINE_PAD + 1))
+
+/* Fills rc's tables in buf (LINE_BUF doubles) when the grid fits. */
+static void raster_lines(raster_ctx *rc, const op_heightfield *hf, double *buf)
+{
+    rc->xl = rc->zl = NULL;
+    if (hf->width > LINES_MAX || hf->depth > LINES_MAX)
+        return;
+    const double cs = hf->cs;
+    double *t = buf;
+    for (int a = 0; a < 2; a++) {
+        const double o = hf->line_origin[a];
+        const int64_t g0 = hf->cell0[a];
+        const int n = a == 0 ? hf->width : hf->depth;
+        for (int j = -LINE_PAD; j <= n + LINE_PAD; j++)
+            t[j + LINE_PAD] = o + (double)(g0 + j) * cs;
+        if (a == 0)
+            rc->xl = t + LINE_PAD;
+        else
+            rc->zl = t + LINE_PAD;
+        t += n + 2 * LINE_PAD + 1;
+    }
+}
+
+/* Line j of the grid along x (a = 0) or z (a = 1), local j in [-LINE_PAD, side + LINE_PAD]. */
+static inline double line_at(const op_heightfield *hf, const raster_ctx *rc, int a, int64_t j)
+{
+    const double *t = a == 0 ? rc->xl : rc->zl;
+    return t ? t[j] : hf->line_origin[a] + (double)(hf->cell0[a] + j) * hf->cs;
+}
+
+/* v's x cell (CellOf against the grid's lines, §1.2) and whether v is on its line:
+ * the search of op__cell_of (for grids without a table, and estimates far off). */
+static __attribute__((noinline)) void set_cell_search(const op_heightfield *hf,
+                                                      const raster_ctx *rc, vtx *v)
 {
     double x = v->p[0], ox = hf->line_origin[0], cs = hf->cs;
+    const int64_t w = hf->width;
     int64_t k = op__cell_of(x, ox, cs, rc->inv_cs);
     v->on = x == ox + (double)k * cs;
     k -= hf->cell0[0];
-    v->cell = k < -2 ? -2 : (k > (int64_t)hf->width + 2 ? hf->width + 2 : (int)k);
+    v->cell = k < -2 ? -2 : (k > w + 2 ? (int)w + 2 : (int)k);
+}
+
+/* The same from the table: CellOf is the one k with line(k) <= x < line(k + 1) (lines
+ * strictly increase), so op__cell_of's estimate checked against the table and
+ * corrected by one cell gives it; an estimate further off or beyond the table takes
+ * the search. Inlined: it runs for every vertex and crossing of a row polygon. */
+static inline __attribute__((always_inline)) void set_cell(const op_heightfield *hf,
+                                                           const raster_ctx *rc, vtx *v)
+{
+    const double *t = rc->xl;
+    if (t) {
+        const double x = v->p[0];
+        const int w = hf->width;
+        double q = (x - hf->line_origin[0]) * rc->inv_cs;
+        q = q > 4e15 ? 4e15 : (q < -4e15 ? -4e15 : q);
+        int64_t k = (int64_t)q - hf->cell0[0];
+        if (k >= 1 - LINE_PAD && k <= w + LINE_PAD - 2) {
+            int j = (int)k;
+            j -= t[j] > x;
+            j += t[j + 1] <= x;
+            if (t[j] <= x && x < t[j + 1]) {
+                v->on = x == t[j];
+                v->cell = j < -2 ? -2 : (j > w + 2 ? w + 2 : j);
+                return;
+            }
+        }
+    }
+    set_cell_search(hf, rc, v);
 }
 
 /* The crossings of the triangle's edges (tri[e], tri[e + 1]) with the line z = L
@@ -233,14 +303,24 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
         has[0] = has[1] = has[2] = 0;
         return;
     }
+#pragma GCC unroll 3
     for (int e = 0; e < 3; e++) {
         const vtx *a = &tri[e], *b = &tri[e == 2 ? 0 : e + 1];
         double va = a->p[2], vb = b->p[2];
-        has[e] = (va < L && L < vb) || (vb < L && L < va);
+        /* Bitwise: one branch an edge instead of up to four, badly predicted. */
+        has[e] = ((va < L) & (L < vb)) | ((vb < L) & (L < va));
         if (has[e]) {
             dp_store(q[e].p, lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
             q[e].p[2] = L;
-            set_cell(hf, rc, &q[e]);
+            /* The clamp keeps the crossing's x between the ends' x, so when both ends
+             * are in one cell of the grid's unclamped range it is in that cell. */
+            int c = a->cell;
+            if (c == b->cell && c > -2 && c < hf->width + 2) {
+                q[e].cell = c;
+                q[e].on = q[e].p[0] == line_at(hf, rc, 0, c);
+            } else {
+                set_cell(hf, rc, &q[e]);
+            }
         }
     }
 }
@@ -251,22 +331,21 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
 static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, const vtx *qt,
                               const int *ht, double zb, double zt, const vtx **out)
 {
+    /* Without branches (they follow the geometry and predict badly): every candidate
+     * is written at out[m] and m counts it when it is in; m stays below MAX_POLY. */
+    const vtx *const q[2] = {qb, qt};
+    const int *const h[2] = {hb, ht};
     int m = 0;
+#pragma GCC unroll 3
     for (int i = 0; i < 3; i++) {
         const vtx *a = &tri[i], *b = &tri[i == 2 ? 0 : i + 1];
-        if (a->p[2] >= zb && a->p[2] <= zt)
-            out[m++] = a;
-        if (a->p[2] < b->p[2]) {
-            if (hb[i])
-                out[m++] = &qb[i];
-            if (ht[i])
-                out[m++] = &qt[i];
-        } else {
-            if (ht[i])
-                out[m++] = &qt[i];
-            if (hb[i])
-                out[m++] = &qb[i];
-        }
+        out[m] = a;
+        m += (a->p[2] >= zb) & (a->p[2] <= zt);
+        int up = a->p[2] < b->p[2]; /* then qb's crossing comes first along the edge */
+        out[m] = &q[!up][i];
+        m += h[!up][i];
+        out[m] = &q[up][i];
+        m += h[up][i];
     }
     return m;
 }
@@ -319,7 +398,8 @@ static inline op_status emit_one(raster_ctx *rc, int x, int z, double ymin, doub
  * plain min / max and a set is empty iff its y range is (every point has a finite
  * y). */
 typedef struct row_sums {
-    double xs[ROW_CHUNK + 1];
+    const double *xs; /* the lines c0 .. c0 + m: the table's, or xbuf */
+    double xbuf[ROW_CHUNK + 1];
     double llo[ROW_CHUNK + 1][2], lhi[ROW_CHUNK + 1][2];
     double vxlo[ROW_CHUNK], vxhi[ROW_CHUNK];
     double vlo[ROW_CHUNK][2], vhi[ROW_CHUNK][2];
@@ -351,15 +431,20 @@ static inline void vertex_add(row_sums *rs, int j, const vtx *v)
 /* Cells c0 .. c0 + m - 1 of row z (m <= ROW_CHUNK). Cell j's points: the vertices of
  * cell j, those on line j + 1 (the next cell's left line), the crossings on lines
  * j and j + 1. */
-static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *const *rp, int n,
-                         int c0, int m, int z, double zb, double zt)
+static __attribute__((noinline)) void raster_chunk(const op_heightfield *hf, raster_ctx *rc,
+                                                   const vtx *const *rp, int n, int c0, int m,
+                                                   int z, double zb, double zt)
 {
     row_sums rs;
-    const double cs = hf->cs, ox = hf->line_origin[0];
-    const int64_t gx0 = hf->cell0[0];
     const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
+    if (rc->xl) {
+        rs.xs = rc->xl + c0;
+    } else {
+        for (int j = 0; j <= m; j++)
+            rs.xbuf[j] = line_at(hf, rc, 0, c0 + j);
+        rs.xs = rs.xbuf;
+    }
     for (int j = 0; j <= m; j++) {
-        rs.xs[j] = ox + (double)(gx0 + c0 + j) * cs;
         dp_store(rs.llo[j], inf);
         dp_store(rs.lhi[j], ninf);
     }
@@ -369,23 +454,27 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
         dp_store(rs.vlo[j], inf);
         dp_store(rs.vhi[j], ninf);
     }
+    /* Edges and vertices in one loop: they feed different sums (lines, cells), each
+     * in the order of the two loops they replace. Selects rather than branches where
+     * the geometry decides (the branches predicted badly). */
     for (int i = 0; i < n; i++) {
-        const vtx *a = rp[i], *b = rp[i + 1 == n ? 0 : i + 1];
+        const vtx *a = rp[i], *b = rp[i + 1]; /* rp[n] is rp[0] */
         /* Lines strictly between the two x: after the lower one's cell, before the
-         * higher one's cell or up to it when the higher x is not on its line. */
-        const vtx *lo = a->p[0] < b->p[0] ? a : b, *hi = lo == a ? b : a;
-        int first = lo->cell + 1 - c0, last = hi->cell - hi->on - c0;
+         * higher one's cell or up to it when the higher x is not on its line (the lower
+         * one is a when a.x < b.x, else b). */
+        int sw = -(a->p[0] < b->p[0]); /* all ones when a is the lower */
+        int locell = (a->cell & sw) | (b->cell & ~sw), hicell = (b->cell & sw) | (a->cell & ~sw);
+        int hion = (b->on & sw) | (a->on & ~sw);
+        int first = locell + 1 - c0, last = hicell - hion - c0;
         first = first < 0 ? 0 : first;
         last = last > m ? m : last;
         if (first <= last)
             edge_crossings(a, b, first, last, &rs);
-    }
-    for (int i = 0; i < n; i++) {
-        int j = rp[i]->cell - c0;
+        int j = a->cell - c0;
         if (j >= 0 && j < m)
-            vertex_add(&rs, j, rp[i]);
-        if (rp[i]->on && j >= 1 && j <= m)
-            vertex_add(&rs, j - 1, rp[i]);
+            vertex_add(&rs, j, a);
+        if (a->on && j >= 1 && j <= m)
+            vertex_add(&rs, j - 1, a);
     }
     for (int j = 0; j < m; j++) {
         double xl = rs.xs[j], xr = rs.xs[j + 1];
@@ -397,7 +486,7 @@ static void raster_chunk(const op_heightfield *hf, raster_ctx *rc, const vtx *co
          * are at least cs >= 0.001 apart, more than an ulp): the x range is not
          * {xl} iff a point lies right of xl (a crossing on line j + 1 or a vertex),
          * and not {xr} iff one lies left of xr. */
-        int offl = rn || rs.vxhi[j] > xl, offr = ln || rs.vxlo[j] < xr;
+        int offl = rn | (rs.vxhi[j] > xl), offr = ln | (rs.vxlo[j] < xr);
         if (ylo <= yhi && offl && offr && czhi != zb && czlo != zt)
             emit(rc, c0 + j, z, ylo, yhi); /* not empty, not on one edge line */
     }
@@ -414,20 +503,23 @@ static op_status raster_row(const op_heightfield *hf, raster_ctx *rc, const vtx 
 {
     if (zhi == zb)
         return OP_OK; /* the row's polygon lies on its bottom line */
-    double rylo = rp[0]->p[1], ryhi = rylo;
-    int kx0 = rp[0]->cell, kx1 = kx0, allon = rp[0]->on;
+    int kx0 = rp[0]->cell, kx1 = kx0;
     for (int i = 1; i < n; i++) {
-        rylo = mind(rp[i]->p[1], rylo);
-        ryhi = maxd(rp[i]->p[1], ryhi);
         kx0 = rp[i]->cell < kx0 ? rp[i]->cell : kx0;
         kx1 = rp[i]->cell > kx1 ? rp[i]->cell : kx1;
-        allon &= rp[i]->on;
     }
     if (kx1 < 0 || kx0 >= hf->width)
         return OP_OK;
     if (kx0 == kx1) {
         /* The row lies in one cell: P is R itself (no vertex beyond its lines, so no
          * crossing); it is on one edge line only if every x is the left line. */
+        double rylo = rp[0]->p[1], ryhi = rylo;
+        int allon = rp[0]->on;
+        for (int i = 1; i < n; i++) {
+            rylo = mind(rp[i]->p[1], rylo);
+            ryhi = maxd(rp[i]->p[1], ryhi);
+            allon &= rp[i]->on;
+        }
         return allon ? OP_OK : emit_one(rc, kx0, z, rylo, ryhi);
     }
     kx0 = kx0 < 0 ? 0 : kx0;
@@ -572,19 +664,21 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         return OP_OK;
     kz0 = kz0 < 0 ? 0 : kz0;
     kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
+#pragma GCC unroll 3
     for (int i = 0; i < 3; i++)
         set_cell(hf, rc, &tri[i]);
     vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */
     int ha[3], hc[3];
     vtx *qb = qa, *qt = qc;
     int *hb = ha, *ht = hc;
-    double zb = oz + (double)(gz0 + kz0) * cs;
+    double zb = line_at(hf, rc, 1, kz0);
     z_crossings(hf, rc, tri, zlo, zhi, zb, qb, hb);
     for (int64_t z = kz0; z <= kz1; z++) {
-        double zt = oz + (double)(gz0 + z + 1) * cs;
+        double zt = line_at(hf, rc, 1, z + 1);
         z_crossings(hf, rc, tri, zlo, zhi, zt, qt, ht);
         const vtx *rp[MAX_POLY];
         int n = row_polygon(tri, qb, hb, qt, ht, zb, zt, rp);
+        rp[n] = rp[0]; /* closes the polygon for raster_chunk's edge loop (n < MAX_POLY) */
         if (n) {
             op_status st = raster_row(hf, rc, rp, n, (int)z, zb, zt, zhi);
             if (st != OP_OK)
@@ -604,7 +698,9 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
 void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
                            const float *v2, op_fragment_fn fn, void *ctx)
 {
-    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL};
+    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL, NULL, NULL};
+    double lines[LINE_BUF];
+    raster_lines(&rc, hf, lines);
     (void)raster_tri(hf, v0, v1, v2, &rc);
 }
 
@@ -659,7 +755,9 @@ op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, co
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
-    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err};
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL};
+    double lines[LINE_BUF];
+    raster_lines(&rc, hf, lines);
     for (size_t t = 0; t < ntris && st == OP_OK; t++) {
         const int *ix = &tris[3 * t];
         rc.area = areas[t];
@@ -698,7 +796,9 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
-    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err};
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL};
+    double lines[LINE_BUF];
+    raster_lines(&rc, hf, lines);
     for (size_t i = 0; i < n && st == OP_OK; i++) {
         const int *ix = &soup->tris[3 * (size_t)ids[i]];
         rc.area = areas[i];

@@ -9,7 +9,11 @@
  *      timed); its time against op_level_build_stages + op_tile_encode (with the hash)
  *      of the same tiles in this process, best of reps each (the ratio is the RPC
  *      overhead);
- *   3. throughput of cached tile.get with 1, 4 and 16 concurrent clients (ipc).
+ *   3. throughput of cached tile.get with 1, 4 and 16 concurrent clients (ipc);
+ *   4. a whole level over tile.range (ipc): level.drop + level.put of the level, then
+ *      tile.range calls (after = the previous next) until every tile of the level's range
+ *      has come back, against op_level_create + build + encode of every tile of the range
+ *      in this process (one thread), alternating, best and median of reps each.
  * Figures for docs/benchmarks.md. The machine is shared: run it on a quiet one.
  */
 #include <pthread.h>
@@ -252,6 +256,56 @@ static double ondemand_pass(op_client *c, const level_in *li, double *best)
     return now_us() - t0;
 }
 
+/* In-process reference of a whole-level fetch: the level prepared, every tile of its range
+ * built and encoded, one thread. */
+static double inprocess_level(const level_in *li, op_arena *out, op_arena *scratch)
+{
+    double t0 = now_us();
+    op_settings s;
+    op_settings_default(&s);
+    op_level *lvl;
+    op_err e;
+    if (op_level_create(&li->soup, &s, NULL, 0, &lvl, &e) != OP_OK)
+        exit((fprintf(stderr, "%s\n", e.msg), 1));
+    op_tile_range r = op_level_tiles(lvl);
+    for (int tz = r.tz0; tz <= r.tz1; tz++)
+        for (int tx = r.tx0; tx <= r.tx1; tx++)
+            build_encode(lvl, tx, tz, out, scratch);
+    double us = now_us() - t0;
+    op_level_destroy(lvl);
+    return us;
+}
+
+/* The daemon's side: the level dropped and put again (so nothing is cached), then every
+ * tile fetched with tile.range; returns the time from the put to the last tile. */
+static double range_level(op_client *c, const level_in *li, int *ntiles, int *ncalls)
+{
+    int dropped;
+    op_err e;
+    if (op_client_level_drop(c, "bench", TIMEOUT_MS, &dropped, &e) != OP_OK)
+        exit((fprintf(stderr, "level.drop: %s\n", e.msg), 1));
+    double t0 = now_us();
+    put_level(c, li);
+    op_tile_range r = op_level_tiles(li->lvl);
+    int rect[4] = {r.tx0, r.tz0, r.tx1, r.tz1}, after[2], has_after = 0;
+    *ntiles = *ncalls = 0;
+    for (;;) {
+        op_client_tile_range tr;
+        if (op_client_tile_range_get(c, "bench", rect, has_after ? after : NULL, 0, TIMEOUT_MS, &tr,
+                                     &e) != OP_OK)
+            exit((fprintf(stderr, "tile.range: %s\n", e.msg), 1));
+        *ntiles += tr.ntiles;
+        (*ncalls)++;
+        has_after = tr.has_next;
+        after[0] = tr.next[0];
+        after[1] = tr.next[1];
+        op_client_tile_range_free(&tr);
+        if (!has_after)
+            break;
+    }
+    return now_us() - t0;
+}
+
 int main(int argc, char **argv)
 {
     const char *spec = argc > 1 ? argv[1] : OP_BENCH_DEFAULT_LEVEL;
@@ -318,6 +372,26 @@ int main(int argc, char **argv)
         best[1] / li.ntiles, best[0] / li.ntiles, sum[1] / li.ntiles, sum[0] / li.ntiles);
     free(tile);
     free(v);
+    {
+        double *w = malloc(2 * (size_t)reps * sizeof *w);
+        int nt = 0, nc = 0;
+        for (int r = 0; r < reps; r++) {
+            w[r] = inprocess_level(&li, out, scratch);
+            w[reps + r] = range_level(ci, &li, &nt, &nc);
+        }
+        double b0 = w[0], b1 = w[reps];
+        for (int r = 1; r < reps; r++) {
+            b0 = w[r] < b0 ? w[r] : b0;
+            b1 = w[reps + r] < b1 ? w[reps + r] : b1;
+        }
+        double m0 = pct(w, reps, 0.5), m1 = pct(w + reps, reps, 0.5);
+        printf("whole level, in-process (1 thread) %8.2f ms  (median %.2f ms; %d tiles)\n",
+               b0 / 1e3, m0 / 1e3, op_level_tile_count(li.lvl));
+        printf("whole level, put + tile.range, ipc %8.2f ms  ratio %.2f (median %.2f ms, ratio "
+               "%.2f; %d tiles in %d calls)\n",
+               b1 / 1e3, b1 / b0, m1 / 1e3, m1 / m0, nt, nc);
+        free(w);
+    }
     int counts[3] = {1, 4, 16};
     for (int k = 0; k < 3; k++)
         throughput(ipc1, &li, counts[k], 3200 / counts[k]);

@@ -90,15 +90,56 @@ static op_status check_args(const op_poly_mesh *mesh, const op_chf *chf, const o
     return OP_OK;
 }
 
-static op_status work_init(work *w, op__detail_stack *stack, op_arena *scratch, op_err *err)
+static int poly_nverts(const op_poly_mesh *mesh, int p)
 {
-    size_t steps = OP__DT_MAX_STEPS + 1;
+    int n = 0;
+    while (n < mesh->nvp && mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)n] != OP_POLY_NULL)
+        n++;
+    return n;
+}
+
+/* What one tile's polygons need of the per-polygon workspace, so that its scratch is sized
+ * by the tile and not by the limits: the longest edge walk (points 0..steps) and the most
+ * vertices a polygon's triangulation can reach (its vertices, every point of its edge
+ * walks, its interior samples; at most OP__DT_MAXV). Edge-map rows and walk arrays
+ * beyond these are never touched. */
+static void work_bounds(const op_poly_mesh *mesh, double sd, int *max_steps, int *max_verts)
+{
+    int detail = sd > 0.9, steps = 0, verts = 3;
+    for (int p = 0; p < mesh->npolys; p++) {
+        int n = poly_nverts(mesh, p);
+        if (n < 3)
+            continue;
+        long nv = n;
+        for (int k = 0; k < n && detail; k++) {
+            int ns = op__detail_edge_steps(mesh, p, k, n, sd);
+            steps = ns > steps ? ns : steps;
+            nv += ns > 1 ? ns - 1 : 0;
+        }
+        if (detail) {
+            int b = op__detail_sample_bound(mesh, p, n, sd);
+            nv = b < 0 || b > OP__DT_MAXV ? OP__DT_MAXV : nv + b;
+        }
+        nv = nv > OP__DT_MAXV ? OP__DT_MAXV : nv;
+        verts = (int)nv > verts ? (int)nv : verts;
+    }
+    *max_steps = steps;
+    *max_verts = verts;
+}
+
+static op_status work_init(work *w, const op_poly_mesh *mesh, double sd, op__detail_stack *stack,
+                           op_arena *scratch, op_err *err)
+{
+    int max_steps, max_verts;
+    work_bounds(mesh, sd, &max_steps, &max_verts);
+    size_t steps = (size_t)max_steps + 1;
+    size_t edge_bytes = (size_t)max_verts * 256 * sizeof(uint16_t);
     memset(w, 0, sizeof *w);
     w->stack = stack;
     w->dt = op_arena_calloc(scratch, 1, sizeof *w->dt);
     if (!w->dt)
         return nomem(err, sizeof *w->dt);
-    w->dt->edge = op_arena_alloc(scratch, 65536 * sizeof(uint16_t));
+    w->dt->edge = op_arena_alloc(scratch, edge_bytes);
     w->dt->stack = op_arena_alloc(scratch, (size_t)stack->start * 2);
     w->ew.x = op_arena_alloc(scratch, steps * sizeof(double));
     w->ew.z = op_arena_alloc(scratch, steps * sizeof(double));
@@ -107,18 +148,10 @@ static op_status work_init(work *w, op__detail_stack *stack, op_arena *scratch, 
     w->ew.stack = op_arena_alloc(scratch, steps * 2 * sizeof(int[2]));
     if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
         !w->ew.stack)
-        return nomem(err, (size_t)stack->start * 2 + 131072 + steps * 41);
+        return nomem(err, (size_t)stack->start * 2 + edge_bytes + steps * 41);
     w->dt->rows_ready = 0; /* rows are initialised as vertices appear */
     w->dt->stack_cap = stack->start;
     return OP_OK;
-}
-
-static int poly_nverts(const op_poly_mesh *mesh, int p)
-{
-    int n = 0;
-    while (n < mesh->nvp && mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)n] != OP_POLY_NULL)
-        n++;
-    return n;
 }
 
 /* Samples and refinement of polygon p (samples live in scratch until the mark). */
@@ -299,7 +332,7 @@ op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
         return nomem(err, (size_t)mesh->npolys * 16);
     op_arena_mark mark = op_arena_get_mark(scratch);
     work w;
-    st = work_init(&w, stack, scratch, err);
+    st = work_init(&w, mesh, ds->sample_distance / mesh->frame.cs, stack, scratch, err);
     for (int p = 0; p < mesh->npolys && st == OP_OK; p++)
         st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
     if (st == OP_OK)

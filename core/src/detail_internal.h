@@ -57,6 +57,10 @@ typedef struct op__edge_work {
     int (*stack)[2];
 } op__edge_work;
 
+/* Steps of the edge walk along polygon edge k (its points are 0..steps), or 0 when the
+ * edge gets no edge points (not longer than sd, or over OP__DT_MAX_STEPS steps). */
+int op__detail_edge_steps(const op_poly_mesh *mesh, int p, int k, int nverts, double sd);
+
 /* Builds the hull ring of polygon p into dt (vertices) and ring (local ids, ring order).
  * with_points = 0: the polygon vertices only. Returns the ring length. */
 int op__detail_ring(const op_poly_mesh *mesh, int p, int nverts, const op_chf *chf,

@@ -89,6 +89,23 @@ static void simplify_rows(op__edge_work *w, int ns, double limit)
     }
 }
 
+int op__detail_edge_steps(const op_poly_mesh *mesh, int p, int k, int nverts, double sd)
+{
+    const int32_t *va = pvert(mesh, p, k), *vb = pvert(mesh, p, (k + 1) % nverts);
+    /* The same differences walk_edge takes from the smaller end: |d| is symmetric, but the
+     * walk's own arithmetic is kept so the count cannot differ by a rounding. */
+    int rev = (vb[0] < va[0]) || (vb[0] == va[0] && vb[2] < va[2]);
+    const int32_t *s = rev ? vb : va, *e = rev ? va : vb;
+    double dx = (double)e[0] - (double)s[0], dz = (double)e[2] - (double)s[2];
+    double len = sqrt(dx * dx + dz * dz);
+    if (!(len > sd))
+        return 0;
+    double steps = ceil(len / sd);
+    if (steps > (double)OP__DT_MAX_STEPS)
+        return 0;
+    return (int)steps;
+}
+
 /* Walks polygon edge k from its lexicographically smaller end; fills w and returns ns
  * (0 when the edge gets no points). *reversed tells whether the walk runs against the
  * polygon's direction. */
@@ -100,13 +117,9 @@ static int walk_edge(const op_poly_mesh *mesh, int p, int k, int nverts, const o
     const int32_t *s = rev ? vb : va, *e = rev ? va : vb;
     *reversed = rev;
     double dx = (double)e[0] - (double)s[0], dz = (double)e[2] - (double)s[2];
-    double len = sqrt(dx * dx + dz * dz);
-    if (!(len > sd))
+    int ns = op__detail_edge_steps(mesh, p, k, nverts, sd);
+    if (ns == 0)
         return 0;
-    double steps = ceil(len / sd);
-    if (steps > (double)OP__DT_MAX_STEPS)
-        return 0;
-    int ns = (int)steps;
     double dy = (double)e[1] - (double)s[1];
     for (int i = 0; i <= ns; i++) {
         w->x[i] = (double)s[0] + dx * (double)i / (double)ns;

@@ -200,12 +200,14 @@ static int mesh_layer(const op_tile_stages *st, int fixed_layer)
 /* Polygons, detail and tile data of st's contours. fixed_layer >= 0: every polygon is on
  * that layer (a layer-by-layer build) and st->tiles is already allocated. */
 static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, int fixed_layer, double *t0, op_err *err)
+                            op_tile_stages *st, int fixed_layer, op_arena_mark m, double *t0,
+                            op_err *err)
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
     op_status s = op_polys_build(&st->contours, &f, l->settings.max_verts_per_poly, out, scratch,
                                  &st->polys, err);
+    op_arena_release(scratch, m); /* the stage's scratch is dead (op__tile_build) */
     if (s != OP_OK)
         s = op__tile_err(s, st->tx, st->tz, mesh_layer(st, fixed_layer), err);
     if (s == OP_OK)
@@ -217,6 +219,7 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
                              l->span.walkable_climb};
     s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
                         &st->detail, err);
+    op_arena_release(scratch, m);
     lap(st, OP_STAGE_DETAIL, t0);
     if (s != OP_OK || last == OP_STAGE_DETAIL)
         return s;
@@ -289,7 +292,7 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
         if (s == OP_OK && last > OP_STAGE_CONTOURS) {
             one.tiles = st->tiles ? &st->tiles[st->ntiles] : NULL;
             one.ntiles = 0;
-            s = mesh_steps(l, last, out, scratch, &one, layer, t0, err);
+            s = mesh_steps(l, last, out, scratch, &one, layer, m, t0, err);
         }
         op_arena_release(scratch, m);
         if (s != OP_OK)
@@ -320,27 +323,39 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
                           "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d", tx, tz,
                           l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
     op__tile_base base;
+    /* Every stage's results are in out; what a stage leaves in scratch is dead once it
+     * returns, so it goes back before the next stage: a worker's scratch peak is then its
+     * largest stage's, not the sum of all of them. */
+    op_arena_mark m = op_arena_get_mark(scratch);
     double t0 = now_ms();
     op_status s = op__tile_spans(l, tx, tz, vols, nvols, cached, base_out != NULL, &base, last, out,
                                  scratch, st, err);
+    op_arena_release(scratch, m);
     if (base_out && s == OP_OK)
         *base_out = base;
     lap(st, OP_STAGE_SPANS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
         return s;
     s = regions_step(l, out, scratch, st, err);
+    op_arena_release(scratch, m);
     if (s == OP_OK)
         s = cut_border(l, out, st, err);
     lap(st, OP_STAGE_REGIONS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
         return s;
-    if (layer_by_layer(l))
-        return layers_apart(l, last, keep_raw, out, scratch, st, &t0, err);
+    if (layer_by_layer(l)) {
+        s = layers_apart(l, last, keep_raw, out, scratch, st, &t0, err);
+        op_arena_release(scratch, m);
+        return s;
+    }
     s = contours_on(l, keep_raw, -1, out, scratch, st, err);
+    op_arena_release(scratch, m);
     lap(st, OP_STAGE_CONTOURS, &t0);
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
-    return mesh_steps(l, last, out, scratch, st, -1, &t0, err);
+    s = mesh_steps(l, last, out, scratch, st, -1, m, &t0, err);
+    op_arena_release(scratch, m);
+    return s;
 }
 
 op_status op_level_build_stages(const op_level *l, int tx, int tz, op_stage last, int keep_raw,

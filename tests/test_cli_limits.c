@@ -324,6 +324,23 @@ Test(cli_limits, a_tile_of_1025_layers_is_refused_in_seconds_in_2_gib, .timeout 
     cr_assert_lt(r.seconds, 300.0, "%.1f s (a hang bound only)", r.seconds);
 }
 
+/* A tile of exactly OP_MAX_LAYERS layers is within the limits and must bake in the same
+ * 2 GiB: 1,024 floors over the same columns. The layer partition's column-sharing pairs
+ * were every column's k^2 (4.45 GB asked: out of memory); they now follow the columns
+ * where the labels change (87 MB peak, 4 s). */
+Test(cli_limits, a_tile_of_1024_layers_bakes_in_2_gib, .timeout = 600)
+{
+    write_stack_at("stack1024.obj", OP_MAX_LAYERS, 2, -3);
+    run_result r =
+        run(CONTAINER_MB,
+            (const char *const[]){"bake", "stack1024.obj", "--set", "partition=layers", "--set",
+                                  "tile_size=9.6", "--threads", "1", "--out", "stack1024.d", NULL});
+    cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.out, "1 tiles, 1024 layers, 1024 polygons"), "%s", r.out);
+    cr_assert_lt(r.maxrss_kb, 512 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+    cr_assert_lt(r.seconds, 300.0, "%.1f s (a hang bound only)", r.seconds);
+}
+
 /* Islands for the vertex limit: n x n squares of 3 x 3 cells (cell size 0.3), 4 cells
  * apart, in tile (tx, tz) of tile size 512 cells. The ledge filter leaves each square's
  * middle cell, a one-cell region whose polygon has 4 vertices of its own, so the tile's

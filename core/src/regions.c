@@ -238,6 +238,20 @@ static int pick_reference(pair_cols *pc, int c, size_t *n_enter)
     return best;
 }
 
+/* Pairs buffered before the first compaction (256 MiB). */
+#define PAIRS_BUF ((size_t)32 << 20)
+
+/* Sorts pairs[0..n) and drops repeats; returns the count left. */
+static size_t unique_pairs(uint64_t *pairs, size_t n)
+{
+    qsort(pairs, n, sizeof *pairs, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || pairs[i] != pairs[u - 1])
+            pairs[u++] = pairs[i];
+    return u;
+}
+
 op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
                             int same_area, op_arena *scratch, uint64_t **adj, size_t *nadj,
                             uint64_t **ovl, size_t *novl, op_err *err)
@@ -258,10 +272,14 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
         pick_reference(&pc, c, &n);
         cap_o += 2 * n * k;
     }
+    /* Labels that change every column (floors staggered around a ring) still repeat
+     * pairs: past PAIRS_BUF the buffer is compacted (sorted, duplicates dropped) whenever
+     * it fills, and doubled only when the distinct pairs fill half of it. */
+    size_t cap = cap_o < PAIRS_BUF ? cap_o : PAIRS_BUF;
     uint64_t *pa = adj ? op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8) : NULL;
-    uint64_t *po = op_arena_alloc(scratch, (cap_o + 1) * 8);
+    uint64_t *po = op_arena_alloc(scratch, (cap + 1) * 8);
     if ((adj && !pa) || !po)
-        return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + cap_o) * 8);
+        return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + cap) * 8);
     for (int c = 0; c < ncols; c++) {
         for (uint32_t s = chf->cells[c]; pa && s < chf->cells[c + 1]; s++) {
             uint32_t r = reg[s];
@@ -276,10 +294,22 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
             continue;
         size_t n;
         pick_reference(&pc, c, &n);
+        size_t k2 = 2 * (size_t)(chf->cells[c + 1] - chf->cells[c]);
         for (uint32_t s = chf->cells[c]; n && s < chf->cells[c + 1]; s++) {
             uint32_t r = reg[s];
             if (r == 0 || pc.mark[r] == pc.stamp)
                 continue;
+            if (no + k2 > cap) {
+                no = unique_pairs(po, no);
+                if (no + k2 > cap / 2) {
+                    uint64_t *grown = op_arena_alloc(scratch, (2 * cap + k2 + 1) * 8);
+                    if (!grown)
+                        return op__regions_nomem(err, "label pairs", (2 * cap + k2) * 8);
+                    memcpy(grown, po, no * 8);
+                    po = grown;
+                    cap = 2 * cap + k2;
+                }
+            }
             for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
                 if (t != s && reg[t] != 0 && reg[t] != r &&
                     (!same_area || area[reg[t]] == area[r])) {

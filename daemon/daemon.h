@@ -100,6 +100,7 @@ typedef struct opd_config {
     const char *metrics;        /* --metrics HOST:PORT (NULL: off) */
     int log_json;               /* --log-format json */
     int socket_mode;            /* --socket-mode: ipc:// sockets' permission bits */
+    int listen_check_ms;        /* --listen-check-ms: listener watchdog period (0: off) */
 } opd_config;
 
 /* ---- completion (the one way back up) ----
@@ -371,6 +372,12 @@ typedef struct opd_daemon {
     int ncalls, calls_cap;
     struct opd_call *idle; /* linked by next_idle */
     atomic_int armed;      /* calls receiving, working or sending (parked ones not) */
+    /* The listeners (one per --listen URL) and the pipes each has handed to the socket,
+     * counted by a pipe-event callback: the watchdog (transport.c) sees a listener that
+     * negotiated a test connection without handing its pipe on as deaf, and restarts it. */
+    atomic_uint listener_id[OPD_MAX_LISTEN];
+    atomic_uint_fast64_t pipes_added[OPD_MAX_LISTEN];
+    struct opd_watchdog *watchdog;
 } opd_daemon;
 
 /* ---- leaf services (daemon.c) ---- */

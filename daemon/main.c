@@ -64,6 +64,10 @@ static const opt opts[] = {
     {"--compact-bytes", "ONEPATHD_COMPACT_BYTES", "BYTES",
      "a level's journal is compacted into a new snapshot, in the background, once it holds "
      "more than this and more than the snapshot; default 64M"},
+    {"--listen-check-ms", "ONEPATHD_LISTEN_CHECK_MS", "MS",
+     "every MS, check that each ipc:// and tcp:// listener still takes new connections (a "
+     "test connection), and restart one that stopped (nng 1.5.2 defect, protocol §1.7); 0 "
+     "turns it off; default 1000"},
     {"--drain-ms", "ONEPATHD_DRAIN_MS", "MS",
      "on SIGTERM, longest wait for requests in flight; default 30000"},
     {"--http", "ONEPATHD_HTTP", "HOST:PORT",
@@ -190,6 +194,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         return parse_size(flag, v, 0, &c->rebuild_cache_bytes);
     if (!strcmp(flag, "--compact-bytes"))
         return parse_size(flag, v, 0, &c->compact_bytes);
+    if (!strcmp(flag, "--listen-check-ms"))
+        return parse_int(flag, v, 0, 3600000, &c->listen_check_ms);
     if (!strcmp(flag, "--drain-ms"))
         return parse_int(flag, v, 0, 3600000, drain_ms);
     if (!strcmp(flag, "--no-fsync"))
@@ -249,6 +255,7 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
     int ncpu = op_cpu_count(); /* affinity and cgroup quota (a pod's CPU limit) */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     *c = (opd_config){.socket_mode = 0660,
+                      .listen_check_ms = 1000,
                       .contexts = 64,
                       .threads = ncpu > 256 ? 256 : ncpu,
                       .request_threads = 4,

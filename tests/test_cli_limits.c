@@ -20,6 +20,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,78 @@ Test(cli_limits, a_tile_of_1025_layers_is_refused_in_seconds_in_2_gib, .timeout 
     /* The field of 1,025 floors is a few MiB; the pairs once took gigabytes. */
     cr_assert_lt(r.maxrss_kb, 256 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
     cr_assert_lt(r.seconds, 300.0, "%.1f s (a hang bound only)", r.seconds);
+}
+
+/* A tile of exactly OP_MAX_LAYERS layers is within the limits and must bake in the same
+ * 2 GiB: 1,024 floors over the same columns. The layer partition's column-sharing pairs
+ * were every column's k^2 (4.45 GB asked: out of memory); they now follow the columns
+ * where the labels change (87 MB peak, 4 s). */
+Test(cli_limits, a_tile_of_1024_layers_bakes_in_2_gib, .timeout = 600)
+{
+    write_stack_at("stack1024.obj", OP_MAX_LAYERS, 2, -3);
+    run_result r =
+        run(CONTAINER_MB,
+            (const char *const[]){"bake", "stack1024.obj", "--set", "partition=layers", "--set",
+                                  "tile_size=9.6", "--threads", "1", "--out", "stack1024.d", NULL});
+    cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.out, "1 tiles, 1024 layers, 1024 polygons"), "%s", r.out);
+    cr_assert_lt(r.maxrss_kb, 512 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+    cr_assert_lt(r.seconds, 300.0, "%.1f s (a hang bound only)", r.seconds);
+}
+
+/* Staggered floors that need more layers than any column holds: RING_K annular sectors
+ * (radii 12..14 wu around (24, 24), tile size 48: one tile), sector i 4 wu above sector
+ * i - 1 and spanning RING_W of RING_K equal angular slots from slot i. A direction lies
+ * under about RING_W sectors (plus the few whose edges a cell straddles), so the column
+ * count passes; but at most floor(K / W) = 2 sectors are pairwise apart (a circular-arc
+ * graph), so the tile needs at least ceil(K / 2) = 1,050 layers. */
+#define RING_K 2100
+#define RING_W 1000
+static void write_ring(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    const double pi = 3.14159265358979323846, cx = 24, cz = 24, r0 = 12, r1 = 14;
+    int base = 1;
+    for (int i = 0; i < RING_K; i++) {
+        double a0 = 2 * pi * i / RING_K, a1 = 2 * pi * (i + RING_W) / RING_K;
+        int n = (int)((a1 - a0) / (2 * pi) * 180);
+        for (int j = 0; j <= n; j++) {
+            double a = a0 + (a1 - a0) * j / n;
+            fprintf(f, "v %.4f %.1f %.4f\nv %.4f %.1f %.4f\n", cx + r0 * cos(a), 4.0 * i,
+                    cz + r0 * sin(a), cx + r1 * cos(a), 4.0 * i, cz + r1 * sin(a));
+        }
+        for (int j = 0; j < n; j++) {
+            int p = base + 2 * j;
+            fprintf(f, "f %d %d %d\nf %d %d %d\n", p, p + 2, p + 1, p + 1, p + 2, p + 3);
+        }
+        base += 2 * (n + 1);
+    }
+    fclose(f);
+}
+
+Test(cli_limits, staggered_floors_past_the_layer_limit_are_refused_in_2_gib, .timeout = 900)
+{
+    /* No column holds more than OP_MAX_LAYERS spans, so only the layer assignment can name
+     * the limit. Its column-sharing pairs were every column's k^2 (out of memory asking
+     * 1.2 GB, after 57 s of linking 1,000-span columns pairwise); now bounded and compacted:
+     * the named error in about 31 s and 0.95 GB. */
+    write_ring("ring.obj");
+    run_result r =
+        run(CONTAINER_MB, (const char *const[]){"bake", "ring.obj", "--set", "partition=layers",
+                                                "--set", "tile_size=48", "--set",
+                                                "max_local_extent=100000", "--threads", "1", NULL});
+    cr_assert_eq(r.rc, 1, "exit %d: %s", r.rc, r.err);
+    cr_assert(strstr(r.err, "> OP_MAX_LAYERS"), "not the layer limit: %s", r.err);
+    int etx, etz;
+    cr_assert(parse_tile(r.err, &etx, &etz, NULL), "the error names no tile: %s", r.err);
+    cr_assert_eq(etx, 0, "%s", r.err);
+    cr_assert_eq(etz, 0, "%s", r.err);
+    if (!OPT_ASAN)
+        cr_assert_lt(r.maxrss_kb, 1800 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+    cr_assert_lt(r.seconds, 800.0, "%.1f s (a hang bound only)", r.seconds);
 }
 
 /* Islands for the vertex limit: n x n squares of 3 x 3 cells (cell size 0.3), 4 cells

@@ -354,6 +354,19 @@ Test(client_cli, put_past_max_message_exits_within_its_timeout, .timeout = 240)
              * the level's generation (seconds under ASan on a loaded machine). */
             cr_assert_lt(ms, 15000, "%s try %d: %.0f ms for a 2000 ms timeout", urls[u], k, ms);
         }
+    /* It says why: the request is too large, naming the daemon's limit (protocol §1.3),
+     * not OP_ETIMEDOUT. */
+    char errf[400], cmd[900];
+    snprintf(errf, sizeof errf, "%s/put.err", d.dir);
+    cr_assert_eq(run("%s/onepath put gen:terrain:512:1 --url '%s' --level big --timeout 2000 "
+                     "> /dev/null 2> '%s'",
+                     d.url, errf, ""),
+                 1);
+    snprintf(cmd, sizeof cmd,
+             "grep -q 'OP_ELIMIT' '%s' && grep -q 'more than the daemon.s --max-message of "
+             "65536 bytes' '%s'",
+             errf, errf);
+    cr_assert_eq(system(cmd), 0, "see %s", errf);
     /* The daemon still answers, and stops. */
     cr_assert_eq(run("%s/onepath remote ping --url '%s'%s%s > /dev/null", d.url, "", ""), 0);
     cr_assert_eq(opt_daemon_stop(&d), 0);

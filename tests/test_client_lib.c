@@ -161,3 +161,51 @@ Test(client_lib, volume_functions_round_trip, .timeout = 30)
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+/* A request of `len` bytes: a msgpack bin holding len - 3 zero bytes (not a request map,
+ * so the daemon answers it with an error reply once it has it). */
+static uint8_t *bin_request(size_t len)
+{
+    uint8_t *b = calloc(1, len);
+    cr_assert_not_null(b);
+    b[0] = 0xc5; /* bin 16 */
+    b[1] = (uint8_t)((len - 3) >> 8);
+    b[2] = (uint8_t)(len - 3);
+    return b;
+}
+
+/* Issue 16: a request larger than the daemon's --max-message is refused by the client,
+ * OP_ELIMIT naming the limit and the size, instead of being dropped with its connection and
+ * timing out. At --max-message 2048, a request of 2044 bytes (2048 with nng's 4-byte
+ * request id) must still reach the daemon, whose error reply proves it was read; one of
+ * 2045 is refused at once, nothing sent. */
+Test(client_lib, request_past_max_message_is_elimit_naming_both_sizes, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, (const char *const[]){"--max-message", "2048", NULL});
+    op_client *c = opt_connect(&d);
+    op_err e = {0};
+    uint8_t *reply = NULL;
+    size_t n = 0;
+    uint8_t *fits = bin_request(2044);
+    cr_assert_eq(op_client_call_raw(c, fits, 2044, 10000, &reply, &n, &e), OP_OK, "%s", e.msg);
+    cr_assert_gt(n, 0);
+    free(reply);
+    free(fits);
+    uint8_t *over = bin_request(2045);
+    double t0 = opt_now_ms();
+    cr_assert_eq(op_client_call_raw(c, over, 2045, 10000, &reply, &n, &e), OP_ELIMIT, "%s", e.msg);
+    cr_assert_lt(opt_now_ms() - t0, 5000, "a refusal, not a timeout");
+    cr_assert_null(reply);
+    cr_assert(strstr(e.msg, "2049 bytes"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "--max-message of 2048"), "%s", e.msg);
+    free(over);
+    /* The client still works afterwards. */
+    op_client_ping_result p;
+    cr_assert_eq(op_client_ping(c, 10000, &p, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(p.max_message, 2048);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}

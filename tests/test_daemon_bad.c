@@ -5,6 +5,10 @@
  */
 #include <msgpack.h>
 
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "onepath/nng_close.h"
 #include "op_daemon_test.h"
 #include "onepath/rpc.h"
 
@@ -336,12 +340,32 @@ Test(daemon_bad, oversized_message_drops_the_connection, .init = setup, .fini = 
     big[2] = (uint8_t)(len >> 16);
     big[3] = (uint8_t)(len >> 8);
     big[4] = (uint8_t)len;
+    /* libonepath-client refuses it before sending, naming the daemon's limit (§1.3)... */
     reply r;
-    cr_assert_eq(call(c, big, n, 700, &r), OP_ETIMEDOUT, "an oversized message got a reply");
+    cr_assert_eq(call(c, big, n, 5000, &r), OP_ELIMIT, "the client sent an oversized message");
+    op_client_close(c);
+    /* ...so the daemon's side is tried with a plain REQ socket: no reply, ever. */
+    nng_socket raw;
+    cr_assert_eq(nng_req0_open(&raw), 0);
+    cr_assert_eq(nng_dial(raw, tcp_url, NULL, 0), 0);
+    nng_msg *m;
+    cr_assert_eq(nng_msg_alloc(&m, 0), 0);
+    cr_assert_eq(nng_msg_append(m, big, n), 0);
+    nng_socket_set_ms(raw, NNG_OPT_SENDTIMEO, 700);
+    nng_socket_set_ms(raw, NNG_OPT_RECVTIMEO, 700);
+    int rv = nng_sendmsg(raw, m, 0);
+    if (rv != 0)
+        nng_msg_free(m);
+    nng_msg *back = NULL;
+    if (rv == 0)
+        rv = nng_recvmsg(raw, &back, 0);
+    if (back)
+        nng_msg_free(back);
+    cr_assert_eq(rv, NNG_ETIMEDOUT, "an oversized message got a reply (%s)", nng_strerror(rv));
+    op_nng_close_bounded(raw, 1000);
     free(big);
     /* That REQ socket would resend the oversized request on every reconnect (and be
      * dropped again), so the daemon's health is checked from a fresh client. */
-    op_client_close(c);
     c = opt_connect(&d); /* and on ipc */
     op_client_ping_result p;
     cr_assert_eq(op_client_ping(c, OPT_TIMEOUT_MS, &p, &e), OP_OK, "%s", e.msg);

@@ -4,6 +4,7 @@
  * receive. Replies are scanned with the bounded pre-scan before they are unpacked:
  * the client trusts its daemon no more than the daemon trusts its clients.
  */
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,9 @@
 struct op_client {
     nng_socket sock;
     atomic_uint_fast64_t next_id;
-    char *url;       /* named in transport errors: in a fleet, which member failed */
+    char *url; /* named in transport errors: in a fleet, which member failed */
+    /* The daemon's --max-message as its ping said (0: not asked yet, or to ask again). */
+    atomic_uint_fast64_t max_message;
     int name_member; /* a fleet member's: every error names url (op_fleet_member_open) */
 };
 
@@ -55,6 +58,7 @@ op_status op_client_open(const char *url, op_client **out, op_err *err)
     if (!c)
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
     atomic_init(&c->next_id, 1);
+    atomic_init(&c->max_message, 0);
     if (!(c->url = strdup(url))) {
         free(c);
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
@@ -100,6 +104,45 @@ static op_status nng_status(const op_client *c, int rv, const char *what, op_err
     return op_err_set(err, st, "client: %s: %s: %s", c->url, what, nng_strerror(rv));
 }
 
+/* nng's request id, in front of every request on the wire: the daemon's --max-message
+ * counts it (protocol §1.3). */
+#define OP_REQ_HEADER 4
+/* The smallest --max-message a daemon takes: a request within it needs no check. */
+#define OP_MIN_MAX_MESSAGE 1024
+
+/* A request larger than the daemon's --max-message would be dropped with its connection,
+ * unread, and resent on every reconnect until the timeout (protocol §1.3, §1.7): refused
+ * here instead, OP_ELIMIT naming both sizes. The limit is asked once per client (a ping
+ * within the call's own timeout), only for a request past the smallest limit a daemon
+ * takes. OP_OK: send it (also when the daemon could not say); else the error to return. */
+static op_status check_size(op_client *c, size_t len, int64_t deadline, op_err *err)
+{
+    uint64_t wire = (uint64_t)len + OP_REQ_HEADER;
+    if (wire <= OP_MIN_MAX_MESSAGE)
+        return OP_OK;
+    uint64_t lim = atomic_load(&c->max_message);
+    if (lim == 0) {
+        int64_t left = deadline - now_ms();
+        op_client_ping_result p;
+        op_err perr;
+        op_status st = op_client_ping(c, left > 0 ? (int)left : 1, &p, &perr);
+        if (st == OP_ETIMEDOUT) {
+            *err = perr;
+            return st;
+        }
+        if (st == OP_OK && p.max_message >= OP_MIN_MAX_MESSAGE)
+            atomic_store(&c->max_message, lim = p.max_message);
+    }
+    if (lim && wire > lim)
+        return op_err_set(err, OP_ELIMIT,
+                          "client: %s: the request is %" PRIu64
+                          " bytes (with nng's 4-byte header), more than the daemon's "
+                          "--max-message of %" PRIu64 " bytes: not sent (the daemon would "
+                          "drop it unread)",
+                          c->url, wire, lim);
+    return OP_OK;
+}
+
 op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
                              uint8_t **reply, size_t *reply_len, op_err *err)
 {
@@ -107,6 +150,14 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
     *reply_len = 0;
     if (timeout_ms <= 0)
         return op_err_set(err, OP_EINVAL, "client: timeout %d ms must be > 0", timeout_ms);
+    int64_t t0 = now_ms();
+    op_status cst = check_size(c, len, t0 + timeout_ms, err);
+    if (cst != OP_OK)
+        return cst;
+    if (now_ms() - t0 >= timeout_ms)
+        return op_err_set(err, OP_ETIMEDOUT, "client: %s: timed out asking the daemon's limits",
+                          c->url);
+    timeout_ms -= (int)(now_ms() - t0);
     nng_ctx ctx;
     nng_aio *aio = NULL;
     nng_msg *msg = NULL;
@@ -141,8 +192,12 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
     msg = rv == 0 ? nng_aio_get_msg(aio) : NULL;
     nng_aio_free(aio);
     nng_ctx_close(ctx);
-    if (rv != 0)
+    if (rv != 0) {
+        /* The daemon may have restarted with another --max-message: ask again next time. */
+        if (len + OP_REQ_HEADER > OP_MIN_MAX_MESSAGE)
+            atomic_store(&c->max_message, 0);
         return nng_status(c, rv, "receive", err);
+    }
     size_t n = nng_msg_len(msg);
     *reply = malloc(n ? n : 1);
     if (!*reply) {

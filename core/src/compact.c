@@ -116,13 +116,43 @@ static uint32_t lowest_link(const op_chf *chf, uint32_t a, uint32_t b0, uint32_t
  * fails with or without it. Pairs are disjoint in the links they write, so visiting
  * cells in order visits each pair once, close in memory, with no separate pass over all
  * links. */
+/* Whether the floors of [b0, b1) rise strictly (every column built from a heightfield). */
+static int rising(const op_chf *chf, uint32_t b0, uint32_t b1)
+{
+    for (uint32_t b = b0 + 1; b < b1; b++)
+        if (chf->y[b] <= chf->y[b - 1])
+            return 0;
+    return 1;
+}
+
+/* lowest_link on a rising column: only floors within the climb of a's can link, and they
+ * are one run there, found by bisection, so the first match is lowest_link's. Deep
+ * columns (a thousand floors) cost their k log k, not k^2, per neighbour pair. */
+static uint32_t lowest_link_rising(const op_chf *chf, uint32_t a, uint32_t b0, uint32_t b1)
+{
+    int lo_y = (int)chf->y[a] - chf->walkable_climb, hi_y = (int)chf->y[a] + chf->walkable_climb;
+    uint32_t lo = b0, hi = b1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((int)chf->y[mid] < lo_y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t b = lo; b < b1 && (int)chf->y[b] <= hi_y; b++)
+        if (can_link(chf, a, b))
+            return b;
+    return OP_NO_LINK;
+}
+
 static void link_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1, int d)
 {
     int o = (d + 2) & 3;
+    int ra = rising(chf, a0, a1), rb = rising(chf, b0, b1);
     for (uint32_t a = a0; a < a1; a++)
-        chf->links[a][d] = lowest_link(chf, a, b0, b1);
+        chf->links[a][d] = rb ? lowest_link_rising(chf, a, b0, b1) : lowest_link(chf, a, b0, b1);
     for (uint32_t b = b0; b < b1; b++)
-        chf->links[b][o] = lowest_link(chf, b, a0, a1);
+        chf->links[b][o] = ra ? lowest_link_rising(chf, b, a0, a1) : lowest_link(chf, b, a0, a1);
     for (uint32_t a = a0; a < a1; a++) {
         uint32_t b = chf->links[a][d];
         if (b != OP_NO_LINK && chf->links[b][o] != a)

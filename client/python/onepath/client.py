@@ -20,12 +20,13 @@ import array
 import itertools
 import math
 import sys
+import time
 
 import msgpack
 
 from . import _nng
-from .errors import (InputOutputError, InvalidArgument, OutOfMemory, ProtocolError,
-                     Timeout, error_for)
+from .errors import (Error, InputOutputError, InvalidArgument, LimitError, OutOfMemory,
+                     ProtocolError, Timeout, error_for)
 
 PROTOCOL_VERSION = 1
 MAX_WAIT_MS = 600000  # changes.since wait_ms bound (protocol.md §4)
@@ -133,6 +134,7 @@ class Client:
         self.url = url
         self.timeout = float(timeout)
         self._ids = itertools.count(1)
+        self._max_message = None  # the daemon's --max-message, asked once (call())
         try:
             self._sock = _nng.ReqSocket(url, _nng.load(libnng) if libnng else None)
         except _nng.NngError as e:
@@ -162,6 +164,12 @@ class Client:
         if params is not None:
             req["params"] = params
         data = msgpack.packb(req, use_bin_type=True)
+        deadline = time.monotonic() + t
+        self._check_size(method, len(data), t)
+        t = deadline - time.monotonic()
+        if t <= 0:
+            raise Timeout("client: %s: timed out asking the daemon's limits" % method,
+                          method=method)
         try:
             raw = self._sock.request(data, max(1, int(math.ceil(t * 1000))))
         except _nng.NngError as e:
@@ -171,6 +179,32 @@ class Client:
                 raise OutOfMemory("client: %s: %s" % (method, e), method=method) from None
             raise InputOutputError("client: %s: %s" % (method, e), method=method) from None
         return _reply(raw, rid, method)
+
+    # A request larger than the daemon's --max-message is dropped with its connection,
+    # unread, and resent on every reconnect until the timeout (protocol.md §1.3): refused
+    # here, naming both sizes. The limit is asked once (a ping within the call's timeout),
+    # only for a request past 1024 bytes (the smallest --max-message) with nng's 4-byte id.
+    _REQ_HEADER = 4
+    _MIN_MAX_MESSAGE = 1024
+
+    def _check_size(self, method, n, timeout):
+        wire = n + self._REQ_HEADER
+        if wire <= self._MIN_MAX_MESSAGE:
+            return
+        if self._max_message is None:
+            try:
+                lim = self.call("ping", timeout=timeout)["limits"]["max_message"]
+            except Timeout:
+                raise
+            except (Error, KeyError, TypeError):
+                return  # the daemon could not say: send, as before
+            if isinstance(lim, int) and lim >= self._MIN_MAX_MESSAGE:
+                self._max_message = lim
+        if self._max_message is not None and wire > self._max_message:
+            raise LimitError(
+                "client: %s: the request is %d bytes (with nng's 4-byte header), more than "
+                "the daemon's --max-message of %d bytes: not sent (the daemon would drop it "
+                "unread)" % (self.url, wire, self._max_message), method=method)
 
     # ---- one method per RPC method (protocol.md §4) ----
 

@@ -184,16 +184,22 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
                             uint64_t **ovl, size_t *novl, op_err *err)
 {
     size_t na = 0, no = 0, cap_o = 0;
-    for (int c = 0; c < chf->width * chf->depth; c++) {
+    int ncells = chf->width * chf->depth;
+    for (int c = 0; c < ncells; c++) {
         size_t k = chf->cells[c + 1] - chf->cells[c];
-        cap_o += k * (k - (k > 0));
+        if (k > 1)
+            cap_o += k * (k - 1);
     }
     uint64_t *pa = adj ? op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8) : NULL;
     uint64_t *po = op_arena_alloc(scratch, (cap_o + 1) * 8);
     if ((adj && !pa) || !po)
         return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + cap_o) * 8);
-    for (int c = 0; c < chf->width * chf->depth; c++)
-        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+    for (int c = 0; c < ncells; c++) {
+        uint32_t c0 = chf->cells[c], c1 = chf->cells[c + 1];
+        /* Without adjacency only columns of two spans or more give pairs. */
+        if (!pa && c1 - c0 < 2)
+            continue;
+        for (uint32_t s = c0; s < c1; s++) {
             uint32_t r = reg[s];
             if (r == 0)
                 continue;
@@ -203,10 +209,11 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
                     (!same_area || area[reg[m]] == area[r]))
                     pa[na++] = (uint64_t)r << 32 | reg[m];
             }
-            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
+            for (uint32_t t = c0; t < c1; t++)
                 if (t != s && reg[t] != 0 && reg[t] != r && (!same_area || area[reg[t]] == area[r]))
                     po[no++] = (uint64_t)r << 32 | reg[t];
         }
+    }
     if (adj) {
         *adj = pa;
         *nadj = na;

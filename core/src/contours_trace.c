@@ -32,19 +32,19 @@ typedef struct view {
 
 /* A span belongs to a layer view's layer when it has a region and that span layer
  * (build3d-runtime.md §2.3.1). */
-static int visible(const view *v, uint32_t s)
+static inline int visible(const view *v, uint32_t s)
 {
     return v->reg[s] != 0 && (!v->key || v->key[s] == v->layer);
 }
 
 /* Whether the link from traced span s to span t stays in the view. */
-static int in_view(const view *v, uint32_t s, uint32_t t)
+static inline int in_view(const view *v, uint32_t s, uint32_t t)
 {
     return !v->key || (v->reg[t] != 0 && v->key[t] == v->key[s]);
 }
 
 /* The link of traced span s in d, or OP_NO_LINK when it leaves the view. */
-static uint32_t link_in(const view *v, uint32_t s, int d)
+static inline uint32_t link_in(const view *v, uint32_t s, int d)
 {
     uint32_t t = v->chf->links[s][d];
     return (t == OP_NO_LINK || in_view(v, s, t)) ? t : OP_NO_LINK;
@@ -53,7 +53,7 @@ static uint32_t link_in(const view *v, uint32_t s, int d)
 /* Region of the neighbour in d; 0 for no link inside the grid; OP_TILE_BORDER outside.
  * In a layer view a link to another layer gives that span's region, a layer seam
  * (amendments.md R3), or 0 when it is the band's or none. */
-static int32_t neighbour_value(const view *v, uint32_t s, int x, int z, int d)
+static inline int32_t neighbour_value(const view *v, uint32_t s, int x, int z, int d)
 {
     const op_chf *chf = v->chf;
     uint32_t t = chf->links[s][d];
@@ -70,7 +70,7 @@ static int32_t neighbour_value(const view *v, uint32_t s, int x, int z, int d)
 
 /* Highest floor among s and the spans linked around the start corner of edge d: the
  * two edge neighbours and the diagonal one, reached through either of them. */
-static int corner_y(const view *v, uint32_t s, int d)
+static inline int corner_y(const view *v, uint32_t s, int d)
 {
     const op_chf *chf = v->chf;
     int d1 = (d + 1) & 3;
@@ -102,21 +102,33 @@ typedef struct edge_span {
 
 /* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Lists the
  * spans with a boundary edge in span index order (where loops can start) and returns
- * the number of boundary edges. */
+ * the number of boundary edges. An edge is a boundary when the neighbour value differs
+ * from the span's region; in the whole-field view that is "no link, or a link to another
+ * region" (OP_TILE_BORDER and 0 never equal a region id), which needs no cell position,
+ * so that view (every build's and every rebuild's) takes the short loop. */
 static size_t mark_boundaries(const view *v, uint8_t *mask, edge_span *list, uint32_t *nlist)
 {
     const op_chf *chf = v->chf;
+    const uint32_t(*links)[4] = chf->links;
+    const uint16_t *reg = v->reg;
     size_t total = 0;
     uint32_t n = 0;
-    for (int z = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++) {
-            int c = x + z * chf->width;
-            for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+    for (int z = 0, c = 0; z < chf->depth; z++)
+        for (int x = 0; x < chf->width; x++, c++) {
+            for (uint32_t s = chf->cells[c], e = chf->cells[c + 1]; s < e; s++) {
                 uint8_t m = 0;
-                if (visible(v, s))
+                uint32_t r = reg[s];
+                if (!v->key) {
+                    if (r != 0)
+                        for (int d = 0; d < 4; d++) {
+                            uint32_t t = links[s][d];
+                            m |= (uint8_t)((t == OP_NO_LINK || reg[t] != r) << d);
+                        }
+                } else if (visible(v, s)) {
                     for (int d = 0; d < 4; d++)
-                        if (neighbour_value(v, s, x, z, d) != v->reg[s])
+                        if (neighbour_value(v, s, x, z, d) != (int32_t)r)
                             m |= (uint8_t)(1u << d);
+                }
                 mask[s] = (uint8_t)(m | (m << 4));
                 total += edge_count[m];
                 if (m != 0)

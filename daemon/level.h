@@ -382,6 +382,13 @@ op_status opd_edit_volume_put(opd_registry *r, const char *level, opd_volume *vo
                               uint64_t *version, int *changed, op_err *err);
 op_status opd_edit_volume_drop(opd_registry *r, const char *level, const char *name,
                                uint64_t *version, int *changed, op_err *err);
+/* opd_edit_mesh_drop or opd_edit_volume_drop. */
+typedef op_status (*opd_edit_drop_fn)(opd_registry *r, const char *level, const char *name,
+                                      uint64_t *version, int *changed, op_err *err);
+/* The method body of mesh.drop and volume.drop: params {level, name}, where `what` names
+ * the name's role in errors ("mesh", "volume"); methods_mesh.c. */
+op_status opd_m_drop_named(opd_call *c, const msgpack_object *p, msgpack_packer *pk,
+                           const char *what, opd_edit_drop_fn drop, op_err *err);
 /* Loads every level file of the data directory (start-up). */
 void opd_edit_load_all(opd_daemon *d);
 

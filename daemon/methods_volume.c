@@ -25,15 +25,5 @@ op_status opd_m_volume_put(opd_call *c, const msgpack_object *p, msgpack_packer 
 
 op_status opd_m_volume_drop(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err)
 {
-    static const char *const allowed[] = {"level", "name", NULL};
-    char name[65];
-    uint64_t version;
-    int changed;
-    op_status st;
-    if ((st = opd_param_keys(p, allowed, err)) != OP_OK ||
-        (st = opd_param_name(p, "level", "level", c->level, err)) != OP_OK ||
-        (st = opd_param_name(p, "name", "volume", name, err)) != OP_OK ||
-        (st = opd_edit_volume_drop(c->d->reg, c->level, name, &version, &changed, err)) != OP_OK)
-        return st;
-    return opd_pack_edit(pk, version, changed, "changed", err);
+    return opd_m_drop_named(c, p, pk, "volume", opd_edit_volume_drop, err);
 }

@@ -28,15 +28,6 @@ static int usage(void)
     return 2;
 }
 
-/* The mesh name: the file's base name, or "generated" for a generated level. */
-static const char *default_mesh_name(const char *spec)
-{
-    if (!strncmp(spec, "gen:", 4))
-        return "generated";
-    const char *slash = strrchr(spec, '/');
-    return slash ? slash + 1 : spec;
-}
-
 static int m_put(remote_opts *o, const char *file, const char *name)
 {
     op_arena *a = op_arena_create(0);
@@ -50,12 +41,7 @@ static int m_put(remote_opts *o, const char *file, const char *name)
     /* The file is read (and refused, naming it) before anything is dialed or sent. */
     if (cli_load_level(file, a, &soup) || !(c = remote_open(o)))
         goto done;
-    op_client_mesh m = {name ? name : default_mesh_name(file),
-                        soup.verts,
-                        soup.verts_len / 3,
-                        (const int32_t *)soup.tris,
-                        soup.tris_len / 3,
-                        soup.areas};
+    op_client_mesh m = remote_mesh(file, name, &soup);
     uint64_t version;
     int changed;
     op_err e;

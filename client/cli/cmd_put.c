@@ -19,15 +19,6 @@ static int usage(void)
     return 2;
 }
 
-/* The mesh name: the file's base name, or "generated" for a generated level. */
-static const char *default_mesh_name(const char *spec)
-{
-    if (!strncmp(spec, "gen:", 4))
-        return "generated";
-    const char *slash = strrchr(spec, '/');
-    return slash ? slash + 1 : spec;
-}
-
 int op_cmd_put(int argc, char **argv)
 {
     remote_opts o;
@@ -68,12 +59,7 @@ int op_cmd_put(int argc, char **argv)
     op_client *c = NULL;
     if (!a || cli_load_level(file, a, &soup) || !(c = remote_open(&o)))
         goto done;
-    op_client_mesh m = {mesh ? mesh : default_mesh_name(file),
-                        soup.verts,
-                        soup.verts_len / 3,
-                        (const int32_t *)soup.tris,
-                        soup.tris_len / 3,
-                        soup.areas};
+    op_client_mesh m = remote_mesh(file, mesh, &soup);
     uint64_t version;
     int changed;
     op_err e;

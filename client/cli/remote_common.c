@@ -186,3 +186,17 @@ uint64_t hash_fold(uint64_t h, uint64_t layer_hash)
         le[b] = (uint8_t)(layer_hash >> (8 * b));
     return op_hash_update(h, le, 8);
 }
+
+op_client_mesh remote_mesh(const char *spec, const char *name, const op_soup *soup)
+{
+    if (!name) {
+        const char *slash = strrchr(spec, '/');
+        name = !strncmp(spec, "gen:", 4) ? "generated" : slash ? slash + 1 : spec;
+    }
+    return (op_client_mesh){name,
+                            soup->verts,
+                            soup->verts_len / 3,
+                            (const int32_t *)soup->tris,
+                            soup->tris_len / 3,
+                            soup->areas};
+}

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "onepath/client.h"
+#include "onepath/input.h"
 
 /* Default per-request timeout of the remote commands (ms). */
 #define OP_CLI_TIMEOUT_MS 60000
@@ -39,6 +40,9 @@ int remote_opt(int argc, char **argv, int *i, remote_opts *o);
 op_client *remote_open(remote_opts *o);
 /* The fleet's members from every --url (op_fleet_members_free them); 0 or 1 (printed). */
 int remote_members(const remote_opts *o, char ***members, int *n);
+/* The mesh a level spec uploads as: its arrays are soup's; its name is name, or by default
+ * the file's base name ("generated" for gen:KIND:SIZE:SEED), as put and mesh put name it. */
+op_client_mesh remote_mesh(const char *spec, const char *name, const op_soup *soup);
 /* Prints "onepath: what: message (OP_NAME)" and returns 1. */
 int remote_fail(const char *what, const op_err *e);
 

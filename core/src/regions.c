@@ -179,22 +179,30 @@ op_status op__idset_graph(uint64_t *pairs, size_t n, uint32_t count, op_arena *s
     return OP_OK;
 }
 
+static int links_labels(const op_chf *chf, const uint32_t *reg, const uint8_t *area, int same_area,
+                        uint32_t s, int d)
+{
+    uint32_t r = reg[s], m = chf->links[s][d];
+    return r != 0 && m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
+           (!same_area || area[reg[m]] == area[r]);
+}
+
 op_status op__link_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area, int same_area,
                          op_arena *scratch, uint64_t **adj, size_t *nadj, op_err *err)
 {
+    /* Count first: a tile of many floors has millions of spans but few linked pairs. */
     size_t na = 0;
-    uint64_t *pa = op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8);
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        for (int d = 0; d < 4; d++)
+            na += (size_t)links_labels(chf, reg, area, same_area, s, d);
+    uint64_t *pa = op_arena_alloc(scratch, (na + 1) * 8);
     if (!pa)
-        return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + 1) * 8);
-    for (uint32_t s = 0; s < chf->span_count; s++) {
-        uint32_t r = reg[s];
-        for (int d = 0; r != 0 && d < 4; d++) {
-            uint32_t m = chf->links[s][d];
-            if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
-                (!same_area || area[reg[m]] == area[r]))
-                pa[na++] = (uint64_t)r << 32 | reg[m];
-        }
-    }
+        return op__regions_nomem(err, "label pairs", (na + 1) * 8);
+    na = 0;
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        for (int d = 0; d < 4; d++)
+            if (links_labels(chf, reg, area, same_area, s, d))
+                pa[na++] = (uint64_t)reg[s] << 32 | reg[chf->links[s][d]];
     *adj = pa;
     *nadj = na;
     return OP_OK;

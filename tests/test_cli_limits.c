@@ -328,7 +328,8 @@ Test(cli_limits, a_tile_of_1025_layers_is_refused_in_seconds_in_2_gib, .timeout 
 /* A tile of exactly OP_MAX_LAYERS layers is within the limits and must bake in the same
  * 2 GiB: 1,024 floors over the same columns. The layer partition's column-sharing pairs
  * were every column's k^2 (4.45 GB asked: out of memory); they now follow the columns
- * where the labels change (87 MB peak, 4 s). */
+ * where the labels change (87 MB peak, 4 s; 44 MiB and 0.4 s of CPU since the
+ * sets are read per label, docs/benchmarks.md "Staggered floors"). */
 Test(cli_limits, a_tile_of_1024_layers_bakes_in_2_gib, .timeout = 600)
 {
     write_stack_at("stack1024.obj", OP_MAX_LAYERS, 2, -3);
@@ -382,7 +383,7 @@ Test(cli_limits, staggered_floors_past_the_layer_limit_are_refused_in_2_gib, .ti
      * the limit. Its column-sharing pairs were every column's k^2 (out of memory asking
      * 1.2 GB, after 57 s of linking 1,000-span columns pairwise); then bounded and
      * compacted (31 s, 0.95 GB: 100 M pairs listed and sorted for 4 M distinct); now each
-     * label's entering columns are read with a stamp, nothing listed twice: 2.0 s of CPU
+     * label's entering columns are read with a stamp, nothing listed twice: 2.3 s of CPU
      * and 195 MiB (docs/benchmarks.md). */
     write_ring("ring.obj", 2100, 1000);
     run_result r =
@@ -405,7 +406,7 @@ Test(cli_limits, staggered_floors_past_the_layer_limit_are_refused_in_2_gib, .ti
 Test(cli_limits, staggered_floors_within_the_layer_limit_bake_in_2_gib, .timeout = 600)
 {
     /* 1,000 sectors of 500 slots: columns of about 500 spans, at least 500 layers, a legal
-     * tile (once 5.7 s of CPU and 616 MiB, now about 1 s and 76 MiB). */
+     * tile (once 5.8 s of CPU and 616 MiB, now about 1 s and 76 MiB). */
     write_ring("ring1000.obj", 1000, 500);
     run_result r =
         run(CONTAINER_MB,

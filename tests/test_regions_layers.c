@@ -462,6 +462,10 @@ Test(layers, assignment_layer_limit_is_elimit)
     r.region_count = N - 1;
     cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(nl, OP_MAX_LAYERS);
+    /* a region id past the count is refused, not read out of bounds */
+    r.reg[0] = (uint16_t)(N + 5);
+    cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "span 0 has region 1030"), "%s", e.msg);
     free(layer);
 }
 

@@ -157,8 +157,12 @@ op_status op_regions_assign_layers(const op_chf *chf, const op_regions *r, op_ar
     uint32_t *taken = op_arena_calloc(scratch, OP_MAX_LAYERS + 1, sizeof *taken);
     if (!reg || !adj || !ovl || !taken)
         return op__regions_nomem(err, "assign layers", (size_t)chf->span_count * 4);
-    for (uint32_t s = 0; s < chf->span_count; s++)
+    for (uint32_t s = 0; s < chf->span_count; s++) {
         reg[s] = r->reg[s];
+        if (reg[s] > count)
+            return op_err_set(err, OP_EINVAL, "regions: span %u has region %u > region count %u",
+                              (unsigned)s, (unsigned)reg[s], (unsigned)count);
+    }
     uint64_t *pa;
     size_t na;
     op_status st;

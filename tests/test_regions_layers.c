@@ -244,6 +244,101 @@ Test(layers, random_fields_invariants_and_naive, .timeout = 120)
     }
 }
 
+/* ---- column-sharing sets against every column's pairs ---- */
+
+/* The reference: every pair of different labels (same area when same_area) of every
+ * column, in a dense matrix, read row by row. The sets the layer partition, the layer
+ * assignment and the §5.2 merge use must be exactly these rows. */
+static void check_overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
+                               int same_area, uint32_t count, const char *what)
+{
+    size_t k1 = (size_t)count + 1;
+    uint8_t *m = calloc(k1 * k1, 1);
+    cr_assert(m);
+    for (int c = 0; c < chf->width * chf->depth; c++)
+        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++) {
+                uint32_t x = reg[s], y = reg[t];
+                if (x && y && x != y && (!same_area || area[x] == area[y]))
+                    m[x * k1 + y] = 1;
+            }
+    op_arena *scratch = op_arena_create(0);
+    op__idset *sets = op_arena_alloc(scratch, k1 * sizeof *sets);
+    op_err e;
+    cr_assert_eq(op__overlap_sets(chf, reg, area, same_area, count, scratch, sets, &e), OP_OK,
+                 "%s: %s", what, e.msg);
+    cr_assert_eq(sets[0].n, 0, "%s", what);
+    for (uint32_t x = 1; x <= count; x++) {
+        uint32_t n = 0;
+        for (uint32_t y = 1; y <= count; y++)
+            if (m[x * k1 + y]) {
+                cr_assert_lt(n, sets[x].n, "%s: label %u lacks %u", what, (unsigned)x, (unsigned)y);
+                cr_assert_eq(sets[x].v[n], y, "%s: label %u: %u where %u", what, (unsigned)x,
+                             (unsigned)sets[x].v[n], (unsigned)y);
+                n++;
+            }
+        cr_assert_eq(n, sets[x].n, "%s: label %u holds %u, expected %u", what, (unsigned)x,
+                     (unsigned)sets[x].n, (unsigned)n);
+        cr_assert_leq(sets[x].n, sets[x].cap, "%s", what);
+    }
+    op_arena_destroy(scratch);
+    free(m);
+}
+
+Test(layers, overlap_sets_equal_every_column_pairs, .timeout = 120)
+{
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        op_arena *a = op_arena_create(0);
+        op_test_rng rng = {seed * 104729};
+        int w = 6 + (int)(seed * 7 % 31), d = 6 + (int)(seed * 13 % 29);
+        int floors = 2 + (int)(seed % 5) * 6; /* up to 26 spans a column */
+        op_chf *chf = op_test_field_random(a, &rng, w, d, floors, 1 + (int)(seed % 3));
+        char what[96];
+        /* The monotone labels the layer partition starts from (same area only). */
+        op__labels lab;
+        op_err e;
+        cr_assert_eq(op__monotone(chf, a, &lab, &e), OP_OK, "%s", e.msg);
+        snprintf(what, sizeof what, "seed %u monotone", (unsigned)seed);
+        check_overlap_sets(chf, lab.reg, lab.area, 1, lab.count, what);
+        /* The layer regions the assignment reads (any area). */
+        op_regions r;
+        build_regions(chf, OP_PARTITION_LAYERS, 0, 0, a, &r);
+        uint32_t *rr = op_arena_alloc(a, ((size_t)chf->span_count + 1) * sizeof *rr);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            rr[s] = r.reg[s];
+        snprintf(what, sizeof what, "seed %u layer regions", (unsigned)seed);
+        check_overlap_sets(chf, rr, NULL, 0, (uint32_t)r.region_count, what);
+        /* Staggered labels: span j of column (x, z) gets band (x + z + shift * j) / width,
+         * so the set of a column changes a little from one column to the next, as floors
+         * staggered around a ring; some unlabelled, some a column's label twice. */
+        uint32_t count = 1 + (uint32_t)op_test_rand_int(&rng, 20, 400);
+        int shift = op_test_rand_int(&rng, 1, 9), band = op_test_rand_int(&rng, 1, 6);
+        uint8_t *area = op_arena_alloc(a, (size_t)count + 1);
+        for (uint32_t x = 0; x <= count; x++)
+            area[x] = (uint8_t)op_test_rand_int(&rng, 1, 2);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int c = x + z * w;
+                for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+                    uint32_t j = s - chf->cells[c];
+                    uint32_t l = 1 + (uint32_t)((x + z + shift * (int)j) / band) % count;
+                    int roll = op_test_rand_int(&rng, 0, 19);
+                    rr[s] = roll == 0 ? 0 : roll == 1 && s > chf->cells[c] ? rr[s - 1] : l;
+                }
+            }
+        for (int sa = 0; sa < 2; sa++) {
+            snprintf(what, sizeof what, "seed %u staggered same_area %d", (unsigned)seed, sa);
+            check_overlap_sets(chf, rr, area, sa, count, what);
+        }
+        /* Labels at random (nothing repeats from column to column). */
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            rr[s] = (uint32_t)op_test_rand_int(&rng, 0, (int)count);
+        snprintf(what, sizeof what, "seed %u random labels", (unsigned)seed);
+        check_overlap_sets(chf, rr, area, (int)(seed % 2), count, what);
+        op_arena_destroy(a);
+    }
+}
+
 Test(layers, general_merge_scratch_stays_linear)
 {
     /* A ground floor shares columns with thousands of upper fragments; merging into it
@@ -367,6 +462,10 @@ Test(layers, assignment_layer_limit_is_elimit)
     r.region_count = N - 1;
     cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(nl, OP_MAX_LAYERS);
+    /* a region id past the count is refused, not read out of bounds */
+    r.reg[0] = (uint16_t)(N + 5);
+    cr_assert_eq(op_regions_assign_layers(chf, &r, A, layer, &nl, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "span 0 has region 1030"), "%s", e.msg);
     free(layer);
 }
 

@@ -179,14 +179,46 @@ op_status op__idset_graph(uint64_t *pairs, size_t n, uint32_t count, op_arena *s
     return OP_OK;
 }
 
-/* Column-sharing pairs, collected incrementally: a pair of labels shared by a column
- * was already collected from its reference column (its -x or -z neighbour, processed
- * earlier) when both labels are there too. So for each column only the labels that its
- * reference lacks ("entering") are paired with the column's labels, both ways. The sets
- * built from the pairs are sorted and deduplicated (op__idset_graph), so the result is
- * the same as pairing every column's k labels with each other, but the memory and time
- * follow where labels change, not every column's k^2: 1,024 stacked floors over 40 x 40
- * columns once asked 4.45 GB for 1.7 G pairs, of which 1 M are distinct. */
+static int links_labels(const op_chf *chf, const uint32_t *reg, const uint8_t *area, int same_area,
+                        uint32_t s, int d)
+{
+    uint32_t r = reg[s], m = chf->links[s][d];
+    return r != 0 && m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
+           (!same_area || area[reg[m]] == area[r]);
+}
+
+op_status op__link_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area, int same_area,
+                         op_arena *scratch, uint64_t **adj, size_t *nadj, op_err *err)
+{
+    /* Count first: a tile of many floors has millions of spans but few linked pairs. */
+    size_t na = 0;
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        for (int d = 0; d < 4; d++)
+            na += (size_t)links_labels(chf, reg, area, same_area, s, d);
+    uint64_t *pa = op_arena_alloc(scratch, (na + 1) * 8);
+    if (!pa)
+        return op__regions_nomem(err, "label pairs", (na + 1) * 8);
+    na = 0;
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        for (int d = 0; d < 4; d++)
+            if (links_labels(chf, reg, area, same_area, s, d))
+                pa[na++] = (uint64_t)reg[s] << 32 | reg[chf->links[s][d]];
+    *adj = pa;
+    *nadj = na;
+    return OP_OK;
+}
+
+/* Column sharing, collected incrementally: two labels shared by a column were already
+ * found in its reference column (its -x or -z neighbour, visited earlier) when both labels
+ * are there too. So only the labels a column's reference lacks ("entering") need pairing
+ * with the column's labels, both ways; every shared pair is found that way, by induction
+ * over the columns. The pairs are not listed and sorted (labels that change every column,
+ * floors staggered around a ring, once generated 100 M pairs for 4 M distinct ones: 31 s
+ * of sorting, 0.95 GB). Instead each label's entering columns are visited together, and a
+ * stamp per label drops the labels already found for it: R(x) = the labels sharing a
+ * column where x enters. The set of x is R(x) together with every y whose R(y) holds x.
+ * Memory: the result (two ids per shared pair at most) plus O(labels + spans); time: the
+ * entering spans times their column's size, as a stamp test each. */
 typedef struct pair_cols {
     const op_chf *chf;
     const uint32_t *reg;
@@ -211,8 +243,8 @@ static size_t entering(pair_cols *pc, int c)
 }
 
 /* Column c's reference (-1: none, every label enters), the one with fewer entering
- * labels; *n_enter gets their count. Leaves the reference marked. */
-static int pick_reference(pair_cols *pc, int c, size_t *n_enter)
+ * labels. Leaves the reference marked. */
+static void pick_reference(pair_cols *pc, int c)
 {
     const op_chf *chf = pc->chf;
     int best = -1;
@@ -234,96 +266,128 @@ static int pick_reference(pair_cols *pc, int c, size_t *n_enter)
         mark_column(pc, best);
     else
         pc->stamp++; /* nothing marked: every label enters */
-    *n_enter = bn;
-    return best;
 }
 
-/* Pairs buffered before the first compaction (256 MiB). */
-#define PAIRS_BUF ((size_t)32 << 20)
-
-/* Sorts pairs[0..n) and drops repeats; returns the count left. */
-static size_t unique_pairs(uint64_t *pairs, size_t n)
+/* Visits the entering labels of every column of two spans or more, in column order, each
+ * label once a column: counts them per label (cols NULL) or writes column c into
+ * cols[at[x]++] for entering label x. */
+static void entering_columns(pair_cols *pc, uint32_t *count, uint32_t *at, uint32_t *cols)
 {
-    qsort(pairs, n, sizeof *pairs, cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (u == 0 || pairs[i] != pairs[u - 1])
-            pairs[u++] = pairs[i];
-    return u;
-}
-
-op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
-                            int same_area, op_arena *scratch, uint64_t **adj, size_t *nadj,
-                            uint64_t **ovl, size_t *novl, op_err *err)
-{
-    size_t na = 0, no = 0, cap_o = 0;
-    int ncols = chf->width * chf->depth;
-    uint32_t maxreg = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        maxreg = reg[s] > maxreg ? reg[s] : maxreg;
-    pair_cols pc = {chf, reg, op_arena_calloc(scratch, (size_t)maxreg + 1, sizeof(uint32_t)), 0};
-    if (!pc.mark)
-        return op__regions_nomem(err, "label pairs", ((size_t)maxreg + 1) * 4);
-    /* Count first, so the pairs are allocated once. */
-    for (int c = 0; c < ncols; c++) {
-        size_t k = chf->cells[c + 1] - chf->cells[c], n;
-        if (k < 2)
-            continue;
-        pick_reference(&pc, c, &n);
-        cap_o += 2 * n * k;
-    }
-    /* Labels that change every column (floors staggered around a ring) still repeat
-     * pairs: past PAIRS_BUF the buffer is compacted (sorted, duplicates dropped) whenever
-     * it fills, and doubled only when the distinct pairs fill half of it. */
-    size_t cap = cap_o < PAIRS_BUF ? cap_o : PAIRS_BUF;
-    uint64_t *pa = adj ? op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8) : NULL;
-    uint64_t *po = op_arena_alloc(scratch, (cap + 1) * 8);
-    if ((adj && !pa) || !po)
-        return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + cap) * 8);
-    for (int c = 0; c < ncols; c++) {
-        for (uint32_t s = chf->cells[c]; pa && s < chf->cells[c + 1]; s++) {
-            uint32_t r = reg[s];
-            for (int d = 0; r != 0 && d < 4; d++) {
-                uint32_t m = chf->links[s][d];
-                if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
-                    (!same_area || area[reg[m]] == area[r]))
-                    pa[na++] = (uint64_t)r << 32 | reg[m];
-            }
-        }
+    const op_chf *chf = pc->chf;
+    for (int c = 0; c < chf->width * chf->depth; c++) {
         if (chf->cells[c + 1] - chf->cells[c] < 2)
             continue;
-        size_t n;
-        pick_reference(&pc, c, &n);
-        size_t k2 = 2 * (size_t)(chf->cells[c + 1] - chf->cells[c]);
-        for (uint32_t s = chf->cells[c]; n && s < chf->cells[c + 1]; s++) {
-            uint32_t r = reg[s];
-            if (r == 0 || pc.mark[r] == pc.stamp)
+        pick_reference(pc, c);
+        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+            uint32_t r = pc->reg[s];
+            if (r == 0 || pc->mark[r] == pc->stamp)
                 continue;
-            if (no + k2 > cap) {
-                no = unique_pairs(po, no);
-                if (no + k2 > cap / 2) {
-                    uint64_t *grown = op_arena_alloc(scratch, (2 * cap + k2 + 1) * 8);
-                    if (!grown)
-                        return op__regions_nomem(err, "label pairs", (2 * cap + k2) * 8);
-                    memcpy(grown, po, no * 8);
-                    po = grown;
-                    cap = 2 * cap + k2;
-                }
-            }
-            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
-                if (t != s && reg[t] != 0 && reg[t] != r &&
-                    (!same_area || area[reg[t]] == area[r])) {
-                    po[no++] = (uint64_t)r << 32 | reg[t];
-                    po[no++] = (uint64_t)reg[t] << 32 | r;
-                }
+            pc->mark[r] = pc->stamp; /* a second span of r in c enters no more */
+            if (cols)
+                cols[at[r]++] = (uint32_t)c;
+            else
+                count[r]++;
         }
     }
-    if (adj) {
-        *adj = pa;
-        *nadj = na;
+}
+
+/* R(x) into out (unsorted), through the stamp seen[] (seen[y] == x: y already in R(x)). */
+static uint32_t shared_with(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
+                            int same_area, uint32_t x, const uint32_t *cols, uint32_t ncols,
+                            uint32_t *seen, uint32_t *out)
+{
+    uint32_t n = 0;
+    seen[x] = x;
+    for (uint32_t i = 0; i < ncols; i++)
+        for (uint32_t s = chf->cells[cols[i]]; s < chf->cells[cols[i] + 1]; s++) {
+            uint32_t y = reg[s];
+            if (y == 0 || seen[y] == x || (same_area && area[y] != area[x]))
+                continue;
+            seen[y] = x;
+            out[n++] = y;
+        }
+    return n;
+}
+
+op_status op__overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
+                           int same_area, uint32_t count, op_arena *scratch, op__idset *sets,
+                           op_err *err)
+{
+    size_t nl = (size_t)count + 1;
+    pair_cols pc = {chf, reg, op_arena_calloc(scratch, nl, sizeof(uint32_t)), 0};
+    uint32_t *ecount = op_arena_calloc(scratch, nl, sizeof *ecount);
+    uint32_t *estart = op_arena_alloc(scratch, (nl + 1) * sizeof *estart);
+    uint32_t *seen = op_arena_calloc(scratch, nl, sizeof *seen);
+    uint32_t *row = op_arena_alloc(scratch, 2 * nl * sizeof *row);
+    uint32_t *size = op_arena_calloc(scratch, nl + 1, sizeof *size);
+    if (!pc.mark || !ecount || !estart || !seen || !row || !size)
+        return op__regions_nomem(err, "overlap sets", nl * 28);
+    /* The entering columns of each label, grouped by label (a counting sort). */
+    entering_columns(&pc, ecount, NULL, NULL);
+    estart[0] = 0;
+    for (uint32_t x = 0; x <= count; x++)
+        estart[x + 1] = estart[x] + ecount[x];
+    uint32_t *cols = op_arena_alloc(scratch, ((size_t)estart[nl] + 1) * sizeof *cols);
+    uint32_t *at = ecount; /* reused as the fill cursor */
+    if (!cols)
+        return op__regions_nomem(err, "overlap sets", ((size_t)estart[nl] + 1) * 4);
+    for (uint32_t x = 0; x <= count; x++)
+        at[x] = estart[x];
+    entering_columns(&pc, NULL, at, cols);
+    /* Pass 1: the size of each set before deduplication, |R(x)| plus the R(y) holding x. */
+    for (uint32_t x = 1; x <= count; x++) {
+        uint32_t n = shared_with(chf, reg, area, same_area, x, cols + estart[x],
+                                 estart[x + 1] - estart[x], seen, row);
+        size[x] += n;
+        for (uint32_t i = 0; i < n; i++)
+            size[row[i]]++;
     }
-    *ovl = po;
-    *novl = no;
+    size_t total = 0;
+    for (uint32_t x = 0; x <= count; x++)
+        total += size[x];
+    uint32_t *v = op_arena_alloc(scratch, (total + 1) * sizeof *v);
+    if (!v)
+        return op__regions_nomem(err, "overlap sets", (total + 1) * 4);
+    /* Pass 2: R(x) sorted at the front of x's slot, then x appended to each y of R(x) in
+     * increasing x, so every slot holds two ascending runs. */
+    size_t off = 0;
+    for (uint32_t x = 0; x <= count; x++) {
+        sets[x].v = v + off;
+        sets[x].n = 0;
+        sets[x].cap = size[x];
+        off += size[x];
+        seen[x] = 0;
+    }
+    for (uint32_t x = 1; x <= count; x++) {
+        uint32_t n = shared_with(chf, reg, area, same_area, x, cols + estart[x],
+                                 estart[x + 1] - estart[x], seen, row);
+        if (n > 1)
+            qsort(row, n, sizeof *row, cmp_u32);
+        /* R(x) comes before any y > x appends x: y's turn is later. Entries from y < x
+         * are already in the slot: move them behind R(x). */
+        op__idset *sx = &sets[x];
+        memmove(sx->v + n, sx->v, (size_t)sx->n * sizeof *sx->v);
+        memcpy(sx->v, row, (size_t)n * sizeof *row);
+        size[x] = n; /* length of the first run */
+        sx->n += n;
+        for (uint32_t i = 0; i < n; i++) {
+            op__idset *sy = &sets[row[i]];
+            sy->v[sy->n++] = x;
+        }
+    }
+    /* Merge the two runs of each slot, dropping repeats. */
+    for (uint32_t x = 1; x <= count; x++) {
+        op__idset *sx = &sets[x];
+        uint32_t a = size[x], b = sx->n, i = 0, j = a, u = 0;
+        while (i < a || j < b) {
+            uint32_t y = j >= b || (i < a && sx->v[i] <= sx->v[j]) ? sx->v[i++] : sx->v[j++];
+            if (u == 0 || row[u - 1] != y)
+                row[u++] = y;
+        }
+        memcpy(sx->v, row, (size_t)u * sizeof *row);
+        sx->n = u;
+    }
+    sets[0].n = 0;
     return OP_OK;
 }
 

@@ -303,11 +303,7 @@ static op_status overlap_sets(const op_chf *chf, merge_state *ms, op_err *err)
     ms->ovl = op_arena_alloc(ms->scratch, ((size_t)lab->count + 1) * sizeof *ms->ovl);
     if (!ms->ovl)
         return op__regions_nomem(err, "overlap sets", ((size_t)lab->count + 1) * sizeof *ms->ovl);
-    uint64_t *po;
-    size_t no;
-    op_status st =
-        op__collect_pairs(chf, lab->reg, lab->area, 1, ms->scratch, NULL, NULL, &po, &no, err);
-    return st != OP_OK ? st : op__idset_graph(po, no, lab->count, ms->scratch, ms->ovl, err);
+    return op__overlap_sets(chf, lab->reg, lab->area, 1, lab->count, ms->scratch, ms->ovl, err);
 }
 
 static op_status merge_step(const op_chf *chf, merge_state *ms, uint64_t *pairs, size_t np,

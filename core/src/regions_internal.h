@@ -52,12 +52,17 @@ op_status op__idset_absorb(op__idset *a, op__idset *b, op_arena *scratch, op_err
 op_status op__idset_graph(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
                           op__idset *sets, op_err *err);
 
-/* Links between different labels (same area only when same_area) and column sharing
- * between different labels, as directed pairs r << 32 | q. adj may be NULL (only the
- * column sharing is collected). */
-op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
-                            int same_area, op_arena *scratch, uint64_t **adj, size_t *nadj,
-                            uint64_t **ovl, size_t *novl, op_err *err);
+/* Links between different labels (same area only when same_area), as directed pairs
+ * r << 32 | q, one per link. */
+op_status op__link_pairs(const op_chf *chf, const uint32_t *reg, const uint8_t *area, int same_area,
+                         op_arena *scratch, uint64_t **adj, size_t *nadj, op_err *err);
+
+/* sets[0..count]: for each label the other labels (same area only when same_area) that
+ * share a column with it, ascending, no repeats (cap may exceed n: the slack is the
+ * set's own); labels in reg are at most count. Storage from scratch. */
+op_status op__overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t *area,
+                           int same_area, uint32_t count, op_arena *scratch, op__idset *sets,
+                           op_err *err);
 
 /* OP_ENOMEM naming the step and the bytes. */
 op_status op__regions_nomem(op_err *err, const char *step, size_t bytes);

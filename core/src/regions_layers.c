@@ -93,11 +93,11 @@ static op_status layers_general(const op_chf *chf, op_arena *scratch, op__labels
         ls.alive[r] = 1;
         ls.parent[r] = r;
     }
-    uint64_t *pa, *po;
-    size_t na, no;
-    if ((st = op__collect_pairs(chf, lab->reg, lab->area, 1, scratch, &pa, &na, &po, &no, err)) ||
+    uint64_t *pa;
+    size_t na;
+    if ((st = op__link_pairs(chf, lab->reg, lab->area, 1, scratch, &pa, &na, err)) ||
         (st = op__idset_graph(pa, na, lab->count, scratch, ls.adj, err)) ||
-        (st = op__idset_graph(po, no, lab->count, scratch, ls.ovl, err)) ||
+        (st = op__overlap_sets(chf, lab->reg, lab->area, 1, lab->count, scratch, ls.ovl, err)) ||
         (st = merge_loop(&ls, err)))
         return st;
     for (uint32_t s = 0; s < chf->span_count; s++)
@@ -157,14 +157,18 @@ op_status op_regions_assign_layers(const op_chf *chf, const op_regions *r, op_ar
     uint32_t *taken = op_arena_calloc(scratch, OP_MAX_LAYERS + 1, sizeof *taken);
     if (!reg || !adj || !ovl || !taken)
         return op__regions_nomem(err, "assign layers", (size_t)chf->span_count * 4);
-    for (uint32_t s = 0; s < chf->span_count; s++)
+    for (uint32_t s = 0; s < chf->span_count; s++) {
         reg[s] = r->reg[s];
-    uint64_t *pa, *po;
-    size_t na, no;
+        if (reg[s] > count)
+            return op_err_set(err, OP_EINVAL, "regions: span %u has region %u > region count %u",
+                              (unsigned)s, (unsigned)reg[s], (unsigned)count);
+    }
+    uint64_t *pa;
+    size_t na;
     op_status st;
-    if ((st = op__collect_pairs(chf, reg, NULL, 0, scratch, &pa, &na, &po, &no, err)) ||
+    if ((st = op__link_pairs(chf, reg, NULL, 0, scratch, &pa, &na, err)) ||
         (st = op__idset_graph(pa, na, count, scratch, adj, err)) ||
-        (st = op__idset_graph(po, no, count, scratch, ovl, err)))
+        (st = op__overlap_sets(chf, reg, NULL, 0, count, scratch, ovl, err)))
         return st;
     int nl = 0;
     layer[0] = OP_NO_LAYER;

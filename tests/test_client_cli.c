@@ -70,7 +70,7 @@ Test(client_cli, put_fetch_equals_bake, .timeout = 120)
     cr_assert_eq(
         run("%s/onepath put '%s' --url '%s' --level dungeon%s > /dev/null", dungeon, d.url, ""), 0);
     cr_assert_eq(run("%s/onepath fetch --url '%s' --level dungeon --out '%s'%s > /dev/null", d.url,
-                     fetched, ""),
+                     fetched, OPT_CLI_TIMEOUT),
                  0);
     cr_assert_eq(run("%s/onepath bake '%s' --out '%s'%s > /dev/null 2>&1", dungeon, baked, ""), 0);
     cr_assert(wait_same(fetched, baked, 0) || wait_same(fetched, baked, 100),
@@ -206,7 +206,7 @@ static void fetch_equals_bake(const opt_daemon *d, const char *dungeon, const ch
     snprintf(fetched, sizeof fetched, "%s/fetched-%s", d->dir, tag);
     snprintf(baked, sizeof baked, "%s/baked-%s", d->dir, tag);
     cr_assert_eq(run("%s/onepath fetch --url '%s' --level dungeon --out '%s'%s > /dev/null", d->url,
-                     fetched, ""),
+                     fetched, OPT_CLI_TIMEOUT),
                  0);
     char args[900];
     snprintf(args, sizeof args, "'%s' --volumes '%s'", dungeon, vols);

@@ -15,10 +15,15 @@ const FLASH_MS = 1200;
 // ===== RPC over POST /rpc (http.md §3) =====
 
 let nextId = 1;
+// A daemon with --token-file wants its token in every request (protocol.md §2.7): open the
+// page as http://HOST:PORT/#token=TOKEN. A fragment is never sent to the server or logged.
+const token = new URLSearchParams(location.hash.slice(1)).get('token');
 async function rpc(method, params) {
+  const req = { v: 1, id: nextId++, method, params: params || {} };
+  if (token) req.token = token;
   const res = await fetch('rpc', {
     method: 'POST', headers: { 'Content-Type': 'application/msgpack' },
-    body: encode({ v: 1, id: nextId++, method, params: params || {} }),
+    body: encode(req),
   });
   const bytes = new Uint8Array(await res.arrayBuffer());
   let r;

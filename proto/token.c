@@ -46,8 +46,8 @@ op_status op_token_read_file(const char *path, char *out, size_t *len, op_err *e
     if (st.st_mode & 077) {
         close(fd);
         return op_err_set(err, OP_EPERM,
-                          "token file %s has mode %04o: group and others may read it; it must "
-                          "be 0600 or stricter (chmod 600 %s)",
+                          "token file %s has mode %04o: the group or others may access it; it "
+                          "must be 0600 or stricter (chmod 600 %s)",
                           path, (unsigned)(st.st_mode & 07777), path);
     }
     /* One byte past the largest file accepted tells a long file from a full one. */
@@ -60,6 +60,7 @@ op_status op_token_read_file(const char *path, char *out, size_t *len, op_err *e
         if (r < 0) {
             int e = errno;
             close(fd);
+            op_token_wipe(buf, sizeof buf);
             return op_err_set(err, OP_EIO, "token file %s: %s", path, strerror(e));
         }
         if (r == 0)
@@ -67,25 +68,43 @@ op_status op_token_read_file(const char *path, char *out, size_t *len, op_err *e
         n += (size_t)r;
     }
     close(fd);
-    if (n == sizeof buf)
-        return op_err_set(err, OP_ELIMIT, "token file %s is longer than %d bytes", path,
-                          OP_TOKEN_MAX + 2);
-    if (n > 0 && buf[n - 1] == '\n')
+    if (n == sizeof buf) {
+        op_token_wipe(buf, sizeof buf);
+        return op_err_set(err, OP_ELIMIT,
+                          "token file %s is longer than %d bytes (a token is %d..%d bytes)", path,
+                          OP_TOKEN_MAX + 2, OP_TOKEN_MIN, OP_TOKEN_MAX);
+    }
+    if (n == 0)
+        return op_err_set(err, OP_EINVAL, "token file %s is empty (a token is %d..%d bytes)", path,
+                          OP_TOKEN_MIN, OP_TOKEN_MAX);
+    /* One trailing newline, "\n" or "\r\n", is not part of the token; nothing else is
+     * stripped (a second newline or a lone "\r" is refused by op_token_check). */
+    if (buf[n - 1] == '\n') {
         n--;
-    if (n > 0 && buf[n - 1] == '\r')
-        n--;
-    char what[64 + 16];
-    snprintf(what, sizeof what, "token file %.64s", path);
+        if (n > 0 && buf[n - 1] == '\r')
+            n--;
+    }
+    char what[160 + 16];
+    snprintf(what, sizeof what, "token file %.160s", path);
     op_status s = op_token_check(buf, n, what, err);
     if (s != OP_OK) {
-        memset(buf, 0, sizeof buf);
+        op_token_wipe(buf, sizeof buf);
         return s;
     }
     memcpy(out, buf, n);
     out[n] = '\0';
     *len = n;
-    memset(buf, 0, sizeof buf);
+    op_token_wipe(buf, sizeof buf);
     return OP_OK;
+}
+
+void op_token_wipe(void *p, size_t n)
+{
+    /* Through a volatile pointer: a memset of a buffer about to go out of scope may be
+     * removed as a dead store. */
+    volatile unsigned char *v = p;
+    for (size_t i = 0; i < n; i++)
+        v[i] = 0;
 }
 
 int op_token_equal(const char *a, size_t alen, const char *b, size_t blen)

@@ -67,12 +67,17 @@ Test(token, file_rules, .init = scratch_init, .fini = scratch_fini)
     cr_assert_eq(read_token(TOKEN, 0600, tok, &len, &e), OP_OK, "%s", e.msg);
     cr_assert_str_eq(tok, TOKEN);
 
-    /* Group or others may read it: refused, naming the file and its mode. */
-    cr_assert_eq(read_token(TOKEN "\n", 0644, tok, &len, &e), OP_EPERM);
-    cr_assert(strstr(e.msg, scratch) && strstr(e.msg, "0644"), "%s", e.msg);
-    cr_assert_eq(read_token(TOKEN "\n", 0640, tok, &len, &e), OP_EPERM);
-    cr_assert_eq(read_token(TOKEN "\n", 0604, tok, &len, &e), OP_EPERM);
-    cr_assert_eq(len, 0);
+    /* Group or others may read it (or have any access to it): refused, naming the file and
+     * its mode, and nothing of it is returned. */
+    static const mode_t open_modes[] = {0644, 0640, 0604, 0660, 0606, 0610, 0601, 0666};
+    for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
+        char mode[8];
+        snprintf(mode, sizeof mode, "%04o", (unsigned)open_modes[i]);
+        cr_assert_eq(read_token(TOKEN "\n", open_modes[i], tok, &len, &e), OP_EPERM, "%s", mode);
+        cr_assert(strstr(e.msg, scratch) && strstr(e.msg, mode), "%s", e.msg);
+        cr_assert_eq(len, 0);
+        cr_assert_str_eq(tok, "");
+    }
 
     /* Too short, a space inside, two lines, empty. */
     cr_assert_eq(read_token("0123456789abcde\n", 0600, tok, &len, &e), OP_EINVAL, "%s", e.msg);
@@ -80,6 +85,18 @@ Test(token, file_rules, .init = scratch_init, .fini = scratch_fini)
     cr_assert_eq(read_token("0123456789 abcdef\n", 0600, tok, &len, &e), OP_EINVAL);
     cr_assert_eq(read_token(TOKEN "\n" TOKEN "\n", 0600, tok, &len, &e), OP_EINVAL);
     cr_assert_eq(read_token("", 0600, tok, &len, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, scratch) && strstr(e.msg, "is empty"), "%s", e.msg);
+    cr_assert_eq(read_token("\n", 0600, tok, &len, &e), OP_EINVAL, "%s", e.msg);
+    /* Exactly one newline is stripped: a second one, or a lone "\r", stays and is refused. */
+    cr_assert_eq(read_token(TOKEN "\n\n", 0600, tok, &len, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "0x0a"), "%s", e.msg);
+    cr_assert_eq(read_token(TOKEN "\r", 0600, tok, &len, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "0x0d"), "%s", e.msg);
+    cr_assert_eq(read_token(TOKEN "\r\r\n", 0600, tok, &len, &e), OP_EINVAL);
+    /* No refusal quotes the token. */
+    cr_assert_eq(read_token(TOKEN " \n", 0600, tok, &len, &e), OP_EINVAL);
+    cr_assert_null(strstr(e.msg, TOKEN), "%s", e.msg);
+    cr_assert_null(strstr(e.msg, "Xw2M"), "%s", e.msg);
 
     /* OP_TOKEN_MAX bytes and a newline fit; one more byte is OP_ELIMIT. */
     char big[OP_TOKEN_MAX + 8];
@@ -90,12 +107,27 @@ Test(token, file_rules, .init = scratch_init, .fini = scratch_fini)
     memset(big, 'k', OP_TOKEN_MAX + 1);
     strcpy(big + OP_TOKEN_MAX + 1, "\r\n");
     cr_assert_eq(read_token(big, 0600, tok, &len, &e), OP_ELIMIT, "%s", e.msg);
+    cr_assert(strstr(e.msg, scratch) && strstr(e.msg, "longer than 258 bytes"), "%s", e.msg);
+    /* OP_TOKEN_MAX + 1 bytes with no newline: too long a token (not a limit of the file). */
+    memset(big, 'k', OP_TOKEN_MAX + 1);
+    big[OP_TOKEN_MAX + 1] = '\0';
+    cr_assert_eq(read_token(big, 0600, tok, &len, &e), OP_EINVAL, "%s", e.msg);
+    cr_assert(strstr(e.msg, "257 bytes"), "%s", e.msg);
+    /* A file far past the bound: refused after reading 259 bytes of it. */
+    char huge[1 << 16];
+    memset(huge, 'k', sizeof huge - 1);
+    huge[sizeof huge - 1] = '\0';
+    cr_assert_eq(read_token(huge, 0600, tok, &len, &e), OP_ELIMIT, "%s", e.msg);
 
     /* Not a regular file, a symbolic link, missing: refused without hanging. */
     char path[300], link[300];
     snprintf(path, sizeof path, "%s/fifo", scratch);
     cr_assert_eq(mkfifo(path, 0600), 0);
     cr_assert_eq(op_token_read_file(path, tok, &len, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "not a regular file"), "%s", e.msg);
+    cr_assert_eq(op_token_read_file(scratch, tok, &len, &e), OP_EINVAL); /* a directory */
+    cr_assert(strstr(e.msg, "not a regular file"), "%s", e.msg);
+    cr_assert_eq(op_token_read_file("/dev/null", tok, &len, &e), OP_EINVAL); /* a device */
     cr_assert(strstr(e.msg, "not a regular file"), "%s", e.msg);
     snprintf(path, sizeof path, "%s/token", scratch);
     write_file(path, TOKEN "\n", 0600);
@@ -245,6 +277,9 @@ Test(token, wrong_or_missing_tokens_are_refused, .init = start_with_token, .fini
     char cmd[600];
     snprintf(cmd, sizeof cmd, "grep -c 'OP_EPERM' '%s' | grep -qx '[5-9]'", d.log);
     cr_assert_eq(system(cmd), 0, "the log does not hold the refusals: %s", d.log);
+    /* ... and neither the token nor the wrong ones sent (their common prefix). */
+    snprintf(cmd, sizeof cmd, "grep -q 'q7Zr3xVb0Lk9' '%s'", d.log);
+    cr_assert_neq(system(cmd), 0, "the log quotes a token: %s", d.log);
 }
 
 Test(token, the_cli_sends_the_token_file, .init = start_with_token, .fini = stop, .timeout = 120)
@@ -325,27 +360,71 @@ static int run_daemon(const char *const *args, char *err_out, size_t cap)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-Test(token, a_token_file_others_may_read_stops_the_start, .init = scratch_init,
-     .fini = scratch_fini, .timeout = 60)
+/* Each bad token file stops the start (exit 2, before anything listens) with a message that
+ * names the file, says what is wrong and never quotes the token. */
+Test(token, a_bad_token_file_stops_the_start, .init = scratch_init, .fini = scratch_fini,
+     .timeout = 120)
 {
-    char path[300], url[400], err[2048];
+    char path[300], url[400], sock[400], err[2048];
     snprintf(path, sizeof path, "%s/token", scratch);
     snprintf(url, sizeof url, "ipc://%s/s.ipc", scratch);
-    write_file(path, TOKEN "\n", 0644);
-    const char *args[] = {"--listen", url, "--token-file", path, NULL};
-    cr_assert_eq(run_daemon(args, err, sizeof err), 2, "%s", err);
-    cr_assert(strstr(err, path) && strstr(err, "0644") && strstr(err, "OP_EPERM"), "%s", err);
-    /* Nothing listens: the socket was never made. */
-    char sock[400];
     snprintf(sock, sizeof sock, "%s/s.ipc", scratch);
-    cr_assert_neq(access(sock, F_OK), 0, "onepathd listened before refusing");
-    /* Too short a token and a missing file stop it too, naming the file. */
-    write_file(path, "short\n", 0600);
-    cr_assert_eq(run_daemon(args, err, sizeof err), 2, "%s", err);
-    cr_assert(strstr(err, path) && strstr(err, "5 bytes"), "%s", err);
+    char big[OP_TOKEN_MAX + 8];
+    memset(big, 'k', OP_TOKEN_MAX + 1);
+    strcpy(big + OP_TOKEN_MAX + 1, "\r\n");
+    enum { PLAIN, DIR_, FIFO_, LINK, MISSING };
+    static const struct {
+        int kind;
+        const char *text;
+        mode_t mode;
+        const char *says, *status;
+    } cases[] = {
+        {PLAIN, TOKEN "\n", 0644, "0644", "OP_EPERM"}, /* others may read it */
+        {PLAIN, TOKEN "\n", 0640, "0640", "OP_EPERM"}, /* the group may read it */
+        {PLAIN, TOKEN "\n", 0604, "0604", "OP_EPERM"},
+        {PLAIN, "", 0600, "is empty", "OP_EINVAL"},
+        {PLAIN, "\n", 0600, "0 bytes", "OP_EINVAL"},
+        {PLAIN, "short\n", 0600, "5 bytes", "OP_EINVAL"},
+        {PLAIN, NULL /* big */, 0600, "longer than 258 bytes", "OP_ELIMIT"},
+        {PLAIN, TOKEN " x\n", 0600, "0x20", "OP_EINVAL"},
+        {DIR_, NULL, 0700, "not a regular file", "OP_EINVAL"},
+        {FIFO_, NULL, 0600, "not a regular file", "OP_EINVAL"}, /* and no hang */
+        {LINK, NULL, 0600, "symbolic link", "OP_EINVAL"},
+        {MISSING, NULL, 0, "No such file", "OP_EIO"},
+    };
+    const char *args[] = {"--listen", url, "--token-file", path, NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char target[320];
+        snprintf(target, sizeof target, "%s/target", scratch);
+        unlink(path);
+        unlink(target);
+        rmdir(path);
+        switch (cases[i].kind) {
+        case PLAIN:
+            write_file(path, cases[i].text ? cases[i].text : big, cases[i].mode);
+            break;
+        case DIR_:
+            cr_assert_eq(mkdir(path, cases[i].mode), 0);
+            break;
+        case FIFO_:
+            cr_assert_eq(mkfifo(path, cases[i].mode), 0);
+            break;
+        case LINK:
+            write_file(target, TOKEN "\n", 0600);
+            cr_assert_eq(symlink(target, path), 0);
+            break;
+        case MISSING:
+            break;
+        }
+        cr_assert_eq(run_daemon(args, err, sizeof err), 2, "case %zu: %s", i, err);
+        cr_assert(strstr(err, "--token-file") && strstr(err, path) && strstr(err, cases[i].says) &&
+                      strstr(err, cases[i].status),
+                  "case %zu: want '%s' (%s): %s", i, cases[i].says, cases[i].status, err);
+        cr_assert_null(strstr(err, "Xw2M"), "case %zu quotes the token: %s", i, err);
+        cr_assert_neq(access(sock, F_OK), 0, "case %zu: onepathd listened before refusing", i);
+    }
     unlink(path);
-    cr_assert_eq(run_daemon(args, err, sizeof err), 2, "%s", err);
-    cr_assert(strstr(err, path), "%s", err);
+    rmdir(path);
 }
 
 static void start_plain(void)

@@ -91,7 +91,7 @@ void op_client_close(op_client *c)
         return;
     op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
     free(c->url);
-    memset(c->token, 0, sizeof c->token);
+    op_token_wipe(c->token, sizeof c->token);
     free(c);
 }
 
@@ -113,7 +113,7 @@ op_status op_client_set_token_file(op_client *c, const char *path, op_err *err)
     op_status st = op_token_read_file(path, tok, &len, err);
     if (st == OP_OK)
         st = op_client_set_token(c, tok, len, err);
-    memset(tok, 0, sizeof tok);
+    op_token_wipe(tok, sizeof tok);
     return st;
 }
 

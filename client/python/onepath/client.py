@@ -68,9 +68,10 @@ def check_token(token, what="client"):
 
 def read_token_file(path):
     """The token in path, read as onepathd reads its --token-file: a regular file (a
-    symbolic link is not followed) that the group and others cannot read (0600 or
-    stricter, else PermissionDenied naming it), at most 258 bytes (else LimitError), the
-    token less one trailing newline."""
+    symbolic link is not followed, else InvalidArgument) that the group and others cannot
+    access (0600 or stricter, else PermissionDenied naming it), not empty (InvalidArgument),
+    at most 258 bytes (else LimitError), the token less one trailing "\n" or "\r\n".
+    No error message quotes the token."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -84,8 +85,8 @@ def read_token_file(path):
             raise InvalidArgument("token file %s is not a regular file" % path)
         if st.st_mode & 0o077:
             raise PermissionDenied(
-                "token file %s has mode %04o: group and others may read it; it must be 0600 "
-                "or stricter (chmod 600 %s)" % (path, stat.S_IMODE(st.st_mode), path))
+                "token file %s has mode %04o: the group or others may access it; it must be "
+                "0600 or stricter (chmod 600 %s)" % (path, stat.S_IMODE(st.st_mode), path))
         data = b""
         while len(data) < TOKEN_MAX + 3:
             chunk = os.read(fd, TOKEN_MAX + 3 - len(data))
@@ -95,10 +96,16 @@ def read_token_file(path):
     finally:
         os.close(fd)
     if len(data) >= TOKEN_MAX + 3:
-        raise LimitError("token file %s is longer than %d bytes" % (path, TOKEN_MAX + 2))
-    if data.endswith(b"\n"):
-        data = data[:-1]
-    if data.endswith(b"\r"):
+        raise LimitError("token file %s is longer than %d bytes (a token is %d..%d bytes)"
+                         % (path, TOKEN_MAX + 2, TOKEN_MIN, TOKEN_MAX))
+    if not data:
+        raise InvalidArgument("token file %s is empty (a token is %d..%d bytes)"
+                              % (path, TOKEN_MIN, TOKEN_MAX))
+    # One trailing newline ("\n" or "\r\n") is not part of the token; nothing else is
+    # stripped (a second newline or a lone "\r" is refused by check_token).
+    if data.endswith(b"\r\n"):
+        data = data[:-2]
+    elif data.endswith(b"\n"):
         data = data[:-1]
     return check_token(data, "token file %s" % path)
 

@@ -38,7 +38,7 @@ def token_daemon(tmp_path_factory):
     log = open(str(d / "onepathd.log"), "w")
     proc = subprocess.Popen(
         [os.path.join(support.bin_dir(), "onepathd"), "--listen", url, "--no-fsync",
-         "--threads", "2", "--token-file", token_file],
+         "--threads", "2", "--token-file", token_file, "--log", str(d / "requests.log")],
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     c = onepath.Client(url, timeout=1.0, token_file=token_file)
     deadline = time.monotonic() + 60
@@ -60,7 +60,7 @@ def token_daemon(tmp_path_factory):
 
 
 def test_wrong_or_missing_token_is_refused(token_daemon):
-    url, token_file, _ = token_daemon
+    url, token_file, d = token_daemon
     with onepath.Client(url, timeout=10) as none:
         with pytest.raises(onepath.PermissionDenied) as e:
             none.ping()
@@ -70,6 +70,13 @@ def test_wrong_or_missing_token_is_refused(token_daemon):
             wrong.level_list()
         with pytest.raises(onepath.PermissionDenied):
             wrong.level_drop("a")
+    # The daemon's log names the refusals and quotes no token (the right one or the wrong).
+    with open(str(d / "requests.log")) as f:
+        log = f.read()
+    assert log.count("OP_EPERM") >= 3, log
+    with open(str(d / "onepathd.log")) as f:
+        log += f.read()
+    assert TOKEN[:12] not in log
 
 
 def test_right_token_is_served(token_daemon):
@@ -98,6 +105,37 @@ def test_read_token_file_rules(tmp_path):
     _write(p, "short\n", 0o600)
     with pytest.raises(onepath.InvalidArgument, match="5 bytes"):
         onepath.read_token_file(p)
+    for mode in (0o640, 0o604, 0o660, 0o610):  # the group or others have access
+        _write(p, TOKEN + "\n", mode)
+        with pytest.raises(onepath.PermissionDenied, match="%04o" % mode):
+            onepath.read_token_file(p)
+    _write(p, "", 0o600)
+    with pytest.raises(onepath.InvalidArgument, match="is empty"):
+        onepath.read_token_file(p)
+    # One newline is stripped, no more; a lone "\r" is not a newline.
+    _write(p, TOKEN + "\n\n", 0o600)
+    with pytest.raises(onepath.InvalidArgument, match="0x0a"):
+        onepath.read_token_file(p)
+    _write(p, TOKEN + "\r", 0o600)
+    with pytest.raises(onepath.InvalidArgument, match="0x0d"):
+        onepath.read_token_file(p)
+    _write(p, TOKEN, 0o600)
+    assert onepath.read_token_file(p) == TOKEN.encode()
+    # Not a regular file: a directory, a FIFO (without hanging), a device.
+    with pytest.raises(onepath.InvalidArgument, match="not a regular file"):
+        onepath.read_token_file(str(tmp_path))
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(onepath.InvalidArgument, match="not a regular file"):
+        onepath.read_token_file(fifo)
+    with pytest.raises(onepath.InvalidArgument, match="not a regular file"):
+        onepath.read_token_file("/dev/null")
+    # No refusal quotes the token.
+    _write(p, TOKEN + " \n", 0o600)
+    with pytest.raises(onepath.InvalidArgument) as e:
+        onepath.read_token_file(p)
+    assert TOKEN[:12] not in str(e.value)
+    _write(p, TOKEN + "\n", 0o600)
     os.symlink(p, str(tmp_path / "link"))
     with pytest.raises(onepath.InvalidArgument, match="symbolic link"):
         onepath.read_token_file(str(tmp_path / "link"))

@@ -35,6 +35,13 @@
 #else
 #define OPT_MEM_FACTOR 1
 #endif
+/* The same for hang bounds on work the instrumented programs do themselves (the CLI
+ * generating a level): 5-15x slower under TSan. A hang bound, never a speed one. */
+#ifdef OP_TSAN_PROGRAMS
+#define OPT_TIME_FACTOR 4
+#else
+#define OPT_TIME_FACTOR 1
+#endif
 /* A CLI fetch's per-request timeout (a hang bound): a tile.range of a level's on-demand
  * builds takes 10x longer under TSan, more on a loaded machine. */
 #define OPT_CLI_TIMEOUT " --timeout 600000"

@@ -66,6 +66,7 @@
 #include "onepath/settings.h"
 #include "onepath/spans.h"
 #include "onepath/status.h"
+#include "onepath/token.h"
 #include "onepath/version.h"
 
 #define OPD_VERSION OP_VERSION_STRING
@@ -101,6 +102,9 @@ typedef struct opd_config {
     int log_json;               /* --log-format json */
     int socket_mode;            /* --socket-mode: ipc:// sockets' permission bits */
     int listen_check_ms;        /* --listen-check-ms: listener watchdog period (0: off) */
+    const char *token_file;     /* --token-file (NULL: no token is asked for) */
+    size_t token_len;           /* 0: no token; else every request must carry token */
+    char token[OP_TOKEN_MAX + 1];
 } opd_config;
 
 /* ---- completion (the one way back up) ----

@@ -179,9 +179,9 @@ static int rpc_status(const opd_call *c, const char *err_name)
     static const struct {
         const char *name;
         int status;
-    } map[] = {{"OP_EINVAL", 400},      {"OP_ERANGE", 400},   {"OP_EPROTO", 400},
-               {"OP_EINCOMPLETE", 400}, {"OP_ELIMIT", 400},   {"OP_ENOTFOUND", 404},
-               {"OP_EBUSY", 503},       {"OP_ETIMEDOUT", 504}};
+    } map[] = {{"OP_EINVAL", 400},      {"OP_ERANGE", 400},    {"OP_EPROTO", 400},
+               {"OP_EINCOMPLETE", 400}, {"OP_ELIMIT", 400},    {"OP_ENOTFOUND", 404},
+               {"OP_EBUSY", 503},       {"OP_ETIMEDOUT", 504}, {"OP_EPERM", 403}};
     for (size_t i = 0; err_name && i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(err_name, map[i].name))
             return map[i].status;

@@ -32,6 +32,9 @@ static const opt opts[] = {
      "space-separated list; default tcp://127.0.0.1:7411"},
     {"--socket-mode", "ONEPATHD_SOCKET_MODE", "OCTAL",
      "permission bits of ipc:// sockets, whatever the umask; default 0660 (owner and group)"},
+    {"--token-file", "ONEPATHD_TOKEN_FILE", "FILE",
+     "every request must carry the token in FILE (mode 0600 or stricter, 16..256 printable "
+     "bytes; docs/security.md); a missing or wrong one is OP_EPERM; default: no token"},
     {"--data-dir", "ONEPATHD_DATA_DIR", "DIR",
      "level files live here (created if missing); without it nothing is persisted"},
     {"--log", "ONEPATHD_LOG", "FILE",
@@ -166,6 +169,8 @@ static int apply(opd_config *c, int *drain_ms, const char *flag, const char *v)
         }
         return c->socket_mode = (int)m, 0;
     }
+    if (!strcmp(flag, "--token-file"))
+        return c->token_file = v, 0;
     if (!strcmp(flag, "--data-dir"))
         return c->data_dir = v, 0;
     if (!strcmp(flag, "--log"))
@@ -311,6 +316,16 @@ static int configure(opd_config *c, int *drain_ms, int argc, char **argv, char *
     }
     if (c->nlisten == 0)
         c->listen[c->nlisten++] = "tcp://127.0.0.1:7411";
+    if (c->token_file) {
+        /* Read once, before anything listens: a token file others may read is refused, so
+         * a mistake in its mode stops the daemon instead of leaking the token. */
+        op_err e;
+        op_err_clear(&e);
+        if (op_token_read_file(c->token_file, c->token, &c->token_len, &e) != OP_OK) {
+            fprintf(stderr, "onepathd: --token-file: %s (%s)\n", e.msg, op_status_name(e.status));
+            return 2;
+        }
+    }
     return check_http(c);
 }
 
@@ -563,8 +578,10 @@ static int start(opd_daemon *d, loop_state *ls)
         opd_log(d, "OP-START-FAILED %s", err.msg);
         return -1;
     }
-    opd_log(d, "OP-READY onepathd %s: %d contexts, %d build threads, data %s", OPD_VERSION,
-            d->cfg.contexts, d->cfg.threads, d->cfg.data_dir ? d->cfg.data_dir : "(none)");
+    opd_log(d, "OP-READY onepathd %s: %d contexts, %d build threads, data %s, token %s",
+            OPD_VERSION, d->cfg.contexts, d->cfg.threads,
+            d->cfg.data_dir ? d->cfg.data_dir : "(none)",
+            d->cfg.token_len ? "required" : "not required");
     return 0;
 }
 

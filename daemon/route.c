@@ -44,6 +44,16 @@ static op_status parse(opd_call *c, op_err *err)
     c->method = OPD_M_UNKNOWN;
     if (st != OP_OK)
         return st;
+    /* Before the method is looked at: without the token a client learns nothing but that
+     * it needs one (protocol.md §2.7). */
+    const opd_config *cfg = &c->d->cfg;
+    if (cfg->token_len) {
+        if (!c->req.has_token)
+            return op_err_set(err, OP_EPERM,
+                              "this onepathd wants a 'token' in every request (its --token-file)");
+        if (!op_token_equal(cfg->token, cfg->token_len, c->req.token, c->req.token_len))
+            return op_err_set(err, OP_EPERM, "wrong token");
+    }
     for (int m = 0; m < OPD_M_UNKNOWN; m++)
         if (!strcmp(c->req.method, opd_method_names[m]))
             c->method = (opd_method)m;

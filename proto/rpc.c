@@ -7,7 +7,7 @@
 
 #include "onepath/rpc.h"
 
-static const char *const request_keys[] = {"v", "method", "params", "id", NULL};
+static const char *const request_keys[] = {"v", "method", "params", "id", "token", NULL};
 
 static int key_is(const msgpack_object *k, const char *s)
 {
@@ -170,6 +170,16 @@ static op_status parse_top(op_rpc_request *req, const msgpack_object *top, op_er
     if ((st = op_rpc_get_type(top, "params", MSGPACK_OBJECT_MAP, 1, &params, err)) != OP_OK)
         return st;
     req->params = params ? params : &req->empty;
+    /* The token is only read here; whether it is needed and right is the daemon's to say
+     * (a daemon without --token-file ignores it). */
+    const msgpack_object *token;
+    if ((st = op_rpc_get_type(top, "token", MSGPACK_OBJECT_STR, 1, &token, err)) != OP_OK)
+        return st;
+    if (token) {
+        req->has_token = 1;
+        req->token = token->via.str.ptr;
+        req->token_len = token->via.str.size;
+    }
     return OP_OK;
 }
 

@@ -151,8 +151,9 @@ Test(daemon_limits, nil_flood_is_refused_before_unpacking, .timeout = 120)
         cr_assert_eq(s[i].code, OP_ELIMIT, "request %d: %d %s", i, s[i].code, s[i].msg);
         cr_assert(strstr(s[i].msg, "--max-unpacked"), "request %d: %s", i, s[i].msg);
     }
-    cr_assert_lt(grew, (size_t)N * len * 3 + ((size_t)32 << 20), "VmHWM grew by %zu MB",
-                 grew >> 20);
+    /* Unpacked would be 1.6 GB: the bound (x4 under TSan's shadow) still catches that. */
+    cr_assert_lt(grew, ((size_t)N * len * 3 + ((size_t)32 << 20)) * OPT_MEM_FACTOR,
+                 "VmHWM grew by %zu MB", grew >> 20);
     op_client *c = opt_connect(&d);
     op_client_ping_result p;
     op_err e;
@@ -288,6 +289,13 @@ static void same_tile(const op_client_tile *g, const opt_ref_tile *r)
  * rows across the range. */
 Test(daemon_limits, sliver_level_holds_what_it_builds, .timeout = 900)
 {
+#ifdef OP_TSAN_PROGRAMS
+    /* Its million tiles built one after another take over 10 minutes under TSan (the whole
+     * rest of the pass takes about as long); what it checks is memory and bytes, and the
+     * same build pool and on-demand paths run under TSan in daemon_load, daemon_ondemand
+     * and daemon_volumes. */
+    cr_skip_test("a million tile builds: too slow under ThreadSanitizer for CI's pass");
+#endif
     opt_daemon d;
     opt_daemon_init(&d);
     /* No rebuild bases: they are a cache under its own budget (--rebuild-cache-bytes,

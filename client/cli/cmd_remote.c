@@ -32,7 +32,8 @@ static int usage(void)
             "       onepath remote tile-get --url URL --level L --tile TX,TZ [--out DIR]\n"
             "       onepath remote bake --url URL --level L [--wait]\n"
             "       onepath remote changes --url URL --level L [--since V] [--wait MS]\n"
-            "common: [--timeout MS] (default %d)\n"
+            "common: [--timeout MS] (default %d) [--token-file FILE] (default "
+            "$ONEPATH_TOKEN_FILE)\n"
             "--url: URL, URL,URL,... or @FILE (one URL a line), repeatable: a fleet, each level\n"
             "       on the member rendezvous hashing of its name picks (protocol.md 11)\n",
             OP_CLI_TIMEOUT_MS);
@@ -242,13 +243,12 @@ int op_cmd_remote(int argc, char **argv)
         if (remote_members(&a.o, &m, &n))
             return 1;
         for (int i = 0; i < n; i++) {
-            op_client *c = NULL;
-            op_err e;
             if (n > 1 && !a.json)
                 printf("== %s\n", m[i]);
             fflush(stdout);
-            if (op_client_open(m[i], &c, &e) != OP_OK) {
-                rc = remote_fail(m[i], &e);
+            op_client *c = remote_open_url(&a.o, m[i]);
+            if (!c) {
+                rc = 1;
                 continue;
             }
             if (s->fn(c, &a))

@@ -49,7 +49,8 @@ static void usage(FILE *f)
                "                       directories, devices and FIFOs are refused\n");
     fprintf(f, "\n'onepath COMMAND --help' describes one command; 'onepath --version' prints "
                "the version.\nThe commands that talk to onepathd take --url URL, default "
-               "$ONEPATH_URL.\n");
+               "$ONEPATH_URL, and\n--token-file FILE (the daemon's shared token, mode 0600), "
+               "default $ONEPATH_TOKEN_FILE.\n");
 }
 
 /* Does a command's argument list ask for its help (--help or -h before any "--")? */

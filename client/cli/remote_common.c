@@ -19,6 +19,9 @@ void remote_opts_init(remote_opts *o)
     const char *env = getenv(OP_CLI_URL_ENV);
     if (env && *env)
         o->url = env;
+    env = getenv(OP_CLI_TOKEN_FILE_ENV);
+    if (env && *env)
+        o->token_file = env;
 }
 
 int remote_opt(int argc, char **argv, int *i, remote_opts *o)
@@ -37,6 +40,8 @@ int remote_opt(int argc, char **argv, int *i, remote_opts *o)
         o->level = argv[++*i];
     else if (!strcmp(a, "--out"))
         o->out_dir = argv[++*i];
+    else if (!strcmp(a, "--token-file"))
+        o->token_file = argv[++*i];
     else if (!strcmp(a, "--timeout"))
         return cli_parse_int("--timeout", argv[++*i], 1, 3600000, &o->timeout_ms) ? -1 : 1;
     else
@@ -76,10 +81,10 @@ int remote_members(const remote_opts *o, char ***members, int *n)
     return 0;
 }
 
+static op_client *remote_open_one(const remote_opts *o, const char *url, int member);
+
 op_client *remote_open(remote_opts *o)
 {
-    op_client *c = NULL;
-    op_err e;
     if (!o->url) {
         fprintf(stderr, "onepath: --url URL (or $" OP_CLI_URL_ENV
                         ") is required (tcp://HOST:PORT or ipc:///PATH)\n");
@@ -98,10 +103,26 @@ op_client *remote_open(remote_opts *o)
     snprintf(o->member, sizeof o->member, "%s", m[pick]);
     op_fleet_members_free(m, n);
     /* With several members, every error names the one that answered (or did not). */
-    op_status st =
-        n > 1 ? op_fleet_member_open(o->member, &c, &e) : op_client_open(o->member, &c, &e);
+    return remote_open_one(o, o->member, n > 1);
+}
+
+op_client *remote_open_url(const remote_opts *o, const char *url)
+{
+    return remote_open_one(o, url, 0);
+}
+
+static op_client *remote_open_one(const remote_opts *o, const char *url, int member)
+{
+    op_client *c = NULL;
+    op_err e;
+    op_status st = member ? op_fleet_member_open(url, &c, &e) : op_client_open(url, &c, &e);
     if (st != OP_OK) {
-        remote_fail(o->member, &e);
+        remote_fail(url, &e);
+        return NULL;
+    }
+    if (o->token_file && op_client_set_token_file(c, o->token_file, &e) != OP_OK) {
+        remote_fail("--token-file", &e);
+        op_client_close(c);
         return NULL;
     }
     return c;

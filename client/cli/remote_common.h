@@ -21,23 +21,28 @@ typedef struct remote_opts {
     const char *level;
     const char *out_dir;
     int timeout_ms;
-    char member[4096]; /* set by remote_open: the member it dialed */
+    const char *token_file; /* --token-file or $ONEPATH_TOKEN_FILE (NULL: no token) */
+    char member[4096];      /* set by remote_open: the member it dialed */
 } remote_opts;
 
 /* Environment variable holding the default --url. */
 #define OP_CLI_URL_ENV "ONEPATH_URL"
+/* Environment variable holding the default --token-file. */
+#define OP_CLI_TOKEN_FILE_ENV "ONEPATH_TOKEN_FILE"
 
 /* The defaults: timeout OP_CLI_TIMEOUT_MS, url from $ONEPATH_URL when set and not empty
  * (a --url option replaces it). */
 void remote_opts_init(remote_opts *o);
 
-/* Consumes a shared option at argv[*i] (--url, --level, --out, --timeout); returns 1
+/* Consumes a shared option at argv[*i] (--url, --level, --out, --timeout, --token-file); returns 1
  * when consumed, 0 when not ours, -1 on a bad value (printed). */
 int remote_opt(int argc, char **argv, int *i, remote_opts *o);
 
 /* Opens the client of the member that holds o->level (rendezvous placement over the
  * --url members; with no level, the only member), printing the error. */
 op_client *remote_open(remote_opts *o);
+/* Opens a client of url with o's token (if any), printing the error. */
+op_client *remote_open_url(const remote_opts *o, const char *url);
 /* The fleet's members from every --url (op_fleet_members_free them); 0 or 1 (printed). */
 int remote_members(const remote_opts *o, char ***members, int *n);
 /* The mesh a level spec uploads as: its arrays are soup's; its name is name, or by default

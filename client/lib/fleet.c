@@ -106,6 +106,16 @@ op_status op_fleet_open(const char *const *members, int n, op_fleet **out, op_er
     return OP_OK;
 }
 
+op_status op_fleet_set_token(op_fleet *f, const char *token, size_t len, op_err *err)
+{
+    for (int i = 0; i < f->n; i++) {
+        op_status st = op_client_set_token(f->clients[i], token, len, err);
+        if (st != OP_OK)
+            return st;
+    }
+    return OP_OK;
+}
+
 int op_fleet_size(const op_fleet *f)
 {
     return f->n;

@@ -17,6 +17,7 @@
 #include "client_internal.h"
 #include "onepath/mpscan.h"
 #include "onepath/nng_close.h"
+#include "onepath/token.h"
 
 /* Largest reply accepted (a tile.range reply is at most its max_bytes plus overhead). */
 #define OP_CLIENT_MAX_REPLY ((size_t)1 << 30)
@@ -27,7 +28,9 @@ struct op_client {
     char *url; /* named in transport errors: in a fleet, which member failed */
     /* The daemon's --max-message as its ping said (0: not asked yet, or to ask again). */
     atomic_uint_fast64_t max_message;
-    int name_member; /* a fleet member's: every error names url (op_fleet_member_open) */
+    int name_member;  /* a fleet member's: every error names url (op_fleet_member_open) */
+    size_t token_len; /* 0: requests carry no token */
+    char token[OP_TOKEN_MAX + 1];
 };
 
 /* How long op_client_close waits for nng_close before leaving it to its own thread
@@ -88,7 +91,30 @@ void op_client_close(op_client *c)
         return;
     op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
     free(c->url);
+    op_token_wipe(c->token, sizeof c->token);
     free(c);
+}
+
+op_status op_client_set_token(op_client *c, const char *token, size_t len, op_err *err)
+{
+    op_status st = op_token_check(token, len, "client", err);
+    if (st != OP_OK)
+        return st;
+    memcpy(c->token, token, len);
+    c->token[len] = '\0';
+    c->token_len = len;
+    return OP_OK;
+}
+
+op_status op_client_set_token_file(op_client *c, const char *path, op_err *err)
+{
+    char tok[OP_TOKEN_MAX + 1];
+    size_t len;
+    op_status st = op_token_read_file(path, tok, &len, err);
+    if (st == OP_OK)
+        st = op_client_set_token(c, tok, len, err);
+    op_token_wipe(tok, sizeof tok);
+    return st;
 }
 
 static int64_t now_ms(void)
@@ -216,13 +242,17 @@ void op_creq_begin(op_client *c, op_creq *q, const char *method, int nparams)
 {
     msgpack_sbuffer_init(&q->sb);
     msgpack_packer_init(&q->pk, &q->sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&q->pk, 4);
+    msgpack_pack_map(&q->pk, c->token_len ? 5 : 4);
     op_rpc_pack_key(&q->pk, "v");
     msgpack_pack_unsigned_int(&q->pk, OP_PROTOCOL_VERSION);
     op_rpc_pack_key(&q->pk, "id");
     msgpack_pack_uint64(&q->pk, (uint64_t)atomic_fetch_add(&c->next_id, 1));
     op_rpc_pack_key(&q->pk, "method");
     op_rpc_pack_key(&q->pk, method);
+    if (c->token_len) {
+        op_rpc_pack_key(&q->pk, "token");
+        msgpack_pack_str_with_body(&q->pk, c->token, c->token_len);
+    }
     op_rpc_pack_key(&q->pk, "params");
     msgpack_pack_map(&q->pk, (size_t)nparams);
 }

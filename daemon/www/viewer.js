@@ -15,10 +15,25 @@ const FLASH_MS = 1200;
 // ===== RPC over POST /rpc (http.md §3) =====
 
 let nextId = 1;
+// A daemon with --token-file wants its token in every request (protocol.md §2.7): open the
+// page as http://HOST:PORT/#token=TOKEN or /#LEVEL&token=TOKEN. A fragment is never sent to
+// the server or logged; the page keeps the token in memory only and takes it out of the
+// address bar (openLevel rewrites the fragment to #LEVEL), so a reload needs it again.
+function fragment() {
+  let level = '', tok = null;
+  for (const part of location.hash.slice(1).split('&')) {
+    if (part.startsWith('token=')) tok = decodeURIComponent(part.slice(6));
+    else if (part && !level) level = decodeURIComponent(part);
+  }
+  return { level, token: tok };
+}
+const token = fragment().token;
 async function rpc(method, params) {
+  const req = { v: 1, id: nextId++, method, params: params || {} };
+  if (token) req.token = token;
   const res = await fetch('rpc', {
     method: 'POST', headers: { 'Content-Type': 'application/msgpack' },
-    body: encode({ v: 1, id: nextId++, method, params: params || {} }),
+    body: encode(req),
   });
   const bytes = new Uint8Array(await res.arrayBuffer());
   let r;
@@ -751,10 +766,10 @@ async function start() {
     body.dataset.edit = String(cfg.edit);
   } catch (e) { message(`viewer.json: ${e.message}`, true); }
   const levels = await refreshLevels();
-  const want = decodeURIComponent(location.hash.slice(1));
+  const want = fragment().level;
   const first = levels.find((l) => l.level === want) || levels[0];
   if (first) openLevel(first.level);
   setInterval(refreshLevels, 5000);
 }
-window.addEventListener('hashchange', () => { const l = decodeURIComponent(location.hash.slice(1)); if (l && l !== state.level) openLevel(l); });
+window.addEventListener('hashchange', () => { const l = fragment().level; if (l && l !== state.level) openLevel(l); });
 start();

@@ -224,9 +224,13 @@ def mp_unpack(b):
     return v
 
 
-def rpc(port, method, params, headers=None):
-    """POST /rpc; returns (HTTP status, reply map, or the body when it is not msgpack)."""
-    body = mp_pack({"v": 1, "id": 7, "method": method, "params": params})
+def rpc(port, method, params, headers=None, token=None):
+    """POST /rpc (with `token` when given, protocol §2.7); returns (HTTP status, reply map,
+    or the body when it is not msgpack)."""
+    req = {"v": 1, "id": 7, "method": method, "params": params}
+    if token is not None:
+        req["token"] = token
+    body = mp_pack(req)
     h = {"Content-Type": "application/msgpack"}
     h.update(headers or {})
     status, hdrs, data = get(port, "/rpc", "POST", h, body)

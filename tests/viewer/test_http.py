@@ -272,5 +272,58 @@ class Addresses(unittest.TestCase):
             d.stop()
 
 
+class Token(unittest.TestCase):
+    """--token-file over POST /rpc (http.md §3.6): 403 OP_EPERM without the token or with
+    another, before the method is looked at; served with it; the page's files and
+    /viewer.json need none; no log line quotes a token."""
+    TOKEN = "Hq4vT9sLw2Xe7Kb0Nz5Rm8Pa3Uc6Yf1J"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tdir = tempfile.mkdtemp(prefix="onepath-http-token-")
+        cls.token_file = os.path.join(cls.tdir, "token")
+        fd = os.open(cls.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, (cls.TOKEN + "\n").encode())
+        os.close(fd)
+        cls.d = Daemon("--http", "127.0.0.1:0", "--token-file", cls.token_file)
+        cls.port = cls.d.http_port
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        subprocess.run(["rm", "-rf", cls.tdir], check=False)
+        if rc != 0:
+            raise AssertionError(f"onepathd exited {rc}")
+
+    def test_refused_without_the_token(self):
+        for token in (None, "", self.TOKEN[:-1], self.TOKEN[:-1] + "K", self.TOKEN + "x"):
+            for method, params in (("ping", {}), ("level.list", {}), ("no.such", {}),
+                                   ("level.info", {"level": "../x"})):
+                st, r = rpc(self.port, method, params, token=token)
+                self.assertEqual((st, r["error"]["name"]), (403, "OP_EPERM"), (token, method))
+                self.assertNotIn(self.TOKEN[:10], r["error"]["message"])
+        st, r = rpc(self.port, "ping", {}, token=7)  # not a str: malformed
+        self.assertEqual((st, r["error"]["name"]), (400, "OP_EPROTO"))
+
+    def test_served_with_the_token(self):
+        st, r = rpc(self.port, "level.list", {}, token=self.TOKEN)
+        self.assertEqual((st, r["ok"]), (200, True))
+        st, r = rpc(self.port, "no.such", {}, token=self.TOKEN)
+        self.assertEqual((st, r["error"]["name"]), (400, "OP_EPROTO"))
+        for path in ("/", "/viewer.js", "/viewer.json"):
+            self.assertEqual(get(self.port, path)[0], 200, path)
+
+    def test_log_quotes_no_token(self):
+        rpc(self.port, "ping", {}, token=self.TOKEN)
+        rpc(self.port, "ping", {}, token=self.TOKEN[:-1] + "K")
+        # The request log is written as requests finish: wait for both lines.
+        deadline = time.time() + 10
+        while self.d.log_text().count("via=http") < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        text = self.d.log_text()
+        self.assertIn("OP_EPERM", text)
+        self.assertNotIn(self.TOKEN[:10], text)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -411,5 +411,53 @@ class Volumes(unittest.TestCase):
         self.assertEqual([v["name"] for v in self.info()["volumes"]], ["pool"])
 
 
+class Token(unittest.TestCase):
+    """onepathd --http --token-file: the page opened as /#LEVEL&token=T draws the level (every
+    POST /rpc carries the token) and rewrites the address to #LEVEL (the token leaves the
+    address bar); opened without it, level.list is refused and nothing is drawn."""
+    TOKEN = "Vw3Zp8Qd1Lr6Tn0Jc5Hs9Fk2Gm7Bx4Ya"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tdir = tempfile.mkdtemp(prefix="onepath-viewer-token-")
+        cls.token_file = os.path.join(cls.tdir, "token")
+        fd = os.open(cls.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, (cls.TOKEN + "\n").encode())
+        os.close(fd)
+        cls.d = Daemon("--http", "127.0.0.1:0", "--token-file", cls.token_file)
+        # "arena" lists first: the page must open the fragment's level, not the first one.
+        for name in ("arena", "stairs"):
+            cls.d.put("gen:stairs:16:1", name, "--token-file", cls.token_file)
+        cls.b = Browser()
+        cls.base = f"http://127.0.0.1:{cls.d.http_port}/"
+
+    @classmethod
+    def tearDownClass(cls):
+        errors = cls.b.console_errors()
+        cls.b.close()
+        cls.d.stop()
+        subprocess.run(["rm", "-rf", cls.tdir], check=False)
+        # The refused page of test_without_the_token may log its failed requests.
+        errors = [e for e in errors if "OP_EPERM" not in str(e) and "403" not in str(e)]
+        if errors:
+            raise AssertionError(f"page errors: {errors}")
+
+    def test_with_the_token(self):
+        self.b.goto("about:blank")
+        self.b.goto(self.base + "#stairs&token=" + self.TOKEN)
+        self.b.wait("document.body && document.body.dataset.ready === '1' && "
+                    "document.body.dataset.level === 'stairs'", 180, "stairs drawn")
+        self.assertGreater(int(self.b.eval("document.body.dataset.tiles")), 0)
+        self.assertEqual(self.b.eval("location.hash"), "#stairs")
+        self.assertNotIn(self.TOKEN[:10], self.d.log_text())
+
+    def test_without_the_token(self):
+        self.b.goto("about:blank")
+        self.b.goto(self.base + "#stairs")
+        time.sleep(3)
+        self.assertNotEqual(self.b.eval("document.body.dataset.level || ''"), "stairs")
+        self.assertIn("OP_EPERM", self.d.log_text())
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -26,8 +26,18 @@ op_status op_client_open(const char *url, op_client **out, op_err *err);
  * with its socket (protocol.md §1.7). No call on c may be in flight. */
 void op_client_close(op_client *c);
 
+/* Every later request of c carries this token (protocol.md §2.7): a daemon started with
+ * --token-file refuses requests without its token (OP_EPERM). token: len bytes, 16..256
+ * printable ASCII other than space (else OP_EINVAL). Set it before the first call (not
+ * while calls are in flight); a daemon without a token ignores it. */
+op_status op_client_set_token(op_client *c, const char *token, size_t len, op_err *err);
+/* The same, the token read from path: a regular file of mode 0600 or stricter (else
+ * OP_EPERM naming it), the token less one trailing newline. */
+op_status op_client_set_token_file(op_client *c, const char *path, op_err *err);
+
 /* Sends one raw request message and returns the raw reply bytes (malloc'd: free with
- * free()). Exposed for tools and tests that speak msgpack themselves. */
+ * free()). Exposed for tools and tests that speak msgpack themselves (the token of
+ * op_client_set_token is not added: such a request carries its own). */
 op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
                              uint8_t **reply, size_t *reply_len, op_err *err);
 

@@ -35,6 +35,9 @@ op_status op_fleet_member_open(const char *url, op_client **out, op_err *err);
 op_status op_fleet_open(const char *const *members, int n, op_fleet **out, op_err *err);
 void op_fleet_close(op_fleet *f);
 
+/* op_client_set_token on every member's client (one token for the whole fleet). */
+op_status op_fleet_set_token(op_fleet *f, const char *token, size_t len, op_err *err);
+
 int op_fleet_size(const op_fleet *f);
 const char *op_fleet_member(const op_fleet *f, int i);
 op_client *op_fleet_client(const op_fleet *f, int i);

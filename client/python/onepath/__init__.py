@@ -11,17 +11,17 @@ Needs python3-msgpack and libnng.so.1 (libnng1); numpy is used when present.
 The wire format is docs/spec/protocol.md, the tile blob docs/spec/navmesh-format.md.
 """
 
-from .client import Client, PROTOCOL_VERSION, box, cylinder, mesh, prism
+from .client import Client, PROTOCOL_VERSION, box, cylinder, mesh, prism, read_token_file
 from .fleet import Fleet, parse_members, pick, weight
 from .errors import (STATUS, Busy, Error, Incomplete, InputOutputError, InternalError,
                      InvalidArgument, LimitError, NotFound, OutOfMemory, OutOfRange,
-                     ProtocolError, Timeout, status_name)
+                     PermissionDenied, ProtocolError, Timeout, status_name)
 from .tile import (NEI_PORTAL, NEI_SEAM, NEI_WALL, NULL_INDEX, Tile, content_hash,
                    decode_tile, fnv1a64, mesh_hash)
 
 __all__ = [
-    "Client", "Fleet", "parse_members", "pick", "weight", "PROTOCOL_VERSION", "box", "cylinder", "mesh", "prism", "STATUS", "Busy", "Error", "Incomplete",
+    "Client", "read_token_file", "Fleet", "parse_members", "pick", "weight", "PROTOCOL_VERSION", "box", "cylinder", "mesh", "prism", "STATUS", "Busy", "Error", "Incomplete",
     "InputOutputError", "InternalError", "InvalidArgument", "LimitError", "NotFound",
-    "OutOfMemory", "OutOfRange", "ProtocolError", "Timeout", "status_name", "NEI_PORTAL",
+    "OutOfMemory", "OutOfRange", "PermissionDenied", "ProtocolError", "Timeout", "status_name", "NEI_PORTAL",
     "NEI_SEAM", "NEI_WALL", "NULL_INDEX", "Tile", "content_hash", "decode_tile", "fnv1a64", "mesh_hash",
 ]

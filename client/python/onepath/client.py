@@ -14,11 +14,19 @@ Adding a method is a few lines: one `call` with its params, e.g.
 
 Thread-safe: every call opens its own nng context, so calls from several threads are in
 flight at once on one connection.
+
+A daemon started with --token-file wants its token in every request (protocol.md §2.7):
+Client(url, token_file="/etc/onepath/token") or Client(url, token="..."); without one it
+answers PermissionDenied (OP_EPERM). read_token_file(path) reads such a file by the
+daemon's rules.
 """
 
 import array
+import errno
 import itertools
 import math
+import os
+import stat
 import sys
 import time
 
@@ -26,13 +34,80 @@ import msgpack
 
 from . import _nng
 from .errors import (Error, InputOutputError, InvalidArgument, LimitError, OutOfMemory,
-                     ProtocolError, Timeout, error_for)
+                     PermissionDenied, ProtocolError, Timeout, error_for)
 
 PROTOCOL_VERSION = 1
 MAX_WAIT_MS = 600000  # changes.since wait_ms bound (protocol.md §4)
 # Added to a long poll's wait when the caller gives no timeout: the reply also waits for
 # the rebuild of the edits so far (protocol.md §4.3).
 LONG_POLL_MARGIN = 30.0
+
+
+TOKEN_MIN, TOKEN_MAX = 16, 256  # bytes (proto/include/onepath/token.h)
+
+
+def check_token(token, what="client"):
+    """token as bytes, if it is a valid token (16..256 printable ASCII bytes, no space);
+    else InvalidArgument."""
+    if isinstance(token, str):
+        try:
+            token = token.encode("ascii")
+        except UnicodeEncodeError:
+            raise InvalidArgument("%s: the token is not ASCII" % what) from None
+    if not isinstance(token, bytes):
+        raise InvalidArgument("%s: the token must be str or bytes" % what)
+    if not TOKEN_MIN <= len(token) <= TOKEN_MAX:
+        raise InvalidArgument("%s: the token has %d bytes, not %d..%d"
+                              % (what, len(token), TOKEN_MIN, TOKEN_MAX))
+    for i, c in enumerate(token):
+        if not 0x21 <= c <= 0x7E:
+            raise InvalidArgument("%s: the token has byte 0x%02x at %d (allowed: printable "
+                                  "ASCII, no space)" % (what, c, i))
+    return token
+
+
+def read_token_file(path):
+    """The token in path, read as onepathd reads its --token-file: a regular file (a
+    symbolic link is not followed, else InvalidArgument) that the group and others cannot
+    access (0600 or stricter, else PermissionDenied naming it), not empty (InvalidArgument),
+    at most 258 bytes (else LimitError), the token less one trailing "\n" or "\r\n".
+    No error message quotes the token."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InvalidArgument("token file %s: is a symbolic link" % path) from None
+        raise InputOutputError("token file %s: %s" % (path, e.strerror)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidArgument("token file %s is not a regular file" % path)
+        if st.st_mode & 0o077:
+            raise PermissionDenied(
+                "token file %s has mode %04o: the group or others may access it; it must be "
+                "0600 or stricter (chmod 600 %s)" % (path, stat.S_IMODE(st.st_mode), path))
+        data = b""
+        while len(data) < TOKEN_MAX + 3:
+            chunk = os.read(fd, TOKEN_MAX + 3 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) >= TOKEN_MAX + 3:
+        raise LimitError("token file %s is longer than %d bytes (a token is %d..%d bytes)"
+                         % (path, TOKEN_MAX + 2, TOKEN_MIN, TOKEN_MAX))
+    if not data:
+        raise InvalidArgument("token file %s is empty (a token is %d..%d bytes)"
+                              % (path, TOKEN_MIN, TOKEN_MAX))
+    # One trailing newline ("\n" or "\r\n") is not part of the token; nothing else is
+    # stripped (a second newline or a lone "\r" is refused by check_token).
+    if data.endswith(b"\r\n"):
+        data = data[:-2]
+    elif data.endswith(b"\n"):
+        data = data[:-1]
+    return check_token(data, "token file %s" % path)
 
 
 def _params(**kw):
@@ -128,9 +203,14 @@ def _as_mesh(m):
 class Client:
     """A connection to one onepathd. timeout: the default per request, in seconds."""
 
-    def __init__(self, url, timeout=30.0, libnng=None):
+    def __init__(self, url, timeout=30.0, libnng=None, token=None, token_file=None):
         if not timeout or timeout <= 0:
             raise InvalidArgument("timeout must be > 0 seconds")
+        if token is not None and token_file is not None:
+            raise InvalidArgument("give token or token_file, not both")
+        # Read before dialing: a bad token file fails here, with nothing to close.
+        self._token = (check_token(token) if token is not None else
+                       read_token_file(token_file) if token_file is not None else None)
         self.url = url
         self.timeout = float(timeout)
         self._ids = itertools.count(1)
@@ -161,6 +241,8 @@ class Client:
             raise InvalidArgument("timeout must be > 0 seconds")
         rid = next(self._ids)
         req = {"v": PROTOCOL_VERSION, "id": rid, "method": method}
+        if self._token is not None:
+            req["token"] = self._token.decode("ascii")
         if params is not None:
             req["params"] = params
         data = msgpack.packb(req, use_bin_type=True)

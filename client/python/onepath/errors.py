@@ -20,6 +20,7 @@ OP_ENOTFOUND = 8
 OP_ETIMEDOUT = 9
 OP_EBUSY = 10
 OP_EINTERNAL = 11
+OP_EPERM = 12
 
 # (code, name, short text) of every code.
 STATUS = (
@@ -35,6 +36,7 @@ STATUS = (
     (OP_ETIMEDOUT, "OP_ETIMEDOUT", "timed out"),
     (OP_EBUSY, "OP_EBUSY", "busy"),
     (OP_EINTERNAL, "OP_EINTERNAL", "internal error"),
+    (OP_EPERM, "OP_EPERM", "permission denied"),
 )
 _NAMES = {code: name for code, name, _ in STATUS}
 
@@ -103,9 +105,14 @@ class InternalError(Error):
     code = OP_EINTERNAL
 
 
+class PermissionDenied(Error, PermissionError):
+    """A missing or wrong token (onepathd --token-file), or a token file others may read."""
+    code = OP_EPERM
+
+
 _CLASSES = {c.code: c for c in (InvalidArgument, OutOfRange, LimitError, OutOfMemory,
                                 InputOutputError, ProtocolError, Incomplete, NotFound,
-                                Timeout, Busy, InternalError)}
+                                Timeout, Busy, InternalError, PermissionDenied)}
 
 
 def error_for(code, message, name=None, method=None):

@@ -70,7 +70,7 @@ class Fleet:
     """Clients of several members; members: a list of URLs, or a str read as
     parse_members reads one (comma list or @FILE)."""
 
-    def __init__(self, members, timeout=30.0, libnng=None):
+    def __init__(self, members, timeout=30.0, libnng=None, token=None, token_file=None):
         if isinstance(members, str):
             members = parse_members(members)
         members = list(members)
@@ -83,7 +83,8 @@ class Fleet:
         self.clients = {}
         try:
             for m in members:
-                self.clients[m] = Client(m, timeout=timeout, libnng=libnng)
+                self.clients[m] = Client(m, timeout=timeout, libnng=libnng, token=token,
+                                         token_file=token_file)
         except Exception:
             self.close()
             raise

@@ -22,7 +22,8 @@
     X(ENOTFOUND, 8, "not found")                                                                   \
     X(ETIMEDOUT, 9, "timed out")                                                                   \
     X(EBUSY, 10, "busy")                                                                           \
-    X(EINTERNAL, 11, "internal error")
+    X(EINTERNAL, 11, "internal error")                                                             \
+    X(EPERM, 12, "permission denied")
 
 typedef enum op_status {
 #define OP__STATUS_ENUM(name, value, text) OP_##name = value,

@@ -21,6 +21,9 @@ typedef struct op_rpc_request {
     uint64_t id;
     char method[OP_RPC_METHOD_MAX];
     const msgpack_object *params; /* a map (an empty map when the request has none) */
+    int has_token;                /* the request carried `token` (protocol.md §2.7) */
+    const char *token;            /* into the request buffer, token_len bytes, not terminated */
+    size_t token_len;
     msgpack_unpacked unpacked;
     msgpack_object empty;
 } op_rpc_request;

@@ -109,24 +109,42 @@ typedef struct edge_span {
 static size_t mark_boundaries(const view *v, uint8_t *mask, edge_span *list, uint32_t *nlist)
 {
     const op_chf *chf = v->chf;
-    const uint32_t(*links)[4] = chf->links;
-    const uint16_t *reg = v->reg;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint32_t *const cells = chf->cells;
+    const uint16_t *const reg = v->reg;
+    const int width = chf->width, depth = chf->depth;
     size_t total = 0;
     uint32_t n = 0;
-    for (int z = 0, c = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++, c++) {
-            for (uint32_t s = chf->cells[c], e = chf->cells[c + 1]; s < e; s++) {
+    /* mask is bytes, which may alias anything: everything the loops read is in locals. */
+    if (!v->key) {
+        uint32_t s = cells[0];
+        for (int z = 0, c = 0; z < depth; z++)
+            for (int x = 0; x < width; x++, c++)
+                for (const uint32_t e = cells[c + 1]; s < e; s++) {
+                    uint32_t r = reg[s], m = 0;
+                    if (r != 0) {
+                        const uint32_t *l = links[s];
+                        uint32_t t0 = l[0], t1 = l[1], t2 = l[2], t3 = l[3];
+                        m = (uint32_t)(t0 == OP_NO_LINK || reg[t0] != r) |
+                            (uint32_t)(t1 == OP_NO_LINK || reg[t1] != r) << 1 |
+                            (uint32_t)(t2 == OP_NO_LINK || reg[t2] != r) << 2 |
+                            (uint32_t)(t3 == OP_NO_LINK || reg[t3] != r) << 3;
+                    }
+                    mask[s] = (uint8_t)(m | (m << 4));
+                    total += edge_count[m];
+                    if (m != 0)
+                        list[n++] = (edge_span){s, x, z};
+                }
+        *nlist = n;
+        return total;
+    }
+    for (int z = 0, c = 0; z < depth; z++)
+        for (int x = 0; x < width; x++, c++) {
+            for (uint32_t s = cells[c], e = cells[c + 1]; s < e; s++) {
                 uint8_t m = 0;
-                uint32_t r = reg[s];
-                if (!v->key) {
-                    if (r != 0)
-                        for (int d = 0; d < 4; d++) {
-                            uint32_t t = links[s][d];
-                            m |= (uint8_t)((t == OP_NO_LINK || reg[t] != r) << d);
-                        }
-                } else if (visible(v, s)) {
+                if (visible(v, s)) {
                     for (int d = 0; d < 4; d++)
-                        if (neighbour_value(v, s, x, z, d) != (int32_t)r)
+                        if (neighbour_value(v, s, x, z, d) != (int32_t)reg[s])
                             m |= (uint8_t)(1u << d);
                 }
                 mask[s] = (uint8_t)(m | (m << 4));
@@ -150,34 +168,48 @@ typedef struct tracer {
  * within every state of the field (links that are not mutual). */
 static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
 {
-    const op_chf *chf = t->v->chf;
+    /* The view is copied: stores to the byte mask could alias it, and it would be reloaded
+     * at every step. */
+    const view v = *t->v;
+    uint8_t *const mask = t->mask;
+    op_contour_vert *const verts = t->verts;
+    const size_t cap = t->cap;
+    size_t nverts = t->nverts;
     const uint32_t s0 = s;
     const int d0 = d;
-    const int32_t r = t->v->reg[s];
-    uint64_t guard = 4 * (uint64_t)chf->span_count + 4;
+    const int32_t r = v.reg[s];
+    uint64_t guard = 4 * (uint64_t)v.chf->span_count + 4;
+    int closed = 1;
     do {
-        if (t->mask[s] & (1u << d)) {
-            if (t->nverts == t->cap)
-                return 0;
-            op_contour_vert *v = &t->verts[t->nverts++];
-            v->x = x + corner_dx[d];
-            v->z = z + corner_dz[d];
-            v->y = corner_y(t->v, s, d);
-            v->neighbour = neighbour_value(t->v, s, x, z, d);
-            t->mask[s] &= (uint8_t) ~(1u << (d + 4));
+        if (mask[s] & (1u << d)) {
+            if (nverts == cap) {
+                closed = 0;
+                break;
+            }
+            op_contour_vert *cv = &verts[nverts++];
+            cv->x = x + corner_dx[d];
+            cv->z = z + corner_dz[d];
+            cv->y = corner_y(&v, s, d);
+            cv->neighbour = neighbour_value(&v, s, x, z, d);
+            mask[s] &= (uint8_t) ~(1u << (d + 4));
             d = (d + 3) & 3;
         } else {
-            s = link_in(t->v, s, d);
+            s = link_in(&v, s, d);
             x += op_dir_dx(d);
             z += op_dir_dz(d);
             d = (d + 1) & 3;
-            if (s == OP_NO_LINK || t->v->reg[s] != r)
-                return 0;
+            if (s == OP_NO_LINK || v.reg[s] != r) {
+                closed = 0;
+                break;
+            }
         }
-        if (--guard == 0)
-            return 0;
+        if (--guard == 0) {
+            closed = 0;
+            break;
+        }
     } while (s != s0 || d != d0);
-    return 1;
+    t->nverts = nverts;
+    return closed;
 }
 
 op_status op__contours_trace(const op_chf *chf, const op_regions *regs,

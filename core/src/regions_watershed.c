@@ -26,12 +26,15 @@ typedef struct levels {
 
 static op_status sort_levels(const op_chf *chf, op_arena *scratch, levels *lv, op_err *err)
 {
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
+    const uint32_t ns = chf->span_count;
     uint32_t maxd = 0, n = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (chf->areas[s] != 0) {
+    for (uint32_t s = 0; s < ns; s++)
+        if (areas[s] != 0) {
             n++;
-            if (chf->dist[s] > maxd)
-                maxd = chf->dist[s];
+            if (dist[s] > maxd)
+                maxd = dist[s];
         }
     lv->maxd = maxd;
     lv->n = n;
@@ -39,19 +42,20 @@ static op_status sort_levels(const op_chf *chf, op_arena *scratch, levels *lv, o
     lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
     if (!lv->lstart || !lv->order)
         return op__regions_nomem(err, "watershed levels", ((size_t)maxd + n + 3) * 4);
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (chf->areas[s] != 0)
-            lv->lstart[chf->dist[s] + 1]++;
+    uint32_t *const lstart = lv->lstart, *const order = lv->order;
+    for (uint32_t s = 0; s < ns; s++)
+        if (areas[s] != 0)
+            lstart[dist[s] + 1]++;
     for (uint32_t d = 0; d <= maxd; d++)
-        lv->lstart[d + 1] += lv->lstart[d];
+        lstart[d + 1] += lstart[d];
     /* Scatter in index order: each bucket stays in span-index order. lstart[d] is used as
      * the bucket's fill pointer and restored afterwards. */
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (chf->areas[s] != 0)
-            lv->order[lv->lstart[chf->dist[s]]++] = s;
+    for (uint32_t s = 0; s < ns; s++)
+        if (areas[s] != 0)
+            order[lstart[dist[s]]++] = s;
     for (uint32_t d = maxd + 1; d > 0; d--)
-        lv->lstart[d] = lv->lstart[d - 1];
-    lv->lstart[0] = 0;
+        lstart[d] = lstart[d - 1];
+    lstart[0] = 0;
     return OP_OK;
 }
 
@@ -64,19 +68,22 @@ typedef struct ws_state {
     uint32_t round;
 } ws_state;
 
+/* The loops below read the field through these locals: the build compiles without strict
+ * aliasing, so every store to a label would otherwise reload each pointer. */
+
 /* Smallest region among s's neighbours with a region and s's area, 0 if none. */
-static uint32_t best_neighbour_region(const ws_state *w, uint32_t s)
+static inline uint32_t best_neighbour_region(const uint32_t (*links)[4], const uint8_t *areas,
+                                             const uint32_t *reg, uint32_t s)
 {
-    const op_chf *chf = w->chf;
-    const uint32_t *l = chf->links[s], *reg = w->lab->reg;
-    uint8_t area = chf->areas[s];
+    const uint32_t *l = links[s];
+    uint8_t area = areas[s];
     uint32_t best = 0;
     for (int d = 0; d < 4; d++) {
         uint32_t m = l[d];
         if (m == OP_NO_LINK)
             continue;
         uint32_t r = reg[m];
-        if (r != 0 && (best == 0 || r < best) && chf->areas[m] == area)
+        if (r != 0 && (best == 0 || r < best) && areas[m] == area)
             best = r;
     }
     return best;
@@ -88,43 +95,53 @@ static uint32_t best_neighbour_region(const ws_state *w, uint32_t s)
 static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint32_t level)
 {
     const op_chf *chf = w->chf;
-    uint32_t *reg = w->lab->reg;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
+    uint32_t *const reg = w->lab->reg;
+    uint32_t *const joins = w->joins;
+    uint32_t *const stamp = w->stamp;
+    uint32_t *cand = w->cand, *next = w->next;
+    uint32_t round = w->round;
     uint32_t ncand = nspans;
-    memcpy(w->cand, spans, (size_t)nspans * sizeof *spans);
+    memcpy(cand, spans, (size_t)nspans * sizeof *spans);
     while (ncand > 0) {
         uint32_t nj = 0;
         for (uint32_t i = 0; i < ncand; i++) {
-            uint32_t s = w->cand[i];
+            uint32_t s = cand[i];
             if (reg[s] != 0)
                 continue;
-            uint32_t r = best_neighbour_region(w, s);
+            uint32_t r = best_neighbour_region(links, areas, reg, s);
             if (r != 0) {
-                w->joins[2 * nj] = s;
-                w->joins[2 * nj + 1] = r;
+                joins[2 * nj] = s;
+                joins[2 * nj + 1] = r;
                 nj++;
             }
         }
         for (uint32_t j = 0; j < nj; j++)
-            reg[w->joins[2 * j]] = w->joins[2 * j + 1];
+            reg[joins[2 * j]] = joins[2 * j + 1];
         /* Next candidates: unassigned spans of this level next to a span that joined. */
-        uint32_t round = ++w->round;
+        ++round;
         uint32_t nnext = 0;
         for (uint32_t j = 0; j < nj; j++) {
-            uint32_t s = w->joins[2 * j];
+            const uint32_t *l = links[joins[2 * j]];
             for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[s][d];
-                if (m == OP_NO_LINK || reg[m] != 0 || chf->areas[m] == 0 || chf->dist[m] != level ||
-                    w->stamp[m] == round)
+                uint32_t m = l[d];
+                if (m == OP_NO_LINK || reg[m] != 0 || areas[m] == 0 || dist[m] != level ||
+                    stamp[m] == round)
                     continue;
-                w->stamp[m] = round;
-                w->next[nnext++] = m;
+                stamp[m] = round;
+                next[nnext++] = m;
             }
         }
-        uint32_t *t = w->cand;
-        w->cand = w->next;
-        w->next = t;
+        uint32_t *t = cand;
+        cand = next;
+        next = t;
         ncand = nnext;
     }
+    w->cand = cand;
+    w->next = next;
+    w->round = round;
 }
 
 /* Basins: each still-unassigned span of the level, in index order, starts a new region
@@ -132,28 +149,34 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
 static void basins_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint32_t level)
 {
     const op_chf *chf = w->chf;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
     op__labels *lab = w->lab;
-    uint32_t *queue = w->next;
+    uint32_t *const reg = lab->reg;
+    uint32_t *const queue = w->next;
+    uint32_t count = lab->count;
     for (uint32_t i = 0; i < nspans; i++) {
         uint32_t s = spans[i];
-        if (lab->reg[s] != 0)
+        if (reg[s] != 0)
             continue;
-        uint32_t id = ++lab->count, head = 0, tail = 0;
-        lab->area[id] = chf->areas[s];
-        lab->reg[s] = id;
+        uint32_t id = ++count, head = 0, tail = 0;
+        lab->area[id] = areas[s];
+        reg[s] = id;
         queue[tail++] = s;
         while (head < tail) {
             uint32_t c = queue[head++];
+            const uint32_t *l = links[c];
             for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[c][d];
-                if (m == OP_NO_LINK || lab->reg[m] != 0 || chf->areas[m] != chf->areas[c] ||
-                    chf->dist[m] != level)
+                uint32_t m = l[d];
+                if (m == OP_NO_LINK || reg[m] != 0 || areas[m] != areas[c] || dist[m] != level)
                     continue;
-                lab->reg[m] = id;
+                reg[m] = id;
                 queue[tail++] = m;
             }
         }
     }
+    lab->count = count;
 }
 
 op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, op_err *err)

@@ -63,10 +63,51 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Ascending sorts: values are totally ordered and equal ones identical, so any sort gives
+ * the same array; a tile's lists are mostly a few dozen entries, where an insertion sort
+ * is several times cheaper than qsort's set-up and callbacks. */
+#define SMALL_SORT 48
+
+static void sort_u64(uint64_t *v, size_t n)
+{
+    if (n > SMALL_SORT) {
+        qsort(v, n, sizeof *v, cmp_u64);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_u32(uint32_t *v, size_t n)
+{
+    if (n > SMALL_SORT) {
+        qsort(v, n, sizeof *v, cmp_u32);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
                           op__graph *g, op_err *err)
 {
-    qsort(pairs, npairs, sizeof *pairs, cmp_u64);
+    sort_u64(pairs, npairs);
     size_t nu = 0;
     for (size_t i = 0; i < npairs; i++)
         nu += (i == 0 || pairs[i] != pairs[i - 1]);
@@ -108,12 +149,6 @@ int op__idset_has(const op__idset *s, uint32_t x)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 uint32_t op__find_root(uint32_t *parent, uint32_t r)
 {
     uint32_t root = r;
@@ -135,7 +170,7 @@ void op__idset_resolve(op__idset *s, uint32_t *parent, uint32_t self)
         if (r != self)
             s->v[n++] = r;
     }
-    qsort(s->v, n, sizeof *s->v, cmp_u32);
+    sort_u32(s->v, n);
     uint32_t u = 0;
     for (uint32_t i = 0; i < n; i++)
         if (u == 0 || s->v[u - 1] != s->v[i])
@@ -196,29 +231,41 @@ typedef struct pair_cols {
 
 static void mark_column(pair_cols *pc, int o)
 {
-    pc->stamp++;
-    for (uint32_t s = pc->chf->cells[o]; s < pc->chf->cells[o + 1]; s++)
-        pc->mark[pc->reg[s]] = pc->stamp;
+    const uint32_t *const reg = pc->reg;
+    uint32_t *const mark = pc->mark;
+    const uint32_t stamp = ++pc->stamp;
+    for (uint32_t s = pc->chf->cells[o], e = pc->chf->cells[o + 1]; s < e; s++)
+        mark[reg[s]] = stamp;
 }
 
 /* Labelled spans of column c whose label the marked column lacks. */
-static size_t entering(pair_cols *pc, int c)
+static size_t entering(const pair_cols *pc, int c)
 {
+    const uint32_t *const reg = pc->reg, *const mark = pc->mark;
+    const uint32_t stamp = pc->stamp;
     size_t n = 0;
-    for (uint32_t s = pc->chf->cells[c]; s < pc->chf->cells[c + 1]; s++)
-        n += pc->reg[s] != 0 && pc->mark[pc->reg[s]] != pc->stamp;
+    for (uint32_t s = pc->chf->cells[c], e = pc->chf->cells[c + 1]; s < e; s++)
+        n += reg[s] != 0 && mark[reg[s]] != stamp;
+    return n;
+}
+
+/* Labelled spans of column c. */
+static size_t labelled(const pair_cols *pc, int c)
+{
+    const uint32_t *const reg = pc->reg;
+    size_t n = 0;
+    for (uint32_t s = pc->chf->cells[c], e = pc->chf->cells[c + 1]; s < e; s++)
+        n += reg[s] != 0;
     return n;
 }
 
 /* Column c's reference (-1: none, every label enters), the one with fewer entering
- * labels; *n_enter gets their count. Leaves the reference marked. */
-static int pick_reference(pair_cols *pc, int c, size_t *n_enter)
+ * labels, given bn, c's labelled spans; *n_enter gets their count. Does not leave the
+ * reference marked. */
+static int pick_reference(pair_cols *pc, int c, size_t bn, size_t *n_enter)
 {
     const op_chf *chf = pc->chf;
     int best = -1;
-    size_t bn = 0;
-    for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
-        bn += pc->reg[s] != 0;
     int cand[2] = {c % chf->width > 0 ? c - 1 : -1, c >= chf->width ? c - chf->width : -1};
     for (int i = 0; i < 2 && bn > 0; i++) {
         if (cand[i] < 0 || chf->cells[cand[i] + 1] == chf->cells[cand[i]])
@@ -230,10 +277,6 @@ static int pick_reference(pair_cols *pc, int c, size_t *n_enter)
             best = cand[i];
         }
     }
-    if (best >= 0)
-        mark_column(pc, best);
-    else
-        pc->stamp++; /* nothing marked: every label enters */
     *n_enter = bn;
     return best;
 }
@@ -244,7 +287,7 @@ static int pick_reference(pair_cols *pc, int c, size_t *n_enter)
 /* Sorts pairs[0..n) and drops repeats; returns the count left. */
 static size_t unique_pairs(uint64_t *pairs, size_t n)
 {
-    qsort(pairs, n, sizeof *pairs, cmp_u64);
+    sort_u64(pairs, n);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || pairs[i] != pairs[u - 1])
@@ -257,19 +300,30 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
                             uint64_t **ovl, size_t *novl, op_err *err)
 {
     size_t na = 0, no = 0, cap_o = 0;
-    int ncols = chf->width * chf->depth;
+    const int ncols = chf->width * chf->depth;
+    const uint32_t *const cells = chf->cells;
+    const uint32_t(*const links)[4] = chf->links;
     uint32_t maxreg = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++)
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++)
         maxreg = reg[s] > maxreg ? reg[s] : maxreg;
     pair_cols pc = {chf, reg, op_arena_calloc(scratch, (size_t)maxreg + 1, sizeof(uint32_t)), 0};
-    if (!pc.mark)
-        return op__regions_nomem(err, "label pairs", ((size_t)maxreg + 1) * 4);
-    /* Count first, so the pairs are allocated once. */
+    /* The columns that add pairs, in order, and their references. */
+    int *col = op_arena_alloc(scratch, ((size_t)ncols + 1) * sizeof *col);
+    int *ref = op_arena_alloc(scratch, ((size_t)ncols + 1) * sizeof *ref);
+    int ncol = 0;
+    if (!pc.mark || !col || !ref)
+        return op__regions_nomem(err, "label pairs", ((size_t)maxreg + 2 * (size_t)ncols + 3) * 4);
+    /* Count first, so the pairs are allocated once. A column with fewer than two labelled
+     * spans pairs nothing, whatever its reference. */
     for (int c = 0; c < ncols; c++) {
-        size_t k = chf->cells[c + 1] - chf->cells[c], n;
-        if (k < 2)
+        size_t k = cells[c + 1] - cells[c], n, bn;
+        if (k < 2 || (bn = labelled(&pc, c)) < 2)
             continue;
-        pick_reference(&pc, c, &n);
+        int r = pick_reference(&pc, c, bn, &n);
+        if (n == 0)
+            continue;
+        col[ncol] = c;
+        ref[ncol++] = r;
         cap_o += 2 * n * k;
     }
     /* Labels that change every column (floors staggered around a ring) still repeat
@@ -280,24 +334,26 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
     uint64_t *po = op_arena_alloc(scratch, (cap + 1) * 8);
     if ((adj && !pa) || !po)
         return op__regions_nomem(err, "label pairs", ((size_t)chf->span_count * 4 + cap) * 8);
-    for (int c = 0; c < ncols; c++) {
-        for (uint32_t s = chf->cells[c]; pa && s < chf->cells[c + 1]; s++) {
-            uint32_t r = reg[s];
-            for (int d = 0; r != 0 && d < 4; d++) {
-                uint32_t m = chf->links[s][d];
-                if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
-                    (!same_area || area[reg[m]] == area[r]))
-                    pa[na++] = (uint64_t)r << 32 | reg[m];
-            }
+    for (uint32_t s = 0, ns = chf->span_count; pa && s < ns; s++) {
+        uint32_t r = reg[s];
+        for (int d = 0; r != 0 && d < 4; d++) {
+            uint32_t m = links[s][d];
+            if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
+                (!same_area || area[reg[m]] == area[r]))
+                pa[na++] = (uint64_t)r << 32 | reg[m];
         }
-        if (chf->cells[c + 1] - chf->cells[c] < 2)
-            continue;
-        size_t n;
-        pick_reference(&pc, c, &n);
-        size_t k2 = 2 * (size_t)(chf->cells[c + 1] - chf->cells[c]);
-        for (uint32_t s = chf->cells[c]; n && s < chf->cells[c + 1]; s++) {
+    }
+    for (int i = 0; i < ncol; i++) {
+        const int c = col[i];
+        if (ref[i] >= 0)
+            mark_column(&pc, ref[i]);
+        else
+            pc.stamp++; /* nothing marked: every label enters */
+        const uint32_t c0 = cells[c], c1 = cells[c + 1], stamp = pc.stamp;
+        size_t k2 = 2 * (size_t)(c1 - c0);
+        for (uint32_t s = c0; s < c1; s++) {
             uint32_t r = reg[s];
-            if (r == 0 || pc.mark[r] == pc.stamp)
+            if (r == 0 || pc.mark[r] == stamp)
                 continue;
             if (no + k2 > cap) {
                 no = unique_pairs(po, no);
@@ -310,7 +366,7 @@ op_status op__collect_pairs(const op_chf *chf, const uint32_t *reg, const uint8_
                     cap = 2 * cap + k2;
                 }
             }
-            for (uint32_t t = chf->cells[c]; t < chf->cells[c + 1]; t++)
+            for (uint32_t t = c0; t < c1; t++)
                 if (t != s && reg[t] != 0 && reg[t] != r &&
                     (!same_area || area[reg[t]] == area[r])) {
                     po[no++] = (uint64_t)r << 32 | reg[t];

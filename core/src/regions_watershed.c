@@ -78,14 +78,21 @@ static inline uint32_t best_neighbour_region(const uint32_t (*links)[4], const u
     const uint32_t *l = links[s];
     uint8_t area = areas[s];
     uint32_t best = 0;
-    for (int d = 0; d < 4; d++) {
-        uint32_t m = l[d];
-        if (m == OP_NO_LINK)
-            continue;
-        uint32_t r = reg[m];
-        if (r != 0 && (best == 0 || r < best) && areas[m] == area)
-            best = r;
-    }
+    /* Unrolled by hand: gcc -O2 keeps the four-trip loop. */
+#define OP__WS_NEIGHBOUR(d)                                                                        \
+    do {                                                                                           \
+        uint32_t m = l[d];                                                                         \
+        if (m != OP_NO_LINK) {                                                                     \
+            uint32_t r = reg[m];                                                                   \
+            if (r != 0 && (best == 0 || r < best) && areas[m] == area)                             \
+                best = r;                                                                          \
+        }                                                                                          \
+    } while (0)
+    OP__WS_NEIGHBOUR(0);
+    OP__WS_NEIGHBOUR(1);
+    OP__WS_NEIGHBOUR(2);
+    OP__WS_NEIGHBOUR(3);
+#undef OP__WS_NEIGHBOUR
     return best;
 }
 
@@ -125,14 +132,20 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
         uint32_t nnext = 0;
         for (uint32_t j = 0; j < nj; j++) {
             const uint32_t *l = links[joins[2 * j]];
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = l[d];
-                if (m == OP_NO_LINK || reg[m] != 0 || areas[m] == 0 || dist[m] != level ||
-                    stamp[m] == round)
-                    continue;
-                stamp[m] = round;
-                next[nnext++] = m;
-            }
+#define OP__WS_QUEUE(d)                                                                            \
+    do {                                                                                           \
+        uint32_t m = l[d];                                                                         \
+        if (m != OP_NO_LINK && reg[m] == 0 && areas[m] != 0 && dist[m] == level &&                 \
+            stamp[m] != round) {                                                                   \
+            stamp[m] = round;                                                                      \
+            next[nnext++] = m;                                                                     \
+        }                                                                                          \
+    } while (0)
+            OP__WS_QUEUE(0);
+            OP__WS_QUEUE(1);
+            OP__WS_QUEUE(2);
+            OP__WS_QUEUE(3);
+#undef OP__WS_QUEUE
         }
         uint32_t *t = cand;
         cand = next;

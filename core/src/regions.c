@@ -394,27 +394,38 @@ op_status op__components(const op_chf *chf, const uint16_t *key, op_arena *scrat
     if (!lab->reg || !lab->area || !queue)
         return op__regions_nomem(err, "components", ((size_t)n + 5 * (size_t)nw) * 4);
     /* Flooding from each unlabelled span in index order gives the same sets as a union
-     * over the -x and -z links, with ids in order of first span. */
+     * over the -x and -z links, with ids in order of first span. The field is read through
+     * locals (the label stores could alias it: no strict aliasing), the four links unrolled. */
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    uint32_t *const reg = lab->reg;
     uint32_t count = 0;
     lab->area[0] = 0;
     for (uint32_t s = 0; s < n; s++) {
-        if (chf->areas[s] == 0 || lab->reg[s] != 0)
+        if (areas[s] == 0 || reg[s] != 0)
             continue;
         uint32_t id = ++count, head = 0, tail = 0;
-        lab->area[id] = chf->areas[s];
-        lab->reg[s] = id;
+        lab->area[id] = areas[s];
+        reg[s] = id;
         queue[tail++] = s;
         while (head < tail) {
             uint32_t c = queue[head++];
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[c][d];
-                if (m == OP_NO_LINK || lab->reg[m] != 0 || chf->areas[m] != chf->areas[c])
-                    continue;
-                if (key && key[m] != key[c])
-                    continue;
-                lab->reg[m] = id;
-                queue[tail++] = m;
-            }
+            const uint32_t *l = links[c];
+            uint8_t ac = areas[c];
+            uint16_t kc = key ? key[c] : 0;
+#define OP__FLOOD(d)                                                                               \
+    do {                                                                                           \
+        uint32_t m = l[d];                                                                         \
+        if (m != OP_NO_LINK && reg[m] == 0 && areas[m] == ac && (!key || key[m] == kc)) {          \
+            reg[m] = id;                                                                           \
+            queue[tail++] = m;                                                                     \
+        }                                                                                          \
+    } while (0)
+            OP__FLOOD(0);
+            OP__FLOOD(1);
+            OP__FLOOD(2);
+            OP__FLOOD(3);
+#undef OP__FLOOD
         }
     }
     lab->count = count;

@@ -17,9 +17,12 @@
 
 /* Walkable spans ordered by distance descending, then span index ascending; level L's
  * spans are order[lstart[L] .. lstart[L + 1]). */
+#define NOT_WALKABLE 0xffffffffu /* distances are below: at most a few times the grid side */
+
 typedef struct levels {
     uint32_t *order;
     uint32_t *lstart; /* maxd + 2 entries */
+    uint32_t *lvl;    /* per span: its distance when walkable, else NOT_WALKABLE */
     uint32_t maxd;
     uint32_t n;
 } levels;
@@ -40,12 +43,16 @@ static op_status sort_levels(const op_chf *chf, op_arena *scratch, levels *lv, o
     lv->n = n;
     lv->lstart = op_arena_calloc(scratch, (size_t)maxd + 2, sizeof *lv->lstart);
     lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
-    if (!lv->lstart || !lv->order)
+    lv->lvl = op_arena_alloc(scratch, ((size_t)ns + 1) * sizeof *lv->lvl);
+    if (!lv->lstart || !lv->order || !lv->lvl)
         return op__regions_nomem(err, "watershed levels", ((size_t)maxd + n + 3) * 4);
-    uint32_t *const lstart = lv->lstart, *const order = lv->order;
-    for (uint32_t s = 0; s < ns; s++)
-        if (areas[s] != 0)
-            lstart[dist[s] + 1]++;
+    uint32_t *const lstart = lv->lstart, *const order = lv->order, *const lvl = lv->lvl;
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t d = areas[s] != 0 ? dist[s] : NOT_WALKABLE;
+        lvl[s] = d;
+        if (d != NOT_WALKABLE)
+            lstart[d + 1]++;
+    }
     for (uint32_t d = 0; d <= maxd; d++)
         lstart[d + 1] += lstart[d];
     /* Scatter in index order: each bucket stays in span-index order. lstart[d] is used as
@@ -65,6 +72,7 @@ typedef struct ws_state {
     uint32_t *cand, *next; /* growth frontier (current and next round) */
     uint32_t *joins;       /* span, region pairs decided in the round */
     uint32_t *stamp;       /* per span: last round that queued it */
+    const uint32_t *lvl;   /* levels.lvl */
     uint32_t round;
 } ws_state;
 
@@ -104,7 +112,7 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
     const op_chf *chf = w->chf;
     const uint32_t(*const links)[4] = chf->links;
     const uint8_t *const areas = chf->areas;
-    const uint32_t *const dist = chf->dist;
+    const uint32_t *const lvl = w->lvl;
     uint32_t *const reg = w->lab->reg;
     uint32_t *const joins = w->joins;
     uint32_t *const stamp = w->stamp;
@@ -135,8 +143,7 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
 #define OP__WS_QUEUE(d)                                                                            \
     do {                                                                                           \
         uint32_t m = l[d];                                                                         \
-        if (m != OP_NO_LINK && reg[m] == 0 && areas[m] != 0 && dist[m] == level &&                 \
-            stamp[m] != round) {                                                                   \
+        if (m != OP_NO_LINK && reg[m] == 0 && lvl[m] == level && stamp[m] != round) {              \
             stamp[m] = round;                                                                      \
             next[nnext++] = m;                                                                     \
         }                                                                                          \
@@ -199,7 +206,7 @@ op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, o
     if (st != OP_OK)
         return st;
     size_t n1 = (size_t)lv.n + 1, ns = (size_t)chf->span_count + 1;
-    ws_state w = {chf, lab, NULL, NULL, NULL, NULL, 0};
+    ws_state w = {chf, lab, NULL, NULL, NULL, NULL, lv.lvl, 0};
     lab->reg = op_arena_calloc(scratch, ns, sizeof *lab->reg);
     lab->area = op_arena_alloc(scratch, n1);
     lab->count = 0;

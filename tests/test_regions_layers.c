@@ -903,3 +903,75 @@ Test(layers, span_layers_of_generated_tiles_follow_the_text, .timeout = 60)
     op_arena_destroy(out);
     op_arena_destroy(in);
 }
+
+/* Label pairs against every pair written out, on random multi-floor fields with random
+ * labels (some 0, some labels spread over several floors), with and without the same-area
+ * rule: the adjacency pairs (op__link_pairs) and the column-sharing sets (op__overlap_sets,
+ * which skips columns of fewer than two labelled spans and reuses references, so this is
+ * where a wrong skip would show). */
+static int has_pair(const uint64_t *p, size_t n, uint64_t x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == x)
+            return 1;
+    return 0;
+}
+
+static size_t distinct(uint64_t *p, size_t n)
+{
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!has_pair(p, u, p[i]))
+            p[u++] = p[i];
+    return u;
+}
+
+Test(layers, label_pairs_equal_every_pair, .timeout = 120)
+{
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = seed % 2 ? storey_field(a, seed, 14, 12, 3, 2)
+                               : random_field(a, seed, 16, 10, (int)(seed % 4) + 1, 2);
+        op_test_rng g = {seed * 7919};
+        uint32_t nl = (uint32_t)op_test_rand_int(&g, 1, 12);
+        uint32_t *reg = calloc(chf->span_count + 1, sizeof *reg);
+        uint8_t *area = calloc(nl + 1, 1);
+        for (uint32_t r = 1; r <= nl; r++)
+            area[r] = (uint8_t)op_test_rand_int(&g, 1, 2);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            reg[s] =
+                op_test_rand_int(&g, 0, 4) == 0 ? 0 : (uint32_t)op_test_rand_int(&g, 1, (int)nl);
+        for (int same = 0; same < 2; same++) {
+            uint64_t *pa;
+            size_t na;
+            op_err e;
+            cr_assert_eq(op__link_pairs(chf, reg, area, same, A, &pa, &na, &e), OP_OK, "%s", e.msg);
+            na = distinct(pa, na);
+            /* Every adjacency pair, written out. */
+            size_t ea = 0;
+            uint64_t *xa = malloc((chf->span_count * 4 + 1) * 8);
+            for (uint32_t s = 0; s < chf->span_count; s++) {
+                uint32_t r = reg[s];
+                for (int d = 0; r != 0 && d < 4; d++) {
+                    uint32_t m = chf->links[s][d];
+                    if (m != OP_NO_LINK && reg[m] != 0 && reg[m] != r &&
+                        (!same || area[reg[m]] == area[r]))
+                        xa[ea++] = (uint64_t)r << 32 | reg[m];
+                }
+            }
+            ea = distinct(xa, ea);
+            cr_assert_eq(na, ea, "seed %u same %d: %zu adjacency pairs, expected %zu",
+                         (unsigned)seed, same, na, ea);
+            for (size_t i = 0; i < ea; i++)
+                cr_assert(has_pair(pa, na, xa[i]), "seed %u: adjacency pair missing",
+                          (unsigned)seed);
+            free(xa);
+            char what[64];
+            snprintf(what, sizeof what, "seed %u same %d", (unsigned)seed, same);
+            check_overlap_sets(chf, reg, area, same, nl, what);
+        }
+        free(reg);
+        free(area);
+        op_arena_destroy(a);
+    }
+}

@@ -94,49 +94,71 @@ static inline int corner_y(const view *v, uint32_t s, int d)
 /* Boundary edges per 4-bit mask. */
 static const uint8_t edge_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
 
-/* A span with at least one boundary edge, and its cell. */
-typedef struct edge_span {
-    uint32_t s;
-    int x, z;
-} edge_span;
-
-/* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Lists the
- * spans with a boundary edge in span index order (where loops can start) and returns
- * the number of boundary edges. An edge is a boundary when the neighbour value differs
- * from the span's region; in the whole-field view that is "no link, or a link to another
+/* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Returns the
+ * number of boundary edges. An edge is a boundary when the neighbour value differs from
+ * the span's region; in the whole-field view that is "no link, or a link to another
  * region" (OP_TILE_BORDER and 0 never equal a region id), which needs no cell position,
- * so that view (every build's and every rebuild's) takes the short loop. */
-static size_t mark_boundaries(const view *v, uint8_t *mask, edge_span *list, uint32_t *nlist)
+ * so that view (every build's and every rebuild's) takes a flat loop over the spans, out
+ * of line (inlined into the trace, it ran short of registers), with what it reads in
+ * locals (mask is bytes, which may alias anything). */
+static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint16_t *reg,
+                                                   uint8_t *mask)
 {
-    const op_chf *chf = v->chf;
-    const uint32_t(*links)[4] = chf->links;
-    const uint16_t *reg = v->reg;
+    const uint32_t(*const links)[4] = chf->links;
     size_t total = 0;
-    uint32_t n = 0;
-    for (int z = 0, c = 0; z < chf->depth; z++)
-        for (int x = 0; x < chf->width; x++, c++) {
-            for (uint32_t s = chf->cells[c], e = chf->cells[c + 1]; s < e; s++) {
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        uint32_t r = reg[s], m = 0;
+        if (r != 0) {
+            const uint32_t *l = links[s];
+            uint32_t t0 = l[0], t1 = l[1], t2 = l[2], t3 = l[3];
+            m = (uint32_t)(t0 == OP_NO_LINK || reg[t0] != r) |
+                (uint32_t)(t1 == OP_NO_LINK || reg[t1] != r) << 1 |
+                (uint32_t)(t2 == OP_NO_LINK || reg[t2] != r) << 2 |
+                (uint32_t)(t3 == OP_NO_LINK || reg[t3] != r) << 3;
+        }
+        mask[s] = (uint8_t)(m | (m << 4));
+        total += edge_count[m];
+    }
+    return total;
+}
+
+static size_t mark_boundaries(const view *v, uint8_t *mask)
+{
+    if (!v->key)
+        return mark_whole(v->chf, v->reg, mask);
+    const op_chf *chf = v->chf;
+    const uint32_t *const cells = chf->cells;
+    const uint16_t *const reg = v->reg;
+    const int width = chf->width, depth = chf->depth;
+    size_t total = 0;
+    for (int z = 0, c = 0; z < depth; z++)
+        for (int x = 0; x < width; x++, c++) {
+            for (uint32_t s = cells[c], e = cells[c + 1]; s < e; s++) {
                 uint8_t m = 0;
-                uint32_t r = reg[s];
-                if (!v->key) {
-                    if (r != 0)
-                        for (int d = 0; d < 4; d++) {
-                            uint32_t t = links[s][d];
-                            m |= (uint8_t)((t == OP_NO_LINK || reg[t] != r) << d);
-                        }
-                } else if (visible(v, s)) {
+                if (visible(v, s)) {
                     for (int d = 0; d < 4; d++)
-                        if (neighbour_value(v, s, x, z, d) != (int32_t)r)
+                        if (neighbour_value(v, s, x, z, d) != (int32_t)reg[s])
                             m |= (uint8_t)(1u << d);
                 }
                 mask[s] = (uint8_t)(m | (m << 4));
                 total += edge_count[m];
-                if (m != 0)
-                    list[n++] = (edge_span){s, x, z};
             }
         }
-    *nlist = n;
     return total;
+}
+
+/* The cell of span s: the last c with cells[c] <= s (cells[c + 1] > s then follows). */
+static int cell_of(const op_chf *chf, uint32_t s)
+{
+    int lo = 0, hi = chf->width * chf->depth - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (chf->cells[mid] <= s)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 typedef struct tracer {
@@ -150,34 +172,48 @@ typedef struct tracer {
  * within every state of the field (links that are not mutual). */
 static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
 {
-    const op_chf *chf = t->v->chf;
+    /* The view is copied: stores to the byte mask could alias it, and it would be reloaded
+     * at every step. */
+    const view v = *t->v;
+    uint8_t *const mask = t->mask;
+    op_contour_vert *const verts = t->verts;
+    const size_t cap = t->cap;
+    size_t nverts = t->nverts;
     const uint32_t s0 = s;
     const int d0 = d;
-    const int32_t r = t->v->reg[s];
-    uint64_t guard = 4 * (uint64_t)chf->span_count + 4;
+    const int32_t r = v.reg[s];
+    uint64_t guard = 4 * (uint64_t)v.chf->span_count + 4;
+    int closed = 1;
     do {
-        if (t->mask[s] & (1u << d)) {
-            if (t->nverts == t->cap)
-                return 0;
-            op_contour_vert *v = &t->verts[t->nverts++];
-            v->x = x + corner_dx[d];
-            v->z = z + corner_dz[d];
-            v->y = corner_y(t->v, s, d);
-            v->neighbour = neighbour_value(t->v, s, x, z, d);
-            t->mask[s] &= (uint8_t) ~(1u << (d + 4));
+        if (mask[s] & (1u << d)) {
+            if (nverts == cap) {
+                closed = 0;
+                break;
+            }
+            op_contour_vert *cv = &verts[nverts++];
+            cv->x = x + corner_dx[d];
+            cv->z = z + corner_dz[d];
+            cv->y = corner_y(&v, s, d);
+            cv->neighbour = neighbour_value(&v, s, x, z, d);
+            mask[s] &= (uint8_t) ~(1u << (d + 4));
             d = (d + 3) & 3;
         } else {
-            s = link_in(t->v, s, d);
+            s = link_in(&v, s, d);
             x += op_dir_dx(d);
             z += op_dir_dz(d);
             d = (d + 1) & 3;
-            if (s == OP_NO_LINK || t->v->reg[s] != r)
-                return 0;
+            if (s == OP_NO_LINK || v.reg[s] != r) {
+                closed = 0;
+                break;
+            }
         }
-        if (--guard == 0)
-            return 0;
+        if (--guard == 0) {
+            closed = 0;
+            break;
+        }
     } while (s != s0 || d != d0);
-    return 1;
+    t->nverts = nverts;
+    return closed;
 }
 
 op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
@@ -189,12 +225,10 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
     view v = {chf, reg, cs ? cs->span_layer : NULL, cs ? (uint16_t)cs->layer : 0,
               cs ? cs->border_region : 0};
     uint8_t *mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
-    edge_span *list = op_arena_alloc(scratch, ((size_t)chf->span_count + 1) * sizeof *list);
-    if (!mask || !list)
+    if (!mask)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes of edge marks)",
-                          ((size_t)chf->span_count + 1) * (1 + sizeof *list));
-    uint32_t nlist;
-    size_t total = mark_boundaries(&v, mask, list, &nlist);
+                          (size_t)chf->span_count + 1);
+    size_t total = mark_boundaries(&v, mask);
     if (total > INT_MAX)
         return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", total, INT_MAX);
     /* A loop has at least two edges: on one floor four, but spans of several floors
@@ -207,15 +241,18 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
     if (!t.verts || !res->start || !res->region)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu raw vertices)", total);
     int count = 0;
-    for (uint32_t i = 0; i < nlist; i++) {
-        uint32_t s = list[i].s;
+    /* Loops start in span index order; the cell of a start is looked up (a few per tile). */
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        if (!(mask[s] >> 4))
+            continue;
         while (mask[s] >> 4) {
             int d = 0;
             while (!(mask[s] & (1u << (d + 4))))
                 d++;
+            int c = cell_of(chf, s);
             res->start[count] = t.nverts;
             res->region[count] = reg[s];
-            if (!walk_loop(&t, s, d, list[i].x, list[i].z))
+            if (!walk_loop(&t, s, d, c % chf->width, c / chf->width))
                 return op_err_set(err, OP_EINVAL,
                                   "contours: the loop from span %u direction %d does not "
                                   "close (links not mutual?)",

@@ -63,10 +63,51 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Ascending sorts: values are totally ordered and equal ones identical, so any sort gives
+ * the same array; a tile's lists are mostly a few dozen entries, where an insertion sort
+ * is several times cheaper than qsort's set-up and callbacks. */
+#define SMALL_SORT 48
+
+static void sort_u64(uint64_t *v, size_t n)
+{
+    if (n > SMALL_SORT) {
+        qsort(v, n, sizeof *v, cmp_u64);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_u32(uint32_t *v, size_t n)
+{
+    if (n > SMALL_SORT) {
+        qsort(v, n, sizeof *v, cmp_u32);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
                           op__graph *g, op_err *err)
 {
-    qsort(pairs, npairs, sizeof *pairs, cmp_u64);
+    sort_u64(pairs, npairs);
     size_t nu = 0;
     for (size_t i = 0; i < npairs; i++)
         nu += (i == 0 || pairs[i] != pairs[i - 1]);
@@ -108,12 +149,6 @@ int op__idset_has(const op__idset *s, uint32_t x)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 uint32_t op__find_root(uint32_t *parent, uint32_t r)
 {
     uint32_t root = r;
@@ -135,7 +170,7 @@ void op__idset_resolve(op__idset *s, uint32_t *parent, uint32_t self)
         if (r != self)
             s->v[n++] = r;
     }
-    qsort(s->v, n, sizeof *s->v, cmp_u32);
+    sort_u32(s->v, n);
     uint32_t u = 0;
     for (uint32_t i = 0; i < n; i++)
         if (u == 0 || s->v[u - 1] != s->v[i])
@@ -228,29 +263,40 @@ typedef struct pair_cols {
 
 static void mark_column(pair_cols *pc, int o)
 {
-    pc->stamp++;
-    for (uint32_t s = pc->chf->cells[o]; s < pc->chf->cells[o + 1]; s++)
-        pc->mark[pc->reg[s]] = pc->stamp;
+    const uint32_t *const reg = pc->reg;
+    uint32_t *const mark = pc->mark;
+    const uint32_t stamp = ++pc->stamp;
+    for (uint32_t s = pc->chf->cells[o], e = pc->chf->cells[o + 1]; s < e; s++)
+        mark[reg[s]] = stamp;
 }
 
 /* Labelled spans of column c whose label the marked column lacks. */
-static size_t entering(pair_cols *pc, int c)
+static size_t entering(const pair_cols *pc, int c)
 {
+    const uint32_t *const reg = pc->reg, *const mark = pc->mark;
+    const uint32_t stamp = pc->stamp;
     size_t n = 0;
-    for (uint32_t s = pc->chf->cells[c]; s < pc->chf->cells[c + 1]; s++)
-        n += pc->reg[s] != 0 && pc->mark[pc->reg[s]] != pc->stamp;
+    for (uint32_t s = pc->chf->cells[c], e = pc->chf->cells[c + 1]; s < e; s++)
+        n += reg[s] != 0 && mark[reg[s]] != stamp;
+    return n;
+}
+
+/* Labelled spans of column c. */
+static size_t labelled(const pair_cols *pc, int c)
+{
+    const uint32_t *const reg = pc->reg;
+    size_t n = 0;
+    for (uint32_t s = pc->chf->cells[c], e = pc->chf->cells[c + 1]; s < e; s++)
+        n += reg[s] != 0;
     return n;
 }
 
 /* Column c's reference (-1: none, every label enters), the one with fewer entering
- * labels. Leaves the reference marked. */
-static void pick_reference(pair_cols *pc, int c)
+ * labels, given bn, c's labelled spans. Leaves the reference marked. */
+static void pick_reference(pair_cols *pc, int c, size_t bn)
 {
     const op_chf *chf = pc->chf;
     int best = -1;
-    size_t bn = 0;
-    for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
-        bn += pc->reg[s] != 0;
     int cand[2] = {c % chf->width > 0 ? c - 1 : -1, c >= chf->width ? c - chf->width : -1};
     for (int i = 0; i < 2 && bn > 0; i++) {
         if (cand[i] < 0 || chf->cells[cand[i] + 1] == chf->cells[cand[i]])
@@ -275,9 +321,12 @@ static void entering_columns(pair_cols *pc, uint32_t *count, uint32_t *at, uint3
 {
     const op_chf *chf = pc->chf;
     for (int c = 0; c < chf->width * chf->depth; c++) {
-        if (chf->cells[c + 1] - chf->cells[c] < 2)
+        size_t bn;
+        /* A column with fewer than two labelled spans shares no pair, and cannot hold
+         * both labels of a pair that a later column takes it as the reference for. */
+        if (chf->cells[c + 1] - chf->cells[c] < 2 || (bn = labelled(pc, c)) < 2)
             continue;
-        pick_reference(pc, c);
+        pick_reference(pc, c, bn);
         for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
             uint32_t r = pc->reg[s];
             if (r == 0 || pc->mark[r] == pc->stamp)
@@ -362,7 +411,7 @@ op_status op__overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t
         uint32_t n = shared_with(chf, reg, area, same_area, x, cols + estart[x],
                                  estart[x + 1] - estart[x], seen, row);
         if (n > 1)
-            qsort(row, n, sizeof *row, cmp_u32);
+            sort_u32(row, n);
         /* R(x) comes before any y > x appends x: y's turn is later. Entries from y < x
          * are already in the slot: move them behind R(x). */
         op__idset *sx = &sets[x];
@@ -402,27 +451,38 @@ op_status op__components(const op_chf *chf, const uint16_t *key, op_arena *scrat
     if (!lab->reg || !lab->area || !queue)
         return op__regions_nomem(err, "components", ((size_t)n + 5 * (size_t)nw) * 4);
     /* Flooding from each unlabelled span in index order gives the same sets as a union
-     * over the -x and -z links, with ids in order of first span. */
+     * over the -x and -z links, with ids in order of first span. The field is read through
+     * locals (the label stores could alias it: no strict aliasing), the four links unrolled. */
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    uint32_t *const reg = lab->reg;
     uint32_t count = 0;
     lab->area[0] = 0;
     for (uint32_t s = 0; s < n; s++) {
-        if (chf->areas[s] == 0 || lab->reg[s] != 0)
+        if (areas[s] == 0 || reg[s] != 0)
             continue;
         uint32_t id = ++count, head = 0, tail = 0;
-        lab->area[id] = chf->areas[s];
-        lab->reg[s] = id;
+        lab->area[id] = areas[s];
+        reg[s] = id;
         queue[tail++] = s;
         while (head < tail) {
             uint32_t c = queue[head++];
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[c][d];
-                if (m == OP_NO_LINK || lab->reg[m] != 0 || chf->areas[m] != chf->areas[c])
-                    continue;
-                if (key && key[m] != key[c])
-                    continue;
-                lab->reg[m] = id;
-                queue[tail++] = m;
-            }
+            const uint32_t *l = links[c];
+            uint8_t ac = areas[c];
+            uint16_t kc = key ? key[c] : 0;
+#define OP__FLOOD(d)                                                                               \
+    do {                                                                                           \
+        uint32_t m = l[d];                                                                         \
+        if (m != OP_NO_LINK && reg[m] == 0 && areas[m] == ac && (!key || key[m] == kc)) {          \
+            reg[m] = id;                                                                           \
+            queue[tail++] = m;                                                                     \
+        }                                                                                          \
+    } while (0)
+            OP__FLOOD(0);
+            OP__FLOOD(1);
+            OP__FLOOD(2);
+            OP__FLOOD(3);
+#undef OP__FLOOD
         }
     }
     lab->count = count;

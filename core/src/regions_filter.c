@@ -53,21 +53,33 @@ static void group_union(uint32_t *group, uint32_t a, uint32_t b)
 static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *size, uint32_t *group,
                           uint64_t *pairs)
 {
-    const uint32_t *reg = lab->reg;
+    /* Locals for everything read: the stores below could alias any of it (no strict
+     * aliasing), and the pass is one of a rebuild's longest. */
+    const uint32_t *const reg = lab->reg;
+    const uint8_t *const area = lab->area;
+    const uint32_t(*const links)[4] = chf->links;
     size_t np = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++) {
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
         uint32_t r = reg[s];
         size[r]++;
         if (r == 0)
             continue;
-        const uint32_t *l = chf->links[s];
+        const uint32_t *l = links[s];
+        uint32_t m0 = l[0], m1 = l[1], m2 = l[2], m3 = l[3];
+        /* The usual span: every link to its own label (or none). */
+        if ((m0 == OP_NO_LINK || reg[m0] == r) && (m1 == OP_NO_LINK || reg[m1] == r) &&
+            (m2 == OP_NO_LINK || reg[m2] == r) && (m3 == OP_NO_LINK || reg[m3] == r))
+            continue;
         for (int d = 0; d < 4; d++) {
             uint32_t m = l[d];
-            if (m == OP_NO_LINK || reg[m] == 0 || reg[m] == r)
+            if (m == OP_NO_LINK)
                 continue;
-            group_union(group, r, reg[m]);
-            if (pairs && lab->area[reg[m]] == lab->area[r])
-                pairs[np++] = (uint64_t)r << 32 | reg[m];
+            uint32_t q = reg[m];
+            if (q == 0 || q == r)
+                continue;
+            group_union(group, r, q);
+            if (pairs && area[q] == area[r])
+                pairs[np++] = (uint64_t)r << 32 | q;
         }
     }
     return np;
@@ -270,8 +282,9 @@ static op_status number_regions(const op_chf *chf, const op__labels *lab, const 
     if (!out_reg)
         return op__regions_nomem(err, "result", (size_t)chf->span_count * 2);
     uint32_t k = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++) {
-        uint32_t r = root[lab->reg[s]];
+    const uint32_t *const reg = lab->reg;
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        uint32_t r = root[reg[s]];
         if (r != 0 && newid[r] == 0)
             newid[r] = ++k;
         out_reg[s] = (uint16_t)newid[r];

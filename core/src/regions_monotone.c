@@ -45,30 +45,39 @@ static void touch(mono_state *m, uint32_t sw, uint32_t r, int z)
         *nei = NEI_CONFLICT;
 }
 
-/* Finds the sweeps of row z; returns the number of the row's first sweep. */
+/* Finds the sweeps of row z; returns the number of the row's first sweep. The field and
+ * the state are read through locals: without strict aliasing, every store would reload
+ * them. */
 static uint32_t find_sweeps(mono_state *m, int z)
 {
     const op_chf *chf = m->chf;
-    uint32_t first = m->nsweeps;
-    for (int x = 0; x < chf->width; x++) {
-        int c = x + z * chf->width;
-        for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
-            if (chf->areas[s] == 0)
-                continue;
-            uint32_t p = chf->links[s][0], sw;
-            if (p != OP_NO_LINK && chf->areas[p] == chf->areas[s]) {
-                sw = m->sweep_of[p];
-            } else {
-                sw = m->nsweeps++;
-                m->sweep_nei[sw] = NEI_NONE;
-                m->sweep_area[sw] = chf->areas[s];
-            }
-            m->sweep_of[s] = sw;
-            uint32_t q = chf->links[s][3];
-            if (q != OP_NO_LINK && chf->areas[q] == chf->areas[s] && m->lab->reg[q] != 0)
-                touch(m, sw, m->lab->reg[q], z);
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const reg = m->lab->reg;
+    uint32_t *const sweep_of = m->sweep_of, *const sweep_nei = m->sweep_nei;
+    uint8_t *const sweep_area = m->sweep_area;
+    const uint32_t first = m->nsweeps;
+    uint32_t nsweeps = first;
+    const uint32_t s0 = chf->cells[z * chf->width], s1 = chf->cells[(z + 1) * chf->width];
+    /* A row's cells are one span range: its spans in x order, as the cells give them. */
+    for (uint32_t s = s0; s < s1; s++) {
+        uint8_t a = areas[s];
+        if (a == 0)
+            continue;
+        uint32_t p = links[s][0], sw;
+        if (p != OP_NO_LINK && areas[p] == a) {
+            sw = sweep_of[p];
+        } else {
+            sw = nsweeps++;
+            sweep_nei[sw] = NEI_NONE;
+            sweep_area[sw] = a;
         }
+        sweep_of[s] = sw;
+        uint32_t q = links[s][3];
+        if (q != OP_NO_LINK && areas[q] == a && reg[q] != 0)
+            touch(m, sw, reg[q], z);
     }
+    m->nsweeps = nsweeps;
     return first;
 }
 
@@ -76,19 +85,25 @@ static void label_row(mono_state *m, int z, uint32_t first)
 {
     const op_chf *chf = m->chf;
     op__labels *lab = m->lab;
-    for (uint32_t sw = first; sw < m->nsweeps; sw++) {
-        uint32_t r = m->sweep_nei[sw];
-        if (r != NEI_NONE && r != NEI_CONFLICT && !m->multi[r]) {
-            m->sweep_id[sw] = r;
+    uint32_t *const sweep_id = m->sweep_id;
+    const uint32_t *const sweep_nei = m->sweep_nei, *const sweep_of = m->sweep_of;
+    const uint8_t *const multi = m->multi, *const areas = chf->areas;
+    uint32_t count = lab->count;
+    for (uint32_t sw = first, n = m->nsweeps; sw < n; sw++) {
+        uint32_t r = sweep_nei[sw];
+        if (r != NEI_NONE && r != NEI_CONFLICT && !multi[r]) {
+            sweep_id[sw] = r;
         } else {
-            m->sweep_id[sw] = ++lab->count;
-            lab->area[lab->count] = m->sweep_area[sw];
+            sweep_id[sw] = ++count;
+            lab->area[count] = m->sweep_area[sw];
         }
     }
+    lab->count = count;
+    uint32_t *const reg = lab->reg;
     uint32_t s0 = chf->cells[z * chf->width], s1 = chf->cells[(z + 1) * chf->width];
     for (uint32_t s = s0; s < s1; s++)
-        if (chf->areas[s] != 0)
-            lab->reg[s] = m->sweep_id[m->sweep_of[s]];
+        if (areas[s] != 0)
+            reg[s] = sweep_id[sweep_of[s]];
 }
 
 op_status op__monotone(const op_chf *chf, op_arena *scratch, op__labels *lab, op_err *err)

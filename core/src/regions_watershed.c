@@ -17,41 +17,52 @@
 
 /* Walkable spans ordered by distance descending, then span index ascending; level L's
  * spans are order[lstart[L] .. lstart[L + 1]). */
+#define NOT_WALKABLE 0xffffffffu /* distances are below: at most a few times the grid side */
+
 typedef struct levels {
     uint32_t *order;
     uint32_t *lstart; /* maxd + 2 entries */
+    uint32_t *lvl;    /* per span: its distance when walkable, else NOT_WALKABLE */
     uint32_t maxd;
     uint32_t n;
 } levels;
 
 static op_status sort_levels(const op_chf *chf, op_arena *scratch, levels *lv, op_err *err)
 {
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
+    const uint32_t ns = chf->span_count;
     uint32_t maxd = 0, n = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (chf->areas[s] != 0) {
+    for (uint32_t s = 0; s < ns; s++)
+        if (areas[s] != 0) {
             n++;
-            if (chf->dist[s] > maxd)
-                maxd = chf->dist[s];
+            if (dist[s] > maxd)
+                maxd = dist[s];
         }
     lv->maxd = maxd;
     lv->n = n;
     lv->lstart = op_arena_calloc(scratch, (size_t)maxd + 2, sizeof *lv->lstart);
     lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
-    if (!lv->lstart || !lv->order)
+    lv->lvl = op_arena_alloc(scratch, ((size_t)ns + 1) * sizeof *lv->lvl);
+    if (!lv->lstart || !lv->order || !lv->lvl)
         return op__regions_nomem(err, "watershed levels", ((size_t)maxd + n + 3) * 4);
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (chf->areas[s] != 0)
-            lv->lstart[chf->dist[s] + 1]++;
+    uint32_t *const lstart = lv->lstart, *const order = lv->order, *const lvl = lv->lvl;
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t d = areas[s] != 0 ? dist[s] : NOT_WALKABLE;
+        lvl[s] = d;
+        if (d != NOT_WALKABLE)
+            lstart[d + 1]++;
+    }
     for (uint32_t d = 0; d <= maxd; d++)
-        lv->lstart[d + 1] += lv->lstart[d];
+        lstart[d + 1] += lstart[d];
     /* Scatter in index order: each bucket stays in span-index order. lstart[d] is used as
      * the bucket's fill pointer and restored afterwards. */
-    for (uint32_t s = 0; s < chf->span_count; s++)
-        if (chf->areas[s] != 0)
-            lv->order[lv->lstart[chf->dist[s]]++] = s;
+    for (uint32_t s = 0; s < ns; s++)
+        if (areas[s] != 0)
+            order[lstart[dist[s]]++] = s;
     for (uint32_t d = maxd + 1; d > 0; d--)
-        lv->lstart[d] = lv->lstart[d - 1];
-    lv->lstart[0] = 0;
+        lstart[d] = lstart[d - 1];
+    lstart[0] = 0;
     return OP_OK;
 }
 
@@ -61,24 +72,35 @@ typedef struct ws_state {
     uint32_t *cand, *next; /* growth frontier (current and next round) */
     uint32_t *joins;       /* span, region pairs decided in the round */
     uint32_t *stamp;       /* per span: last round that queued it */
+    const uint32_t *lvl;   /* levels.lvl */
     uint32_t round;
 } ws_state;
 
+/* The loops below read the field through these locals: the build compiles without strict
+ * aliasing, so every store to a label would otherwise reload each pointer. */
+
 /* Smallest region among s's neighbours with a region and s's area, 0 if none. */
-static uint32_t best_neighbour_region(const ws_state *w, uint32_t s)
+static inline uint32_t best_neighbour_region(const uint32_t (*links)[4], const uint8_t *areas,
+                                             const uint32_t *reg, uint32_t s)
 {
-    const op_chf *chf = w->chf;
-    const uint32_t *l = chf->links[s], *reg = w->lab->reg;
-    uint8_t area = chf->areas[s];
+    const uint32_t *l = links[s];
+    uint8_t area = areas[s];
     uint32_t best = 0;
-    for (int d = 0; d < 4; d++) {
-        uint32_t m = l[d];
-        if (m == OP_NO_LINK)
-            continue;
-        uint32_t r = reg[m];
-        if (r != 0 && (best == 0 || r < best) && chf->areas[m] == area)
-            best = r;
-    }
+    /* Unrolled by hand: gcc -O2 keeps the four-trip loop. */
+#define OP__WS_NEIGHBOUR(d)                                                                        \
+    do {                                                                                           \
+        uint32_t m = l[d];                                                                         \
+        if (m != OP_NO_LINK) {                                                                     \
+            uint32_t r = reg[m];                                                                   \
+            if (r != 0 && (best == 0 || r < best) && areas[m] == area)                             \
+                best = r;                                                                          \
+        }                                                                                          \
+    } while (0)
+    OP__WS_NEIGHBOUR(0);
+    OP__WS_NEIGHBOUR(1);
+    OP__WS_NEIGHBOUR(2);
+    OP__WS_NEIGHBOUR(3);
+#undef OP__WS_NEIGHBOUR
     return best;
 }
 
@@ -88,43 +110,58 @@ static uint32_t best_neighbour_region(const ws_state *w, uint32_t s)
 static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint32_t level)
 {
     const op_chf *chf = w->chf;
-    uint32_t *reg = w->lab->reg;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const lvl = w->lvl;
+    uint32_t *const reg = w->lab->reg;
+    uint32_t *const joins = w->joins;
+    uint32_t *const stamp = w->stamp;
+    uint32_t *cand = w->cand, *next = w->next;
+    uint32_t round = w->round;
     uint32_t ncand = nspans;
-    memcpy(w->cand, spans, (size_t)nspans * sizeof *spans);
+    memcpy(cand, spans, (size_t)nspans * sizeof *spans);
     while (ncand > 0) {
         uint32_t nj = 0;
         for (uint32_t i = 0; i < ncand; i++) {
-            uint32_t s = w->cand[i];
+            uint32_t s = cand[i];
             if (reg[s] != 0)
                 continue;
-            uint32_t r = best_neighbour_region(w, s);
+            uint32_t r = best_neighbour_region(links, areas, reg, s);
             if (r != 0) {
-                w->joins[2 * nj] = s;
-                w->joins[2 * nj + 1] = r;
+                joins[2 * nj] = s;
+                joins[2 * nj + 1] = r;
                 nj++;
             }
         }
         for (uint32_t j = 0; j < nj; j++)
-            reg[w->joins[2 * j]] = w->joins[2 * j + 1];
+            reg[joins[2 * j]] = joins[2 * j + 1];
         /* Next candidates: unassigned spans of this level next to a span that joined. */
-        uint32_t round = ++w->round;
+        ++round;
         uint32_t nnext = 0;
         for (uint32_t j = 0; j < nj; j++) {
-            uint32_t s = w->joins[2 * j];
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[s][d];
-                if (m == OP_NO_LINK || reg[m] != 0 || chf->areas[m] == 0 || chf->dist[m] != level ||
-                    w->stamp[m] == round)
-                    continue;
-                w->stamp[m] = round;
-                w->next[nnext++] = m;
-            }
+            const uint32_t *l = links[joins[2 * j]];
+#define OP__WS_QUEUE(d)                                                                            \
+    do {                                                                                           \
+        uint32_t m = l[d];                                                                         \
+        if (m != OP_NO_LINK && reg[m] == 0 && lvl[m] == level && stamp[m] != round) {              \
+            stamp[m] = round;                                                                      \
+            next[nnext++] = m;                                                                     \
+        }                                                                                          \
+    } while (0)
+            OP__WS_QUEUE(0);
+            OP__WS_QUEUE(1);
+            OP__WS_QUEUE(2);
+            OP__WS_QUEUE(3);
+#undef OP__WS_QUEUE
         }
-        uint32_t *t = w->cand;
-        w->cand = w->next;
-        w->next = t;
+        uint32_t *t = cand;
+        cand = next;
+        next = t;
         ncand = nnext;
     }
+    w->cand = cand;
+    w->next = next;
+    w->round = round;
 }
 
 /* Basins: each still-unassigned span of the level, in index order, starts a new region
@@ -132,28 +169,34 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
 static void basins_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint32_t level)
 {
     const op_chf *chf = w->chf;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
     op__labels *lab = w->lab;
-    uint32_t *queue = w->next;
+    uint32_t *const reg = lab->reg;
+    uint32_t *const queue = w->next;
+    uint32_t count = lab->count;
     for (uint32_t i = 0; i < nspans; i++) {
         uint32_t s = spans[i];
-        if (lab->reg[s] != 0)
+        if (reg[s] != 0)
             continue;
-        uint32_t id = ++lab->count, head = 0, tail = 0;
-        lab->area[id] = chf->areas[s];
-        lab->reg[s] = id;
+        uint32_t id = ++count, head = 0, tail = 0;
+        lab->area[id] = areas[s];
+        reg[s] = id;
         queue[tail++] = s;
         while (head < tail) {
             uint32_t c = queue[head++];
+            const uint32_t *l = links[c];
             for (int d = 0; d < 4; d++) {
-                uint32_t m = chf->links[c][d];
-                if (m == OP_NO_LINK || lab->reg[m] != 0 || chf->areas[m] != chf->areas[c] ||
-                    chf->dist[m] != level)
+                uint32_t m = l[d];
+                if (m == OP_NO_LINK || reg[m] != 0 || areas[m] != areas[c] || dist[m] != level)
                     continue;
-                lab->reg[m] = id;
+                reg[m] = id;
                 queue[tail++] = m;
             }
         }
     }
+    lab->count = count;
 }
 
 op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, op_err *err)
@@ -163,7 +206,7 @@ op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, o
     if (st != OP_OK)
         return st;
     size_t n1 = (size_t)lv.n + 1, ns = (size_t)chf->span_count + 1;
-    ws_state w = {chf, lab, NULL, NULL, NULL, NULL, 0};
+    ws_state w = {chf, lab, NULL, NULL, NULL, NULL, lv.lvl, 0};
     lab->reg = op_arena_calloc(scratch, ns, sizeof *lab->reg);
     lab->area = op_arena_alloc(scratch, n1);
     lab->count = 0;

@@ -102,7 +102,10 @@ op_status op__hf_threshold(op_heightfield *hf, int merge_threshold, op_err *err)
     return OP_OK;
 }
 
-/* Grows an arena array to hold at least need elements (doubling). */
+/* Grows an arena array to hold at least need elements: by an eighth while the array can
+ * be extended in place (the common case: it is the arena's latest allocation), so a
+ * tile's fragment log ends at most an eighth above its use; by doubling when it must
+ * move (a copy leaves the old array behind). */
 static op_status grow(op_heightfield *hf, void **arr, uint32_t *cap, size_t need, size_t elem,
                       const char *what, op_err *err)
 {
@@ -111,6 +114,15 @@ static op_status grow(op_heightfield *hf, void **arr, uint32_t *cap, size_t need
     if (need > OP_MAX_SPANS)
         return op_err_set(err, OP_ELIMIT, "heightfield: %zu %s > OP_MAX_SPANS (%u)", need, what,
                           (unsigned)OP_MAX_SPANS);
+    if (*arr) {
+        size_t step = (size_t)*cap + *cap / 8;
+        step = step < need ? need : step;
+        step = step > OP_MAX_SPANS ? OP_MAX_SPANS : step;
+        if (op_arena_extend(hf->arena, *arr, step * elem)) {
+            *cap = (uint32_t)step;
+            return OP_OK;
+        }
+    }
     size_t ncap = (size_t)*cap * 2;
     if (ncap < need)
         ncap = need;

@@ -485,6 +485,9 @@ void opd_route_received(opd_call *c);
 
 /* ---- methods (methods_*.c) ---- */
 
+/* The largest wait_ms of changes.since and tile.range (protocol §4). */
+#define OPD_MAX_WAIT_MS 600000
+
 /* Not a protocol status: the call was parked and will be run again when woken. */
 #define OPD_PARKED ((op_status)1000)
 

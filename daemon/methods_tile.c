@@ -306,12 +306,13 @@ typedef struct page {
 } page;
 
 /* Whether a waiting page (rule 2a) may wait for the build of its next tile: before its
- * deadline, with room under max_bytes, fewer than OPD_RANGE_WAIT_TILES tiles, and its blobs
- * under half the blob cache (the tiles it holds must stay cached until it is packed). */
-static int page_may_wait(const opd_call *c, const page *pg, size_t bytes, size_t max_bytes,
+ * deadline, with room under max_bytes, fewer than OPD_RANGE_WAIT_TILES tiles, its blobs
+ * under half the blob cache (the tiles it holds must stay cached until it is packed), and
+ * not while the daemon drains (the page is sent with what it has). */
+static int page_may_wait(opd_call *c, const page *pg, size_t bytes, size_t max_bytes,
                          int64_t wait_ns)
 {
-    return pg->n < OPD_RANGE_WAIT_TILES && bytes < max_bytes &&
+    return !atomic_load(&c->d->stopping) && pg->n < OPD_RANGE_WAIT_TILES && bytes < max_bytes &&
            bytes < opd_cache_budget(c->d->cache) / 2 &&
            (int64_t)(opd_now_ns() - c->t0_ns) < wait_ns;
 }

@@ -426,6 +426,8 @@ typedef struct opd_call {
     uint64_t t0_ns;
     opd_waiter wait;         /* parked: in a tile's waiters or a level's long polls */
     int woken;               /* run again by the thread of a build: it builds nothing more there */
+    int parked;              /* parked and not yet answered (route.c): parking again after a
+                                wake-up (a waiting tile.range page) arms no other context */
     const opd_call_ops *ops; /* NULL: the REP socket's context */
     uint32_t allow;          /* methods it may call (bit per opd_method); 0: every one */
     struct opd_call *next_idle; /* transport.c: in d->idle */
@@ -488,6 +490,9 @@ const char *opd_http_mime(const char *path);
 void opd_route_received(opd_call *c);
 
 /* ---- methods (methods_*.c) ---- */
+
+/* The largest wait_ms of changes.since and tile.range (protocol §4). */
+#define OPD_MAX_WAIT_MS 600000
 
 /* Not a protocol status: the call was parked and will be run again when woken. */
 #define OPD_PARKED ((op_status)1000)

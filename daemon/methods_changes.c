@@ -4,9 +4,6 @@
  */
 #include "level.h"
 
-/* changes.since: the longest long poll (protocol §4). */
-#define OPD_MAX_WAIT_MS 600000
-
 static int pack_changes(msgpack_packer *pk, const opd_changes *ch)
 {
     int p = msgpack_pack_map(pk, 2);

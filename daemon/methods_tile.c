@@ -3,7 +3,9 @@
  * tile is packed from its cached blobs under the level's lock (copied once, into the reply
  * message); a tile that is not ready parks the call on the tile (single flight,
  * tiles.c) and the call runs again when the build lands. tile.range returns the ready
- * prefix of its rectangle in pages and queues the builds of the tiles after it.
+ * prefix of its rectangle in pages and queues the builds of the tiles after it; with
+ * wait_ms it parks on the page's next unbuilt tile too, until its deadline, so one page
+ * carries many tiles of a level not built yet.
  * format "detour": the cell's Detour tile data (detour-export.md §3), made from the
  * cached blobs on its first request and kept after them in the same cache entry, so it
  * lives, counts and is evicted with them and goes when a rebuild replaces them.
@@ -18,6 +20,9 @@
 #define OPD_RANGE_DEFAULT_BYTES ((size_t)8 << 20)
 /* Tile builds queued ahead of a tile.range reader (per build thread). */
 #define OPD_RANGE_PREFETCH 2
+/* A waiting tile.range page (wait_ms > 0) waits for no more builds once it holds this many
+ * tiles (protocol §4 rule 2a): each wake-up counts the page again from its start. */
+#define OPD_RANGE_WAIT_TILES 1024
 
 static op_status range_error(const opd_level *lv, int tx, int tz, op_err *err)
 {
@@ -300,10 +305,25 @@ typedef struct page {
     int lastx, lastz;
 } page;
 
+/* Whether a waiting page (rule 2a) may wait for the build of its next tile: before its
+ * deadline, with room under max_bytes, fewer than OPD_RANGE_WAIT_TILES tiles, its blobs
+ * under half the blob cache (the tiles it holds must stay cached until it is packed), and
+ * not while the daemon drains (the page is sent with what it has). */
+static int page_may_wait(opd_call *c, const page *pg, size_t bytes, size_t max_bytes,
+                         int64_t wait_ns)
+{
+    return !atomic_load(&c->d->stopping) && pg->n < OPD_RANGE_WAIT_TILES && bytes < max_bytes &&
+           bytes < opd_cache_budget(c->d->cache) / 2 &&
+           (int64_t)(opd_now_ns() - c->t0_ns) < wait_ns;
+}
+
 /* Counts the ready prefix from (pg->tx, pg->tz) within max_bytes (at least one tile),
- * parking c on the first tile when it is not ready. */
+ * parking c on the first tile when it is not ready. With a deadline (wait_ns > 0, the
+ * request's wait_ms), c also parks on a later tile that is not ready while the deadline
+ * has not passed, the page has room and holds fewer than OPD_RANGE_WAIT_TILES tiles: the
+ * call runs again from the start when that tile lands, and finds the page longer. */
 static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t max_bytes,
-                            tile_format f, page *pg, int *grew, op_err *err)
+                            int64_t wait_ns, tile_format f, page *pg, int *grew, op_err *err)
 {
     int ex = pg->tx, ez = pg->tz;
     size_t bytes = 0;
@@ -312,9 +332,10 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
         opd_tile *t = opd_level_tile(lv, ex, ez);
         if (t && !opd_tile_ready(t)) {
             prefetch(lv, rc, ex, ez);
-            if (pg->n > 0)
+            if (pg->n > 0 && !(wait_ns > 0 && page_may_wait(c, pg, bytes, max_bytes, wait_ns)))
                 return OP_OK;
-            opd_stats_cache(&c->d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
+            if (pg->n == 0)
+                opd_stats_cache(&c->d->stats, OPD_CACHE_BLOBS, 0, 1, 0);
             opd_tile_park(lv, t, &c->wait, 0);
             return OPD_PARKED;
         }
@@ -370,7 +391,7 @@ static int pack_page(opd_daemon *d, opd_level *lv, const int rc[4], const page *
 }
 
 static op_status tile_range(opd_call *c, const int req[4], const int *after, size_t max_bytes,
-                            tile_format f, msgpack_packer *pk, op_err *err)
+                            int64_t wait_ns, tile_format f, msgpack_packer *pk, op_err *err)
 {
     opd_level *lv = opd_registry_find_live(c->d->reg, c->level, err);
     if (!lv)
@@ -380,7 +401,7 @@ static op_status tile_range(opd_call *c, const int req[4], const int *after, siz
     page pg = {0};
     pg.more = clip_rect(lv->sn, req, rc) && range_start(rc, after, &pg.tx, &pg.tz);
     int grew = 0;
-    op_status st = range_page(c, lv, rc, max_bytes, f, &pg, &grew, err);
+    op_status st = range_page(c, lv, rc, max_bytes, wait_ns, f, &pg, &grew, err);
     if (st == OP_OK && pack_page(c->d, lv, rc, &pg, f, pk))
         st = op_err_set(err, OP_ENOMEM, "tile.range: out of memory");
     pthread_mutex_unlock(&lv->mu);
@@ -392,11 +413,11 @@ static op_status tile_range(opd_call *c, const int req[4], const int *after, siz
 
 op_status opd_m_tile_range(opd_call *c, const msgpack_object *p, msgpack_packer *pk, op_err *err)
 {
-    static const char *const allowed[] = {"level", "tx0",       "tz0",    "tx1", "tz1",
-                                          "after", "max_bytes", "format", NULL};
+    static const char *const allowed[] = {"level", "tx0",       "tz0",    "tx1",     "tz1",
+                                          "after", "max_bytes", "format", "wait_ms", NULL};
     int rc[4], after[2], has_after, has_max;
     tile_format f;
-    int64_t max_bytes = (int64_t)OPD_RANGE_DEFAULT_BYTES;
+    int64_t max_bytes = (int64_t)OPD_RANGE_DEFAULT_BYTES, wait_ms = 0;
     op_status st;
     if ((st = opd_param_keys(p, allowed, err)) != OP_OK ||
         (st = opd_param_name(p, "level", "level", c->level, err)) != OP_OK ||
@@ -407,12 +428,14 @@ op_status opd_m_tile_range(opd_call *c, const msgpack_object *p, msgpack_packer 
         (st = opd_param_pair(p, "after", after, &has_after, err)) != OP_OK ||
         (st = op_rpc_get_int(p, "max_bytes", 1, INT64_MAX, 1, &max_bytes, &has_max, err)) !=
             OP_OK ||
-        (st = param_format(p, &f, err)) != OP_OK)
+        (st = param_format(p, &f, err)) != OP_OK ||
+        (st = op_rpc_get_int(p, "wait_ms", 0, OPD_MAX_WAIT_MS, 1, &wait_ms, NULL, err)) != OP_OK)
         return st;
     if (!has_max)
         max_bytes = (int64_t)OPD_RANGE_DEFAULT_BYTES;
     if (rc[0] > rc[2] || rc[1] > rc[3])
         return op_err_set(err, OP_ERANGE, "tile.range: empty rectangle %d..%d x %d..%d", rc[0],
                           rc[2], rc[1], rc[3]);
-    return tile_range(c, rc, has_after ? after : NULL, (size_t)max_bytes, f, pk, err);
+    return tile_range(c, rc, has_after ? after : NULL, (size_t)max_bytes, wait_ms * 1000000, f, pk,
+                      err);
 }

@@ -80,6 +80,7 @@ static void answer(opd_call *c, op_status st, op_err *err)
 {
     opd_daemon *d = c->d;
     int rep = c->ops == NULL; /* read now: once parked, c may be answered and gone */
+    int again = c->parked;    /* woken from a park: still counted as parked */
     msgpack_packer pk;
     nng_msg *msg = opd_reply_begin(&pk, OPD_REPLY_RESERVE);
     if (st == OP_OK) {
@@ -90,10 +91,15 @@ static void answer(opd_call *c, op_status st, op_err *err)
     if (st == OPD_PARKED) {
         if (msg)
             nng_msg_free(msg);
-        if (rep)
-            opd_transport_parked(d); /* c may already be answered: not touched again */
-        return;                      /* run again when its tile lands or its poll ends */
+        /* c may already be answered: not touched again. A call parked again after a
+         * wake-up is still out of the count (a waiting tile.range page parks once a tile):
+         * no other context is armed for it. */
+        if (rep && !again)
+            opd_transport_parked(d);
+        return; /* run again when its tile lands or its poll ends */
     }
+    if (again)
+        opd_transport_unparked(c); /* answered now: it counts as working until its reply */
     if (st != OP_OK && msg) {
         nng_msg_clear(msg);
         if (op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, st, err->msg) != 0) {
@@ -131,7 +137,7 @@ static void queue(opd_call *c)
 static void on_wake(opd_waiter *w, opd_wake_how how)
 {
     opd_call *c = (opd_call *)((char *)w - offsetof(opd_call, wait));
-    opd_transport_unparked(c);
+    c->parked = 1; /* answer() counts it back in when it is answered, not parked again */
     if (how == OPD_WAKE_HERE) {
         c->woken = 1; /* should its tile be gone again, no nested build on this stack */
         run(c);

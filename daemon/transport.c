@@ -71,6 +71,7 @@ static void on_recv(opd_call *c, int rv)
     c->wait.deadline_ns = 0;
     c->wait.next = NULL;
     c->woken = 0;
+    c->parked = 0;
     c->t0_ns = opd_now_ns();
     atomic_fetch_add(&c->d->inflight, 1);
     opd_route_received(c);

@@ -86,3 +86,29 @@ Test(arena, limit_and_fail_after)
     cr_assert_null(op_arena_alloc(a, 8));
     op_arena_destroy(a);
 }
+
+Test(arena, extend_in_place_only)
+{
+    op_arena *a = op_arena_create(1024);
+    unsigned char *p = op_arena_alloc(a, 100);
+    cr_assert(p);
+    memset(p, 7, 100);
+    size_t used = op_arena_used(a);
+    /* The latest allocation grows in place: same pointer, contents kept, use counted. */
+    cr_assert_eq(op_arena_extend(a, p, 400), p);
+    cr_assert_eq(p[99], 7);
+    cr_assert_eq(op_arena_used(a), used + 288); /* 112 -> 400 bytes (16-aligned) */
+    cr_assert_geq(op_arena_peak(a), op_arena_used(a));
+    /* Past the block, or not the latest allocation: NULL, nothing changes. */
+    cr_assert_null(op_arena_extend(a, p, 4096));
+    cr_assert_eq(op_arena_used(a), used + 288);
+    unsigned char *q = op_arena_alloc(a, 16);
+    cr_assert(q);
+    cr_assert_null(op_arena_extend(a, p, 500));
+    cr_assert_null(op_arena_extend(a, NULL, 16));
+    cr_assert_eq(op_arena_extend(a, q, 32), q);
+    /* The test hook fails an extension as it fails an allocation. */
+    op_arena_fail_after(a, 0);
+    cr_assert_null(op_arena_extend(a, q, 48));
+    op_arena_destroy(a);
+}

@@ -163,6 +163,32 @@ static void p_wait_absurd(msgpack_packer *pk)
     kv_int(pk, "version", 0);
     kv_int(pk, "wait_ms", 10000000);
 }
+static void p_range_wait(msgpack_packer *pk, int64_t wait)
+{
+    kv_str(pk, "level", "lv");
+    kv_int(pk, "tx0", 0);
+    kv_int(pk, "tz0", 0);
+    kv_int(pk, "tx1", 0);
+    kv_int(pk, "tz1", 0);
+    kv_int(pk, "wait_ms", wait);
+}
+static void p_range_wait_absurd(msgpack_packer *pk)
+{
+    p_range_wait(pk, 600001);
+}
+static void p_range_wait_negative(msgpack_packer *pk)
+{
+    p_range_wait(pk, -1);
+}
+static void p_range_wait_str(msgpack_packer *pk)
+{
+    kv_str(pk, "level", "lv");
+    kv_int(pk, "tx0", 0);
+    kv_int(pk, "tz0", 0);
+    kv_int(pk, "tx1", 0);
+    kv_int(pk, "tz1", 0);
+    kv_str(pk, "wait_ms", "10");
+}
 static void p_version_negative(msgpack_packer *pk)
 {
     kv_str(pk, "level", "lv");
@@ -304,6 +330,9 @@ Test(daemon_bad, bad_params, .init = setup, .fini = teardown, .timeout = 60)
     expect_req(c, "level.info", 1, p_no_level, OP_ENOTFOUND, "no such level");
     expect_req(c, "changes.since", 3, p_wait_absurd, OP_ERANGE, "wait_ms too long");
     expect_req(c, "changes.since", 2, p_version_negative, OP_ERANGE, "negative version");
+    expect_req(c, "tile.range", 6, p_range_wait_absurd, OP_ERANGE, "tile.range wait_ms too long");
+    expect_req(c, "tile.range", 6, p_range_wait_negative, OP_ERANGE, "tile.range wait_ms < 0");
+    expect_req(c, "tile.range", 6, p_range_wait_str, OP_EPROTO, "tile.range wait_ms is a str");
     expect_req(c, "mesh.put", 4, p_mesh_bad_index, OP_ERANGE, "index outside the vertices");
     expect_req(c, "mesh.put", 4, p_mesh_ragged, OP_EINVAL, "verts not a multiple of 12");
     expect_req(c, "mesh.put", 4, p_mesh_str_verts, OP_EPROTO, "verts is a str");

@@ -773,6 +773,51 @@ Test(rasterize, out_of_memory_leaves_the_heightfield_unchanged)
     op_arena_destroy(small);
 }
 
+/* The first commit of a heightfield grows its span array column by column: a failure
+ * there leaves no spans and no fragments, and the next rasterization gives the spans a
+ * clean one does. */
+Test(rasterize, out_of_memory_in_the_first_commit_leaves_it_empty)
+{
+    static soup_buf s;
+    op_test_rng rng = {9};
+    make_soup(&s, &rng);
+    double o[3] = {-0.5, -0.5, -0.5};
+    op_err e;
+    op_arena *big = op_arena_create(0);
+    op_heightfield ref;
+    cr_assert_eq(op_heightfield_init(&ref, big, 40, 40, 200, o, 0.25, 0.05, &e), OP_OK);
+    cr_assert_eq(op_rasterize(&ref, s.v, (size_t)s.nv, s.t, s.a, (size_t)s.nt, 3, &e), OP_OK);
+    cr_assert_gt(ref.span_count, 0);
+    uint64_t want = hf_hash(&ref);
+    op_arena *small = op_arena_create(4096);
+    int failed = 0;
+    for (long fail = 0; fail < 200; fail++) {
+        op_arena_reset(small);
+        op_heightfield hf;
+        op_arena_fail_after(small, -1);
+        if (op_heightfield_init(&hf, small, 40, 40, 200, o, 0.25, 0.05, &e) != OP_OK)
+            continue;
+        op_arena_fail_after(small, fail);
+        op_status st = op_rasterize(&hf, s.v, (size_t)s.nv, s.t, s.a, (size_t)s.nt, 3, &e);
+        op_arena_fail_after(small, -1);
+        if (st == OP_OK) {
+            cr_assert_eq(hf_hash(&hf), want);
+            break;
+        }
+        failed++;
+        cr_assert_eq(st, OP_ENOMEM);
+        cr_assert_eq(hf.frag_count, 0);
+        cr_assert_eq(hf.span_count, 0);
+        for (int c = 0; c < 40 * 40; c++)
+            cr_assert_eq(hf.heads[c], OP_NO_SPAN);
+        cr_assert_eq(op_rasterize(&hf, s.v, (size_t)s.nv, s.t, s.a, (size_t)s.nt, 3, &e), OP_OK);
+        cr_assert_eq(hf_hash(&hf), want, "after a failure at allocation %ld", fail);
+    }
+    cr_assert_gt(failed, 3);
+    op_arena_destroy(small);
+    op_arena_destroy(big);
+}
+
 Test(rasterize, dump_format)
 {
     op_heightfield hf = plain(2, 2, 10, 0, 0, 0, 1, 1);

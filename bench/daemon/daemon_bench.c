@@ -13,9 +13,11 @@
  *   4. a whole level over tile.range (ipc): level.drop + level.put of the level, then
  *      tile.range calls (after = the previous next) until every tile of the level's range
  *      has come back, against op_level_create + build + encode of every tile of the range
- *      in this process (one thread), alternating, best and median of reps each.
+ *      in this process (one thread), alternating, best and median of reps each; with
+ *      plain pages and with waiting pages (wait_ms, protocol §4 rule 2a).
  * Figures for docs/benchmarks.md. The machine is shared: run it on a quiet one.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +40,41 @@ static double now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* CPU time of the calling thread, in us. */
+static double thread_cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* CPU time of every thread of process pid so far, in us (the first field of each
+ * /proc/PID/task/TID/schedstat: ns on a CPU; threads that ended are not counted). On a
+ * loaded machine a wall time counts the waits for a CPU too; this does not. */
+static double process_cpu_us(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    double us = 0;
+    struct dirent *de;
+    while (dir && (de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char f[600];
+        snprintf(f, sizeof f, "%s/%s/schedstat", path, de->d_name);
+        FILE *fp = fopen(f, "r");
+        unsigned long long ns = 0;
+        if (fp && fscanf(fp, "%llu", &ns) == 1)
+            us += (double)ns / 1e3;
+        if (fp)
+            fclose(fp);
+    }
+    if (dir)
+        closedir(dir);
+    return us;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -277,8 +314,9 @@ static double inprocess_level(const level_in *li, op_arena *out, op_arena *scrat
 }
 
 /* The daemon's side: the level dropped and put again (so nothing is cached), then every
- * tile fetched with tile.range; returns the time from the put to the last tile. */
-static double range_level(op_client *c, const level_in *li, int *ntiles, int *ncalls)
+ * tile fetched with tile.range (wait_ms > 0: waiting pages, protocol §4 rule 2a); returns
+ * the time from the put to the last tile. */
+static double range_level(op_client *c, const level_in *li, int wait_ms, int *ntiles, int *ncalls)
 {
     int dropped;
     op_err e;
@@ -291,8 +329,8 @@ static double range_level(op_client *c, const level_in *li, int *ntiles, int *nc
     *ntiles = *ncalls = 0;
     for (;;) {
         op_client_tile_range tr;
-        if (op_client_tile_range_get(c, "bench", rect, has_after ? after : NULL, 0, TIMEOUT_MS, &tr,
-                                     &e) != OP_OK)
+        if (op_client_tile_range_wait(c, "bench", rect, has_after ? after : NULL, 0, wait_ms,
+                                      TIMEOUT_MS, &tr, &e) != OP_OK)
             exit((fprintf(stderr, "tile.range: %s\n", e.msg), 1));
         *ntiles += tr.ntiles;
         (*ncalls)++;
@@ -373,23 +411,43 @@ int main(int argc, char **argv)
     free(tile);
     free(v);
     {
-        double *w = malloc(2 * (size_t)reps * sizeof *w);
-        int nt = 0, nc = 0;
+        /* In-process, plain pages and waiting pages (the wait op_client_range_wait_for
+         * gives the bench's timeout) alternate in every rep. */
+        double *w = malloc(6 * (size_t)reps * sizeof *w), *cpu = w + 3 * reps;
+        int nt[2] = {0, 0}, nc[2] = {0, 0};
         for (int r = 0; r < reps; r++) {
+            double c0 = thread_cpu_us();
             w[r] = inprocess_level(&li, out, scratch);
-            w[reps + r] = range_level(ci, &li, &nt, &nc);
+            cpu[r] = thread_cpu_us() - c0;
+            for (int k = 0; k < 2; k++) {
+                /* The daemon's CPU (every thread) plus this client thread's: the work of
+                 * the fetch, whatever the machine's load. The put's builds run after its
+                 * reply and are all waited for by the last page. */
+                double d0 = process_cpu_us(cached), t0 = thread_cpu_us();
+                w[(k + 1) * reps + r] = range_level(
+                    ci, &li, k ? op_client_range_wait_for(TIMEOUT_MS) : 0, &nt[k], &nc[k]);
+                cpu[(k + 1) * reps + r] = process_cpu_us(cached) - d0 + thread_cpu_us() - t0;
+            }
         }
-        double b0 = w[0], b1 = w[reps];
-        for (int r = 1; r < reps; r++) {
-            b0 = w[r] < b0 ? w[r] : b0;
-            b1 = w[reps + r] < b1 ? w[reps + r] : b1;
+        double b[3], m[3], mc[3];
+        for (int k = 0; k < 3; k++) {
+            b[k] = w[k * reps];
+            for (int r = 1; r < reps; r++)
+                b[k] = w[k * reps + r] < b[k] ? w[k * reps + r] : b[k];
+            m[k] = pct(w + k * reps, reps, 0.5);
+            mc[k] = pct(cpu + k * reps, reps, 0.5);
         }
-        double m0 = pct(w, reps, 0.5), m1 = pct(w + reps, reps, 0.5);
         printf("whole level, in-process (1 thread) %8.2f ms  (median %.2f ms; %d tiles)\n",
-               b0 / 1e3, m0 / 1e3, op_level_tile_count(li.lvl));
-        printf("whole level, put + tile.range, ipc %8.2f ms  ratio %.2f (median %.2f ms, ratio "
-               "%.2f; %d tiles in %d calls)\n",
-               b1 / 1e3, b1 / b0, m1 / 1e3, m1 / m0, nt, nc);
+               b[0] / 1e3, m[0] / 1e3, op_level_tile_count(li.lvl));
+        static const char *const how[2] = {"tile.range     ", "tile.range wait"};
+        for (int k = 1; k < 3; k++)
+            printf("whole level, put + %s, ipc %8.2f ms  ratio %.2f (median %.2f ms, ratio "
+                   "%.2f; %d tiles in %d calls)\n",
+                   how[k - 1], b[k] / 1e3, b[k] / b[0], m[k] / 1e3, m[k] / m[0], nt[k - 1],
+                   nc[k - 1]);
+        printf("whole level, CPU time (medians)    in-process %.2f ms; daemon + client: "
+               "tile.range %.2f ms, ratio %.2f; tile.range wait %.2f ms, ratio %.2f\n",
+               mc[0] / 1e3, mc[1] / 1e3, mc[1] / mc[0], mc[2] / 1e3, mc[2] / mc[0]);
         free(w);
     }
     int counts[3] = {1, 4, 16};

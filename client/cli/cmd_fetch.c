@@ -1,7 +1,9 @@
 /*
  * onepath fetch --url URL --level L --out DIR: every tile layer of a level, written as
  * DIR/tile_<tx>_<tz>_<layer>.optile (the names of `onepath bake --out`), fetched with
- * tile.range pages. Prints the same summary hash as `onepath bake`.
+ * tile.range pages (waiting pages, protocol §4 rule 2a: half the timeout, at most 10 s,
+ * so a level not built yet comes in a few calls). Prints the same summary hash as
+ * `onepath bake`.
  * --format detour: every tile cell in Detour form (protocol §4.2b), written as
  * DIR/tile_<tx>_<tz>.dtile with DIR/navmesh.params: the files of `onepath export
  * --detour-tiles`, byte for byte.
@@ -33,8 +35,9 @@ static int fetch_detour(op_client *c, const remote_opts *o, const op_client_leve
     int after[2], *ap = NULL, more = li->tiles[0] <= li->tiles[2];
     while (more) {
         op_client_detour_range rg;
-        if (op_client_tile_range_get_detour(c, o->level, li->tiles, ap, 0, o->timeout_ms, &rg,
-                                            &e) != OP_OK)
+        if (op_client_tile_range_wait_detour(c, o->level, li->tiles, ap, 0,
+                                             op_client_range_wait_for(o->timeout_ms), o->timeout_ms,
+                                             &rg, &e) != OP_OK)
             return remote_fail(o->level, &e);
         for (int i = 0; i < rg.ntiles; i++) {
             const op_client_detour_tile *t = &rg.tiles[i];
@@ -135,7 +138,9 @@ int op_cmd_fetch(int argc, char **argv)
     int after[2], *ap = NULL, more = li.tiles[0] <= li.tiles[2];
     while (more) {
         op_client_tile_range rg;
-        if (op_client_tile_range_get(c, o.level, li.tiles, ap, 0, o.timeout_ms, &rg, &e) != OP_OK) {
+        if (op_client_tile_range_wait(c, o.level, li.tiles, ap, 0,
+                                      op_client_range_wait_for(o.timeout_ms), o.timeout_ms, &rg,
+                                      &e) != OP_OK) {
             rc = remote_fail(o.level, &e);
             goto done;
         }

@@ -400,11 +400,13 @@ void op_client_tile_range_free(op_client_tile_range *rg)
 }
 
 /* A tile.range call, native or Detour form: the request both forms share. */
-static op_status range_call(op_client *c, const char *level, const int rect[4], const int *after,
-                            size_t max_bytes, int detour, int timeout_ms, op_creply *r, op_err *err)
+static op_status range_call_once(op_client *c, const char *level, const int rect[4],
+                                 const int *after, size_t max_bytes, int wait_ms, int detour,
+                                 int timeout_ms, op_creply *r, op_err *err)
 {
     op_creq q;
-    op_creq_begin(c, &q, "tile.range", 5 + detour + (after != NULL) + (max_bytes > 0));
+    op_creq_begin(c, &q, "tile.range",
+                  5 + detour + (after != NULL) + (max_bytes > 0) + (wait_ms > 0));
     str_param(&q, "level", level);
     static const char *const names[4] = {"tx0", "tz0", "tx1", "tz1"};
     for (int i = 0; i < 4; i++)
@@ -421,7 +423,22 @@ static op_status range_call(op_client *c, const char *level, const int rect[4], 
         key(&q, "max_bytes");
         msgpack_pack_uint64(&q.pk, max_bytes);
     }
+    if (wait_ms > 0)
+        int_param(&q, "wait_ms", wait_ms);
     return op_client_call(c, &q, timeout_ms, r, err);
+}
+
+/* A daemon from before waiting pages refuses wait_ms as an unknown key (protocol §4
+ * rule 2a): the same call without it is then the old page. */
+static op_status range_call(op_client *c, const char *level, const int rect[4], const int *after,
+                            size_t max_bytes, int wait_ms, int detour, int timeout_ms, op_creply *r,
+                            op_err *err)
+{
+    op_status st =
+        range_call_once(c, level, rect, after, max_bytes, wait_ms, detour, timeout_ms, r, err);
+    if (st == OP_EPROTO && wait_ms > 0 && strstr(err->msg, "unknown key 'wait_ms'"))
+        st = range_call_once(c, level, rect, after, max_bytes, 0, detour, timeout_ms, r, err);
+    return st;
 }
 
 /* A tile.range reply's optional `next` [tx, tz]: where the following page starts. */
@@ -438,9 +455,16 @@ op_status op_client_tile_range_get(op_client *c, const char *level, const int re
                                    const int *after, size_t max_bytes, int timeout_ms,
                                    op_client_tile_range *out, op_err *err)
 {
+    return op_client_tile_range_wait(c, level, rect, after, max_bytes, 0, timeout_ms, out, err);
+}
+
+op_status op_client_tile_range_wait(op_client *c, const char *level, const int rect[4],
+                                    const int *after, size_t max_bytes, int wait_ms, int timeout_ms,
+                                    op_client_tile_range *out, op_err *err)
+{
     memset(out, 0, sizeof *out);
     op_creply r;
-    op_status st = range_call(c, level, rect, after, max_bytes, 0, timeout_ms, &r, err);
+    op_status st = range_call(c, level, rect, after, max_bytes, wait_ms, 0, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
     const msgpack_object *a;
@@ -547,9 +571,17 @@ op_status op_client_tile_range_get_detour(op_client *c, const char *level, const
                                           const int *after, size_t max_bytes, int timeout_ms,
                                           op_client_detour_range *out, op_err *err)
 {
+    return op_client_tile_range_wait_detour(c, level, rect, after, max_bytes, 0, timeout_ms, out,
+                                            err);
+}
+
+op_status op_client_tile_range_wait_detour(op_client *c, const char *level, const int rect[4],
+                                           const int *after, size_t max_bytes, int wait_ms,
+                                           int timeout_ms, op_client_detour_range *out, op_err *err)
+{
     memset(out, 0, sizeof *out);
     op_creply r;
-    op_status st = range_call(c, level, rect, after, max_bytes, 1, timeout_ms, &r, err);
+    op_status st = range_call(c, level, rect, after, max_bytes, wait_ms, 1, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
     const msgpack_object *a;
@@ -679,4 +711,10 @@ op_status op_client_stats_get(op_client *c, int timeout_ms, op_client_stats *out
     }
     op_creply_fini(&r);
     return op_client_named(c, st, err);
+}
+
+int op_client_range_wait_for(int timeout_ms)
+{
+    int w = timeout_ms / 2;
+    return w > 10000 ? 10000 : (w < 0 ? 0 : w);
 }

@@ -134,25 +134,30 @@ void *op_arena_calloc(op_arena *a, size_t n, size_t size)
     return p;
 }
 
+void *op_arena_extend(op_arena *a, void *p, size_t new_size)
+{
+    op__block *b = a->head;
+    if (!p || p != a->last || !b || new_size > SIZE_MAX - OP__ALIGN)
+        return NULL;
+    size_t off = (size_t)((unsigned char *)p - block_data(b));
+    size_t need = (new_size + OP__ALIGN - 1) & ~(size_t)(OP__ALIGN - 1);
+    if (need == 0)
+        need = OP__ALIGN;
+    if (off + need > b->size || fail_now(a))
+        return NULL;
+    b->used = off + need;
+    note_peak(a);
+    return p;
+}
+
 void *op_arena_grow(op_arena *a, void *p, size_t old_size, size_t new_size)
 {
     if (!p)
         return op_arena_alloc(a, new_size);
-    op__block *b = a->head;
-    if (p == a->last && b && new_size <= SIZE_MAX - OP__ALIGN) {
-        size_t off = (size_t)((unsigned char *)p - block_data(b));
-        size_t need = (new_size + OP__ALIGN - 1) & ~(size_t)(OP__ALIGN - 1);
-        if (need == 0)
-            need = OP__ALIGN;
-        if (off + need <= b->size) {
-            if (fail_now(a))
-                return NULL;
-            b->used = off + need;
-            note_peak(a);
-            return p;
-        }
-    }
-    void *q = op_arena_alloc(a, new_size);
+    void *q = op_arena_extend(a, p, new_size);
+    if (q)
+        return q;
+    q = op_arena_alloc(a, new_size);
     if (!q)
         return NULL;
     memcpy(q, p, old_size < new_size ? old_size : new_size);

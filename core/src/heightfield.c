@@ -102,22 +102,34 @@ op_status op__hf_threshold(op_heightfield *hf, int merge_threshold, op_err *err)
     return OP_OK;
 }
 
-/* Grows an arena array to hold at least need elements (doubling). */
-static op_status grow(op_heightfield *hf, void **arr, uint32_t *cap, size_t need, size_t elem,
-                      const char *what, op_err *err)
+/* Grows an arena array to hold at least need elements: by an eighth while the array can
+ * be extended in place (the common case: it is the arena's latest allocation), so a
+ * tile's fragment log ends at most an eighth above its use; by doubling when it must
+ * move (a copy leaves the old array behind); never past max (>= need) elements. */
+static op_status grow_max(op_heightfield *hf, void **arr, uint32_t *cap, size_t need, size_t max,
+                          size_t elem, const char *what, op_err *err)
 {
     if (need <= *cap)
         return OP_OK;
     if (need > OP_MAX_SPANS)
         return op_err_set(err, OP_ELIMIT, "heightfield: %zu %s > OP_MAX_SPANS (%u)", need, what,
                           (unsigned)OP_MAX_SPANS);
+    if (*arr) {
+        size_t step = (size_t)*cap + *cap / 8;
+        step = step < need ? need : step;
+        step = step > max ? max : step;
+        if (op_arena_extend(hf->arena, *arr, step * elem)) {
+            *cap = (uint32_t)step;
+            return OP_OK;
+        }
+    }
     size_t ncap = (size_t)*cap * 2;
     if (ncap < need)
         ncap = need;
     if (ncap < 256)
         ncap = 256;
-    if (ncap > OP_MAX_SPANS)
-        ncap = OP_MAX_SPANS;
+    if (ncap > max)
+        ncap = max;
     void *p = *arr ? op_arena_grow(hf->arena, *arr, (size_t)*cap * elem, ncap * elem)
                    : op_arena_alloc(hf->arena, ncap * elem);
     if (!p)
@@ -126,6 +138,12 @@ static op_status grow(op_heightfield *hf, void **arr, uint32_t *cap, size_t need
     *arr = p;
     *cap = (uint32_t)ncap;
     return OP_OK;
+}
+
+static op_status grow(op_heightfield *hf, void **arr, uint32_t *cap, size_t need, size_t elem,
+                      const char *what, op_err *err)
+{
+    return grow_max(hf, arr, cap, need, OP_MAX_SPANS, elem, what, err);
 }
 
 op_status op__hf_reserve(op_heightfield *hf, size_t n, op_err *err)
@@ -260,8 +278,23 @@ static void build_from_keys(op_heightfield *hf, size_t c, const uint64_t *key, i
     }
 }
 
-/* Rebuilds column c from its fragments (§3.5), freeing its old spans first. */
-static void rebuild_column(op_heightfield *hf, size_t c)
+/* Makes room for n more span slots when the span array can grow as columns are rebuilt
+ * (cap_max > 0: op__hf_commit's first commit), within cap_max. */
+static op_status span_room(op_heightfield *hf, size_t n, size_t cap_max, op_err *err)
+{
+    size_t need = (size_t)hf->span_slots + n;
+    if (cap_max == 0 || need <= hf->span_cap)
+        return OP_OK;
+    need = need > cap_max ? cap_max : need;
+    void *p = hf->spans;
+    op_status st = grow_max(hf, &p, &hf->span_cap, need, cap_max, sizeof(op_hf_span), "spans", err);
+    hf->spans = p;
+    return st;
+}
+
+/* Rebuilds column c from its fragments (§3.5), freeing its old spans first; with
+ * cap_max > 0 the span array grows first to hold the column's new spans. */
+static op_status rebuild_column(op_heightfield *hf, size_t c, size_t cap_max, op_err *err)
 {
     op_hf_frag *f = hf->frags;
     for (uint32_t s = hf->heads[c]; s != OP_NO_SPAN;) {
@@ -274,12 +307,18 @@ static void rebuild_column(op_heightfield *hf, size_t c)
     hf->heads[c] = OP_NO_SPAN;
     uint64_t key[SHORT_COLUMN];
     int n = 0;
+    op_status st;
     for (uint32_t i = hf->frag_heads[c]; i != OP_NO_SPAN; i = f[i].next) {
         if (n == SHORT_COLUMN) {
+            size_t len = 0; /* a column's spans are at most its fragments */
+            for (uint32_t k = hf->frag_heads[c]; k != OP_NO_SPAN; k = f[k].next)
+                len++;
+            if ((st = span_room(hf, len, cap_max, err)) != OP_OK)
+                return st;
             uint32_t head = sort_frags(f, hf->frag_heads[c]);
             hf->frag_heads[c] = head;
             build_from_links(hf, c, head);
-            return;
+            return OP_OK;
         }
         uint64_t k = (uint64_t)f[i].smin << 32 | (uint64_t)f[i].smax << 8 | f[i].area;
         int m = n++;
@@ -289,15 +328,27 @@ static void rebuild_column(op_heightfield *hf, size_t c)
         }
         key[m] = k;
     }
+    if ((st = span_room(hf, (size_t)n, cap_max, err)) != OP_OK)
+        return st;
     build_from_keys(hf, c, key, n);
+    return OP_OK;
 }
 
 op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
 {
     /* A rebuild frees a column's spans before it takes new slots, so the new slots
-     * needed are at most the number of new fragments. */
+     * needed are at most the number of new fragments. A later commit reserves that many
+     * up front, so that it cannot fail half-way. The first commit (no spans yet, every
+     * fragment new: a tile's build) grows the array column by column instead, to the
+     * spans the columns get (a tile's fragments are several times its spans where
+     * triangles overlap); should a growth fail, the heightfield goes back to no spans
+     * and no fragments, as it was. */
+    size_t bound = (size_t)hf->span_slots + (hf->frag_count - first);
+    /* (past OP_MAX_SPANS, the up-front reservation names the limit, as before) */
+    int first_commit = first == 0 && hf->span_slots == 0 && bound <= OP_MAX_SPANS;
+    size_t cap_max = first_commit ? bound : 0;
     void *p = hf->spans;
-    op_status st = grow(hf, &p, &hf->span_cap, (size_t)hf->span_slots + (hf->frag_count - first),
+    op_status st = grow(hf, &p, &hf->span_cap, first_commit ? (bound < 256 ? bound : 256) : bound,
                         sizeof(op_hf_span), "spans", err);
     hf->spans = p;
     if (st != OP_OK) {
@@ -308,10 +359,17 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
     for (size_t c = 0; c < ncols; c++) {
         /* New fragments were pushed in front: a column is dirty iff its head is new. */
         uint32_t h = hf->frag_heads[c];
-        if (h != OP_NO_SPAN && h >= first)
-            rebuild_column(hf, c);
+        if (h != OP_NO_SPAN && h >= first && (st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
+            break;
     }
-    return OP_OK;
+    if (st != OP_OK) {
+        for (size_t c = 0; c < ncols; c++)
+            hf->heads[c] = OP_NO_SPAN;
+        hf->span_count = hf->span_slots = 0;
+        hf->free_list = OP_NO_SPAN;
+        op__hf_rollback(hf, first);
+    }
+    return st;
 }
 
 void op__hf_rollback(op_heightfield *hf, uint32_t first)

@@ -46,19 +46,44 @@ static void group_union(uint32_t *group, uint32_t a, uint32_t b)
         group[a > b ? a : b] = a < b ? a : b;
 }
 
+/* The merge graph's directed pairs, grown as the scan finds them: by an eighth while the
+ * buffer extends in place (it is the scratch arena's latest allocation during the scan),
+ * by doubling when it must move; never past one pair a link. */
+typedef struct pair_buf {
+    op_arena *a;
+    uint64_t *p;
+    size_t n, cap, max;
+} pair_buf;
+
+static op_status pairs_grow(pair_buf *pb, op_err *err)
+{
+    size_t step = pb->cap + pb->cap / 8 + 16;
+    step = step > pb->max ? pb->max : step;
+    if (op_arena_extend(pb->a, pb->p, step * 8)) {
+        pb->cap = step;
+        return OP_OK;
+    }
+    size_t ncap = 2 * pb->cap > pb->max ? pb->max : 2 * pb->cap;
+    uint64_t *q = op_arena_grow(pb->a, pb->p, pb->n * 8, ncap * 8);
+    if (!q)
+        return op__regions_nomem(err, "merge pairs", ncap * 8);
+    pb->p = q;
+    pb->cap = ncap;
+    return OP_OK;
+}
+
 /* One pass over the spans: label sizes; group joins every two labels that a link joins
- * (R1: any non-zero areas); and, when pairs is not NULL, one directed pair (r << 32 | q)
+ * (R1: any non-zero areas); and, when pb is not NULL, one directed pair (r << 32 | q)
  * per link to a span of another non-zero label q of the same area (the merge graph's
  * links, counted before island removal; see drop_island_pairs). */
-static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *size, uint32_t *group,
-                          uint64_t *pairs)
+static op_status scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *size,
+                             uint32_t *group, pair_buf *pb, op_err *err)
 {
     /* Locals for everything read: the stores below could alias any of it (no strict
      * aliasing), and the pass is one of a rebuild's longest. */
     const uint32_t *const reg = lab->reg;
     const uint8_t *const area = lab->area;
     const uint32_t(*const links)[4] = chf->links;
-    size_t np = 0;
     for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
         uint32_t r = reg[s];
         size[r]++;
@@ -78,11 +103,15 @@ static size_t scan_labels(const op_chf *chf, const op__labels *lab, uint32_t *si
             if (q == 0 || q == r)
                 continue;
             group_union(group, r, q);
-            if (pairs && area[q] == area[r])
-                pairs[np++] = (uint64_t)r << 32 | q;
+            if (pb && area[q] == area[r]) {
+                op_status st;
+                if (pb->n == pb->cap && (st = pairs_grow(pb, err)) != OP_OK)
+                    return st;
+                pb->p[pb->n++] = (uint64_t)r << 32 | q;
+            }
         }
     }
-    return np;
+    return OP_OK;
 }
 
 /* A tile's border band (the chf->border cells along each side of the grid) belongs to the
@@ -349,22 +378,25 @@ op_status op__filter(const op_chf *chf, op__labels *lab, int min_area, int merge
     uint32_t *newid = op_arena_calloc(scratch, nl, sizeof *newid);
     if (!band || !group || !gsize || !ms.size || !ms.parent || !newid)
         return op__regions_nomem(err, "filter", nl * 21);
-    uint64_t *pairs = NULL;
+    /* Pairs start at a sixteenth of the links' bound (a tile's label boundaries hold a
+     * few links in a hundred) and grow as found. */
+    pair_buf pb = {scratch, NULL, 0, (size_t)chf->span_count / 4 + 64,
+                   (size_t)chf->span_count * 4 + 1};
     if (merge_area > 0) {
-        pairs = op_arena_alloc(scratch, ((size_t)chf->span_count * 4 + 1) * 8);
-        if (!pairs)
-            return op__regions_nomem(err, "merge pairs", (size_t)chf->span_count * 32);
+        pb.cap = pb.cap > pb.max ? pb.max : pb.cap;
+        pb.p = op_arena_alloc(scratch, pb.cap * 8);
+        if (!pb.p)
+            return op__regions_nomem(err, "merge pairs", pb.cap * 8);
     }
     for (uint32_t r = 0; r < nl; r++)
         group[r] = ms.parent[r] = r;
-    size_t np = scan_labels(chf, lab, ms.size, group, pairs);
+    op_status st = scan_labels(chf, lab, ms.size, group, merge_area > 0 ? &pb : NULL, err);
+    if (st != OP_OK)
+        return st;
     mark_band_labels(chf, lab, band);
-    if (remove_islands(chf, lab, ms.size, min_area, group, band, gsize) && pairs)
-        np = drop_island_pairs(pairs, np, band);
-    if (merge_area > 0) {
-        op_status st = merge_step(chf, &ms, pairs, np, merge_area, err);
-        if (st != OP_OK)
-            return st;
-    }
+    if (remove_islands(chf, lab, ms.size, min_area, group, band, gsize) && pb.p)
+        pb.n = drop_island_pairs(pb.p, pb.n, band);
+    if (merge_area > 0 && (st = merge_step(chf, &ms, pb.p, pb.n, merge_area, err)) != OP_OK)
+        return st;
     return number_regions(chf, lab, ms.parent, newid, out, res, err);
 }

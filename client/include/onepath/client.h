@@ -144,6 +144,16 @@ typedef struct op_client_tile_range {
 op_status op_client_tile_range_get(op_client *c, const char *level, const int rect[4],
                                    const int *after, size_t max_bytes, int timeout_ms,
                                    op_client_tile_range *out, op_err *err);
+/* The same as a waiting page (protocol §4 rule 2a): wait_ms > 0 lets the daemon wait for
+ * the builds of the page's tiles until that long after the request arrived, so one call
+ * returns many tiles of a level not built yet (keep it well under timeout_ms; 0: the
+ * plain page). A daemon that does not know wait_ms is asked again without it. */
+op_status op_client_tile_range_wait(op_client *c, const char *level, const int rect[4],
+                                    const int *after, size_t max_bytes, int wait_ms, int timeout_ms,
+                                    op_client_tile_range *out, op_err *err);
+/* The wait_ms a fetch of many pages passes with timeout_ms per call: half of it, at most
+ * 10000 ms. */
+int op_client_range_wait_for(int timeout_ms);
 void op_client_tile_range_free(op_client_tile_range *r);
 
 /* A tile cell in Detour form (protocol §4.2b, docs/spec/detour-export.md §3): the bytes
@@ -173,6 +183,10 @@ typedef struct op_client_detour_range {
 op_status op_client_tile_range_get_detour(op_client *c, const char *level, const int rect[4],
                                           const int *after, size_t max_bytes, int timeout_ms,
                                           op_client_detour_range *out, op_err *err);
+op_status op_client_tile_range_wait_detour(op_client *c, const char *level, const int rect[4],
+                                           const int *after, size_t max_bytes, int wait_ms,
+                                           int timeout_ms, op_client_detour_range *out,
+                                           op_err *err);
 void op_client_detour_range_free(op_client_detour_range *r);
 
 /* ---- changes ---- */

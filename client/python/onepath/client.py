@@ -37,7 +37,7 @@ from .errors import (Error, InputOutputError, InvalidArgument, LimitError, OutOf
                      PermissionDenied, ProtocolError, Timeout, error_for)
 
 PROTOCOL_VERSION = 1
-MAX_WAIT_MS = 600000  # changes.since wait_ms bound (protocol.md §4)
+MAX_WAIT_MS = 600000  # changes.since and tile.range wait_ms bound (protocol.md §4)
 # Added to a long poll's wait when the caller gives no timeout: the reply also waits for
 # the rebuild of the edits so far (protocol.md §4.3).
 LONG_POLL_MARGIN = 30.0
@@ -349,14 +349,26 @@ class Client:
                          timeout=timeout)
 
     def tile_range(self, level, tx0, tz0, tx1, tz1, *, after=None, max_bytes=None,
-                   format=None, timeout=None):
+                   format=None, wait=0.0, timeout=None):
         """One page of tiles in row-major order. -> tiles, next ([tx, tz] to pass as
-        after, or None when done). format as tile_get."""
-        return self.call("tile.range",
-                         _params(level=level, tx0=tx0, tz0=tz0, tx1=tx1, tz1=tz1,
-                                 after=list(after) if after is not None else None,
-                                 max_bytes=max_bytes, format=format),
-                         timeout=timeout)
+        after, or None when done). format as tile_get. wait (seconds, up to 600): a
+        waiting page (protocol.md §4 rule 2a), which waits that long after the request
+        for the builds of its tiles and so carries many tiles of a level not built yet;
+        keep it well under the timeout. A daemon that does not know wait_ms is asked
+        again without it."""
+        wait_ms = int(round(float(wait) * 1000))
+        if not 0 <= wait_ms <= MAX_WAIT_MS:
+            raise InvalidArgument("tile_range: wait %r s outside 0..600" % wait)
+        params = _params(level=level, tx0=tx0, tz0=tz0, tx1=tx1, tz1=tz1,
+                         after=list(after) if after is not None else None,
+                         max_bytes=max_bytes, format=format, wait_ms=wait_ms or None)
+        try:
+            return self.call("tile.range", params, timeout=timeout)
+        except ProtocolError as e:
+            if "wait_ms" not in params or "unknown key 'wait_ms'" not in e.message:
+                raise
+        del params["wait_ms"]
+        return self.call("tile.range", params, timeout=timeout)
 
     def level_bake(self, level, *, timeout=None):
         """Builds every tile not cached, in the background. -> started."""
@@ -388,15 +400,18 @@ class Client:
 
     def tiles(self, level, rect=None, *, max_bytes=None, format=None, timeout=None):
         """Every tile of rect (tx0, tz0, tx1, tz1; default the level's range) in
-        row-major order, one tile.get-shaped dict at a time, paging with tile.range."""
+        row-major order, one tile.get-shaped dict at a time, paging with tile.range
+        (waiting pages: half the timeout, at most 10 s, as libonepath-client's fetch)."""
         if rect is None:
             rect = self.level_info(level, timeout=timeout)["tiles"]
             if rect[0] > rect[2] or rect[1] > rect[3]:
                 return
+        t = self.timeout if timeout is None else float(timeout)
+        wait = min(t / 2, 10.0)
         after = None
         while True:
             page = self.tile_range(level, *rect, after=after, max_bytes=max_bytes,
-                                   format=format, timeout=timeout)
+                                   format=format, wait=wait, timeout=timeout)
             yield from page["tiles"]
             after = page["next"]
             if after is None:

@@ -86,6 +86,21 @@ def test_paging_with_small_pages(client, dungeon):
     assert len(full) == info["tiles_total"]
 
 
+def test_waiting_page_carries_unbuilt_tiles(client, dungeon):
+    # Right after the put the tiles are still being built: a waiting page (protocol.md §4
+    # rule 2a) waits for them and carries the whole level, bytes as `onepath bake`.
+    client.level_put("waited", [onepath.mesh("m", dungeon["verts"], dungeon["tris"])])
+    info = client.level_info("waited")
+    page = client.tile_range("waited", *info["tiles"], wait=20.0)
+    assert page["next"] is None
+    assert len(page["tiles"]) == info["tiles_total"]
+    got = {(t["tx"], t["tz"], layer["layer"]): layer["blob"]
+           for t in page["tiles"] for layer in t["layers"]}
+    assert got == dungeon["files"]
+    with pytest.raises(onepath.InvalidArgument):
+        client.tile_range("waited", *info["tiles"], wait=601)
+
+
 def _expected_changes(before, after):
     """{(tx, tz): hashes} of the tiles whose layer hashes differ between two bakes, as
     changes.since must list them (protocol.md §4.3)."""

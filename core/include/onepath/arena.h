@@ -33,6 +33,10 @@ void *op_arena_calloc(op_arena *a, size_t n, size_t size);
  * block has room; otherwise a new region is allocated and old_size bytes copied).
  * NULL on exhaustion, p stays valid then. */
 void *op_arena_grow(op_arena *a, void *p, size_t old_size, size_t new_size);
+/* Resizes p in place only: p when p is the arena's most recent allocation and its
+ * block has room for new_size bytes, else NULL (nothing changes). Lets a growing array
+ * take small steps while it stays in place, where a copy would waste the old one. */
+void *op_arena_extend(op_arena *a, void *p, size_t new_size);
 
 op_arena_mark op_arena_get_mark(const op_arena *a);
 void op_arena_release(op_arena *a, op_arena_mark m);

@@ -536,7 +536,7 @@ static void run_free(run *r)
 static int poly_n(const op_poly_mesh *m, int p)
 {
     int n = 0;
-    while (n < m->nvp && m->polys[p * m->nvp + n] != OP_POLY_NULL)
+    while (n < m->nvp && m->polys[p * m->nvp + n] != OP_POLY_MESH_NULL)
         n++;
     return n;
 }
@@ -585,14 +585,14 @@ static void check_invariants(const op_contour_set *cs, const op_poly_mesh *m, in
                       "vertices %d and %d should have been welded", i, j);
     for (int p = 0; p < m->npolys; p++) {
         int n = poly_n(m, p);
-        const uint16_t *v = &m->polys[p * nvp];
+        const uint32_t *v = &m->polys[p * nvp];
         const int32_t *nb = &m->edge_neighbour[p * nvp];
         cr_assert(n >= 3 && n <= nvp, "poly %d has %d vertices", p, n);
         for (int k = n; k < nvp; k++)
-            cr_assert_eq(v[k], OP_POLY_NULL);
+            cr_assert_eq(v[k], OP_POLY_MESH_NULL);
         int fpos = 0;
         for (int i = 0; i < n; i++) {
-            cr_assert(v[i] < m->nverts);
+            cr_assert(v[i] < (uint32_t)m->nverts);
             for (int j = i + 1; j < n; j++)
                 cr_assert_neq(v[i], v[j], "poly %d repeats vertex %u", p, v[i]);
             int a = v[(i + n - 1) % n], b = v[i], c = v[(i + 1) % n];
@@ -618,8 +618,9 @@ static void check_invariants(const op_contour_set *cs, const op_poly_mesh *m, in
             for (int q = 0; q < m->npolys && !found; q++) {
                 int nq = poly_n(m, q);
                 for (int k = 0; k < nq; k++)
-                    if (q != p && m->regs[q] == m->regs[p] && m->polys[q * nvp + k] == b &&
-                        m->polys[q * nvp + (k + 1) % nq] == a)
+                    if (q != p && m->regs[q] == m->regs[p] &&
+                        m->polys[q * nvp + k] == (uint32_t)b &&
+                        m->polys[q * nvp + (k + 1) % nq] == (uint32_t)a)
                         found = 1;
             }
             cr_assert(found, "internal edge %d -> %d of poly %d has no partner", a, b, p);
@@ -1596,16 +1597,14 @@ Test(polys, float32_negative_triangle_is_not_emitted)
     free(t);
 }
 
-Test(polys, vertex_limit)
+/* nsq unit squares two cells apart (rows of 1024), each its own contour of 4 vertices. */
+static op_contour *squares(int nsq, op_contour_vert **vout)
 {
-    /* 16384 unit squares far apart: 65536 vertices > OP_POLY_MAX_VERTS; one square
-     * fewer plus a triangle: exactly 65535 vertices, accepted. */
-    int nsq = 16384;
-    op_contour *c = calloc((size_t)nsq, sizeof *c);
-    op_contour_vert *v = calloc((size_t)nsq * 4, sizeof *v);
+    op_contour *c = calloc((size_t)nsq + 1, sizeof *c);
+    op_contour_vert *v = calloc((size_t)nsq * 4 + 3, sizeof *v);
     cr_assert(c && v);
     for (int i = 0; i < nsq; i++) {
-        int x = 2 * (i % 128), z = 2 * (i / 128);
+        int x = 2 * (i % 1024), z = 2 * (i / 1024);
         const int q[4][2] = {{x, z}, {x + 1, z}, {x + 1, z + 1}, {x, z + 1}};
         for (int k = 0; k < 4; k++)
             v[4 * i + k] = (op_contour_vert){q[k][0], 0, q[k][1], 0};
@@ -1614,19 +1613,75 @@ Test(polys, vertex_limit)
         c[i].region = 1;
         c[i].area = 63;
     }
+    *vout = v;
+    return c;
+}
+
+Test(polys, vertex_indices_pass_16_bits)
+{
+    /* 16384 squares: 65536 vertices, one more than a tile layer holds (uint16 with 0xffff
+     * padding). The polygon mesh is not a tile layer: it may weld several layers (a tile
+     * built in one piece), so it takes them, with uint32 indices; the per-layer limit is
+     * the tile pipeline's (test_cli_limits). */
+    int nsq = 16384;
+    op_contour_vert *v;
+    op_contour *c = squares(nsq, &v);
     op_contour_set cs = {0};
     cs.contours = c;
     cs.count = nsq;
     op_arena *out = op_arena_create(0), *scr = op_arena_create(0);
     op_poly_mesh m;
     op_err e;
-    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_ELIMIT);
-    cr_assert(strstr(e.msg, "65535"), "%s", e.msg);
-    c[nsq - 1].nverts = 3;
     cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_OK, "%s", e.msg);
-    cr_assert_eq(m.nverts, OP_POLY_MAX_VERTS);
+    cr_assert_eq(m.nverts, 4 * nsq);
     cr_assert_eq(m.npolys, nsq);
-    cr_assert_eq(m.polys[(nsq - 1) * 6 + 2], OP_POLY_MAX_VERTS - 1);
+    /* The last square is one polygon of vertices 65532..65535 (each once). */
+    unsigned got = 0;
+    for (int k = 0; k < 4; k++) {
+        uint32_t u = m.polys[(size_t)(nsq - 1) * 6 + (size_t)k];
+        cr_assert(u >= (uint32_t)(4 * nsq - 4) && u < (uint32_t)(4 * nsq), "index %u", u);
+        got |= 1u << (u - (uint32_t)(4 * nsq - 4));
+    }
+    cr_assert_eq(got, 15u);
+    cr_assert_eq(m.polys[(size_t)(nsq - 1) * 6 + 4], OP_POLY_MESH_NULL);
+    cr_assert_eq(m.verts[3 * (4 * nsq - 1)], 2 * 1023);
+    cr_assert_eq(m.verts[3 * (4 * nsq - 1) + 2], 2 * 15 + 1);
+    op_arena_destroy(out);
+    op_arena_destroy(scr);
+    free(c);
+    free(v);
+}
+
+Test(polys, tile_mesh_vertex_limit, .timeout = 120)
+{
+    /* OP_MAX_TILE_MESH_VERTS / 4 squares: exactly the limit, accepted; one triangle more
+     * (three new vertices): OP_ELIMIT naming the limit. */
+    int nsq = OP_MAX_TILE_MESH_VERTS / 4;
+    op_contour_vert *v;
+    op_contour *c = squares(nsq, &v);
+    op_contour_set cs = {0};
+    cs.contours = c;
+    cs.count = nsq;
+    op_arena *out = op_arena_create(0), *scr = op_arena_create(0);
+    op_poly_mesh m;
+    op_err e;
+    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(m.nverts, OP_MAX_TILE_MESH_VERTS);
+    uint32_t top = 0;
+    for (size_t i = 0; i < (size_t)m.npolys * 6; i++)
+        if (m.polys[i] != OP_POLY_MESH_NULL && m.polys[i] > top)
+            top = m.polys[i];
+    cr_assert_eq(top, (uint32_t)OP_MAX_TILE_MESH_VERTS - 1);
+    op_arena_destroy(out);
+    out = op_arena_create(0);
+    v[4 * nsq + 0] = (op_contour_vert){0, 0, 3000, 0};
+    v[4 * nsq + 1] = (op_contour_vert){1, 0, 3000, 0};
+    v[4 * nsq + 2] = (op_contour_vert){0, 0, 3001, 0};
+    c[nsq] = (op_contour){.verts = &v[4 * nsq], .nverts = 3, .region = 1, .area = 63};
+    cs.count = nsq + 1;
+    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_ELIMIT);
+    cr_assert(strstr(e.msg, "OP_MAX_TILE_MESH_VERTS"), "%s", e.msg);
+    cr_assert_eq(m.nverts, 0, "the mesh is zeroed on error");
     op_arena_destroy(out);
     op_arena_destroy(scr);
     free(c);

@@ -144,8 +144,8 @@ static void count_layer(const layer_ctx *c, int layer, int32_t *remap, op_tile *
         if (!in_layer(c, p, layer))
             continue;
         t->npolys++;
-        const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
-        for (int k = 0; k < pm->nvp && pv[k] != OP_POLY_NULL; k++)
+        const uint32_t *pv = &pm->polys[(size_t)p * pm->nvp];
+        for (int k = 0; k < pm->nvp && pv[k] != OP_POLY_MESH_NULL; k++)
             remap[pv[k]] = 0;
         if (c->dm) {
             t->ndverts += (int)c->dm->meshes[4 * p + 1];
@@ -207,12 +207,12 @@ static void fill_layer(const layer_ctx *c, int layer, const int32_t *remap, uint
     for (int p = 0; p < pm->npolys; p++) {
         if (!in_layer(c, p, layer))
             continue;
-        const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
+        const uint32_t *pv = &pm->polys[(size_t)p * pm->nvp];
         for (int k = 0; k < pm->nvp; k++) {
             t->polys[(size_t)q * pm->nvp + k] =
-                pv[k] == OP_POLY_NULL ? (uint16_t)OP_POLY_NULL : (uint16_t)remap[pv[k]];
+                pv[k] == OP_POLY_MESH_NULL ? (uint16_t)OP_POLY_NULL : (uint16_t)remap[pv[k]];
             seam[(size_t)q * pm->nvp + k] =
-                pv[k] == OP_POLY_NULL ? (uint16_t)OP_NEI_WALL : seam_of(c, p, k, layer);
+                pv[k] == OP_POLY_MESH_NULL ? (uint16_t)OP_NEI_WALL : seam_of(c, p, k, layer);
         }
         int area = pm->areas[p];
         t->areas[q] = (uint8_t)(area == OP_WALKABLE_AREA ? c->s->area : area);

@@ -265,7 +265,7 @@ Test(build, vertical_reach_may_reach_max_local_extent_but_not_exceed_it)
     floor_tile(&s, 0.7f, OP_STAGE_POLYS, a, out, &st);
     int lo = INT32_MAX, hi = INT32_MIN;
     for (size_t i = 0; i < (size_t)st.polys.npolys * (size_t)st.polys.nvp; i++)
-        if (st.polys.polys[i] != OP_POLY_NULL) {
+        if (st.polys.polys[i] != OP_POLY_MESH_NULL) {
             int row = st.polys.verts[3 * st.polys.polys[i] + 1];
             lo = row < lo ? row : lo;
             hi = row > hi ? row : hi;
@@ -312,14 +312,14 @@ Test(build, min_row_is_the_lowest_vertex_a_polygon_uses)
     const op_poly_mesh *pm = &st.polys;
     int used = INT32_MAX, any = INT32_MAX;
     for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++)
-        if (pm->polys[i] != OP_POLY_NULL && pm->verts[3 * pm->polys[i] + 1] < used)
+        if (pm->polys[i] != OP_POLY_MESH_NULL && pm->verts[3 * pm->polys[i] + 1] < used)
             used = pm->verts[3 * pm->polys[i] + 1];
     for (int i = 0; i < pm->nverts; i++)
         any = pm->verts[3 * i + 1] < any ? pm->verts[3 * i + 1] : any;
     cr_assert_lt(any, used, "no unused vertex below the polygons: the test shows nothing");
     int top = INT32_MIN;
     for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++)
-        if (pm->polys[i] != OP_POLY_NULL && pm->verts[3 * pm->polys[i] + 1] > top)
+        if (pm->polys[i] != OP_POLY_MESH_NULL && pm->verts[3 * pm->polys[i] + 1] > top)
             top = pm->verts[3 * pm->polys[i] + 1];
     cr_assert_gt(top, used, "one height only: the test shows nothing");
     cr_assert_eq(st.min_row, used);

@@ -30,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "onepath/arena.h"
 #include "onepath/limits.h"
+#include "onepath/tile_codec.h"
 
 #define ONEPATH OP_BIN_DIR "/onepath"
 
@@ -517,6 +519,195 @@ Test(cli_limits, the_vertex_limit_of_an_upper_layer_names_that_layer, .timeout =
     cr_assert_eq(etz, tile_of(tz * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
     cr_assert_eq(el, 1, "the islands' layer: %s", r.err);
     cr_assert_lt(r.maxrss_kb, 512 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+}
+
+/* Floors of islands stacked 4 wu apart in tile (tx, tz): floor k (at y = 4 k) holds
+ * n[k] x n[k] islands of write_islands' pattern, at the same places on every floor, so an
+ * island shares its columns with the ones above and below it: with equal n, §5 puts floor
+ * k on layer k (regions are visited in id order and take the lowest free layer; an island
+ * with nothing below it would take layer 0). ground: a floor under the whole tile at
+ * y = -4 (it comes first, bottom up, and takes layer 0; floor k then takes layer k + 1). */
+static void write_island_floors(const char *name, const int *n, int nfloors, int tx, int tz,
+                                int ground)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    double ox = tx * ISL_TILE, oz = tz * ISL_TILE, e = 0.01;
+    int nq = 0;
+    for (int k = 0; k < nfloors; k++)
+        for (int i = 0; i < n[k]; i++)
+            for (int j = 0; j < n[k]; j++, nq++) {
+                double x0 = ox + 4 * i * ISL_CS + e, z0 = oz + 4 * j * ISL_CS + e;
+                double x1 = ox + (4 * i + 3) * ISL_CS - e, z1 = oz + (4 * j + 3) * ISL_CS - e;
+                double y = 4.0 * k;
+                fprintf(f, "v %.4f %g %.4f\nv %.4f %g %.4f\nv %.4f %g %.4f\nv %.4f %g %.4f\n", x0,
+                        y, z0, x1, y, z0, x1, y, z1, x0, y, z1);
+            }
+    if (ground && ++nq)
+        fprintf(f, "v %.4f -4 %.4f\nv %.4f -4 %.4f\nv %.4f -4 %.4f\nv %.4f -4 %.4f\n", ox + e,
+                oz + e, ox + ISL_TILE - e, oz + e, ox + ISL_TILE - e, oz + ISL_TILE - e, ox + e,
+                oz + ISL_TILE - e);
+    for (int q = 0; q < nq; q++)
+        fprintf(f, "f %d %d %d\nf %d %d %d\n", 4 * q + 1, 4 * q + 3, 4 * q + 2, 4 * q + 1,
+                4 * q + 4, 4 * q + 3);
+    fclose(f);
+}
+
+/* The number after "\"key\": " in a bake's JSON line. */
+static long json_long(const char *out, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *p = strstr(out, k);
+    cr_assert(p, "no %s in %s", key, out);
+    return strtol(p + strlen(k), NULL, 10);
+}
+
+static void json_hash(const char *out, char *hash, size_t n);
+
+/* The whole of a file read into *len bytes (malloc). */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    cr_assert_geq(n, 0);
+    rewind(f);
+    unsigned char *b = malloc((size_t)n + 1);
+    cr_assert(b);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* World height of a tile-local y. */
+static double world_y(const op_tile *t, float y)
+{
+    return t->origin[1] + (double)y;
+}
+
+/* Tile layer a (one piece) against b (layer by layer): every field equal except the
+ * vertical frame. A tile built in one piece takes OriginY from the lowest vertex row of the
+ * whole tile, a layer built on its own from its own (build3d-polys.md §5 with
+ * build3d-runtime.md §2.3), so OriginY and every local y differ by whole rows there; the
+ * world heights must agree (rows are 0.2 wu apart, float32 rounding is far below 1e-3).
+ * Returns whether the blobs are byte-identical too. */
+static int same_tile(const op_tile *a, const op_tile *b, const char *name)
+{
+    cr_assert(a->tx == b->tx && a->tz == b->tz && a->layer == b->layer, "%s: key", name);
+    cr_assert(a->origin[0] == b->origin[0] && a->origin[2] == b->origin[2], "%s: origin", name);
+    cr_assert(a->tile_size == b->tile_size && a->nvp == b->nvp, "%s", name);
+    cr_assert(a->nverts == b->nverts && a->npolys == b->npolys && a->ndverts == b->ndverts &&
+                  a->ndtris == b->ndtris,
+              "%s: counts %d/%d/%d/%d vs %d/%d/%d/%d", name, a->nverts, a->npolys, a->ndverts,
+              a->ndtris, b->nverts, b->npolys, b->ndverts, b->ndtris);
+    for (int i = 0; i < a->nverts; i++) {
+        const float *u = &a->verts[3 * i], *v = &b->verts[3 * i];
+        cr_assert(u[0] == v[0] && u[2] == v[2], "%s: vertex %d x/z", name, i);
+        cr_assert(fabs(world_y(a, u[1]) - world_y(b, v[1])) < 1e-3, "%s: vertex %d y", name, i);
+    }
+    for (int i = 0; i < a->ndverts; i++) {
+        const float *u = &a->dverts[3 * i], *v = &b->dverts[3 * i];
+        cr_assert(u[0] == v[0] && u[2] == v[2], "%s: detail vertex %d x/z", name, i);
+        cr_assert(fabs(world_y(a, u[1]) - world_y(b, v[1])) < 1e-3, "%s: detail vertex %d y", name,
+                  i);
+    }
+    size_t np = (size_t)a->npolys, nn = np * (size_t)a->nvp;
+    cr_assert(!memcmp(a->polys, b->polys, nn * 2) && !memcmp(a->neis, b->neis, nn * 2) &&
+                  !memcmp(a->areas, b->areas, np) && !memcmp(a->flags, b->flags, np * 2) &&
+                  !memcmp(a->regs, b->regs, np * 2) && !memcmp(a->dmeshes, b->dmeshes, np * 16) &&
+                  !memcmp(a->dtris, b->dtris, (size_t)a->ndtris * 4),
+              "%s: polygons, neighbours, areas, flags, regions or detail differ", name);
+    return a->origin[1] == b->origin[1];
+}
+
+Test(cli_limits, the_vertex_limit_is_per_layer_when_a_tile_is_built_in_one_piece, .timeout = 600)
+{
+    /* Three floors of 127^2 islands: 64,516 vertices a layer, each within the limit, and
+     * 193,548 in the tile. Built in one piece (detail_sample_distance 1.8 = 6 cells, so all
+     * layers are welded into one polygon mesh) the limit once applied to their sum. The
+     * floors are flat, so sampling adds no height detail: the tile must be what the
+     * layer-by-layer path (sample distance 0) builds, up to the vertical frame. */
+    const int tx = 1, tz = 2, n[3] = {127, 127, 127};
+    write_island_floors("floors3.obj", n, 3, tx, tz, 0);
+    char d1[4096], d0[4096];
+    snprintf(d1, sizeof d1, "%s/one", tmpdir);
+    snprintf(d0, sizeof d0, "%s/apart", tmpdir);
+    cr_assert(mkdir(d1, 0755) == 0 && mkdir(d0, 0755) == 0);
+    run_result one =
+        bake_islands("floors3.obj", (const char *const[]){"--set", "partition=layers", "--set",
+                                                          "detail_sample_distance=1.8", "--threads",
+                                                          "1", "--json", "--out", "one", NULL});
+    cr_assert_eq(one.rc, 0, "built in one piece: exit %d: %s", one.rc, one.err);
+    cr_assert_eq(json_long(one.out, "tiles"), 1, "%s", one.out);
+    cr_assert_eq(json_long(one.out, "layers"), 3, "%s", one.out);
+    cr_assert_eq(json_long(one.out, "vertices"), 3L * 4 * 127 * 127, "%s", one.out);
+    run_result apart =
+        bake_islands("floors3.obj", (const char *const[]){"--set", "partition=layers", "--set",
+                                                          "detail_sample_distance=0", "--threads",
+                                                          "1", "--json", "--out", "apart", NULL});
+    cr_assert_eq(apart.rc, 0, "layer by layer: exit %d: %s", apart.rc, apart.err);
+    int etx = tile_of(tx * ISL_TILE + 1.0, ISL_TILE), etz = tile_of(tz * ISL_TILE + 1.0, ISL_TILE);
+    int identical = 0;
+    for (int layer = 0; layer < 3; layer++) {
+        char name[64], p1[8192], p0[8192];
+        snprintf(name, sizeof name, "tile_%d_%d_%d.optile", etx, etz, layer);
+        snprintf(p1, sizeof p1, "%s/%s", d1, name);
+        snprintf(p0, sizeof p0, "%s/%s", d0, name);
+        size_t l1, l0;
+        unsigned char *b1 = slurp(p1, &l1), *b0 = slurp(p0, &l0);
+        op_arena *a = op_arena_create(0);
+        op_tile t1, t0;
+        op_err e;
+        cr_assert_eq(op_tile_decode(b1, l1, a, &t1, NULL, &e), OP_OK, "%s: %s", p1, e.msg);
+        cr_assert_eq(op_tile_decode(b0, l0, a, &t0, NULL, &e), OP_OK, "%s: %s", p0, e.msg);
+        cr_assert_eq(t1.nverts, 4 * 127 * 127, "%s", name);
+        int same = same_tile(&t1, &t0, name);
+        /* Layer 0 holds the tile's lowest row: there the frames agree, and so do the bytes. */
+        cr_assert(layer > 0 || (same && l1 == l0 && !memcmp(b1, b0, l1)), "%s: bytes", name);
+        identical += same && l1 == l0 && !memcmp(b1, b0, l1);
+        op_arena_destroy(a);
+        free(b1);
+        free(b0);
+    }
+    cr_assert_lt(one.maxrss_kb, 1024 * 1024, "peak RSS %ld KiB", one.maxrss_kb);
+    fprintf(stderr,
+            "three floors, one piece: %.2f s wall, %.2f s CPU, %ld KiB peak; layer by layer: "
+            "%.2f s wall, %.2f s CPU, %ld KiB peak; %d of 3 layers byte-identical\n",
+            one.seconds, one.cpu_seconds, one.maxrss_kb, apart.seconds, apart.cpu_seconds,
+            apart.maxrss_kb, identical);
+}
+
+Test(cli_limits, a_middle_layer_past_the_vertex_limit_is_named_in_both_paths, .timeout = 600)
+{
+    /* A ground floor under floors of 128^2 and 127^2 islands: layer 1 holds 65,536
+     * vertices, one past the limit; layers 0 (4 vertices) and 2 (64,516) are within it.
+     * Both paths refuse the tile naming layer 1, the one-piece build before its detail
+     * stage (the layer-by-layer build has built layer 0 by then). */
+    const int tx = -1, tz = 0, n[2] = {128, 127};
+    write_island_floors("floors_over.obj", n, 2, tx, tz, 1);
+    static const char *const sd[2] = {"detail_sample_distance=1.8", "detail_sample_distance=0"};
+    for (int k = 0; k < 2; k++) {
+        run_result r = bake_islands("floors_over.obj",
+                                    (const char *const[]){"--set", "partition=layers", "--set",
+                                                          sd[k], "--threads", "1", NULL});
+        cr_assert_eq(r.rc, 1, "%s: exit %d: %s", sd[k], r.rc, r.err);
+        cr_assert(strstr(r.err, "65536 vertices") && strstr(r.err, "OP_MAX_LAYER_VERTS"),
+                  "%s: not the layer's vertex limit: %s", sd[k], r.err);
+        int etx, etz, el;
+        cr_assert(parse_tile(r.err, &etx, &etz, &el), "%s: no tile and layer named: %s", sd[k],
+                  r.err);
+        cr_assert_eq(etx, tile_of(tx * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
+        cr_assert_eq(etz, tile_of(tz * ISL_TILE + 1.0, ISL_TILE), "%s", r.err);
+        cr_assert_eq(el, 1, "%s: %s", sd[k], r.err);
+        cr_assert_lt(r.maxrss_kb, 1024 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+        fprintf(stderr, "refused (%s): %.2f s wall, %.2f s CPU, %ld KiB peak\n", sd[k], r.seconds,
+                r.cpu_seconds, r.maxrss_kb);
+    }
 }
 
 /* ---- pathological geometry (issue 16) ---- */

@@ -180,6 +180,44 @@ Test(client_cli, watch_keeps_a_directory_in_step, .timeout = 120)
     op_arena_destroy(a);
 }
 
+Test(client_cli, watch_writes_every_layer_of_a_tile_of_80, .timeout = 120)
+{
+    /* 80 floors 4 wu apart over one tile, partition = layers: 80 tile layers. watch kept
+     * at most 64 layers of a tile (and pruned the rest) while bake wrote all of them; a
+     * tile holds up to OP_MAX_LAYERS (1,024) everywhere. */
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    char path[400], watched[400], ref[400];
+    snprintf(path, sizeof path, "%s/stack.obj", d.dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int k = 0; k < 80; k++)
+        fprintf(f, "v 2 %d 2\nv 9 %d 2\nv 9 %d 9\nv 2 %d 9\n", 4 * k, 4 * k, 4 * k, 4 * k);
+    for (int k = 0; k < 80; k++)
+        fprintf(f, "f %d %d %d\nf %d %d %d\n", 4 * k + 1, 4 * k + 3, 4 * k + 2, 4 * k + 1,
+                4 * k + 4, 4 * k + 3);
+    fclose(f);
+    snprintf(watched, sizeof watched, "%s/watched", d.dir);
+    snprintf(ref, sizeof ref, "%s/ref", d.dir);
+    cr_assert_eq(run("%s/onepath put '%s' --url '%s' --level s --set partition=layers%s > "
+                     "/dev/null",
+                     path, d.url, ""),
+                 0);
+    cr_assert_eq(run("%s/onepath bake '%s' --set partition=layers --out '%s'%s > /dev/null 2>&1",
+                     path, ref, ""),
+                 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '^tile_0_0_.*optile$' | grep -qx 80", ref);
+    cr_assert_eq(system(cmd), 0, "bake did not write 80 layers");
+    cr_assert_eq(run("%s/onepath watch --url '%s' --level s --out '%s' --once%s > /dev/null", d.url,
+                     watched, ""),
+                 0);
+    cr_assert(wait_same(watched, ref, 100), "watch --once and bake wrote different files");
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
 /* `onepath volume put FILE.json` then `fetch` writes exactly the files of `onepath bake
  * --volumes FILE.json`; `volume list` prints a file that bakes the same; `volume drop`
  * removes one; a bad file sends nothing. */

@@ -87,12 +87,12 @@ static void scene_polys(scene *s, int npolys, const int *sizes, const int (*pts)
     m->nvp = 6;
     m->npolys = npolys;
     m->verts = op_arena_calloc(s->a, (size_t)total * 3, sizeof(int32_t));
-    m->polys = op_arena_calloc(s->a, (size_t)npolys * 6, sizeof(uint16_t));
+    m->polys = op_arena_calloc(s->a, (size_t)npolys * 6, sizeof(uint32_t));
     m->regs = op_arena_calloc(s->a, (size_t)npolys, sizeof(uint16_t));
     m->areas = op_arena_calloc(s->a, (size_t)npolys, 1);
     m->edge_neighbour = op_arena_calloc(s->a, (size_t)npolys * 6, sizeof(int32_t));
     for (int i = 0; i < npolys * 6; i++)
-        m->polys[i] = OP_POLY_NULL;
+        m->polys[i] = OP_POLY_MESH_NULL;
     int k = 0;
     s->min_row = 1 << 30;
     for (int p = 0; p < npolys; p++) {
@@ -111,7 +111,7 @@ static void scene_polys(scene *s, int npolys, const int *sizes, const int (*pts)
                 if (m->verts[v * 3 + 1] < s->min_row)
                     s->min_row = m->verts[v * 3 + 1];
             }
-            m->polys[p * 6 + j] = (uint16_t)v;
+            m->polys[p * 6 + j] = (uint32_t)v;
         }
     }
     m->frame.border = B;
@@ -185,7 +185,7 @@ static void poly_positions(const scene *s, const op_detail_mesh *dm, int p, pver
 {
     const op_poly_mesh *m = &s->mesh;
     pv->n = 0;
-    while (pv->n < 6 && m->polys[p * 6 + pv->n] != OP_POLY_NULL) {
+    while (pv->n < 6 && m->polys[p * 6 + pv->n] != OP_POLY_MESH_NULL) {
         const int32_t *v = &m->verts[m->polys[p * 6 + pv->n] * 3];
         pv->x[pv->n] = local(s, v[0]);
         pv->y[pv->n] = local_y(s, v[1]);

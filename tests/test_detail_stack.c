@@ -48,7 +48,7 @@ static void tile_settings(const op_level *lvl, tile *t)
 static int poly_verts(const op_poly_mesh *m, int p)
 {
     int n = 0;
-    while (n < m->nvp && m->polys[(size_t)p * (size_t)m->nvp + (size_t)n] != OP_POLY_NULL)
+    while (n < m->nvp && m->polys[(size_t)p * (size_t)m->nvp + (size_t)n] != OP_POLY_MESH_NULL)
         n++;
     return n;
 }

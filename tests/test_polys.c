@@ -10,6 +10,16 @@
  *   - a naive reference written here from the spec text (full ear retest each step,
  *     linear welding, quadratic merge search) which must give identical meshes.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define OPT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OPT_ASAN 1
+#endif
+#endif
+#ifndef OPT_ASAN
+#define OPT_ASAN 0
+#endif
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -536,7 +546,7 @@ static void run_free(run *r)
 static int poly_n(const op_poly_mesh *m, int p)
 {
     int n = 0;
-    while (n < m->nvp && m->polys[p * m->nvp + n] != OP_POLY_NULL)
+    while (n < m->nvp && m->polys[p * m->nvp + n] != OP_POLY_MESH_NULL)
         n++;
     return n;
 }
@@ -585,14 +595,14 @@ static void check_invariants(const op_contour_set *cs, const op_poly_mesh *m, in
                       "vertices %d and %d should have been welded", i, j);
     for (int p = 0; p < m->npolys; p++) {
         int n = poly_n(m, p);
-        const uint16_t *v = &m->polys[p * nvp];
+        const uint32_t *v = &m->polys[p * nvp];
         const int32_t *nb = &m->edge_neighbour[p * nvp];
         cr_assert(n >= 3 && n <= nvp, "poly %d has %d vertices", p, n);
         for (int k = n; k < nvp; k++)
-            cr_assert_eq(v[k], OP_POLY_NULL);
+            cr_assert_eq(v[k], OP_POLY_MESH_NULL);
         int fpos = 0;
         for (int i = 0; i < n; i++) {
-            cr_assert(v[i] < m->nverts);
+            cr_assert(v[i] < (uint32_t)m->nverts);
             for (int j = i + 1; j < n; j++)
                 cr_assert_neq(v[i], v[j], "poly %d repeats vertex %u", p, v[i]);
             int a = v[(i + n - 1) % n], b = v[i], c = v[(i + 1) % n];
@@ -618,8 +628,9 @@ static void check_invariants(const op_contour_set *cs, const op_poly_mesh *m, in
             for (int q = 0; q < m->npolys && !found; q++) {
                 int nq = poly_n(m, q);
                 for (int k = 0; k < nq; k++)
-                    if (q != p && m->regs[q] == m->regs[p] && m->polys[q * nvp + k] == b &&
-                        m->polys[q * nvp + (k + 1) % nq] == a)
+                    if (q != p && m->regs[q] == m->regs[p] &&
+                        m->polys[q * nvp + k] == (uint32_t)b &&
+                        m->polys[q * nvp + (k + 1) % nq] == (uint32_t)a)
                         found = 1;
             }
             cr_assert(found, "internal edge %d -> %d of poly %d has no partner", a, b, p);
@@ -1596,37 +1607,105 @@ Test(polys, float32_negative_triangle_is_not_emitted)
     free(t);
 }
 
-Test(polys, vertex_limit)
+/* n unit cells two cells apart (rows of 1024), each its own contour of k vertices: the
+ * first k of the cell's corners counter-clockwise (k = 3: a triangle, k = 4: a square).
+ * Room is left for one more contour of up to 4 vertices. */
+static op_contour *cells(int n, int k, op_contour_vert **vout)
 {
-    /* 16384 unit squares far apart: 65536 vertices > OP_POLY_MAX_VERTS; one square
-     * fewer plus a triangle: exactly 65535 vertices, accepted. */
-    int nsq = 16384;
-    op_contour *c = calloc((size_t)nsq, sizeof *c);
-    op_contour_vert *v = calloc((size_t)nsq * 4, sizeof *v);
+    op_contour *c = calloc((size_t)n + 2, sizeof *c);
+    op_contour_vert *v = calloc((size_t)n * (size_t)k + 8, sizeof *v);
     cr_assert(c && v);
-    for (int i = 0; i < nsq; i++) {
-        int x = 2 * (i % 128), z = 2 * (i / 128);
+    for (int i = 0; i < n; i++) {
+        int x = 2 * (i % 1024), z = 2 * (i / 1024);
         const int q[4][2] = {{x, z}, {x + 1, z}, {x + 1, z + 1}, {x, z + 1}};
-        for (int k = 0; k < 4; k++)
-            v[4 * i + k] = (op_contour_vert){q[k][0], 0, q[k][1], 0};
-        c[i].verts = &v[4 * i];
-        c[i].nverts = 4;
-        c[i].region = 1;
-        c[i].area = 63;
+        for (int j = 0; j < k; j++)
+            v[(size_t)k * (size_t)i + (size_t)j] = (op_contour_vert){q[j][0], 0, q[j][1], 0};
+        c[i] =
+            (op_contour){.verts = &v[(size_t)k * (size_t)i], .nverts = k, .region = 1, .area = 63};
     }
+    *vout = v;
+    return c;
+}
+
+Test(polys, vertex_indices_pass_16_bits)
+{
+    /* 16384 squares: 65536 vertices, one more than a tile layer holds (uint16 with 0xffff
+     * padding). The polygon mesh is not a tile layer: it may weld several layers (a tile
+     * built in one piece), so it takes them, with uint32 indices; the per-layer limit is
+     * the tile pipeline's (test_cli_limits). */
+    int nsq = 16384;
+    op_contour_vert *v;
+    op_contour *c = cells(nsq, 4, &v);
     op_contour_set cs = {0};
     cs.contours = c;
     cs.count = nsq;
     op_arena *out = op_arena_create(0), *scr = op_arena_create(0);
     op_poly_mesh m;
     op_err e;
-    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_ELIMIT);
-    cr_assert(strstr(e.msg, "65535"), "%s", e.msg);
-    c[nsq - 1].nverts = 3;
     cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_OK, "%s", e.msg);
-    cr_assert_eq(m.nverts, OP_POLY_MAX_VERTS);
+    cr_assert_eq(m.nverts, 4 * nsq);
     cr_assert_eq(m.npolys, nsq);
-    cr_assert_eq(m.polys[(nsq - 1) * 6 + 2], OP_POLY_MAX_VERTS - 1);
+    /* The last square is one polygon of vertices 65532..65535 (each once). */
+    unsigned got = 0;
+    for (int k = 0; k < 4; k++) {
+        uint32_t u = m.polys[(size_t)(nsq - 1) * 6 + (size_t)k];
+        cr_assert(u >= (uint32_t)(4 * nsq - 4) && u < (uint32_t)(4 * nsq), "index %u", u);
+        got |= 1u << (u - (uint32_t)(4 * nsq - 4));
+    }
+    cr_assert_eq(got, 15u);
+    cr_assert_eq(m.polys[(size_t)(nsq - 1) * 6 + 4], OP_POLY_MESH_NULL);
+    cr_assert_eq(m.verts[3 * (4 * nsq - 1)], 2 * 1023);
+    cr_assert_eq(m.verts[3 * (4 * nsq - 1) + 2], 2 * 15 + 1);
+    op_arena_destroy(out);
+    op_arena_destroy(scr);
+    free(c);
+    free(v);
+}
+
+Test(polys, tile_mesh_vertex_limit, .timeout = 600)
+{
+    /* Triangles (cheap: nothing to merge) and one square, exactly OP_MAX_TILE_MESH_VERTS
+     * vertices: accepted; one triangle more: OP_ELIMIT naming the limit. 2.5 s of CPU and
+     * 440 MB; under ASan the arena's per-contour scratch release costs system time that
+     * pushed it past ten minutes, so it runs in the plain build only (the uint32 indices
+     * are checked under ASan by vertex_indices_pass_16_bits). */
+    if (OPT_ASAN)
+        cr_skip_test("2^22 vertices: too slow under ASan");
+    int ntri = (OP_MAX_TILE_MESH_VERTS - 4) / 3;
+    cr_assert_eq(3 * ntri + 4, OP_MAX_TILE_MESH_VERTS);
+    op_contour_vert *v;
+    op_contour *c = cells(ntri, 3, &v);
+    op_contour_vert *extra = &v[(size_t)ntri * 3];
+    const int sq[4][2] = {{0, 4000}, {1, 4000}, {1, 4001}, {0, 4001}};
+    const int tri[3][2] = {{4, 4000}, {5, 4000}, {5, 4001}};
+    for (int k = 0; k < 4; k++)
+        extra[k] = (op_contour_vert){sq[k][0], 0, sq[k][1], 0};
+    for (int k = 0; k < 3; k++)
+        extra[4 + k] = (op_contour_vert){tri[k][0], 0, tri[k][1], 0};
+    c[ntri] = (op_contour){.verts = extra, .nverts = 4, .region = 1, .area = 63};
+    c[ntri + 1] = (op_contour){.verts = extra + 4, .nverts = 3, .region = 1, .area = 63};
+    op_contour_set cs = {0};
+    cs.contours = c;
+    cs.count = ntri + 1;
+    op_arena *out = op_arena_create(0), *scr = op_arena_create(0);
+    op_poly_mesh m;
+    op_err e;
+    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(m.nverts, OP_MAX_TILE_MESH_VERTS);
+    cr_assert_eq(m.npolys, ntri + 1);
+    uint32_t top = 0;
+    for (int k = 0; k < 6; k++) {
+        uint32_t u = m.polys[(size_t)ntri * 6 + (size_t)k];
+        if (u != OP_POLY_MESH_NULL && u > top)
+            top = u;
+    }
+    cr_assert_eq(top, (uint32_t)OP_MAX_TILE_MESH_VERTS - 1, "the square holds the last index");
+    op_arena_destroy(out);
+    out = op_arena_create(0);
+    cs.count = ntri + 2;
+    cr_assert_eq(op_polys_build(&cs, &frame_exact, 6, out, scr, &m, &e), OP_ELIMIT);
+    cr_assert(strstr(e.msg, "OP_MAX_TILE_MESH_VERTS"), "%s", e.msg);
+    cr_assert_eq(m.nverts, 0, "the mesh is zeroed on error");
     op_arena_destroy(out);
     op_arena_destroy(scr);
     free(c);

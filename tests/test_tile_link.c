@@ -13,7 +13,7 @@
 
 #define W       OP_NEI_WALL
 #define P(side) (OP_NEI_PORTAL | (side))
-#define N       OP_POLY_NULL
+#define N       OP_POLY_MESH_NULL
 
 Test(tile_link, links_portals_and_walls_by_the_rules)
 {
@@ -29,7 +29,7 @@ Test(tile_link, links_portals_and_walls_by_the_rules)
         37, 0, 5,  /* v6 (9.6, 0) */
         37, 0, 15, /* v7 (9.6, 3) */
     };
-    uint16_t polys[] = {
+    uint32_t polys[] = {
         0, 1, 2, 3, N, N, /* A: v1-v2 also in B and C (three polygons) */
         1, 4, 5, 2, N, N, /* B: v1-v4 also in C the same way round; v4-v5 opposite D's */
         1, 4, 2, N, N, N, /* C */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "onepath/limits.h"
 #include "cli_common.h"
 #include "remote_common.h"
 
@@ -25,7 +26,8 @@ static int usage(void)
 /* Brings one listed tile in step. */
 static int sync_tile(op_client *c, const remote_opts *o, const op_client_change *ch)
 {
-    int keep[64], nkeep = 0;
+    /* A tile holds at most OP_MAX_LAYERS layers (the client refuses a reply with more). */
+    int keep[OP_MAX_LAYERS], nkeep = 0;
     if (ch->nhashes > 0) {
         op_client_tile t;
         op_err e;
@@ -34,7 +36,7 @@ static int sync_tile(op_client *c, const remote_opts *o, const op_client_change 
             return 0;
         if (st != OP_OK)
             return remote_fail(o->level, &e);
-        for (int k = 0; k < t.nlayers && nkeep < 64; k++) {
+        for (int k = 0; k < t.nlayers && nkeep < OP_MAX_LAYERS; k++) {
             if (tile_file_write(o->out_dir, t.tx, t.tz, t.layers[k].layer, t.layers[k].blob,
                                 t.layers[k].len)) {
                 op_client_tile_free(&t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "onepath/limits.h"
 
 static void key(op_creq *q, const char *k)
 {
@@ -345,6 +346,9 @@ static op_status read_tile(const msgpack_object *m, op_client_tile *t, op_err *e
     t->tx = (int)tx;
     t->tz = (int)tz;
     uint32_t n = a->via.array.size;
+    if (n > OP_MAX_LAYERS)
+        return op_err_set(err, OP_EPROTO, "client: tile (%d, %d) with %u layers, more than %d",
+                          t->tx, t->tz, n, OP_MAX_LAYERS);
     t->layers = calloc(n ? n : 1, sizeof *t->layers);
     if (!t->layers)
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
@@ -358,6 +362,11 @@ static op_status read_tile(const msgpack_object *m, op_client_tile *t, op_err *e
             (st = op_cget_u64(l, "hash", &y->hash, err)) != OP_OK ||
             (st = op_rpc_get_bin(l, "blob", 0, &blob, &len, err)) != OP_OK)
             break;
+        if (layer < 0 || layer >= OP_MAX_LAYERS) {
+            st = op_err_set(err, OP_EPROTO, "client: tile (%d, %d) layer %lld outside 0..%d", t->tx,
+                            t->tz, (long long)layer, OP_MAX_LAYERS - 1);
+            break;
+        }
         y->layer = (int)layer;
         y->blob = malloc(len ? len : 1);
         if (!y->blob) {

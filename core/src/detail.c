@@ -80,8 +80,11 @@ static op_status check_args(const op_poly_mesh *mesh, const op_chf *chf, const o
     if (mesh->nvp < OP_MIN_VERTS_PER_POLY || mesh->nvp > OP_MAX_VERTS_PER_POLY)
         return op_err_set(err, OP_ERANGE, "detail: %d vertices per polygon out of [%d, %d]",
                           mesh->nvp, OP_MIN_VERTS_PER_POLY, OP_MAX_VERTS_PER_POLY);
+    if (mesh->nverts < 0 || mesh->nverts > OP_MAX_TILE_MESH_VERTS)
+        return op_err_set(err, OP_EINVAL, "detail: %d mesh vertices outside 0..%d", mesh->nverts,
+                          OP_MAX_TILE_MESH_VERTS);
     for (size_t i = 0; i < (size_t)mesh->npolys * (size_t)mesh->nvp; i++)
-        if (mesh->polys[i] != OP_POLY_NULL && mesh->polys[i] >= mesh->nverts)
+        if (mesh->polys[i] != OP_POLY_MESH_NULL && mesh->polys[i] >= (uint32_t)mesh->nverts)
             return op_err_set(err, OP_EINVAL, "detail: polygon %zu vertex %u >= %d vertices",
                               i / (size_t)mesh->nvp, mesh->polys[i], mesh->nverts);
     if (!regs->reg || regs->span_count != chf->span_count)
@@ -93,7 +96,8 @@ static op_status check_args(const op_poly_mesh *mesh, const op_chf *chf, const o
 static int poly_nverts(const op_poly_mesh *mesh, int p)
 {
     int n = 0;
-    while (n < mesh->nvp && mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)n] != OP_POLY_NULL)
+    while (n < mesh->nvp &&
+           mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)n] != OP_POLY_MESH_NULL)
         n++;
     return n;
 }

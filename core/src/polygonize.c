@@ -103,6 +103,11 @@ static op_status build_init(build *b, const op_contour_set *cset, op_err *err)
         maxv += (size_t)cset->contours[i].nverts;
         maxp += (size_t)cset->contours[i].nverts - 2;
     }
+    /* The weld never holds more than OP_MAX_TILE_MESH_VERTS vertices (it refuses the next):
+     * its arrays need no more, whatever the contours hold. The table's size decides no
+     * result (the lowest matching index wins). */
+    if (maxv > OP_MAX_TILE_MESH_VERTS)
+        maxv = OP_MAX_TILE_MESH_VERTS;
     b->weld_mask = 15;
     while ((size_t)b->weld_mask + 1 < 2 * maxv)
         b->weld_mask = 2 * b->weld_mask + 1;
@@ -144,8 +149,11 @@ static op_status weld(build *b, int32_t x, int32_t y, int32_t z, int *out, op_er
             found = i;
     }
     if (found < 0) {
-        if (b->nverts >= OP_POLY_MAX_VERTS)
-            return op_err_set(err, OP_ELIMIT, "polys: more than %d vertices", OP_POLY_MAX_VERTS);
+        if (b->nverts >= OP_MAX_TILE_MESH_VERTS)
+            return op_err_set(err, OP_ELIMIT,
+                              "polys: more than %d vertices in one polygon mesh "
+                              "(OP_MAX_TILE_MESH_VERTS)",
+                              OP_MAX_TILE_MESH_VERTS);
         found = b->nverts++;
         b->verts[3 * found] = x;
         b->verts[3 * found + 1] = y;
@@ -275,7 +283,7 @@ static op_status copy_out(const build *b, op_arena *out, op_poly_mesh *mesh, op_
 {
     size_t nv = (size_t)b->nverts, np = (size_t)b->npolys, nvp = (size_t)b->nvp;
     mesh->verts = op_arena_alloc(out, nv * 3 * sizeof(int32_t));
-    mesh->polys = op_arena_alloc(out, np * nvp * sizeof(uint16_t));
+    mesh->polys = op_arena_alloc(out, np * nvp * sizeof(uint32_t));
     mesh->edge_neighbour = op_arena_alloc(out, np * nvp * sizeof(int32_t));
     mesh->regs = op_arena_alloc(out, np * sizeof(uint16_t));
     mesh->areas = op_arena_alloc(out, np);
@@ -284,7 +292,7 @@ static op_status copy_out(const build *b, op_arena *out, op_poly_mesh *mesh, op_
     memcpy(mesh->verts, b->verts, nv * 3 * sizeof(int32_t));
     for (size_t i = 0; i < np * nvp; i++) {
         int v = b->pv[i];
-        mesh->polys[i] = v < 0 ? OP_POLY_NULL : (uint16_t)v;
+        mesh->polys[i] = v < 0 ? OP_POLY_MESH_NULL : (uint32_t)v;
         mesh->edge_neighbour[i] = v < 0 ? OP_EDGE_INTERNAL : b->pnb[i];
     }
     memcpy(mesh->regs, b->regs, np * sizeof(uint16_t));
@@ -346,8 +354,8 @@ int op_polys_dump(const op_poly_mesh *mesh, op_write_fn write, void *ctx)
         int len = snprintf(buf, sizeof buf, "p %d reg %u area %u :", p, (unsigned)mesh->regs[p],
                            (unsigned)mesh->areas[p]);
         for (int k = 0; k < mesh->nvp; k++) {
-            uint16_t v = mesh->polys[p * mesh->nvp + k];
-            if (v == OP_POLY_NULL)
+            uint32_t v = mesh->polys[p * mesh->nvp + k];
+            if (v == OP_POLY_MESH_NULL)
                 break;
             len += snprintf(buf + len, sizeof buf - (size_t)len, " %u/%d", (unsigned)v,
                             (int)mesh->edge_neighbour[p * mesh->nvp + k]);

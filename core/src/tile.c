@@ -126,36 +126,50 @@ typedef struct layer_ctx {
     const int *poly_layer;
     const op_tile_source *src;
     const op_settings *s;
+    const int *order; /* polygons by layer, ascending inside a layer: layer l is */
+    const int *start; /* order[start[l] .. start[l + 1]) */
+    int32_t *remap;   /* mesh vertex -> layer vertex, -1 when unused (all -1 between layers) */
+    int *used;        /* the layer's mesh vertices, ascending (count_layer) */
 } layer_ctx;
 
-static int in_layer(const layer_ctx *c, int p, int layer)
+static int cmp_int(const void *a, const void *b)
 {
-    return (c->poly_layer ? c->poly_layer[p] : 0) == layer;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
-/* Counts polygons, vertices, detail vertices and triangles of a layer and fills remap. */
-static void count_layer(const layer_ctx *c, int layer, int32_t *remap, op_tile *t)
+/* Counts polygons, vertices, detail vertices and triangles of a layer and fills remap: the
+ * vertices its polygons use, numbered in mesh order. Costs the layer's own polygons and
+ * vertices, not the mesh's (a tile built in one piece has one mesh for all its layers). */
+static void count_layer(const layer_ctx *c, int layer, op_tile *t)
 {
     const op_poly_mesh *pm = c->pm;
-    for (int v = 0; v < pm->nverts; v++)
-        remap[v] = -1;
     t->npolys = t->ndverts = t->ndtris = 0;
-    for (int p = 0; p < pm->npolys; p++) {
-        if (!in_layer(c, p, layer))
-            continue;
+    t->nverts = 0;
+    for (int i = c->start[layer]; i < c->start[layer + 1]; i++) {
+        int p = c->order[i];
         t->npolys++;
-        const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
-        for (int k = 0; k < pm->nvp && pv[k] != OP_POLY_NULL; k++)
-            remap[pv[k]] = 0;
+        const uint32_t *pv = &pm->polys[(size_t)p * pm->nvp];
+        for (int k = 0; k < pm->nvp && pv[k] != OP_POLY_MESH_NULL; k++)
+            if (c->remap[pv[k]] < 0) {
+                c->remap[pv[k]] = 0;
+                c->used[t->nverts++] = (int)pv[k];
+            }
         if (c->dm) {
             t->ndverts += (int)c->dm->meshes[4 * p + 1];
             t->ndtris += (int)c->dm->meshes[4 * p + 3];
         }
     }
-    t->nverts = 0;
-    for (int v = 0; v < pm->nverts; v++)
-        if (remap[v] == 0)
-            remap[v] = t->nverts++;
+    qsort(c->used, (size_t)t->nverts, sizeof *c->used, cmp_int);
+    for (int i = 0; i < t->nverts; i++)
+        c->remap[c->used[i]] = i;
+}
+
+/* Back to all -1 after a layer. */
+static void clear_layer(const layer_ctx *c, const op_tile *t)
+{
+    for (int i = 0; i < t->nverts; i++)
+        c->remap[c->used[i]] = -1;
 }
 
 static op_status alloc_tile(op_tile *t, int nvp, op_arena *out, op_err *err)
@@ -189,30 +203,28 @@ static uint16_t seam_of(const layer_ctx *c, int p, int k, int layer)
     return (l == OP_NO_LAYER || l == layer) ? (uint16_t)OP_NEI_WALL : (uint16_t)(OP_NEI_SEAM | l);
 }
 
-static void fill_layer(const layer_ctx *c, int layer, const int32_t *remap, uint16_t *seam,
-                       op_tile *t)
+static void fill_layer(const layer_ctx *c, int layer, uint16_t *seam, op_tile *t)
 {
     const op_poly_mesh *pm = c->pm;
     const op_tile_frame *f = &pm->frame;
-    for (int v = 0; v < pm->nverts; v++) {
-        if (remap[v] < 0)
-            continue;
-        float *o = &t->verts[3 * remap[v]];
+    const int32_t *remap = c->remap;
+    for (int i = 0; i < t->nverts; i++) {
+        int v = c->used[i];
+        float *o = &t->verts[3 * i];
         o[0] = op_tile_local(f, pm->verts[3 * v + 0]);
         o[1] = op_tile_local_y(f, pm->verts[3 * v + 1], c->src->min_row);
         o[2] = op_tile_local(f, pm->verts[3 * v + 2]);
     }
     int q = 0;
     uint32_t dv = 0, dt = 0;
-    for (int p = 0; p < pm->npolys; p++) {
-        if (!in_layer(c, p, layer))
-            continue;
-        const uint16_t *pv = &pm->polys[(size_t)p * pm->nvp];
+    for (int i = c->start[layer]; i < c->start[layer + 1]; i++) {
+        int p = c->order[i];
+        const uint32_t *pv = &pm->polys[(size_t)p * pm->nvp];
         for (int k = 0; k < pm->nvp; k++) {
             t->polys[(size_t)q * pm->nvp + k] =
-                pv[k] == OP_POLY_NULL ? (uint16_t)OP_POLY_NULL : (uint16_t)remap[pv[k]];
+                pv[k] == OP_POLY_MESH_NULL ? (uint16_t)OP_POLY_NULL : (uint16_t)remap[pv[k]];
             seam[(size_t)q * pm->nvp + k] =
-                pv[k] == OP_POLY_NULL ? (uint16_t)OP_NEI_WALL : seam_of(c, p, k, layer);
+                pv[k] == OP_POLY_MESH_NULL ? (uint16_t)OP_NEI_WALL : seam_of(c, p, k, layer);
         }
         int area = pm->areas[p];
         t->areas[q] = (uint8_t)(area == OP_WALKABLE_AREA ? c->s->area : area);
@@ -246,10 +258,30 @@ op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, con
     if (nlayers < 1 || nlayers > OP_MAX_LAYERS)
         return op_err_set(err, OP_ELIMIT, "tile (%d, %d): %d layers outside 1..%d", src->tx,
                           src->tz, nlayers, OP_MAX_LAYERS);
-    layer_ctx c = {pm, dm, poly_layer, src, s};
-    int32_t *remap = op_arena_alloc(scratch, ((size_t)pm->nverts + 1) * sizeof *remap);
-    if (!remap)
+    size_t nv = (size_t)pm->nverts, np = (size_t)pm->npolys;
+    int32_t *remap = op_arena_alloc(scratch, (nv + 1) * sizeof *remap);
+    int *used = op_arena_alloc(scratch, (nv + 1) * sizeof *used);
+    int *order = op_arena_alloc(scratch, (np + 1) * sizeof *order);
+    int *start = op_arena_calloc(scratch, (size_t)nlayers + 2, sizeof *start);
+    if (!remap || !used || !order || !start)
         return op_err_set(err, OP_ENOMEM, "tile: out of memory (vertex remap)");
+    for (size_t v = 0; v < nv; v++)
+        remap[v] = -1;
+    /* Polygons by layer, a counting sort that keeps their order; a polygon whose layer is
+     * outside 0..nlayers-1 goes to no tile layer. */
+    for (size_t p = 0; p < np; p++) {
+        int l = poly_layer ? poly_layer[p] : 0;
+        if (l >= 0 && l < nlayers)
+            start[l + 2]++;
+    }
+    for (int l = 2; l < nlayers + 2; l++)
+        start[l] += start[l - 1];
+    for (size_t p = 0; p < np; p++) {
+        int l = poly_layer ? poly_layer[p] : 0;
+        if (l >= 0 && l < nlayers)
+            order[start[l + 1]++] = (int)p;
+    }
+    layer_ctx c = {pm, dm, poly_layer, src, s, order, start, remap, used};
     for (int layer = 0; layer < nlayers; layer++) {
         op_tile *t = &tiles[*ntiles];
         memset(t, 0, sizeof *t);
@@ -261,17 +293,21 @@ op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, con
         t->origin[0] = src->origin_x + (double)src->tx * pm->frame.tile_size;
         t->origin[1] = src->frame_origin_y + (double)src->min_row * s->cell_height;
         t->origin[2] = src->origin_z + (double)src->tz * pm->frame.tile_size;
-        count_layer(&c, layer, remap, t);
+        count_layer(&c, layer, t);
         if (t->npolys == 0)
             continue; /* a tile layer with no polygons is omitted */
+        /* The tile pipeline counts both before its detail stage; a mesh assembled by other
+         * callers meets them here. */
         if (t->nverts >= OP_MAX_LAYER_VERTS)
             return op_err_set(err, OP_ELIMIT,
-                              "tile (%d, %d) layer %d: %d vertices, the format holds %d", t->tx,
-                              t->tz, layer, t->nverts, OP_MAX_LAYER_VERTS - 1);
+                              "tile (%d, %d) layer %d: %d vertices, the format holds %d "
+                              "(OP_MAX_LAYER_VERTS)",
+                              t->tx, t->tz, layer, t->nverts, OP_MAX_LAYER_VERTS - 1);
         if (t->npolys > OP_MAX_LAYER_POLYS)
             return op_err_set(err, OP_ELIMIT,
-                              "tile (%d, %d) layer %d: %d polygons, the format holds %d", t->tx,
-                              t->tz, layer, t->npolys, OP_MAX_LAYER_POLYS);
+                              "tile (%d, %d) layer %d: %d polygons, the format holds %d "
+                              "(OP_MAX_LAYER_POLYS)",
+                              t->tx, t->tz, layer, t->npolys, OP_MAX_LAYER_POLYS);
         op_status st = alloc_tile(t, pm->nvp, out, err);
         if (st != OP_OK)
             return st;
@@ -280,7 +316,8 @@ op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, con
         if (!seam)
             return op_err_set(err, OP_ENOMEM, "tile (%d, %d) layer %d: out of memory (seams)",
                               t->tx, t->tz, layer);
-        fill_layer(&c, layer, remap, seam, t);
+        fill_layer(&c, layer, seam, t);
+        clear_layer(&c, t);
         st = link_polys(t, seam, scratch, err);
         op_arena_release(scratch, m);
         if (st != OP_OK)

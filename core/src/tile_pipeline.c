@@ -130,7 +130,7 @@ static op_status reach_check(const op_level *l, op_tile_stages *st, op_err *err)
     const op_poly_mesh *pm = &st->polys;
     int lo = 0, hi = 0, any = 0;
     for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++) {
-        if (pm->polys[i] == OP_POLY_NULL)
+        if (pm->polys[i] == OP_POLY_MESH_NULL)
             continue;
         int row = pm->verts[3 * pm->polys[i] + 1];
         if (!any || row < lo)
@@ -177,9 +177,63 @@ static op_status layers_step(op_arena *out, op_tile_stages *st, op_err *err)
     return OP_OK;
 }
 
+/* build3d-polys.md §5 "at most 65536 vertices per layer", per layer in every path: the
+ * vertices each layer's polygons use (what its tile layer will hold) and its polygons,
+ * counted right after the polygons, before the detail stage. fixed_layer >= 0: every
+ * polygon of st's mesh is on that layer (layer by layer); else st->poly_layer (or layer 0)
+ * over st->nlayers layers, from a mesh that may weld many layers (built in one piece). */
+static op_status layer_limits(const op_tile_stages *st, int fixed_layer, op_arena *scratch,
+                              op_err *err)
+{
+    const op_poly_mesh *pm = &st->polys;
+    int nl = fixed_layer >= 0 || !st->poly_layer ? 1 : st->nlayers;
+    size_t np = (size_t)pm->npolys, nvp = (size_t)pm->nvp;
+    op_arena_mark m = op_arena_get_mark(scratch);
+    int *start = op_arena_calloc(scratch, (size_t)nl + 2, sizeof *start);
+    int *order = op_arena_alloc(scratch, (np + 1) * sizeof *order);
+    int *seen = op_arena_calloc(scratch, (size_t)pm->nverts + 1, sizeof *seen);
+    if (!start || !order || !seen)
+        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (layer counts)", st->tx,
+                          st->tz);
+    /* Polygons by layer (a counting sort); seen[v] = the last layer + 1 that used v. */
+    for (size_t p = 0; p < np; p++)
+        start[(nl > 1 ? st->poly_layer[p] : 0) + 2]++;
+    for (int l = 2; l < nl + 2; l++)
+        start[l] += start[l - 1];
+    for (size_t p = 0; p < np; p++)
+        order[start[(nl > 1 ? st->poly_layer[p] : 0) + 1]++] = (int)p;
+    op_status s = OP_OK;
+    for (int l = 0; l < nl && s == OP_OK; l++) {
+        int layer = fixed_layer >= 0 ? fixed_layer : l, nverts = 0;
+        for (int i = start[l]; i < start[l + 1]; i++)
+            for (size_t k = 0; k < nvp; k++) {
+                uint32_t v = pm->polys[(size_t)order[i] * nvp + k];
+                if (v == OP_POLY_MESH_NULL)
+                    break;
+                if (seen[v] != l + 1) {
+                    seen[v] = l + 1;
+                    nverts++;
+                }
+            }
+        int npolys = start[l + 1] - start[l];
+        if (nverts >= OP_MAX_LAYER_VERTS)
+            s = op_err_set(err, OP_ELIMIT,
+                           "tile (%d, %d) layer %d: %d vertices, the format holds %d "
+                           "(OP_MAX_LAYER_VERTS)",
+                           st->tx, st->tz, layer, nverts, OP_MAX_LAYER_VERTS - 1);
+        else if (npolys > OP_MAX_LAYER_POLYS)
+            s = op_err_set(err, OP_ELIMIT,
+                           "tile (%d, %d) layer %d: %d polygons, the format holds %d "
+                           "(OP_MAX_LAYER_POLYS)",
+                           st->tx, st->tz, layer, npolys, OP_MAX_LAYER_POLYS);
+    }
+    op_arena_release(scratch, m);
+    return s;
+}
+
 /* The layer of every polygon of st's mesh, or -1 when they lie on several: the mesh is
- * then the whole tile's (partition = layers built at once), and its vertex limit is the
- * tile's, not one layer's. */
+ * then the whole tile's (partition = layers built at once), and an error of the polygon
+ * stage (its own mesh bound, OP_MAX_TILE_MESH_VERTS) names the tile only. */
 static int mesh_layer(const op_tile_stages *st, int fixed_layer)
 {
     if (fixed_layer >= 0 || !st->region_layer)
@@ -212,6 +266,10 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         s = op__tile_err(s, st->tx, st->tz, mesh_layer(st, fixed_layer), err);
     if (s == OP_OK)
         s = reach_check(l, st, err);
+    if (s == OP_OK && fixed_layer < 0)
+        s = layers_step(out, st, err);
+    if (s == OP_OK)
+        s = layer_limits(st, fixed_layer, scratch, err);
     lap(st, OP_STAGE_POLYS, t0);
     if (s != OP_OK || last == OP_STAGE_POLYS)
         return s;
@@ -231,8 +289,6 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
                               st->tz);
         for (int p = 0; p < st->polys.npolys; p++)
             st->poly_layer[p] = fixed_layer;
-    } else if ((s = layers_step(out, st, err)) != OP_OK) {
-        return s;
     }
     /* region_layer covers the regions before the border cut: ids below the band's. */
     op_tile_source src = {st->tx,           st->tz,           st->chf.origin[1], st->min_row,

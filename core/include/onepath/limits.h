@@ -68,11 +68,21 @@
  * with the square of a column's spans. */
 #define OP_MAX_LAYERS 1024
 
-/* Vertices of one tile layer (build3d-polys.md §5, uint16 indices). Beyond: OP_ELIMIT
- * naming the tile and layer, met while the polygon mesh welds (before the detail stage).
- * A tile built with partition = layers in one piece (sample distance above 0.9 cells)
- * welds all its layers into one mesh, so the bound applies to their sum there. */
+/* Vertices of one tile layer (build3d-polys.md §5, uint16 indices in the tile format with
+ * 0xffff the padding, so a layer holds at most OP_MAX_LAYER_VERTS - 1 = 65,535). Counted
+ * per layer in every path, as the vertices its polygons use, right after the polygons and
+ * before the detail stage: beyond, OP_ELIMIT naming the tile and layer. A tile built with
+ * partition = layers in one piece (sample distance above 0.9 cells) welds all its layers
+ * into one polygon mesh; that mesh has its own, larger bound (OP_MAX_TILE_MESH_VERTS). */
 #define OP_MAX_LAYER_VERTS 65536
+
+/* Vertices of one tile's polygon mesh (op_poly_mesh, uint32 indices): the welded vertices
+ * of every layer a build polygonizes together, unused ones included. Only a tile built in
+ * one piece with many full layers meets it: 64 layers of OP_MAX_LAYER_VERTS. Beyond:
+ * OP_ELIMIT naming the tile, met while the mesh welds. Bound: the polygon stage's scratch
+ * is about 90 bytes a contour vertex, so a tile's mesh stays near 400 MB at most (a
+ * layer-by-layer build welds one layer at a time and never comes near it). */
+#define OP_MAX_TILE_MESH_VERTS (1 << 22)
 
 /* Polygons of one tile layer. Edge neighbour values 1..npolys name in-tile polygons and
  * values with bit 15 set are portals and seams (docs/spec/navmesh-format.md §3), so a
@@ -131,6 +141,8 @@
 #define OP_DETOUR_MAX_COORD        OP_MAX_COORD
 
 _Static_assert(OP_MAX_ROWS <= 65535, "span rows are stored as uint16");
+_Static_assert(OP_MAX_TILE_MESH_VERTS >= OP_MAX_LAYER_VERTS && OP_MAX_TILE_MESH_VERTS < (1 << 29),
+               "a tile mesh holds a full layer; weld table sizes stay in int");
 _Static_assert(OP_MAX_REGIONS < 0xffff, "region ids are uint16 with 0xffff reserved");
 
 #endif

@@ -10,10 +10,13 @@
 #include <stdint.h>
 #include "onepath/contours.h"
 
+/* Padding of a tile layer's uint16 vertex indices (op_tile.polys, the tile format). */
 #define OP_POLY_NULL 0xffffu
-/* Vertices of one poly mesh: indices are uint16 with OP_POLY_NULL reserved. Beyond:
- * OP_ELIMIT naming the count. */
-#define OP_POLY_MAX_VERTS 0xffff
+/* Padding of a polygon mesh's uint32 vertex indices (op_poly_mesh.polys). The mesh of a
+ * tile built in one piece holds every layer, so its indices pass 16 bits; its vertex
+ * count is bounded by OP_MAX_TILE_MESH_VERTS (limits.h), each layer's by
+ * OP_MAX_LAYER_VERTS. */
+#define OP_POLY_MESH_NULL 0xffffffffu
 /* edge_neighbour value of an edge shared by two polygons of one contour. */
 #define OP_EDGE_INTERNAL (-2)
 
@@ -45,7 +48,7 @@ typedef struct op_poly_mesh {
                        merge): later stages select the vertices their polygons use. */
     int npolys;
     int nvp;                 /* max vertices per polygon */
-    uint16_t *polys;         /* npolys * nvp vertex indices, unused slots OP_POLY_NULL */
+    uint32_t *polys;         /* npolys * nvp vertex indices, unused slots OP_POLY_MESH_NULL */
     int32_t *edge_neighbour; /* npolys * nvp: edge k (vertex k -> k+1) comes from a contour edge
                                 with this neighbour value (region id, 0 wall, OP_TILE_BORDER;
                                 an edge spanning a removed wall-collinear joint is 0), or is a
@@ -63,7 +66,7 @@ typedef struct op_poly_mesh {
  * to its mark on return. Errors: OP_EINVAL (NULL argument, a contour with fewer than 3
  * vertices, bad frame), OP_ERANGE (nvp out of range; a cell coordinate at or beyond
  * 2^20, a row beyond +-OP_MAX_ROWS; a region or area out of range), OP_ELIMIT (more than
- * OP_POLY_MAX_VERTS vertices), OP_ENOMEM. On error *mesh is zeroed. */
+ * OP_MAX_TILE_MESH_VERTS vertices), OP_ENOMEM. On error *mesh is zeroed. */
 op_status op_polys_build(const op_contour_set *cset, const op_tile_frame *frame, int nvp,
                          op_arena *out, op_arena *scratch, op_poly_mesh *mesh, op_err *err);
 

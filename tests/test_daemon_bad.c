@@ -10,6 +10,7 @@
 
 #include "onepath/nng_close.h"
 #include "op_daemon_test.h"
+#include "op_rpc_test.h"
 #include "onepath/rpc.h"
 
 typedef struct reply {
@@ -82,13 +83,7 @@ static void request(msgpack_sbuffer *sb, const char *method, int nparams, params
     msgpack_sbuffer_init(sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_uint64(&pk, 77);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, method);
+    opt_pack_head(&pk, 4, 77, method);
     op_rpc_pack_key(&pk, "params");
     msgpack_pack_map(&pk, (size_t)nparams);
     if (fn)

@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "op_daemon_test.h"
+#include "op_rpc_test.h"
 #include "onepath/rpc.h"
 #include "onepath/tile_codec.h"
 
@@ -53,13 +54,7 @@ static uint8_t *nil_request(size_t n, size_t *len)
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_int(&pk, 7);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, "ping");
+    opt_pack_head(&pk, 4, 7, "ping");
     op_rpc_pack_key(&pk, "params");
     msgpack_pack_map(&pk, 1);
     op_rpc_pack_key(&pk, "pad");

@@ -10,6 +10,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "op_daemon_test.h"
+#include "op_rpc_test.h"
 #include "onepath/rpc.h"
 
 #define NPOLL 1000
@@ -21,13 +22,7 @@ static void poll_request(nng_msg **out, uint64_t id, const char *level, uint64_t
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_uint64(&pk, id);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, "changes.since");
+    opt_pack_head(&pk, 4, id, "changes.since");
     op_rpc_pack_key(&pk, "params");
     msgpack_pack_map(&pk, 3);
     op_rpc_pack_key(&pk, "level");

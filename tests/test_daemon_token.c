@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "op_daemon_test.h"
+#include "op_rpc_test.h"
 #include "onepath/rpc.h"
 #include "onepath/token.h"
 
@@ -211,13 +212,7 @@ static int raw_ping_code(op_client *c, const char *token, int token_as_int)
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_uint64(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_uint64(&pk, 7);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, "ping");
+    opt_pack_head(&pk, 4, 7, "ping");
     op_rpc_pack_key(&pk, "token");
     if (token_as_int)
         msgpack_pack_int(&pk, 42);

@@ -21,6 +21,7 @@
 #include "onepath/rebuild.h"
 #include "onepath/rpc.h"
 #include "op_daemon_test.h"
+#include "op_rpc_test.h"
 #include "op_test.h"
 
 #define LEVEL  "vol"
@@ -52,13 +53,7 @@ static const msgpack_object *raw_result(op_client *c, const char *method, msgpac
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 3);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_int(&pk, 7);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, method);
+    opt_pack_head(&pk, 3, 7, method);
     size_t n;
     op_err e;
     cr_assert_eq(op_client_call_raw(c, sb.data, sb.size, OPT_TIMEOUT_MS, raw, &n, &e), OP_OK, "%s",

@@ -13,6 +13,7 @@
 #include "onepath/limits.h"
 #include "onepath/rpc.h"
 #include "op_daemon_test.h"
+#include "op_rpc_test.h"
 
 #define LEVEL "bad"
 
@@ -136,13 +137,7 @@ static void request(msgpack_sbuffer *sb, const char *method, const char *level, 
     msgpack_sbuffer_init(sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_int(&pk, 42);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, method);
+    opt_pack_head(&pk, 4, 42, method);
     op_rpc_pack_key(&pk, "params");
     msgpack_pack_map(&pk, key ? 2 : 1);
     op_rpc_pack_key(&pk, "level");
@@ -425,13 +420,7 @@ static reply level_put(op_client *c, const char *level, const level_put_arg *a)
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    op_rpc_pack_key(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    op_rpc_pack_key(&pk, "id");
-    msgpack_pack_int(&pk, 43);
-    op_rpc_pack_key(&pk, "method");
-    op_rpc_pack_key(&pk, "level.put");
+    opt_pack_head(&pk, 4, 43, "level.put");
     op_rpc_pack_key(&pk, "params");
     msgpack_pack_map(&pk, 4);
     op_rpc_pack_key(&pk, "level");

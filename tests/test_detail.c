@@ -121,6 +121,13 @@ static void scene_polys(scene *s, int npolys, const int *sizes, const int (*pts)
     m->frame.ch = CH;
 }
 
+/* The 16 x 16 field of rows with one polygon of n corners on it. */
+static void scene_one(scene *s, row_fn rows, int n, const int (*pts)[2])
+{
+    scene_field(s, 16, 16, rows, NULL);
+    scene_polys(s, 1, &n, pts);
+}
+
 static op_status run(scene *s, op_detail_mesh *dm, op_err *e)
 {
     op_arena *scratch = op_arena_create(0);
@@ -129,6 +136,14 @@ static op_status run(scene *s, op_detail_mesh *dm, op_err *e)
     cr_assert_eq(op_arena_used(scratch), 0, "scratch not returned");
     op_arena_destroy(scratch);
     return st;
+}
+
+/* run, asserting OP_OK. */
+static void run_ok(scene *s, op_detail_mesh *dm)
+{
+    op_err e;
+    op_status st = run(s, dm, &e);
+    cr_assert_eq(st, OP_OK, "%s", e.msg);
 }
 
 /* ---- the independent checker ---- */
@@ -459,13 +474,10 @@ static void noise_init(noise *n, op_test_rng *r, int w, int d)
 Test(detail, flat_square_is_two_triangles)
 {
     scene s;
-    scene_field(&s, 16, 16, flat_rows, NULL);
-    static const int sizes[] = {4};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}, {4, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, flat_rows, 4, pts);
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_eq(dm.nverts, 0);
     cr_assert_eq(dm.ntris, 2);
     /* Ear clipping from the head: vertex 0 is the first strictly convex empty ear. */
@@ -488,13 +500,10 @@ Test(detail, step_edge_points_follow_douglas_peucker)
      * x = 10 (deviation 2 from the 10..14 chord); x = 6 deviates 0. The top edge walks
      * from (4,8) too and emits 10 then 8. The sides deviate 0. */
     scene s;
-    scene_field(&s, 16, 16, step_rows, NULL);
-    static const int sizes[] = {4};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 8}, {4, 8}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, step_rows, 4, pts);
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_eq(dm.nverts, 4, "got %d extras", dm.nverts);
     const float want[4][3] = {{(float)(6 * CS), 0.0f, (float)(2 * CS)},
                               {(float)(8 * CS), (float)(4 * CH), (float)(2 * CS)},
@@ -515,13 +524,10 @@ Test(detail, bump_is_inserted_first)
     /* A 2x2 bump 3 rows high at cells 7..8: the sample (8,8) sees only bump cells and has
      * error 0.6 > 0.2, the largest: it is the first inserted vertex. */
     scene s;
-    scene_field(&s, 16, 16, bump_rows, NULL);
-    static const int sizes[] = {4};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}, {4, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, bump_rows, 4, pts);
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_geq(dm.nverts, 1);
     cr_assert_eq(dm.verts[0], (float)(6 * CS));
     cr_assert_eq(dm.verts[1], (float)(3 * CH));
@@ -536,10 +542,8 @@ Test(detail, bump_is_inserted_first)
 Test(detail, refinement_stops_at_an_error_equal_to_max_error)
 {
     scene s;
-    scene_field(&s, 16, 16, bump_rows, NULL);
-    static const int sizes[] = {4};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}, {4, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, bump_rows, 4, pts);
     op_detail_mesh dm;
     op_err e;
     double bump = (double)local_y(&s, 13.0) - (double)local_y(&s, 10.0);
@@ -557,10 +561,8 @@ Test(detail, refinement_stops_at_an_error_equal_to_max_error)
 Test(detail, detail_off_below_0_9_cells)
 {
     scene s;
-    scene_field(&s, 16, 16, bump_rows, NULL);
-    static const int sizes[] = {6};
     static const int pts[][2] = {{4, 4}, {9, 3}, {12, 6}, {12, 10}, {8, 13}, {4, 11}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, bump_rows, 6, pts);
     op_detail_mesh dm;
     op_err e;
     s.ds.sample_distance = 0.26; /* sd = 0.867: off */
@@ -578,10 +580,8 @@ Test(detail, detail_off_below_0_9_cells)
 Test(detail, detail_off_boundary_is_sd_0_9_inclusive)
 {
     scene s;
-    scene_field(&s, 16, 16, bump_rows, NULL);
-    static const int sizes[] = {4};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}, {4, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, bump_rows, 4, pts);
     s.mesh.frame.cs = 0.5;
     s.mesh.frame.tile_size = s.mesh.frame.tile_cells * 0.5;
     op_detail_mesh dm;
@@ -615,8 +615,7 @@ static int bottom_edge_points(int len)
     s.ds.sample_distance = CS; /* sd = 1 */
     s.ds.max_error = 0.2;
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     int n = 0;
     for (int i = 0; i < dm.nverts; i++)
         n += dm.verts[i * 3 + 2] == (float)((3 - B) * CS);
@@ -658,8 +657,7 @@ Test(detail, edge_points_up_to_255_vertices)
     scene s;
     limit_scene(&s, 128, 126);
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_eq(dm.nverts, 251, "extras %d", dm.nverts);
     cr_assert_eq(dm.ntris, 254);
     cr_assert_gt(check_all(&s, &dm), 0, "the cap stopped refinement with samples over");
@@ -680,8 +678,7 @@ Test(detail, edge_points_at_exactly_255_vertices)
     s.ds.sample_distance = 2 * CS;
     s.ds.max_error = 0.01;
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_eq(dm.nverts, 250, "extras %d", dm.nverts);
     cr_assert_eq(dm.ntris, 253);
     op_arena_destroy(s.a);
@@ -694,8 +691,7 @@ Test(detail, edge_points_dropped_beyond_255_vertices)
     limit_scene(&s, 128, 128);
     s.ds.max_error = 1000.0;
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_eq(dm.nverts, 0, "extras %d", dm.nverts);
     cr_assert_eq(dm.ntris, 2);
     check_all(&s, &dm);
@@ -709,8 +705,7 @@ Test(detail, the_largest_detail_mesh_is_not_a_limit)
     scene s;
     limit_scene(&s, 128, 128);
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_gt(dm.ntris, 255);
     check_all(&s, &dm);
     op_arena_destroy(s.a);
@@ -719,10 +714,8 @@ Test(detail, the_largest_detail_mesh_is_not_a_limit)
 Test(detail, bad_settings_are_refused)
 {
     scene s;
-    scene_field(&s, 16, 16, flat_rows, NULL);
-    static const int sizes[] = {3};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, flat_rows, 3, pts);
     op_detail_mesh dm;
     op_err e;
     s.ds.sample_distance = NAN;
@@ -744,13 +737,10 @@ Test(detail, lawson_flip_fixes_a_long_diagonal)
      * diagonal 1 - 3, whose opposite angles (127 degrees each) make it illegal; the flip
      * of edge 1->3 (t0 = (a, d, c), t1 = (b, c, d)) gives (1, 2, 0) and (3, 0, 2). */
     scene s;
-    scene_field(&s, 16, 16, flat_rows, NULL);
-    static const int sizes[] = {4};
     static const int pts[][2] = {{6, 8}, {8, 4}, {10, 8}, {8, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, flat_rows, 4, pts);
     op_detail_mesh dm;
-    op_err e;
-    cr_assert_eq(run(&s, &dm, &e), OP_OK, "%s", e.msg);
+    run_ok(&s, &dm);
     cr_assert_eq(dm.nverts, 0);
     cr_assert_eq(dm.ntris, 2);
     const uint8_t want[8] = {1, 2, 0, 0x5, 3, 0, 2, 0x5};
@@ -762,10 +752,8 @@ Test(detail, lawson_flip_fixes_a_long_diagonal)
 Test(detail, bad_polygons_are_refused)
 {
     scene s;
-    scene_field(&s, 16, 16, flat_rows, NULL);
-    static const int sizes[] = {3};
     static const int pts[][2] = {{4, 4}, {12, 4}, {12, 12}};
-    scene_polys(&s, 1, sizes, pts);
+    scene_one(&s, flat_rows, 3, pts);
     op_detail_mesh dm;
     op_err e;
     s.mesh.polys[1] = 3; /* only 3 vertices */

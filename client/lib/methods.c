@@ -460,6 +460,40 @@ static op_status range_next(const op_creply *r, int *has_next, int next[2], op_e
     return int_array(r->result, "next", 2, NULL, next, err);
 }
 
+static op_status read_detour(const msgpack_object *m, op_client_detour_tile *t, op_err *err);
+
+typedef op_status (*range_reader)(const msgpack_object *m, void *tile, op_err *err);
+
+static op_status read_tile_any(const msgpack_object *m, void *t, op_err *err)
+{
+    return read_tile(m, t, err);
+}
+
+static op_status read_detour_any(const msgpack_object *m, void *t, op_err *err)
+{
+    return read_detour(m, t, err);
+}
+
+/* A tile.range page's tiles (elem bytes each, read by rd) and its `next`. The tiles read
+ * before a failure stay in *tiles, *ntiles, for the caller to free. */
+static op_status range_read(const op_creply *r, size_t elem, range_reader rd, void **tiles,
+                            int *ntiles, int *has_next, int next[2], op_err *err)
+{
+    const msgpack_object *a;
+    op_status st = op_rpc_get_type(r->result, "tiles", MSGPACK_OBJECT_ARRAY, 0, &a, err);
+    if (st != OP_OK)
+        return st;
+    uint32_t n = a->via.array.size;
+    if (!(*tiles = calloc(n ? n : 1, elem)))
+        return op_err_set(err, OP_ENOMEM, "client: out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        if ((st = rd(&a->via.array.ptr[i], (char *)*tiles + i * elem, err)) != OP_OK)
+            return st;
+        *ntiles = (int)i + 1;
+    }
+    return range_next(r, has_next, next, err);
+}
+
 op_status op_client_tile_range_get(op_client *c, const char *level, const int rect[4],
                                    const int *after, size_t max_bytes, int timeout_ms,
                                    op_client_tile_range *out, op_err *err)
@@ -476,19 +510,10 @@ op_status op_client_tile_range_wait(op_client *c, const char *level, const int r
     op_status st = range_call(c, level, rect, after, max_bytes, wait_ms, 0, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
-    const msgpack_object *a;
-    if ((st = op_rpc_get_type(r.result, "tiles", MSGPACK_OBJECT_ARRAY, 0, &a, err)) == OP_OK) {
-        uint32_t n = a->via.array.size;
-        out->tiles = calloc(n ? n : 1, sizeof *out->tiles);
-        if (!out->tiles)
-            st = op_err_set(err, OP_ENOMEM, "client: out of memory");
-        for (uint32_t i = 0; st == OP_OK && i < n; i++) {
-            st = read_tile(&a->via.array.ptr[i], &out->tiles[i], err);
-            out->ntiles = (int)i + (st == OP_OK);
-        }
-    }
-    if (st == OP_OK)
-        st = range_next(&r, &out->has_next, out->next, err);
+    void *tiles = NULL;
+    st = range_read(&r, sizeof *out->tiles, read_tile_any, &tiles, &out->ntiles, &out->has_next,
+                    out->next, err);
+    out->tiles = tiles;
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_tile_range_free(out);
@@ -593,19 +618,10 @@ op_status op_client_tile_range_wait_detour(op_client *c, const char *level, cons
     op_status st = range_call(c, level, rect, after, max_bytes, wait_ms, 1, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
-    const msgpack_object *a;
-    if ((st = op_rpc_get_type(r.result, "tiles", MSGPACK_OBJECT_ARRAY, 0, &a, err)) == OP_OK) {
-        uint32_t n = a->via.array.size;
-        out->tiles = calloc(n ? n : 1, sizeof *out->tiles);
-        if (!out->tiles)
-            st = op_err_set(err, OP_ENOMEM, "client: out of memory");
-        for (uint32_t i = 0; st == OP_OK && i < n; i++) {
-            st = read_detour(&a->via.array.ptr[i], &out->tiles[i], err);
-            out->ntiles = (int)i + (st == OP_OK);
-        }
-    }
-    if (st == OP_OK)
-        st = range_next(&r, &out->has_next, out->next, err);
+    void *tiles = NULL;
+    st = range_read(&r, sizeof *out->tiles, read_detour_any, &tiles, &out->ntiles, &out->has_next,
+                    out->next, err);
+    out->tiles = tiles;
     op_creply_fini(&r);
     if (st != OP_OK)
         op_client_detour_range_free(out);

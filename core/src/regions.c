@@ -57,52 +57,35 @@ uint32_t op__walkable_count(const op_chf *chf)
     return n;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Ascending sorts: values are totally ordered and equal ones identical, so any sort gives
  * the same array; a tile's lists are mostly a few dozen entries, where an insertion sort
- * is several times cheaper than qsort's set-up and callbacks. */
+ * is several times cheaper than qsort's set-up and callbacks. One definition for both
+ * widths, so the two cannot drift apart. */
 #define SMALL_SORT 48
 
-static void sort_u64(uint64_t *v, size_t n)
-{
-    if (n > SMALL_SORT) {
-        qsort(v, n, sizeof *v, cmp_u64);
-        return;
+#define DEFINE_SORT(T, name)                                                                       \
+    static int cmp_##name(const void *a, const void *b)                                            \
+    {                                                                                              \
+        T x = *(const T *)a, y = *(const T *)b;                                                    \
+        return (x > y) - (x < y);                                                                  \
+    }                                                                                              \
+    static void sort_##name(T *v, size_t n)                                                        \
+    {                                                                                              \
+        if (n > SMALL_SORT) {                                                                      \
+            qsort(v, n, sizeof *v, cmp_##name);                                                    \
+            return;                                                                                \
+        }                                                                                          \
+        for (size_t i = 1; i < n; i++) {                                                           \
+            T x = v[i];                                                                            \
+            size_t j = i;                                                                          \
+            for (; j > 0 && v[j - 1] > x; j--)                                                     \
+                v[j] = v[j - 1];                                                                   \
+            v[j] = x;                                                                              \
+        }                                                                                          \
     }
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void sort_u32(uint32_t *v, size_t n)
-{
-    if (n > SMALL_SORT) {
-        qsort(v, n, sizeof *v, cmp_u32);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
+DEFINE_SORT(uint64_t, u64)
+DEFINE_SORT(uint32_t, u32)
 
 op_status op__graph_build(uint64_t *pairs, size_t npairs, uint32_t count, op_arena *scratch,
                           op__graph *g, op_err *err)

@@ -7,16 +7,7 @@
  * past the limit are refused, naming the tile (and layer), inside a 2 GiB address space.
  */
 #define _DEFAULT_SOURCE
-#if defined(__SANITIZE_ADDRESS__)
-#define OPT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OPT_ASAN 1
-#endif
-#endif
-#ifndef OPT_ASAN
-#define OPT_ASAN 0
-#endif
+#include "op_asan.h"
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>

@@ -350,42 +350,6 @@ Test(daemon_tiles, levels_at_the_coordinate_limit_equal_offline_bake, .timeout =
     op_arena_destroy(a);
 }
 
-/* Every tile of the level's range fetched with waiting pages of wait_ms (protocol §4 rule
- * 2a): row-major, each tile once, equal to the reference; returns the pages it took. */
-static int fetch_waiting(op_client *c, const char *level, const opt_ref *ref, int wait_ms)
-{
-    int rect[4] = {ref->rect.tx0, ref->rect.tz0, ref->rect.tx1, ref->rect.tz1};
-    int after[2], *ap = NULL, more = 1, seen = 0, pages = 0;
-    op_err e;
-    while (more) {
-        op_client_tile_range rg;
-        cr_assert_eq(
-            op_client_tile_range_wait(c, level, rect, ap, 0, wait_ms, OPT_TIMEOUT_MS, &rg, &e),
-            OP_OK, "%s", e.msg);
-        cr_assert_geq(rg.ntiles, 1, "a page holds at least one tile");
-        for (int i = 0; i < rg.ntiles; i++) {
-            const op_client_tile *t = &rg.tiles[i];
-            cr_assert_lt(seen, ref->n, "more tiles than the range holds");
-            const opt_ref_tile *r = &ref->t[seen++];
-            cr_assert(t->tx == r->tx && t->tz == r->tz, "tile (%d, %d) where (%d, %d) was due",
-                      t->tx, t->tz, r->tx, r->tz);
-            cr_assert_eq(t->nlayers, r->nl, "tile (%d, %d)", t->tx, t->tz);
-            for (int k = 0; k < r->nl; k++)
-                cr_assert(t->layers[k].hash == r->hash[k] && t->layers[k].len == r->blob[k].len &&
-                              !memcmp(t->layers[k].blob, r->blob[k].data, r->blob[k].len),
-                          "tile (%d, %d) layer %d differs from the offline bake", t->tx, t->tz, k);
-        }
-        pages++;
-        more = rg.has_next;
-        after[0] = rg.next[0];
-        after[1] = rg.next[1];
-        ap = after;
-        op_client_tile_range_free(&rg);
-    }
-    cr_assert_eq(seen, ref->n, "fetched %d tiles of %d", seen, ref->n);
-    return pages;
-}
-
 /* A waiting page over a level just put (its tiles not built yet) waits for their builds
  * and carries the whole level in one reply; the bytes are the offline bake's. */
 Test(daemon_tiles, waiting_pages_carry_unbuilt_tiles, .timeout = 180)
@@ -410,13 +374,16 @@ Test(daemon_tiles, waiting_pages_carry_unbuilt_tiles, .timeout = 180)
     /* The put's background rebuild of several hundred tiles takes far longer than this
      * request: the page below covers tiles not built yet. */
     cr_assert_lt(li.tiles_built, li.tiles_total, "every tile was built before the fetch");
-    int pages = fetch_waiting(c, "terrain", &ref, 20000);
+    int pages = 0;
+    opt_check_level_paged(c, "terrain", &ref, 20000, &pages);
     cr_assert_eq(pages, 1, "%d tiles came in %d pages, not one", ref.n, pages);
     /* Built: plain and waiting pages give the same tiles. */
     cr_assert_gt(opt_check_level(c, "terrain", &ref), 0);
     /* A deadline that passes at once still gives every tile once, in order (more pages). */
     put_soup(c, "terrain2", "terrain", &soup, NULL, 0);
-    cr_assert_geq(fetch_waiting(c, "terrain2", &ref, 1), 1);
+    pages = 0;
+    opt_check_level_paged(c, "terrain2", &ref, 1, &pages);
+    cr_assert_geq(pages, 1);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

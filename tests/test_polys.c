@@ -10,16 +10,7 @@
  *   - a naive reference written here from the spec text (full ear retest each step,
  *     linear welding, quadratic merge search) which must give identical meshes.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define OPT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OPT_ASAN 1
-#endif
-#endif
-#ifndef OPT_ASAN
-#define OPT_ASAN 0
-#endif
+#include "op_asan.h"
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

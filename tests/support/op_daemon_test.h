@@ -423,9 +423,11 @@ static inline int opt_client_volume_equal(const op_client_volume *g, const op_cl
            !memcmp(g->points, w->points, sizeof g->points[0] * (size_t)g->npoints);
 }
 
-/* Fetches every tile of the level (tile.range pages) and checks it equals ref byte for
- * byte; returns the number of layers compared. */
-static inline int opt_check_level(op_client *c, const char *level, const opt_ref *ref)
+/* Fetches every tile of the level (tile.range pages; waiting pages of wait_ms when it is
+ * above 0, protocol §4 rule 2a, each then holding at least one tile) and checks it equals
+ * ref byte for byte; returns the number of layers compared, and the pages in *pages. */
+static inline int opt_check_level_paged(op_client *c, const char *level, const opt_ref *ref,
+                                        int wait_ms, int *pages)
 {
     op_err e;
     op_client_level_info li;
@@ -441,10 +443,14 @@ static inline int opt_check_level(op_client *c, const char *level, const opt_ref
     int after[2], *ap = NULL, more = 1, seen = 0, layers = 0;
     while (more) {
         op_client_tile_range rg;
-        cr_assert_eq(op_client_tile_range_get(c, level, li.tiles, ap, 0, OPT_TIMEOUT_MS, &rg, &e),
-                     OP_OK, "%s", e.msg);
+        cr_assert_eq(
+            op_client_tile_range_wait(c, level, li.tiles, ap, 0, wait_ms, OPT_TIMEOUT_MS, &rg, &e),
+            OP_OK, "%s", e.msg);
+        if (wait_ms > 0)
+            cr_assert_geq(rg.ntiles, 1, "a waiting page holds at least one tile");
         for (int i = 0; i < rg.ntiles; i++) {
             const op_client_tile *t = &rg.tiles[i];
+            cr_assert_lt(seen, ref->n, "more tiles than the range holds");
             const opt_ref_tile *r = &ref->t[seen++];
             cr_assert(t->tx == r->tx && t->tz == r->tz, "tile (%d, %d) where (%d, %d) was due",
                       t->tx, t->tz, r->tx, r->tz);
@@ -465,9 +471,17 @@ static inline int opt_check_level(op_client *c, const char *level, const opt_ref
         after[1] = rg.next[1];
         ap = after;
         op_client_tile_range_free(&rg);
+        if (pages)
+            ++*pages;
     }
     cr_assert_eq(seen, ref->n, "fetched %d tiles of %d", seen, ref->n);
     return layers;
+}
+
+/* opt_check_level_paged with plain pages. */
+static inline int opt_check_level(op_client *c, const char *level, const opt_ref *ref)
+{
+    return opt_check_level_paged(c, level, ref, 0, NULL);
 }
 
 /* ---- soups made by the tests ---- */

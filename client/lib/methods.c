@@ -494,6 +494,24 @@ static op_status range_read(const op_creply *r, size_t elem, range_reader rd, vo
     return range_next(r, has_next, next, err);
 }
 
+/* One tile.range page, called and read: the plain and the Detour form differ only in
+ * the element reader. A failed call is returned as the transport named it; a reply that
+ * does not read is named after the member that sent it. */
+static op_status range_fetch(op_client *c, const char *level, const int rect[4], const int *after,
+                             size_t max_bytes, int wait_ms, int detour, int timeout_ms, size_t elem,
+                             range_reader rd, void **tiles, int *ntiles, int *has_next, int next[2],
+                             op_err *err)
+{
+    op_creply r;
+    op_status st =
+        range_call(c, level, rect, after, max_bytes, wait_ms, detour, timeout_ms, &r, err);
+    if (st != OP_OK)
+        return st;
+    st = range_read(&r, elem, rd, tiles, ntiles, has_next, next, err);
+    op_creply_fini(&r);
+    return op_client_named(c, st, err);
+}
+
 op_status op_client_tile_range_get(op_client *c, const char *level, const int rect[4],
                                    const int *after, size_t max_bytes, int timeout_ms,
                                    op_client_tile_range *out, op_err *err)
@@ -506,18 +524,14 @@ op_status op_client_tile_range_wait(op_client *c, const char *level, const int r
                                     op_client_tile_range *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creply r;
-    op_status st = range_call(c, level, rect, after, max_bytes, wait_ms, 0, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
     void *tiles = NULL;
-    st = range_read(&r, sizeof *out->tiles, read_tile_any, &tiles, &out->ntiles, &out->has_next,
-                    out->next, err);
+    op_status st =
+        range_fetch(c, level, rect, after, max_bytes, wait_ms, 0, timeout_ms, sizeof *out->tiles,
+                    read_tile_any, &tiles, &out->ntiles, &out->has_next, out->next, err);
     out->tiles = tiles;
-    op_creply_fini(&r);
     if (st != OP_OK)
         op_client_tile_range_free(out);
-    return op_client_named(c, st, err);
+    return st;
 }
 
 /* ---- tiles in Detour form ---- */
@@ -614,18 +628,14 @@ op_status op_client_tile_range_wait_detour(op_client *c, const char *level, cons
                                            int timeout_ms, op_client_detour_range *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creply r;
-    op_status st = range_call(c, level, rect, after, max_bytes, wait_ms, 1, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
     void *tiles = NULL;
-    st = range_read(&r, sizeof *out->tiles, read_detour_any, &tiles, &out->ntiles, &out->has_next,
-                    out->next, err);
+    op_status st =
+        range_fetch(c, level, rect, after, max_bytes, wait_ms, 1, timeout_ms, sizeof *out->tiles,
+                    read_detour_any, &tiles, &out->ntiles, &out->has_next, out->next, err);
     out->tiles = tiles;
-    op_creply_fini(&r);
     if (st != OP_OK)
         op_client_detour_range_free(out);
-    return op_client_named(c, st, err);
+    return st;
 }
 
 /* ---- changes ---- */

@@ -24,6 +24,7 @@
 #include "onepath/arena.h"
 #include "onepath/limits.h"
 #include "onepath/tile_codec.h"
+#include "op_test.h"
 
 #define ONEPATH OP_BIN_DIR "/onepath"
 
@@ -40,33 +41,13 @@ static char tmpdir[256];
 
 static void make_tmpdir(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/onepath_limits_XXXXXX");
-    cr_assert(mkdtemp(tmpdir), "mkdtemp failed");
-}
-
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) {
-        unlink(path);
-        return;
-    }
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        char sub[4096];
-        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
+    op_test_tmpdir(tmpdir, sizeof tmpdir, "onepath_limits_");
 }
 
 static void drop_tmpdir(void)
 {
     if (tmpdir[0])
-        remove_tree(tmpdir);
+        op_test_remove_tree(tmpdir);
 }
 
 /* Runs onepath with args (NULL-terminated) in tmpdir, stdout and stderr kept (their start),

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "op_test.h"
 
@@ -58,4 +60,29 @@ const char *op_test_level(const char *name)
     static char buf[1024];
     snprintf(buf, sizeof buf, "%s/levels/%s", OP_SHARED_DIR, name);
     return buf;
+}
+
+void op_test_tmpdir(char *buf, size_t n, const char *prefix)
+{
+    snprintf(buf, n, "/tmp/%sXXXXXX", prefix);
+    cr_assert(mkdtemp(buf), "mkdtemp %s failed: %s", buf, strerror(errno));
+}
+
+void op_test_remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) {
+        unlink(path);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        op_test_remove_tree(sub);
+    }
+    closedir(d);
+    rmdir(path);
 }

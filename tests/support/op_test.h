@@ -20,6 +20,12 @@ void op_test_golden(const char *scenario, uint64_t hash);
 /* Path of a shared level ("dungeon.obj" -> <shared>/levels/dungeon.obj) in a static buffer. */
 const char *op_test_level(const char *name);
 
+/* A fresh directory /tmp/<prefix>XXXXXX in buf (cr_assert on failure). */
+void op_test_tmpdir(char *buf, size_t n, const char *prefix);
+
+/* Removes path and, when it is a directory, everything below it. */
+void op_test_remove_tree(const char *path);
+
 /* Deterministic generator (splitmix64) for seeded random fields. */
 typedef struct op_test_rng {
     uint64_t s;

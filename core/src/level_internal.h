@@ -58,7 +58,8 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
                          op_err *err);
 
 /* op_tile_heightfield_build_ids on l's soup and settings with l's triangle classes
- * (tri_class), out = scratch: the same heightfield. */
+ * (tri_class), out = scratch: the same heightfield, except that a skipped tile's is
+ * zeroed (no grid: nothing reads it). */
 op_status op__tile_heightfield_build_level(const op_level *l, int tx, int tz, const uint32_t *ids,
                                            size_t n, op_arena *scratch, op_heightfield *hf,
                                            int *skipped, op_err *err);

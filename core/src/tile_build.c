@@ -169,6 +169,11 @@ static op_status heightfield_of(const op_soup *soup, const op_settings *s, int t
     op_span_settings_derive(s, &ss);
     if (!any_may_be_walkable(soup, ids, n, ss.slope_cos)) {
         *skipped = 1;
+        /* A level's skipped tile stops here (tile_volumes.c): no grid to clear. */
+        if (tri_class) {
+            memset(hf, 0, sizeof *hf);
+            return OP_OK;
+        }
         return tile_init(hf, out, s, &g, g.origin_x, g.origin_z, tx, tz, 0.0, 1, err);
     }
     double y0 = 0.0;

@@ -373,7 +373,21 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
             col_start[c] = hf->span_slots;
         /* New fragments were pushed in front: a column is dirty iff its head is new. */
         uint32_t h = hf->frag_heads[c];
-        if (h != OP_NO_SPAN && h >= first && (st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
+        if (h == OP_NO_SPAN || h < first)
+            continue;
+        if (first_commit && hf->frags[h].next == OP_NO_SPAN) {
+            /* A first commit's column of one fragment (most of open ground): no old spans,
+             * no free slot; its one span is the fragment, with its area (§3.5). */
+            if ((st = span_room(hf, 1, cap_max, err)) != OP_OK)
+                break;
+            const op_hf_frag *f = &hf->frags[h];
+            uint32_t sp = hf->span_slots++;
+            hf->spans[sp] = (op_hf_span){f->smin, f->smax, f->area, OP_NO_SPAN};
+            hf->heads[c] = sp;
+            hf->span_count++;
+            continue;
+        }
+        if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
             break;
     }
     if (st == OP_OK && col_start) {

@@ -66,33 +66,21 @@ static inline uint32_t op__hf_begin(op_heightfield *hf)
 }
 
 /* Appends a fragment to column col; room must have been reserved. A fragment that
- * overlaps or touches one of the column's two latest fragments of this call with the same
- * area is folded into it: the union of two such fragments gives the same spans and
- * areas (§3.5: it joins the same group and qualifies iff one of them did). Two, because
- * a column under a wall or a slab's edge takes its fragments alternately from triangles
- * of two areas. */
-static inline int op__hf_fold(op_hf_frag *g, int smin, int smax, int area)
-{
-    if (g->area != area || smin > g->smax || g->smin > smax)
-        return 0;
-    if (smin < g->smin)
-        g->smin = (uint16_t)smin;
-    if (smax > g->smax)
-        g->smax = (uint16_t)smax;
-    return 1;
-}
-
+ * overlaps or touches the column's latest fragment of this call with the same area
+ * is folded into it: the union of two such fragments gives the same spans and
+ * areas (§3.5: it joins the same group and qualifies iff one of them did). */
 static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int smax, int area)
 {
     uint32_t h = hf->frag_heads[col];
     if (h != OP_NO_SPAN && h >= hf->frag_first) {
         op_hf_frag *g = &hf->frags[h];
-        if (op__hf_fold(g, smin, smax, area))
+        if (g->area == area && smin <= g->smax && g->smin <= smax) {
+            if (smin < g->smin)
+                g->smin = (uint16_t)smin;
+            if (smax > g->smax)
+                g->smax = (uint16_t)smax;
             return;
-        uint32_t h2 = g->next;
-        if (h2 != OP_NO_SPAN && h2 >= hf->frag_first &&
-            op__hf_fold(&hf->frags[h2], smin, smax, area))
-            return;
+        }
     }
     uint32_t i = hf->frag_count++;
     op_hf_frag *f = &hf->frags[i];

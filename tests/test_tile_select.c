@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onepath/build.h"
 #include "onepath/hash.h"
 #include "onepath/limits.h"
 #include "onepath/spans.h"
@@ -273,6 +274,80 @@ Test(tiles, buckets_equal_per_tile_selection_and_builds)
             op_arena_reset(scratch);
         }
     cr_assert_gt(tiles, 10);
+    sb_free(&s);
+}
+
+/* A level's tile reads its triangles' classes and copy marks from the level (level.c);
+ * the same tile built alone classifies and drops copies itself. Copies of every kind:
+ * the same indices again, the same vertex bits under other indices, interleaved with
+ * the originals; and near-copies that are not copies (another area, other vertex
+ * order), which must stay. */
+Test(tiles, level_tiles_equal_tiles_built_alone_with_copies)
+{
+    op_settings st;
+    op_settings_default(&st);
+    st.tile_size = 4.5;
+    op_test_rng rng = {31};
+    soup_buf s;
+    sb_init(&s);
+    terrain(&s, &rng, -3.1, 10, 1.1, 1.5, 6, 0);
+    int nt = s.nt;
+    for (int t = 0; t < nt; t++) /* areas below the near-copies' 9, so that theirs win */
+        s.a[t] = (uint8_t)(s.a[t] ? 7 : 0);
+    for (int t = 0; t < nt; t += 3) {
+        int a = s.t[3 * t], b = s.t[3 * t + 1], c = s.t[3 * t + 2], area = s.a[t];
+        switch (t / 3 % 4) {
+        case 0: /* the same indices */
+            sb_tri(&s, a, b, c, area);
+            break;
+        case 1: { /* the same bits, fresh vertices */
+            int va = sb_vert(&s, s.v[3 * a], s.v[3 * a + 1], s.v[3 * a + 2]);
+            int vb = sb_vert(&s, s.v[3 * b], s.v[3 * b + 1], s.v[3 * b + 2]);
+            int vc = sb_vert(&s, s.v[3 * c], s.v[3 * c + 1], s.v[3 * c + 2]);
+            sb_tri(&s, va, vb, vc, area);
+            break;
+        }
+        case 2: /* another area: not a copy */
+            sb_tri(&s, a, b, c, 9);
+            break;
+        default: /* rotated vertex order: not a copy (a key is the vertices in order) */
+            sb_tri(&s, b, c, a, area);
+        }
+    }
+    for (int t = 0; t < nt; t += 7) /* copies of copies, and of the first triangles */
+        sb_tri(&s, s.t[3 * t], s.t[3 * t + 1], s.t[3 * t + 2], s.a[t]);
+    op_soup so = sb_soup(&s);
+    op_level *l;
+    op_err e;
+    cr_assert_eq(op_level_create(&so, &st, NULL, 0, &l, &e), OP_OK, "%s", e.msg);
+    op_tile_rect r = op_level_tiles(l);
+    int built = 0;
+    for (int tz = r.tz0; tz <= r.tz1; tz++)
+        for (int tx = r.tx0; tx <= r.tx1; tx++) {
+            op_tile_stages ts;
+            cr_assert_eq(op_level_build_stages(l, tx, tz, OP_STAGE_SPANS, 0, out, scratch, &ts, &e),
+                         OP_OK, "%s", e.msg);
+            op_chf c;
+            cr_assert_eq(op_tile_spans_build(&so, &st, tx, tz, NULL, 0, out, scratch, &c, &e),
+                         OP_OK, "%s", e.msg);
+            if (ts.skipped) {
+                cr_assert_eq(c.span_count, 0, "tile (%d, %d)", tx, tz);
+                continue;
+            }
+            const op_chf *a = &ts.chf;
+            size_t n = c.span_count, cells = (size_t)c.width * (size_t)c.depth + 1;
+            cr_assert_eq(a->span_count, c.span_count, "tile (%d, %d)", tx, tz);
+            cr_assert_arr_eq(a->cells, c.cells, cells * sizeof *c.cells);
+            cr_assert_arr_eq(a->y, c.y, n * sizeof *c.y);
+            cr_assert_arr_eq(a->h, c.h, n * sizeof *c.h);
+            cr_assert_arr_eq(a->areas, c.areas, n);
+            cr_assert_arr_eq(a->dist, c.dist, n * sizeof *c.dist);
+            built += n > 0;
+            op_arena_reset(out);
+            op_arena_reset(scratch);
+        }
+    cr_assert_gt(built, 4);
+    op_level_destroy(l);
     sb_free(&s);
 }
 

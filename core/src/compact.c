@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heightfield_internal.h"
 #include "onepath/limits.h"
 #include "onepath/spans.h"
 
@@ -42,6 +43,43 @@ static op_status count_open_spans(const op_heightfield *hf, uint32_t *count, op_
                           (unsigned long long)total, (unsigned)OP_MAX_SPANS);
     *count = (uint32_t)total;
     return OP_OK;
+}
+
+/* count_open_spans and fill_spans of a heightfield whose columns are arrays
+ * (op__hf_flat): the same spans in the same order, read by index. */
+static op_status count_open_flat(const op_heightfield *hf, uint32_t *count, op_err *err)
+{
+    uint32_t total = 0;
+    for (uint32_t s = 0; s < hf->span_count; s++)
+        total += hf->spans[s].area != OP_NULL_AREA;
+    if (total > OP_MAX_SPANS)
+        return op_err_set(err, OP_ELIMIT, "spans: compaction: %llu spans > OP_MAX_SPANS (%u)",
+                          (unsigned long long)total, (unsigned)OP_MAX_SPANS);
+    *count = total;
+    return OP_OK;
+}
+
+static void fill_flat(const op_heightfield *hf, op_chf *chf)
+{
+    int ncells = hf->width * hf->depth;
+    const uint32_t *cs = hf->col_start;
+    const op_hf_span *sp = hf->spans;
+    uint32_t k = 0;
+    for (int c = 0; c < ncells; c++) {
+        chf->cells[c] = k;
+        uint32_t e = cs[c + 1];
+        for (uint32_t s = cs[c]; s < e; s++) {
+            if (sp[s].area == OP_NULL_AREA)
+                continue;
+            int top = s + 1 < e ? sp[s + 1].smin : OP__SKY_ROW;
+            int h = top - (int)sp[s].smax;
+            chf->y[k] = sp[s].smax;
+            chf->h[k] = (uint16_t)(h < 0 ? 0 : h);
+            chf->areas[k] = sp[s].area;
+            k++;
+        }
+    }
+    chf->cells[ncells] = k;
 }
 
 static op_status alloc_arrays(op_chf *chf, op_arena *out, op_err *err)
@@ -226,8 +264,10 @@ op_status op_chf_build(const op_heightfield *hf, int walkable_height, int walkab
     memset(chf, 0, sizeof *chf);
     op_status st = check_args(hf, walkable_height, walkable_climb, err);
     op_chf r = {0};
+    int flat = st == OP_OK && op__hf_flat(hf);
     if (st == OP_OK)
-        st = count_open_spans(hf, &r.span_count, err);
+        st = flat ? count_open_flat(hf, &r.span_count, err)
+                  : count_open_spans(hf, &r.span_count, err);
     if (st != OP_OK)
         return st;
     r.width = hf->width;
@@ -244,7 +284,10 @@ op_status op_chf_build(const op_heightfield *hf, int walkable_height, int walkab
         op_arena_release(out, mark);
         return st;
     }
-    fill_spans(hf, &r);
+    if (flat)
+        fill_flat(hf, &r);
+    else
+        fill_spans(hf, &r);
     link_cells(&r);
     *chf = r;
     return OP_OK;

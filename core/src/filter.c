@@ -168,13 +168,47 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
     return 0;
 }
 
+/* ledge_towards_from towards a column of exactly one span (floor nfloor, lowest smin
+ * low, ceiling SKY), without a cursor: its one span is skipped by the cursor iff
+ * SKY - floor < walkable_height, which, floors rising up the walk, once true stays true,
+ * so evaluating it afresh for each span gives the cursor's answer. Most columns of open
+ * ground hold one span. */
+static inline int ledge_towards_one(int low, int nfloor, int floor, int ceiling,
+                                    int walkable_height, int walkable_climb, int *lo, int *hi)
+{
+    if ((low < ceiling ? low : ceiling) - floor >= walkable_height)
+        return 1;
+    if (SKY - floor < walkable_height || ceiling - nfloor < walkable_height)
+        return 0;
+    int bot = nfloor > floor ? nfloor : floor;
+    if (ceiling - bot < walkable_height) /* top = min(SKY, ceiling) = ceiling */
+        return 0;
+    int diff = nfloor - floor;
+    if (diff < -walkable_climb)
+        return 1;
+    if (diff <= walkable_climb) {
+        *lo = nfloor < *lo ? nfloor : *lo;
+        *hi = nfloor > *hi ? nfloor : *hi;
+    }
+    return 0;
+}
+
 /* ledge_or_steep for a span of an inner cell, with the column walk's four cursors and
- * lowest smins (west, north, east, south as ledge_or_steep visits them). */
+ * lowest smins (west, north, east, south as ledge_or_steep visits them); all_one: each
+ * of the four columns holds exactly one span (the cursors then stay unused). */
 static inline int ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4],
-                                      int floor, int ceiling, int walkable_height,
+                                      int all_one, int floor, int ceiling, int walkable_height,
                                       int walkable_climb)
 {
     int lo = floor, hi = floor;
+    if (all_one) {
+#pragma GCC unroll 4
+        for (int d = 0; d < 4; d++)
+            if (ledge_towards_one(low[d], cur[d].floor, floor, ceiling, walkable_height,
+                                  walkable_climb, &lo, &hi))
+                return 1;
+        return hi - lo > walkable_climb;
+    }
 #pragma GCC unroll 4
     for (int d = 0; d < 4; d++)
         if (ledge_towards_from(hf, &cur[d], low[d], floor, ceiling, walkable_height, walkable_climb,
@@ -203,7 +237,7 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
              * span of it is a ledge (§4.2). */
             const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
             col_pos cur[4];
-            int low[4], ready = 0; /* the cursors, set by the column's first ledge test */
+            int low[4], all_one = 1, ready = 0; /* the cursors, set by the first ledge test */
             col_pos sp;
             for (pos_at(hf, &sp, i); sp.n != OP_NO_SPAN; pos_at(hf, &sp, sp.next)) {
                 op_hf_span *s = &hf->spans[sp.n];
@@ -227,11 +261,12 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                                 pos_at(hf, &cur[k], hf->heads[nc[k]]);
                                 low[k] =
                                     cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
+                                all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
                             }
                             ready = 1;
                         }
-                        if (ledge_or_steep_from(hf, cur, low, floor, ceiling, walkable_height,
-                                                walkable_climb))
+                        if (ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
+                                                walkable_height, walkable_climb))
                             area = OP_NULL_AREA; /* §4.2 */
                     }
                 }

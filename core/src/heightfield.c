@@ -334,6 +334,12 @@ static op_status rebuild_column(op_heightfield *hf, size_t c, size_t cap_max, op
     return OP_OK;
 }
 
+int op__hf_flat(const op_heightfield *hf)
+{
+    size_t ncols = (size_t)hf->width * (size_t)hf->depth;
+    return hf->col_start && hf->spans && hf->col_start[ncols] == hf->span_count;
+}
+
 op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
 {
     /* A rebuild frees a column's spans before it takes new slots, so the new slots
@@ -347,6 +353,13 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
     /* (past OP_MAX_SPANS, the up-front reservation names the limit, as before) */
     int first_commit = first == 0 && hf->span_slots == 0 && bound <= OP_MAX_SPANS;
     size_t cap_max = first_commit ? bound : 0;
+    size_t ncols = (size_t)hf->width * (size_t)hf->depth;
+    /* A first commit takes span slots in column order: it records where each column
+     * starts (allocated before the spans, which then grow in place). Without the memory
+     * the heightfield is only walked through its links. */
+    hf->col_start = NULL;
+    uint32_t *col_start =
+        first_commit ? op_arena_alloc(hf->arena, (ncols + 1) * sizeof *col_start) : NULL;
     void *p = hf->spans;
     op_status st = grow(hf, &p, &hf->span_cap, first_commit ? (bound < 256 ? bound : 256) : bound,
                         sizeof(op_hf_span), "spans", err);
@@ -355,12 +368,31 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
         op__hf_rollback(hf, first);
         return st;
     }
-    size_t ncols = (size_t)hf->width * (size_t)hf->depth;
     for (size_t c = 0; c < ncols; c++) {
+        if (col_start)
+            col_start[c] = hf->span_slots;
         /* New fragments were pushed in front: a column is dirty iff its head is new. */
         uint32_t h = hf->frag_heads[c];
-        if (h != OP_NO_SPAN && h >= first && (st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
+        if (h == OP_NO_SPAN || h < first)
+            continue;
+        if (first_commit && hf->frags[h].next == OP_NO_SPAN) {
+            /* A first commit's column of one fragment (most of open ground): no old spans,
+             * no free slot; its one span is the fragment, with its area (§3.5). */
+            if ((st = span_room(hf, 1, cap_max, err)) != OP_OK)
+                break;
+            const op_hf_frag *f = &hf->frags[h];
+            uint32_t sp = hf->span_slots++;
+            hf->spans[sp] = (op_hf_span){f->smin, f->smax, f->area, OP_NO_SPAN};
+            hf->heads[c] = sp;
+            hf->span_count++;
+            continue;
+        }
+        if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
             break;
+    }
+    if (st == OP_OK && col_start) {
+        col_start[ncols] = hf->span_slots;
+        hf->col_start = col_start;
     }
     if (st != OP_OK) {
         for (size_t c = 0; c < ncols; c++)

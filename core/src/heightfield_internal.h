@@ -95,6 +95,10 @@ static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int s
  * room for the spans first; on failure drops those fragments and leaves hf as it was. */
 op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err);
 
+/* Whether hf->col_start is set and ends at span_count (spans.h): the compaction then
+ * reads columns as arrays. A heightfield edited by hand must clear col_start. */
+int op__hf_flat(const op_heightfield *hf);
+
 /* Drops the fragments with index >= first (an error after op__hf_push). */
 void op__hf_rollback(op_heightfield *hf, uint32_t first);
 

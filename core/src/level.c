@@ -88,6 +88,9 @@ typedef struct binning {
     bin_chunk *chunks;
     tri_rect *rect;
     uint32_t *off, *ids;
+    uint8_t *tri_class; /* phase 1: each triangle's area after classification */
+    uint32_t *hash;     /* phase 1: each triangle's key hash (mark_copies) */
+    float slope_cos;
     int phase;     /* 1, 3 or 5 */
     op_pool *pool; /* the caller's workers, or NULL: threads of each phase's own */
 } binning;
@@ -141,6 +144,33 @@ static int bad_indices(const int *ti, size_t nv)
            (size_t)ti[2] >= nv;
 }
 
+/* A triangle's key: its three vertices' float32 bits in order and its input area
+ * (tile_build.c's drop_copies has the same). */
+static void tri_key(const float *const q[3], uint32_t area, uint32_t key[10])
+{
+    for (int k = 0; k < 3; k++)
+        memcpy(&key[3 * k], q[k], 3 * sizeof(float));
+    key[9] = area;
+}
+
+/* A hash of tri_key's ten words, taken as five 64-bit words straight from the vertices
+ * (only the speed of mark_copies depends on it: keys are compared in full). */
+static uint32_t tri_hash(const float *const q[3], uint32_t area)
+{
+    uint32_t w[10];
+    memcpy(&w[0], q[0], 3 * sizeof(float));
+    memcpy(&w[3], q[1], 3 * sizeof(float));
+    memcpy(&w[6], q[2], 3 * sizeof(float));
+    w[9] = area;
+    uint64_t h = 0x9e3779b97f4a7c15u;
+#pragma GCC unroll 5
+    for (int j = 0; j < 10; j += 2) {
+        h = (h ^ ((uint64_t)w[j] | (uint64_t)w[j + 1] << 32)) * 0xff51afd7ed558ccdu;
+        h ^= h >> 31;
+    }
+    return (uint32_t)h;
+}
+
 static int chunk_scan(const binning *b, bin_chunk *c)
 {
     const float *v = b->soup->verts;
@@ -186,6 +216,9 @@ static int chunk_scan(const binning *b, bin_chunk *c)
             axis_tiles(x0, x1, g, g->origin_x, inv, &r->x0, &r->x1);
             axis_tiles(z0, z1, g, g->origin_z, inv, &r->z0, &r->z1);
         }
+        int area = b->soup->areas ? b->soup->areas[t] : OP_WALKABLE_AREA;
+        b->tri_class[t] = (uint8_t)(op_triangle_walkable(p0, p1, p2, b->slope_cos) ? area : 0);
+        b->hash[t] = tri_hash(q, (uint32_t)area);
     }
     float bb[6] = {bx0, by0, bz0, bx1, by1, bz1};
     memcpy(c->bmin, bb, sizeof c->bmin);
@@ -325,7 +358,8 @@ static op_status make_chunks(binning *b, int threads, op_arena *scratch, op_err 
     b->nchunks = (int)n;
     b->chunks = op_arena_calloc(scratch, n, sizeof *b->chunks);
     b->rect = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->rect);
-    if (!b->chunks || !b->rect)
+    b->hash = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->hash);
+    if (!b->chunks || !b->rect || !b->hash)
         return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of tile rectangles)",
                           ntris * sizeof *b->rect);
     for (size_t i = 0; i < n; i++) {
@@ -368,6 +402,53 @@ static op_status chunk_counts(binning *b, op_arena *scratch, op_err *err)
             return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of offsets)",
                               (b->ntiles + 1) * sizeof(uint32_t));
     }
+    return OP_OK;
+}
+
+/* After phase 1, serially: every triangle whose key equals an earlier one's is marked
+ * OP__TRI_COPY (a hash table over the keys, probing by the phase-1 hashes). Equal
+ * triangles fall in the same bins, so in every bin this leaves the first occurrence of
+ * each key, which is what a tile build keeps (tile_build.c). */
+static op_status mark_copies(binning *b, op_arena *scratch, op_err *err)
+{
+    size_t n = b->soup->tris_len / 3, cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    op_arena_mark m = op_arena_get_mark(scratch);
+    uint32_t *slot = op_arena_alloc(scratch, cap * sizeof *slot);
+    if (!slot)
+        return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of copies)",
+                          cap * sizeof *slot);
+    memset(slot, 0xff, cap * sizeof *slot);
+    const float *v = b->soup->verts;
+    const int *ix = b->soup->tris;
+    for (size_t t = 0; t < n; t++) {
+        uint32_t h = b->hash[t];
+        size_t at = h & (cap - 1);
+        int copy = 0;
+        for (; slot[at] != 0xffffffffu; at = (at + 1) & (cap - 1)) {
+            uint32_t u = slot[at];
+            if (b->hash[u] != h)
+                continue;
+            const float *q[3], *r[3];
+            for (int k = 0; k < 3; k++) {
+                q[k] = &v[3 * (size_t)ix[3 * t + (size_t)k]];
+                r[k] = &v[3 * (size_t)ix[3 * (size_t)u + (size_t)k]];
+            }
+            uint32_t kt[10], ku[10];
+            tri_key(q, b->soup->areas ? b->soup->areas[t] : OP_WALKABLE_AREA, kt);
+            tri_key(r, b->soup->areas ? b->soup->areas[u] : OP_WALKABLE_AREA, ku);
+            if (!memcmp(kt, ku, sizeof kt)) {
+                copy = 1;
+                break;
+            }
+        }
+        if (copy)
+            b->tri_class[t] = OP__TRI_COPY;
+        else
+            slot[at] = (uint32_t)t;
+    }
+    op_arena_release(scratch, m);
     return OP_OK;
 }
 
@@ -462,8 +543,13 @@ static op_status soup_level(const op_soup *soup, const op_settings *s, const op_
     b.soup = soup;
     b.pool = pool;
     b.grid = l->grid;
-    st = scratch ? check_soup(&b, threads, scratch, err)
-                 : op_err_set(err, OP_ENOMEM, "level: out of memory");
+    b.slope_cos = l->span.slope_cos;
+    b.tri_class = l->tri_class = op_arena_alloc(l->arena, soup->tris_len / 3 + 1);
+    st = !l->tri_class ? op_err_set(err, OP_ENOMEM, "level: out of memory (triangle classes)")
+         : scratch     ? check_soup(&b, threads, scratch, err)
+                       : op_err_set(err, OP_ENOMEM, "level: out of memory");
+    if (st == OP_OK)
+        st = mark_copies(&b, scratch, err);
     if (st == OP_OK && soup->tris_len / 3 > 0xffffffffu)
         st = op_err_set(err, OP_ERANGE, "level: %zu triangles > 2^32 - 1", soup->tris_len / 3);
     if (st == OP_OK)

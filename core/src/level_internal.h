@@ -26,8 +26,14 @@ struct op_level {
     /* Soup levels only (NULL otherwise): */
     uint32_t *bin_start; /* tile count + 1: triangles of tile k are bin_ids[bin_start[k]..[k+1]) */
     uint32_t *bin_ids;
+    /* Per triangle: OP__TRI_COPY when its key (vertex bits in order and input area) equals
+     * an earlier triangle's, else its area after classification (§3.1: 0 when not
+     * walkable). A tile build reads it instead of classifying and hashing per tile. */
+    uint8_t *tri_class;
     op_arena *arena; /* the level's own memory (bins) */
 };
+
+#define OP__TRI_COPY 0xffu
 
 /* What a tile's build computed before any volume (docs/spec/build3d-runtime.md §5.1): the
  * base a volume-only rebuild starts from. A fresh build fills it in its arenas; a rebuild
@@ -50,6 +56,13 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
                          const op__tile_base *cached, int want_base, op__tile_base *base,
                          op_stage last, op_arena *out, op_arena *scratch, op_tile_stages *st,
                          op_err *err);
+
+/* op_tile_heightfield_build_ids on l's soup and settings with l's triangle classes
+ * (tri_class), out = scratch: the same heightfield, except that a skipped tile's is
+ * zeroed (no grid: nothing reads it). */
+op_status op__tile_heightfield_build_level(const op_level *l, int tx, int tz, const uint32_t *ids,
+                                           size_t n, op_arena *scratch, op_heightfield *hf,
+                                           int *skipped, op_err *err);
 
 /* op_level_build_stages with an explicit volume set and an optional cached base; base_out
  * (when not NULL) receives the base the build used, valid while out lives. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "heightfield_internal.h"
+#include "level_internal.h"
 #include "onepath/limits.h"
 
 /* y0 and rows of a soup tile (§1.3): y0 = max(minY - CellHeight, -2^21 + 1),
@@ -152,10 +153,14 @@ static op_status drop_copies(const op_soup *soup, const uint32_t *ids, size_t n,
     return OP_OK;
 }
 
-op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
-                                        const uint32_t *ids, size_t n, op_arena *out,
-                                        op_arena *scratch, op_heightfield *hf, int *skipped,
-                                        op_err *err)
+/* The tile's heightfield from its triangles ids[0, n) in input order. tri_class == NULL:
+ * copies dropped and triangles classified here; else tri_class[t] is triangle t's area
+ * after classification, or OP__TRI_COPY for a copy of an earlier triangle (a level's,
+ * level.c), which leaves the same triangles with the same areas. */
+static op_status heightfield_of(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                const uint32_t *ids, size_t n, const uint8_t *tri_class,
+                                op_arena *out, op_arena *scratch, op_heightfield *hf, int *skipped,
+                                op_err *err)
 {
     *skipped = 0;
     op_tile_grid g;
@@ -164,17 +169,35 @@ op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *
     op_span_settings_derive(s, &ss);
     if (!any_may_be_walkable(soup, ids, n, ss.slope_cos)) {
         *skipped = 1;
+        /* A level's skipped tile stops here (tile_volumes.c): no grid to clear. */
+        if (tri_class) {
+            memset(hf, 0, sizeof *hf);
+            return OP_OK;
+        }
         return tile_init(hf, out, s, &g, g.origin_x, g.origin_z, tx, tz, 0.0, 1, err);
     }
     double y0 = 0.0;
     int rows = 1;
     op_status st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
     uint32_t *keep = st == OP_OK ? op_arena_alloc(scratch, (n ? n : 1) * sizeof *keep) : NULL;
-    if (st == OP_OK && !keep)
+    uint8_t *areas = keep ? op_arena_alloc(scratch, n ? n : 1) : NULL;
+    if (st == OP_OK && !areas)
         st = op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%zu triangle ids)", tx, tz,
                         n);
-    if (st == OP_OK)
+    if (st == OP_OK && !tri_class) {
         st = drop_copies(soup, ids, n, scratch, keep, &n, tx, tz, err);
+        if (st == OP_OK)
+            classify_ids(soup, keep, n, ss.slope_cos, areas);
+    } else if (st == OP_OK) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = tri_class[ids[i]];
+            keep[k] = ids[i];
+            areas[k] = c;
+            k += c != OP__TRI_COPY;
+        }
+        n = k;
+    }
     ids = keep;
     if (st == OP_OK)
         st = tile_init(hf, out, s, &g, g.origin_x, g.origin_z, tx, tz, y0, rows, err);
@@ -182,16 +205,27 @@ op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *
         return st;
     op_heightfield_use_grid_lines(hf, g.origin_x, g.origin_z, (int64_t)tx * g.tile_cells - g.border,
                                   (int64_t)tz * g.tile_cells - g.border);
-    uint8_t *areas = op_arena_alloc(scratch, n);
-    if (!areas)
-        return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%zu bytes of areas)", tx,
-                          tz, n);
-    classify_ids(soup, ids, n, ss.slope_cos, areas);
     st = op_rasterize_ids(hf, soup, ids, n, areas, ss.merge_threshold, err);
     if (st != OP_OK)
         return st;
     op_filters_apply(hf, ss.walkable_height, ss.walkable_climb);
     return OP_OK;
+}
+
+op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *s, int tx, int tz,
+                                        const uint32_t *ids, size_t n, op_arena *out,
+                                        op_arena *scratch, op_heightfield *hf, int *skipped,
+                                        op_err *err)
+{
+    return heightfield_of(soup, s, tx, tz, ids, n, NULL, out, scratch, hf, skipped, err);
+}
+
+op_status op__tile_heightfield_build_level(const op_level *l, int tx, int tz, const uint32_t *ids,
+                                           size_t n, op_arena *scratch, op_heightfield *hf,
+                                           int *skipped, op_err *err)
+{
+    return heightfield_of(&l->soup, &l->settings, tx, tz, ids, n, l->tri_class, scratch, scratch,
+                          hf, skipped, err);
 }
 
 /* Tile tx of a columns-input (heightfield or chunk) with `side` columns shows columns

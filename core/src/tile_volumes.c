@@ -25,8 +25,7 @@ static op_status tile_heightfield(const op_level *l, int tx, int tz, op_arena *s
     int k = op_level_tile_index(l, tx, tz);
     const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
     size_t n = l->bin_start[k + 1] - l->bin_start[k];
-    return op_tile_heightfield_build_ids(&l->soup, &l->settings, tx, tz, ids, n, scratch, scratch,
-                                         hf, skipped, err);
+    return op__tile_heightfield_build_level(l, tx, tz, ids, n, scratch, hf, skipped, err);
 }
 
 /* Heightfield, filters and compaction: the base's field, areas before erosion. */

@@ -72,6 +72,13 @@ typedef struct op_heightfield {
     uint32_t span_slots;  /* slots of spans ever used (live + free list) */
     uint32_t frag_first;  /* first fragment of the call in progress */
     int merge_threshold;  /* rows; -1 until the first fragment fixes it */
+    /* Set by the first commit of fragments into an empty heightfield (every tile build),
+     * NULL after any later one: column c's spans are spans[col_start[c], col_start[c+1]),
+     * bottom up (each one's next is the following slot, the top's OP_NO_SPAN), and
+     * col_start[width * depth] = span_count. The compaction then reads columns as arrays
+     * (without it, it walks and checks the links). Code that edits spans by hand (other
+     * than their areas) sets it to NULL. */
+    uint32_t *col_start;
 } op_heightfield;
 
 /* Creates an empty heightfield in arena. Checks width/depth in [1, OP_MAX_GRID_SIDE],

@@ -5,12 +5,14 @@
  * tiles; the bins hold one uint32 per (triangle, tile) pair. Heightfield and voxel-chunk
  * levels (input-formats.md §5) need no bins: a tile reads its columns directly.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heightfield_internal.h"
 #include "level_internal.h"
 #include "parallel_internal.h"
+#include "onepath/level.h"
 #include "onepath/limits.h"
 #include "onepath/parallel.h"
 #include "onepath/rebuild.h"
@@ -476,6 +478,149 @@ static op_status soup_level(const op_soup *soup, const op_settings *s, const op_
         op_level_destroy(l);
         return st;
     }
+    *out = l;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+/* ---- one tile's level (level.h) ---- */
+
+/* World coordinate w(c) = origin + c·cs of grid line c on one axis: the expression
+ * op__cell_of compares a coordinate with, monotone in c, so cell(v) >= c iff w(c) <= v. */
+static double grid_line(double origin, double cs, int64_t c)
+{
+    return origin + (double)c * cs;
+}
+
+/* Tile t's build grid on one axis as two world coordinates: a box lo..hi has tile t among
+ * its tiles (op_triangle_tiles: floor((cell(lo) - B) / TC) <= t <= floor((cell(hi) + B) /
+ * TC)) iff cell(lo) < t·TC + TC + B and cell(hi) >= t·TC − B, that is iff lo < *below and
+ * hi >= *from. */
+static void tile_lines(const op_tile_grid *g, double origin, int t, double *from, double *below)
+{
+    int64_t tc = g->tile_cells, b = g->border;
+    *from = grid_line(origin, g->cs, (int64_t)t * tc - b);
+    *below = grid_line(origin, g->cs, (int64_t)t * tc + tc + b);
+}
+
+/* Listed triangle id of soup: its indices, vertices and area (op_soup_validate's rules),
+ * its box widening the bounds (first triangle: bb set), and whether tile lines x0..x1,
+ * z0..z1 select it. */
+static op_status tile_triangle(const op_soup *soup, uint32_t id, const double lines[4], int tx,
+                               int tz, float bb[6], int first, op_err *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    const int *ix = &soup->tris[3 * (size_t)id];
+    size_t nv = soup->verts_len / 3;
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        if (ix[k] < 0 || (size_t)ix[k] >= nv)
+            return op_err_set(err, OP_ERANGE,
+                              "level tile (%d, %d): triangle %u index %d is outside [0, %zu) "
+                              "vertices",
+                              tx, tz, id, ix[k], nv);
+        const float *p = &soup->verts[3 * (size_t)ix[k]];
+        for (int a = 0; a < 3; a++) {
+            float v = p[a];
+            if (!(v >= -(float)OP_MAX_COORD && v <= (float)OP_MAX_COORD)) {
+                int finite = isfinite(v);
+                return op_err_set(err, finite ? OP_ERANGE : OP_EINVAL,
+                                  "level tile (%d, %d): triangle %u vertex %d %c = %.9g is %s", tx,
+                                  tz, id, ix[k], axis[a], (double)v,
+                                  finite ? "beyond +-2^21" : "not finite");
+            }
+            lo[a] = (k == 0 || v < lo[a]) ? v : lo[a];
+            hi[a] = (k == 0 || v > hi[a]) ? v : hi[a];
+        }
+    }
+    if (soup->areas && soup->areas[id] > OP_MAX_AREA)
+        return op_err_set(err, OP_ERANGE, "level tile (%d, %d): triangle %u area %u is above %d",
+                          tx, tz, id, (unsigned)soup->areas[id], OP_MAX_AREA);
+    if (!(hi[0] >= lines[0] && lo[0] < lines[1] && hi[2] >= lines[2] && lo[2] < lines[3]))
+        return op_err_set(err, OP_EINVAL,
+                          "level tile (%d, %d): triangle %u is not one of the tile's (its box "
+                          "x %.9g..%.9g, z %.9g..%.9g misses the tile's build grid)",
+                          tx, tz, id, (double)lo[0], (double)hi[0], (double)lo[2], (double)hi[2]);
+    for (int a = 0; a < 3; a++) {
+        bb[a] = (first || lo[a] < bb[a]) ? lo[a] : bb[a];
+        bb[3 + a] = (first || hi[a] > bb[3 + a]) ? hi[a] : bb[3 + a];
+    }
+    return OP_OK;
+}
+
+/* Whether tile t (one axis) is one a box of valid coordinates can have. */
+static int tile_reachable(const op_tile_grid *g, double origin, int t)
+{
+    int64_t tc = g->tile_cells;
+    int64_t c0 = op_cell_of(-OP_MAX_COORD, origin, g->cs) - g->border,
+            c1 = op_cell_of(OP_MAX_COORD, origin, g->cs) + g->border;
+    int64_t t0 = c0 / tc - (c0 % tc != 0 && c0 < 0), t1 = c1 / tc - (c1 % tc != 0 && c1 < 0);
+    return t >= t0 && t <= t1;
+}
+
+op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                               int nvols, int tx, int tz, const uint32_t *ids, size_t n,
+                               op_level **out, op_err *err)
+{
+    *out = NULL;
+    if (!soup || soup->verts_len % 3 != 0 || soup->tris_len % 3 != 0 ||
+        (soup->verts_len && !soup->verts) || (soup->tris_len && !soup->tris))
+        return op_soup_validate(soup, err); /* the shape checks and their messages */
+    if (n && !ids)
+        return op_err_set(err, OP_EINVAL, "level tile (%d, %d): NULL triangle ids, %zu of them", tx,
+                          tz, n);
+    if (n > 0xffffffffu)
+        return op_err_set(err, OP_ERANGE, "level tile (%d, %d): %zu triangles > 2^32 - 1", tx, tz,
+                          n);
+    op_level *l = NULL;
+    op_status st = level_new(s, vols, nvols, &l, err);
+    if (st != OP_OK)
+        return st;
+    const op_tile_grid *g = &l->grid;
+    size_t ntris = soup->tris_len / 3;
+    double lines[4];
+    if (!(g->cs >= OP_MIN_CELL_SIZE))
+        st = op_err_set(err, OP_ERANGE, "tiles: cell size tile_size / tile_cells = %g is below %g",
+                        g->cs, OP_MIN_CELL_SIZE);
+    else if (!tile_reachable(g, g->origin_x, tx) || !tile_reachable(g, g->origin_z, tz))
+        st = op_err_set(err, OP_ERANGE,
+                        "level tile (%d, %d): no triangle within +-2^21 reaches this tile", tx, tz);
+    float bb[6] = {0};
+    if (st == OP_OK) {
+        tile_lines(g, g->origin_x, tx, &lines[0], &lines[1]);
+        tile_lines(g, g->origin_z, tz, &lines[2], &lines[3]);
+        /* No triangle: the corner of the tile's core cells. */
+        bb[0] = bb[3] = (float)grid_line(g->origin_x, g->cs, (int64_t)tx * g->tile_cells);
+        bb[2] = bb[5] = (float)grid_line(g->origin_z, g->cs, (int64_t)tz * g->tile_cells);
+    }
+    for (size_t i = 0; st == OP_OK && i < n; i++) {
+        if (ids[i] >= ntris)
+            st = op_err_set(err, OP_ERANGE,
+                            "level tile (%d, %d): triangle id %u (entry %zu) is outside [0, %zu) "
+                            "triangles",
+                            tx, tz, ids[i], i, ntris);
+        else if (i > 0 && ids[i] <= ids[i - 1])
+            st = op_err_set(err, OP_EINVAL,
+                            "level tile (%d, %d): triangle ids not increasing at entry %zu (%u "
+                            "after %u)",
+                            tx, tz, i, ids[i], ids[i - 1]);
+        else
+            st = tile_triangle(soup, ids[i], lines, tx, tz, bb, i == 0, err);
+    }
+    if (st == OP_OK && !(l->bin_start = op_arena_alloc(l->arena, 2 * sizeof *l->bin_start)))
+        st = op_err_set(err, OP_ENOMEM, "level: out of memory");
+    if (st != OP_OK) {
+        op_level_destroy(l);
+        return st;
+    }
+    l->kind = OP_LEVEL_SOUP;
+    l->soup = *soup;
+    l->rect = (op_tile_rect){tx, tz, tx, tz};
+    memcpy(l->bmin, bb, sizeof l->bmin);
+    memcpy(l->bmax, bb + 3, sizeof l->bmax);
+    l->bin_start[0] = 0;
+    l->bin_start[1] = (uint32_t)n;
+    l->bin_ids = ids;
     *out = l;
     op_err_clear(err);
     return OP_OK;

@@ -25,7 +25,7 @@ struct op_level {
     float bmin[3], bmax[3];
     /* Soup levels only (NULL otherwise): */
     uint32_t *bin_start; /* tile count + 1: triangles of tile k are bin_ids[bin_start[k]..[k+1]) */
-    uint32_t *bin_ids;
+    const uint32_t *bin_ids; /* the level's own, or the caller's (op_level_create_tile) */
     op_arena *arena; /* the level's own memory (bins) */
 };
 

@@ -85,7 +85,8 @@ static void put_level(op_client *c, const op_soup *soup)
         die("level.put", &e);
 }
 
-static void range(op_client *c, const op_soup *soup, op_tile_range r, int n)
+__attribute__((noinline)) static void range(op_client *c, const op_soup *soup, op_tile_range r,
+                                            int n)
 {
     for (int k = 0; k < n; k++) {
         int dropped;

@@ -503,25 +503,24 @@ static void tile_lines(const op_tile_grid *g, double origin, int t, double *from
     *below = grid_line(origin, g->cs, (int64_t)t * tc + tc + b);
 }
 
-/* Listed triangle id of soup: its indices, vertices and area (op_soup_validate's rules),
- * its box widening the bounds (first triangle: bb set), and whether tile lines x0..x1,
- * z0..z1 select it. */
-static op_status tile_triangle(const op_soup *soup, uint32_t id, const double lines[4], int tx,
-                               int tz, float bb[6], int first, op_err *err)
+/* What is wrong with listed triangle id of soup (its indices, vertices and area by
+ * op_soup_validate's rules; failing none, its tiles miss the tile), named in err: the
+ * slow path of tile_scan. */
+static op_status tile_triangle_error(const op_soup *soup, uint32_t id, int tx, int tz, op_err *err)
 {
     static const char axis[3] = {'x', 'y', 'z'};
     const int *ix = &soup->tris[3 * (size_t)id];
     size_t nv = soup->verts_len / 3;
-    float lo[3], hi[3];
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3; k++)
         if (ix[k] < 0 || (size_t)ix[k] >= nv)
             return op_err_set(err, OP_ERANGE,
                               "level tile (%d, %d): triangle %u index %d is outside [0, %zu) "
                               "vertices",
                               tx, tz, id, ix[k], nv);
-        const float *p = &soup->verts[3 * (size_t)ix[k]];
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++)
         for (int a = 0; a < 3; a++) {
-            float v = p[a];
+            float v = soup->verts[3 * (size_t)ix[k] + (size_t)a];
             if (!(v >= -(float)OP_MAX_COORD && v <= (float)OP_MAX_COORD)) {
                 int finite = isfinite(v);
                 return op_err_set(err, finite ? OP_ERANGE : OP_EINVAL,
@@ -532,19 +531,79 @@ static op_status tile_triangle(const op_soup *soup, uint32_t id, const double li
             lo[a] = (k == 0 || v < lo[a]) ? v : lo[a];
             hi[a] = (k == 0 || v > hi[a]) ? v : hi[a];
         }
-    }
     if (soup->areas && soup->areas[id] > OP_MAX_AREA)
         return op_err_set(err, OP_ERANGE, "level tile (%d, %d): triangle %u area %u is above %d",
                           tx, tz, id, (unsigned)soup->areas[id], OP_MAX_AREA);
-    if (!(hi[0] >= lines[0] && lo[0] < lines[1] && hi[2] >= lines[2] && lo[2] < lines[3]))
-        return op_err_set(err, OP_EINVAL,
-                          "level tile (%d, %d): triangle %u is not one of the tile's (its box "
-                          "x %.9g..%.9g, z %.9g..%.9g misses the tile's build grid)",
-                          tx, tz, id, (double)lo[0], (double)hi[0], (double)lo[2], (double)hi[2]);
-    for (int a = 0; a < 3; a++) {
-        bb[a] = (first || lo[a] < bb[a]) ? lo[a] : bb[a];
-        bb[3 + a] = (first || hi[a] > bb[3 + a]) ? hi[a] : bb[3 + a];
+    return op_err_set(err, OP_EINVAL,
+                      "level tile (%d, %d): triangle %u is not one of the tile's (its box x "
+                      "%.9g..%.9g, z %.9g..%.9g misses the tile's build grid)",
+                      tx, tz, id, (double)lo[0], (double)hi[0], (double)lo[2], (double)hi[2]);
+}
+
+static inline float min3(float a, float b, float c)
+{
+    float m = b < a ? b : a;
+    return c < m ? c : m;
+}
+
+static inline float max3(float a, float b, float c)
+{
+    float m = b > a ? b : a;
+    return c > m ? c : m;
+}
+
+/* The listed triangles, checked (id order and range, indices, coordinates, areas, each
+ * selected by the tile's lines) without a branch a triangle but the loop's; the bounds of
+ * their vertices into bb (min xyz, max xyz). The first bad one named by the slow path. */
+static op_status tile_scan(const op_soup *soup, const uint32_t *ids, size_t n,
+                           const double lines[4], int tx, int tz, float bb[6], op_err *err)
+{
+    const float *v = soup->verts;
+    const int *tri = soup->tris;
+    size_t nv = soup->verts_len / 3, ntris = soup->tris_len / 3;
+    float b0 = bb[0], b1 = bb[1], b2 = bb[2], b3 = bb[3], b4 = bb[4], b5 = bb[5];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = ids[i];
+        if (id >= ntris)
+            return op_err_set(err, OP_ERANGE,
+                              "level tile (%d, %d): triangle id %u (entry %zu) is outside [0, "
+                              "%zu) triangles",
+                              tx, tz, id, i, ntris);
+        if (i > 0 && id <= ids[i - 1])
+            return op_err_set(err, OP_EINVAL,
+                              "level tile (%d, %d): triangle ids not increasing at entry %zu (%u "
+                              "after %u)",
+                              tx, tz, i, id, ids[i - 1]);
+        const int *ix = &tri[3 * (size_t)id];
+        int ok = ((size_t)(unsigned)ix[0] < nv) & ((size_t)(unsigned)ix[1] < nv) &
+                 ((size_t)(unsigned)ix[2] < nv);
+        if (!ok)
+            return tile_triangle_error(soup, id, tx, tz, err);
+        const float *p0 = &v[3 * (size_t)ix[0]], *p1 = &v[3 * (size_t)ix[1]],
+                    *p2 = &v[3 * (size_t)ix[2]];
+        float x0 = min3(p0[0], p1[0], p2[0]), x1 = max3(p0[0], p1[0], p2[0]);
+        float y0 = min3(p0[1], p1[1], p2[1]), y1 = max3(p0[1], p1[1], p2[1]);
+        float z0 = min3(p0[2], p1[2], p2[2]), z1 = max3(p0[2], p1[2], p2[2]);
+        /* Every coordinate within +-2^21: the box within it (an infinity widens the box)
+         * and no NaN (which the box may not hold, but their sum does). */
+        const float m = (float)OP_MAX_COORD;
+        float sum = p0[0] + p0[1] + p0[2] + p1[0] + p1[1] + p1[2] + p2[0] + p2[1] + p2[2];
+        ok = (x0 >= -m) & (x1 <= m) & (y0 >= -m) & (y1 <= m) & (z0 >= -m) & (z1 <= m) &
+             (sum == sum) & (!soup->areas || soup->areas[id] <= OP_MAX_AREA) &
+             ((double)x1 >= lines[0]) & ((double)x0 < lines[1]) & ((double)z1 >= lines[2]) &
+             ((double)z0 < lines[3]);
+        if (!ok)
+            return tile_triangle_error(soup, id, tx, tz, err);
+        int first = i == 0;
+        b0 = first || x0 < b0 ? x0 : b0;
+        b1 = first || y0 < b1 ? y0 : b1;
+        b2 = first || z0 < b2 ? z0 : b2;
+        b3 = first || x1 > b3 ? x1 : b3;
+        b4 = first || y1 > b4 ? y1 : b4;
+        b5 = first || z1 > b5 ? z1 : b5;
     }
+    float out[6] = {b0, b1, b2, b3, b4, b5};
+    memcpy(bb, out, sizeof out);
     return OP_OK;
 }
 
@@ -577,7 +636,6 @@ op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const 
     if (st != OP_OK)
         return st;
     const op_tile_grid *g = &l->grid;
-    size_t ntris = soup->tris_len / 3;
     double lines[4];
     if (!(g->cs >= OP_MIN_CELL_SIZE))
         st = op_err_set(err, OP_ERANGE, "tiles: cell size tile_size / tile_cells = %g is below %g",
@@ -593,20 +651,8 @@ op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const 
         bb[0] = bb[3] = (float)grid_line(g->origin_x, g->cs, (int64_t)tx * g->tile_cells);
         bb[2] = bb[5] = (float)grid_line(g->origin_z, g->cs, (int64_t)tz * g->tile_cells);
     }
-    for (size_t i = 0; st == OP_OK && i < n; i++) {
-        if (ids[i] >= ntris)
-            st = op_err_set(err, OP_ERANGE,
-                            "level tile (%d, %d): triangle id %u (entry %zu) is outside [0, %zu) "
-                            "triangles",
-                            tx, tz, ids[i], i, ntris);
-        else if (i > 0 && ids[i] <= ids[i - 1])
-            st = op_err_set(err, OP_EINVAL,
-                            "level tile (%d, %d): triangle ids not increasing at entry %zu (%u "
-                            "after %u)",
-                            tx, tz, i, ids[i], ids[i - 1]);
-        else
-            st = tile_triangle(soup, ids[i], lines, tx, tz, bb, i == 0, err);
-    }
+    if (st == OP_OK)
+        st = tile_scan(soup, ids, n, lines, tx, tz, bb, err);
     if (st == OP_OK && !(l->bin_start = op_arena_alloc(l->arena, 2 * sizeof *l->bin_start)))
         st = op_err_set(err, OP_ENOMEM, "level: out of memory");
     if (st != OP_OK) {

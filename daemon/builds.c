@@ -8,11 +8,12 @@
  * How: a tile's bytes depend only on the triangles its selection takes, in the soup's
  * order (build3d-runtime.md §1), and every part keeps its list for each tile (snapshot.c,
  * made once when the mesh was put). So a build prepares a level of its tile alone over
- * exactly those triangles (op_level_create_tile: checked, not binned again): for a tile
- * whose triangles all come from one part (every tile of a level of one mesh) over that
- * part's soup, borrowed, with the part's list; otherwise over a soup gathered from the
- * parts' lists in part (name) order. Then the two calls `onepath bake` makes per tile: the
- * blobs are byte-identical to an offline bake of the level.
+ * exactly those triangles, not binned again: for a tile whose triangles all come from one
+ * part (every tile of a level of one mesh) over that part's soup, borrowed and checked
+ * when the mesh was put, with the part's list (op_level_create_tile_of, which checks only
+ * the list); otherwise over a soup gathered from the parts' lists in part (name) order
+ * (op_level_create_tile, which checks the gathered triangles). Then the two calls `onepath bake`
+ * makes per tile: the blobs are byte-identical to an offline bake of the level.
  *
  * Volumes: a build gets only the volumes whose reach holds its tile (build3d-runtime.md
  * §4.5; the reach widened by one more cell than the core's, so the subset holds every
@@ -161,6 +162,7 @@ typedef struct tile_soup {
     uint32_t *ids;
     size_t n; /* ids */
     op_soup soup;
+    const opd_part *from; /* the part whose soup it is, or NULL (gathered, or none) */
 } tile_soup;
 
 static void tile_soup_free(tile_soup *ts)
@@ -201,7 +203,8 @@ static op_status tile_soup_make(const opd_snap *sn, int tx, int tz, tile_soup *t
             return op_err_set(err, OP_ENOMEM, "build: out of memory for %zu triangles", n);
         if (n)
             opd_part_tile(sn->parts[from], tx, tz, ts->ids);
-        ts->soup = n ? sn->parts[from]->soup : (op_soup){NULL, 0, NULL, 0, NULL};
+        ts->from = n ? sn->parts[from] : NULL;
+        ts->soup = n ? ts->from->soup : (op_soup){NULL, 0, NULL, 0, NULL};
         ts->n = n;
         return OP_OK;
     }
@@ -242,7 +245,9 @@ static op_status tile_level(const opd_snap *sn, int tx, int tz, int with_tris, t
                             op_level **lvl, op_err *err)
 {
     op_status st = with_tris ? tile_soup_make(sn, tx, tz, ts, err) : OP_OK;
-    if (st == OP_OK)
+    if (st == OP_OK && ts->from) /* the part's soup was checked when it was put */
+        st = op_level_create_tile_of(ts->from->whole, tx, tz, ts->ids, ts->n, lvl, err);
+    else if (st == OP_OK)
         st = op_level_create_tile(&ts->soup, &sn->settings, NULL, 0, tx, tz, ts->ids, ts->n, lvl,
                                   err);
     return st;

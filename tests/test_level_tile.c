@@ -47,8 +47,10 @@ static tile_out build(const op_level *l, int tx, int tz)
 static int same_as_whole(const op_soup *soup, const op_settings *s)
 {
     op_err e;
-    op_level *whole;
+    op_level *whole, *unbinned;
     cr_assert_eq(op_level_create(soup, s, NULL, 0, &whole, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_level_create_unbinned(soup, s, NULL, 0, &unbinned, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_level_tile_count(unbinned), 0);
     op_tile_rect r = op_level_tiles(whole);
     op_arena *a = op_arena_create(0);
     int layered = 0;
@@ -65,6 +67,22 @@ static int same_as_whole(const op_soup *soup, const op_settings *s)
             op_tile_rect t = op_level_tiles(one);
             cr_assert(t.tx0 == tx && t.tx1 == tx && t.tz0 == tz && t.tz1 == tz);
             tile_out got = build(one, tx, tz);
+            /* The same level over a soup checked once: from the unbinned level and from the
+             * whole one. */
+            for (int k = 0; k < 2; k++) {
+                op_level *of;
+                cr_assert_eq(op_level_create_tile_of(k ? whole : unbinned, tx, tz, ids, n, &of, &e),
+                             OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
+                tile_out again = build(of, tx, tz);
+                cr_assert(again.n == got.n && again.bytes == got.bytes &&
+                              !memcmp(again.hash, got.hash, sizeof got.hash),
+                          "tile (%d, %d) differs from op_level_create_tile's", tx, tz);
+                float b0[3], b1[3], c0[3], c1[3];
+                op_level_bounds(of, b0, b1);
+                op_level_bounds(one, c0, c1);
+                cr_assert(!memcmp(b0, c0, sizeof b0) && !memcmp(b1, c1, sizeof b1));
+                op_level_destroy(of);
+            }
             int inside = tx >= r.tx0 && tx <= r.tx1 && tz >= r.tz0 && tz <= r.tz1;
             if (inside) {
                 tile_out want = build(whole, tx, tz);
@@ -82,6 +100,7 @@ static int same_as_whole(const op_soup *soup, const op_settings *s)
         }
     op_arena_destroy(a);
     op_level_destroy(whole);
+    op_level_destroy(unbinned);
     return layered;
 }
 
@@ -274,4 +293,57 @@ Test(level_tile, bounds_and_an_empty_tile)
                  e.msg);
     cr_assert_eq(build(l, -3, 2).n, 0);
     op_level_destroy(l);
+}
+
+Test(level_tile, unbinned_bases_and_their_refusals)
+{
+    op_settings s;
+    op_settings_default(&s);
+    op_soup soup = {sv, 12, stri, 6, NULL};
+    uint32_t both[2] = {0, 1}, back[2] = {1, 0};
+    op_level *base, *l = NULL;
+    op_err e;
+    cr_assert_eq(op_level_create_unbinned(&soup, &s, NULL, 0, &base, &e), OP_OK, "%s", e.msg);
+    float lo[3], hi[3];
+    op_level_bounds(base, lo, hi);
+    cr_assert(lo[0] == 1 && lo[2] == 1 && hi[0] == 3 && hi[2] == 3);
+    /* No tile of its own: a build is refused, named. */
+    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_tile_stages st;
+    cr_assert_eq(op_level_build_stages(base, 0, 0, OP_STAGE_TILE, 0, out, scratch, &st, &e),
+                 OP_ERANGE);
+    cr_assert(strstr(e.msg, "outside the level's tiles"), "%s", e.msg);
+    op_arena_destroy(out);
+    op_arena_destroy(scratch);
+    /* Lists are still checked; the selection too. */
+    cr_assert_eq(op_level_create_tile_of(base, 0, 0, back, 2, &l, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "not increasing at entry 1"), "%s", e.msg);
+    cr_assert_eq(op_level_create_tile_of(base, 4, 0, both, 2, &l, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "triangle 0 is not one of the tile's"), "%s", e.msg);
+    cr_assert_eq(op_level_create_tile_of(base, 0, 0, NULL, 1, &l, &e), OP_EINVAL);
+    cr_assert_null(l);
+    /* A base whose soup was not checked whole, and none. */
+    op_level *one;
+    cr_assert_eq(op_level_create_tile(&soup, &s, NULL, 0, 0, 0, both, 1, &one, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert_eq(op_level_create_tile_of(one, 0, 0, both, 2, &l, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "not checked whole"), "%s", e.msg);
+    cr_assert_eq(op_level_create_tile_of(NULL, 0, 0, both, 2, &l, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "NULL base level"), "%s", e.msg);
+    op_level_destroy(one);
+    cr_assert_eq(op_level_create_tile_of(base, 0, 0, both, 2, &l, &e), OP_OK, "%s", e.msg);
+    op_level_destroy(l);
+    op_level_destroy(base);
+    /* The unbinned level checks the soup first, then the settings. */
+    float bad[12];
+    memcpy(bad, sv, sizeof bad);
+    bad[7] = INFINITY;
+    op_soup inf = {bad, 12, stri, 6, NULL};
+    op_settings bs = s;
+    bs.cell_size = -1;
+    cr_assert_eq(op_level_create_unbinned(&inf, &bs, NULL, 0, &base, &e), OP_EINVAL);
+    cr_assert(strstr(e.msg, "vertex 2 y = inf is not finite"), "%s", e.msg);
+    cr_assert_null(base);
+    cr_assert_eq(op_level_create_unbinned(&soup, &bs, NULL, 0, &base, &e), OP_ERANGE);
+    cr_assert(strstr(e.msg, "cell_size"), "%s", e.msg);
 }

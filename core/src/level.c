@@ -478,6 +478,7 @@ static op_status soup_level(const op_soup *soup, const op_settings *s, const op_
         op_level_destroy(l);
         return st;
     }
+    l->soup_checked = 1;
     *out = l;
     op_err_clear(err);
     return OP_OK;
@@ -552,11 +553,13 @@ static inline float max3(float a, float b, float c)
     return c > m ? c : m;
 }
 
-/* The listed triangles, checked (id order and range, indices, coordinates, areas, each
- * selected by the tile's lines) without a branch a triangle but the loop's; the bounds of
- * their vertices into bb (min xyz, max xyz). The first bad one named by the slow path. */
+/* The listed triangles, checked (id order and range; indices, coordinates and areas unless
+ * the soup was checked whole; each selected by the tile's lines) with few branches a
+ * triangle; the bounds of their vertices into bb (min xyz, max xyz). The first bad one
+ * named by the slow path. */
 static op_status tile_scan(const op_soup *soup, const uint32_t *ids, size_t n,
-                           const double lines[4], int tx, int tz, float bb[6], op_err *err)
+                           const double lines[4], int tx, int tz, int checked, float bb[6],
+                           op_err *err)
 {
     const float *v = soup->verts;
     const int *tri = soup->tris;
@@ -575,8 +578,8 @@ static op_status tile_scan(const op_soup *soup, const uint32_t *ids, size_t n,
                               "after %u)",
                               tx, tz, i, id, ids[i - 1]);
         const int *ix = &tri[3 * (size_t)id];
-        int ok = ((size_t)(unsigned)ix[0] < nv) & ((size_t)(unsigned)ix[1] < nv) &
-                 ((size_t)(unsigned)ix[2] < nv);
+        int ok = checked || (((size_t)(unsigned)ix[0] < nv) & ((size_t)(unsigned)ix[1] < nv) &
+                             ((size_t)(unsigned)ix[2] < nv));
         if (!ok)
             return tile_triangle_error(soup, id, tx, tz, err);
         const float *p0 = &v[3 * (size_t)ix[0]], *p1 = &v[3 * (size_t)ix[1]],
@@ -586,12 +589,14 @@ static op_status tile_scan(const op_soup *soup, const uint32_t *ids, size_t n,
         float z0 = min3(p0[2], p1[2], p2[2]), z1 = max3(p0[2], p1[2], p2[2]);
         /* Every coordinate within +-2^21: the box within it (an infinity widens the box)
          * and no NaN (which the box may not hold, but their sum does). */
-        const float m = (float)OP_MAX_COORD;
-        float sum = p0[0] + p0[1] + p0[2] + p1[0] + p1[1] + p1[2] + p2[0] + p2[1] + p2[2];
-        ok = (x0 >= -m) & (x1 <= m) & (y0 >= -m) & (y1 <= m) & (z0 >= -m) & (z1 <= m) &
-             (sum == sum) & (!soup->areas || soup->areas[id] <= OP_MAX_AREA) &
-             ((double)x1 >= lines[0]) & ((double)x0 < lines[1]) & ((double)z1 >= lines[2]) &
-             ((double)z0 < lines[3]);
+        if (!checked) {
+            const float m = (float)OP_MAX_COORD;
+            float sum = p0[0] + p0[1] + p0[2] + p1[0] + p1[1] + p1[2] + p2[0] + p2[1] + p2[2];
+            ok = (x0 >= -m) & (x1 <= m) & (y0 >= -m) & (y1 <= m) & (z0 >= -m) & (z1 <= m) &
+                 (sum == sum) & (!soup->areas || soup->areas[id] <= OP_MAX_AREA);
+        }
+        ok &= ((double)x1 >= lines[0]) & ((double)x0 < lines[1]) & ((double)z1 >= lines[2]) &
+              ((double)z0 < lines[3]);
         if (!ok)
             return tile_triangle_error(soup, id, tx, tz, err);
         int first = i == 0;
@@ -617,58 +622,120 @@ static int tile_reachable(const op_tile_grid *g, double origin, int t)
     return t >= t0 && t <= t1;
 }
 
-op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const op_volume *vols,
-                               int nvols, int tx, int tz, const uint32_t *ids, size_t n,
-                               op_level **out, op_err *err)
+/* Makes l (soup, settings and grid set) the level of tile (tx, tz) alone over ids[0 .. n);
+ * checked: the soup was validated whole (only ids and the selection are checked). */
+static op_status one_tile(op_level *l, int tx, int tz, const uint32_t *ids, size_t n, int checked,
+                          op_err *err)
 {
-    *out = NULL;
-    if (!soup || soup->verts_len % 3 != 0 || soup->tris_len % 3 != 0 ||
-        (soup->verts_len && !soup->verts) || (soup->tris_len && !soup->tris))
-        return op_soup_validate(soup, err); /* the shape checks and their messages */
+    const op_tile_grid *g = &l->grid;
     if (n && !ids)
         return op_err_set(err, OP_EINVAL, "level tile (%d, %d): NULL triangle ids, %zu of them", tx,
                           tz, n);
     if (n > 0xffffffffu)
         return op_err_set(err, OP_ERANGE, "level tile (%d, %d): %zu triangles > 2^32 - 1", tx, tz,
                           n);
+    if (!(g->cs >= OP_MIN_CELL_SIZE))
+        return op_err_set(err, OP_ERANGE,
+                          "tiles: cell size tile_size / tile_cells = %g is below %g", g->cs,
+                          OP_MIN_CELL_SIZE);
+    if (!tile_reachable(g, g->origin_x, tx) || !tile_reachable(g, g->origin_z, tz))
+        return op_err_set(err, OP_ERANGE,
+                          "level tile (%d, %d): no triangle within +-2^21 reaches this tile", tx,
+                          tz);
+    double lines[4];
+    tile_lines(g, g->origin_x, tx, &lines[0], &lines[1]);
+    tile_lines(g, g->origin_z, tz, &lines[2], &lines[3]);
+    /* No triangle: the corner of the tile's core cells. */
+    float bb[6] = {0};
+    bb[0] = bb[3] = (float)grid_line(g->origin_x, g->cs, (int64_t)tx * g->tile_cells);
+    bb[2] = bb[5] = (float)grid_line(g->origin_z, g->cs, (int64_t)tz * g->tile_cells);
+    op_status st = tile_scan(&l->soup, ids, n, lines, tx, tz, checked, bb, err);
+    if (st != OP_OK)
+        return st;
+    l->kind = OP_LEVEL_SOUP;
+    l->rect = (op_tile_rect){tx, tz, tx, tz};
+    memcpy(l->bmin, bb, sizeof l->bmin);
+    memcpy(l->bmax, bb + 3, sizeof l->bmax);
+    l->one_bin[0] = 0;
+    l->one_bin[1] = (uint32_t)n;
+    l->bin_start = l->one_bin;
+    l->bin_ids = ids;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+static int soup_shape_ok(const op_soup *soup)
+{
+    return soup && soup->verts_len % 3 == 0 && soup->tris_len % 3 == 0 &&
+           (!soup->verts_len || soup->verts) && (!soup->tris_len || soup->tris);
+}
+
+op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                               int nvols, int tx, int tz, const uint32_t *ids, size_t n,
+                               op_level **out, op_err *err)
+{
+    *out = NULL;
+    if (!soup_shape_ok(soup))
+        return op_soup_validate(soup, err); /* the shape checks and their messages */
     op_level *l = NULL;
     op_status st = level_new(s, vols, nvols, &l, err);
     if (st != OP_OK)
         return st;
-    const op_tile_grid *g = &l->grid;
-    double lines[4];
-    if (!(g->cs >= OP_MIN_CELL_SIZE))
-        st = op_err_set(err, OP_ERANGE, "tiles: cell size tile_size / tile_cells = %g is below %g",
-                        g->cs, OP_MIN_CELL_SIZE);
-    else if (!tile_reachable(g, g->origin_x, tx) || !tile_reachable(g, g->origin_z, tz))
-        st = op_err_set(err, OP_ERANGE,
-                        "level tile (%d, %d): no triangle within +-2^21 reaches this tile", tx, tz);
-    float bb[6] = {0};
-    if (st == OP_OK) {
-        tile_lines(g, g->origin_x, tx, &lines[0], &lines[1]);
-        tile_lines(g, g->origin_z, tz, &lines[2], &lines[3]);
-        /* No triangle: the corner of the tile's core cells. */
-        bb[0] = bb[3] = (float)grid_line(g->origin_x, g->cs, (int64_t)tx * g->tile_cells);
-        bb[2] = bb[5] = (float)grid_line(g->origin_z, g->cs, (int64_t)tz * g->tile_cells);
+    l->soup = *soup;
+    if ((st = one_tile(l, tx, tz, ids, n, 0, err)) != OP_OK) {
+        op_level_destroy(l);
+        return st;
     }
+    *out = l;
+    return OP_OK;
+}
+
+op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                                   int nvols, op_level **out, op_err *err)
+{
+    *out = NULL;
+    op_status st = op_soup_validate(soup, err);
+    op_level *l = NULL;
     if (st == OP_OK)
-        st = tile_scan(soup, ids, n, lines, tx, tz, bb, err);
-    if (st == OP_OK && !(l->bin_start = op_arena_alloc(l->arena, 2 * sizeof *l->bin_start)))
-        st = op_err_set(err, OP_ENOMEM, "level: out of memory");
+        st = level_new(s, vols, nvols, &l, err);
+    if (st != OP_OK)
+        return st;
+    l->kind = OP_LEVEL_SOUP;
+    l->soup = *soup;
+    l->rect = (op_tile_rect){0, 0, -1, -1}; /* no tile of its own */
+    op_soup_bounds(soup, l->bmin, l->bmax);
+    l->soup_checked = 1;
+    *out = l;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+op_status op_level_create_tile_of(const op_level *base, int tx, int tz, const uint32_t *ids,
+                                  size_t n, op_level **out, op_err *err)
+{
+    *out = NULL;
+    if (!base || base->kind != OP_LEVEL_SOUP || !base->soup_checked)
+        return op_err_set(err, OP_EINVAL, "level tile (%d, %d): %s", tx, tz,
+                          !base ? "NULL base level"
+                                : "the base level's soup was not checked whole (a soup level of "
+                                  "op_level_create or op_level_create_unbinned is)");
+    /* The base's settings and volumes were validated when it was made; nothing of the
+     * level's own but the struct (no arena). */
+    op_level *l = calloc(1, sizeof *l);
+    if (!l)
+        return op_err_set(err, OP_ENOMEM, "level: out of memory");
+    l->settings = base->settings;
+    l->vols = base->vols;
+    l->nvols = base->nvols;
+    l->grid = base->grid;
+    l->span = base->span;
+    l->soup = base->soup;
+    op_status st = one_tile(l, tx, tz, ids, n, 1, err);
     if (st != OP_OK) {
         op_level_destroy(l);
         return st;
     }
-    l->kind = OP_LEVEL_SOUP;
-    l->soup = *soup;
-    l->rect = (op_tile_rect){tx, tz, tx, tz};
-    memcpy(l->bmin, bb, sizeof l->bmin);
-    memcpy(l->bmax, bb + 3, sizeof l->bmax);
-    l->bin_start[0] = 0;
-    l->bin_start[1] = (uint32_t)n;
-    l->bin_ids = ids;
     *out = l;
-    op_err_clear(err);
     return OP_OK;
 }
 

@@ -27,6 +27,8 @@ struct op_level {
     uint32_t *bin_start; /* tile count + 1: triangles of tile k are bin_ids[bin_start[k]..[k+1]) */
     const uint32_t *bin_ids; /* the level's own, or the caller's (op_level_create_tile) */
     op_arena *arena; /* the level's own memory (bins) */
+    uint32_t one_bin[2]; /* bin_start of a level of one tile (op_level_create_tile*) */
+    int soup_checked;    /* the whole soup was validated (op_level_create*, _unbinned) */
 };
 
 /* What a tile's build computed before any volume (docs/spec/build3d-runtime.md §5.1): the

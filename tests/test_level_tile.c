@@ -306,7 +306,7 @@ Test(level_tile, unbinned_bases_and_their_refusals)
     cr_assert_eq(op_level_create_unbinned(&soup, &s, NULL, 0, &base, &e), OP_OK, "%s", e.msg);
     float lo[3], hi[3];
     op_level_bounds(base, lo, hi);
-    cr_assert(lo[0] == 1 && lo[2] == 1 && hi[0] == 3 && hi[2] == 3);
+    cr_assert(lo[0] == 0 && lo[2] == 0 && hi[0] == 0 && hi[2] == 0);
     /* No tile of its own: a build is refused, named. */
     op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
     op_tile_stages st;

@@ -702,8 +702,7 @@ op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, co
         return st;
     l->kind = OP_LEVEL_SOUP;
     l->soup = *soup;
-    l->rect = (op_tile_rect){0, 0, -1, -1}; /* no tile of its own */
-    op_soup_bounds(soup, l->bmin, l->bmax);
+    l->rect = (op_tile_rect){0, 0, -1, -1}; /* no tile of its own, no bounds (0) */
     l->soup_checked = 1;
     *out = l;
     op_err_clear(err);

@@ -34,8 +34,8 @@ op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const 
 /* A soup level without bins: validates soup (op_soup_validate), settings and volumes, as
  * op_level_create does, and bins nothing (O(soup), no memory but the level's struct). It
  * has no tile of its own (op_level_tiles is empty, op_level_tile_count 0: every build of it
- * is OP_ERANGE); its tiles are made by op_level_create_tile_of. Bounds: the soup's
- * (op_soup_bounds). It borrows soup and vols. */
+ * is OP_ERANGE); its tiles are made by op_level_create_tile_of. Bounds: none (0, 0, 0 and
+ * 0, 0, 0; op_soup_bounds gives the soup's). It borrows soup and vols. */
 op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, const op_volume *vols,
                                    int nvols, op_level **out, op_err *err);
 

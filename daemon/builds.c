@@ -6,25 +6,26 @@
  * caller's (tiles.c): this file knows no level, only snapshots.
  *
  * How: a tile's bytes depend only on the triangles its selection takes, in the soup's
- * order (build3d-runtime.md §1), so the build makes the tile's own soup, the triangles
- * of every part's list for the tile in part (name) order, and prepares a level over it
- * (op_level_create, which selects them again, exactly as for the whole soup). Two
- * degenerate "anchor" triangles beyond the tile's build grid, on either side, make the
- * little level's tile range cover the tile without being selected by it (both checked;
- * should either check fail, near the coordinate limit, the tile is built from the whole
- * soup instead). Then the two calls `onepath bake` makes per tile: the blobs are
- * byte-identical to an offline bake of the level.
+ * order (build3d-runtime.md §1), and every part keeps its list for each tile (snapshot.c,
+ * made once when the mesh was put). So a build prepares a level of its tile alone over
+ * exactly those triangles, not binned again: for a tile whose triangles all come from one
+ * part (every tile of a level of one mesh) over that part's soup, borrowed and checked
+ * when the mesh was put, with the part's list (op_level_create_tile_of, which checks only
+ * the list); otherwise over a soup gathered from the parts' lists in part (name) order
+ * (op_level_create_tile, which checks the gathered triangles). Then the two calls `onepath bake`
+ * makes per tile: the blobs are byte-identical to an offline bake of the level.
  *
  * Volumes: a build gets only the volumes whose reach holds its tile (build3d-runtime.md
  * §4.5; the reach widened by one more cell than the core's, so the subset holds every
- * volume that can matter). A rebuild from a tile's base needs no triangle at all: the
- * level it runs on is the two anchors alone, which give the tile's grid and settings.
+ * volume that can matter). A rebuild from a tile's base needs no triangle at all: it runs
+ * on the tile's level without triangles, which gives the tile's grid and settings.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "level.h"
+#include "onepath/level.h"
 
 struct opd_builder {
     opd_pool *pool;
@@ -152,12 +153,16 @@ static op_status tile_volumes(const opd_snap *sn, const op_tile_grid *g, int tx,
 
 /* ===== the tile's level ===== */
 
-/* A soup made for one build (malloc'd arrays). */
+/* What a tile's level borrows (malloc'd arrays, freed after the build): the tile's ids
+ * and, when its triangles come from more than one part, the soup gathered from them. */
 typedef struct tile_soup {
     float *v;
     int *t;
     uint8_t *a;
+    uint32_t *ids;
+    size_t n; /* ids */
     op_soup soup;
+    const opd_part *from; /* the part whose soup it is, or NULL (gathered, or none) */
 } tile_soup;
 
 static void tile_soup_free(tile_soup *ts)
@@ -165,20 +170,8 @@ static void tile_soup_free(tile_soup *ts)
     free(ts->v);
     free(ts->t);
     free(ts->a);
-}
-
-static op_status tile_soup_alloc(tile_soup *ts, size_t nv, size_t nt, int areas, op_err *err)
-{
+    free(ts->ids);
     memset(ts, 0, sizeof *ts);
-    ts->v = malloc((nv ? nv : 1) * 3 * sizeof(float));
-    ts->t = malloc((nt ? nt : 1) * 3 * sizeof(int));
-    ts->a = areas ? malloc(nt ? nt : 1) : NULL;
-    if (!ts->v || !ts->t || (areas && !ts->a)) {
-        tile_soup_free(ts);
-        return op_err_set(err, OP_ENOMEM, "build: out of memory for %zu triangles", nt);
-    }
-    ts->soup = (op_soup){ts->v, 3 * nv, ts->t, 3 * nt, ts->a};
-    return OP_OK;
 }
 
 /* Area of a part's triangle in the level's soup: its own, 63 when it has none but some
@@ -188,139 +181,76 @@ static uint8_t part_area(const opd_part *p, size_t t)
     return p->areas ? p->areas[t] : 63;
 }
 
-/* The whole soup of the snapshot (the fall-back). */
-static op_status whole_soup(const opd_snap *sn, tile_soup *ts, op_err *err)
+/* The soup of tile (tx, tz) and its triangle ids in it. One part holding all the tile's
+ * triangles (a level of one mesh: every tile): that part's soup, borrowed, and its list
+ * for the tile (a part without areas reads as 63 = OP_WALKABLE_AREA, its area in the
+ * level's soup). Several: their triangles gathered in part order, three vertices each. */
+static op_status tile_soup_make(const opd_snap *sn, int tx, int tz, tile_soup *ts, op_err *err)
 {
-    op_status st = tile_soup_alloc(ts, sn->nv, sn->nt, sn->any_areas, err);
-    size_t vb = 0, tb = 0;
-    for (int i = 0; st == OP_OK && i < sn->nparts; i++) {
-        const opd_part *p = sn->parts[i];
-        memcpy(ts->v + 3 * vb, p->verts, p->nv * 3 * sizeof(float));
-        for (size_t k = 0; k < 3 * p->nt; k++)
-            ts->t[3 * tb + k] = p->tris[k] + (int)vb;
-        for (size_t k = 0; ts->a && k < p->nt; k++)
-            ts->a[tb + k] = part_area(p, k);
-        vb += p->nv;
-        tb += p->nt;
-    }
-    return st;
-}
-
-/* An anchor: a degenerate triangle at cell (cx, cz) of the grid. */
-static void anchor(tile_soup *ts, size_t i, const op_tile_grid *g, int64_t cx, int64_t cz)
-{
-    for (int k = 0; k < 3; k++) {
-        ts->v[9 * i + 3 * (size_t)k] = (float)(g->origin_x + ((double)cx + 0.5) * g->cs);
-        ts->v[9 * i + 3 * (size_t)k + 1] = 0.0f;
-        ts->v[9 * i + 3 * (size_t)k + 2] = (float)(g->origin_z + ((double)cz + 0.5) * g->cs);
-        ts->t[3 * i + (size_t)k] = (int)(3 * i) + k;
-    }
-    if (ts->a)
-        ts->a[i] = 0;
-}
-
-/* The tile's own soup: its triangles (three vertices each) and the two anchors. */
-static op_status tile_soup_make(const opd_snap *sn, int tx, int tz, const op_tile_grid *g,
-                                tile_soup *ts, op_err *err)
-{
-    size_t n = 0, k, most = 0;
+    memset(ts, 0, sizeof *ts);
+    size_t n = 0, k;
+    int from = -1, parts = 0;
     for (int i = 0; i < sn->nparts; i++) {
         k = opd_part_tile(sn->parts[i], tx, tz, NULL);
         n += k;
-        most = k > most ? k : most;
+        if (k) {
+            from = i;
+            parts++;
+        }
     }
-    op_status st = tile_soup_alloc(ts, 3 * (n + 2), n + 2, sn->any_areas, err);
-    uint32_t *ids = st == OP_OK ? malloc((most ? most : 1) * sizeof *ids) : NULL;
-    if (st == OP_OK && !ids) {
+    if (parts <= 1) {
+        if (n && !(ts->ids = malloc(n * sizeof *ts->ids)))
+            return op_err_set(err, OP_ENOMEM, "build: out of memory for %zu triangles", n);
+        if (n)
+            opd_part_tile(sn->parts[from], tx, tz, ts->ids);
+        ts->from = n ? sn->parts[from] : NULL;
+        ts->soup = n ? ts->from->soup : (op_soup){NULL, 0, NULL, 0, NULL};
+        ts->n = n;
+        return OP_OK;
+    }
+    ts->v = malloc(n * 9 * sizeof(float));
+    ts->t = malloc(n * 3 * sizeof(int));
+    ts->a = sn->any_areas ? malloc(n) : NULL;
+    ts->ids = malloc(n * sizeof *ts->ids);
+    if (!ts->v || !ts->t || (sn->any_areas && !ts->a) || !ts->ids) {
         tile_soup_free(ts);
-        memset(ts, 0, sizeof *ts);
-        st = op_err_set(err, OP_ENOMEM, "build: out of memory for %zu triangles", most);
+        return op_err_set(err, OP_ENOMEM, "build: out of memory for %zu triangles", n);
     }
     size_t at = 0;
-    for (int i = 0; st == OP_OK && i < sn->nparts; i++) {
+    for (int i = 0; i < sn->nparts; i++) {
         const opd_part *p = sn->parts[i];
-        k = opd_part_tile(p, tx, tz, ids);
+        k = opd_part_tile(p, tx, tz, ts->ids);
         for (size_t j = 0; j < k; j++, at++) {
             for (int c = 0; c < 3; c++) {
-                const float *src = &p->verts[3 * (size_t)p->tris[3 * (size_t)ids[j] + (size_t)c]];
+                const float *src =
+                    &p->verts[3 * (size_t)p->tris[3 * (size_t)ts->ids[j] + (size_t)c]];
                 memcpy(&ts->v[9 * at + 3 * (size_t)c], src, 3 * sizeof(float));
                 ts->t[3 * at + (size_t)c] = (int)(3 * at) + c;
             }
             if (ts->a)
-                ts->a[at] = part_area(p, ids[j]);
+                ts->a[at] = part_area(p, ts->ids[j]);
         }
     }
-    free(ids);
-    if (st != OP_OK)
-        return st;
-    /* Cells c of an anchor meet tile t's build grid iff t*TC - B <= c <= t*TC + TC + B - 1
-     * (op_triangle_tiles): two cells and a tile beyond it on each side. */
-    int64_t tc = g->tile_cells, b = g->border;
-    anchor(ts, n, g, (int64_t)tx * tc - b - tc - 2, (int64_t)tz * tc - b - tc - 2);
-    anchor(ts, n + 1, g, ((int64_t)tx + 2) * tc + b + 2, ((int64_t)tz + 2) * tc + b + 2);
+    for (size_t j = 0; j < n; j++)
+        ts->ids[j] = (uint32_t)j;
+    ts->soup = (op_soup){ts->v, 9 * n, ts->t, 3 * n, ts->a};
+    ts->n = n;
     return OP_OK;
 }
 
-/* Whether the little level is the tile's: its range covers the tile and no anchor is
- * selected by it. */
-static int tile_level_ok(const tile_soup *ts, const op_level *lvl, const op_tile_grid *g, int tx,
-                         int tz)
+/* A level of tile (tx, tz) of sn alone, over ts (kept alive by the caller): the tile's
+ * own triangles, checked but not binned again (op_level_create_tile). with_tris 0: no
+ * triangle, for a rebuild from a base (the level gives the tile's grid and settings). */
+static op_status tile_level(const opd_snap *sn, int tx, int tz, int with_tris, tile_soup *ts,
+                            op_level **lvl, op_err *err)
 {
-    op_tile_rect r = op_level_tiles(lvl);
-    if (tx < r.tx0 || tx > r.tx1 || tz < r.tz0 || tz > r.tz1)
-        return 0;
-    size_t n = ts->soup.tris_len / 3;
-    for (size_t i = n - 2; i < n; i++) {
-        op_tile_range a;
-        if (op_triangle_tiles(&ts->soup, i, g, &r, &a) && tx >= a.tx0 && tx <= a.tx1 &&
-            tz >= a.tz0 && tz <= a.tz1)
-            return 0;
-    }
-    return 1;
-}
-
-/* A level of the two anchors alone, for a rebuild from a base (NULL when it does not
- * cover the tile). */
-static op_level *anchors_level(const opd_snap *sn, int tx, int tz, const op_tile_grid *g,
-                               tile_soup *ts)
-{
-    op_err e;
-    if (tile_soup_alloc(ts, 6, 2, 0, &e) != OP_OK)
-        return NULL;
-    int64_t tc = g->tile_cells, b = g->border;
-    anchor(ts, 0, g, (int64_t)tx * tc - b - tc - 2, (int64_t)tz * tc - b - tc - 2);
-    anchor(ts, 1, g, ((int64_t)tx + 2) * tc + b + 2, ((int64_t)tz + 2) * tc + b + 2);
-    op_level *lvl = NULL;
-    if (op_level_create(&ts->soup, &sn->settings, NULL, 0, &lvl, &e) == OP_OK &&
-        !tile_level_ok(ts, lvl, g, tx, tz)) {
-        op_level_destroy(lvl);
-        lvl = NULL;
-    }
-    if (!lvl)
-        tile_soup_free(ts);
-    return lvl;
-}
-
-/* A level to build tile (tx, tz) of sn from, over ts (kept alive by the caller). */
-static op_status tile_level(const opd_snap *sn, int tx, int tz, tile_soup *ts, op_level **lvl,
-                            op_err *err)
-{
-    op_tile_grid g;
-    op_tile_grid_derive(&sn->settings, &g);
-    op_status st = tile_soup_make(sn, tx, tz, &g, ts, err);
-    if (st != OP_OK)
-        return st;
-    op_err e;
-    if (op_level_create(&ts->soup, &sn->settings, NULL, 0, lvl, &e) == OP_OK) {
-        if (tile_level_ok(ts, *lvl, &g, tx, tz))
-            return OP_OK;
-        op_level_destroy(*lvl);
-    }
-    *lvl = NULL;
-    tile_soup_free(ts);
-    if ((st = whole_soup(sn, ts, err)) != OP_OK)
-        return st;
-    return op_level_create(&ts->soup, &sn->settings, NULL, 0, lvl, err);
+    op_status st = with_tris ? tile_soup_make(sn, tx, tz, ts, err) : OP_OK;
+    if (st == OP_OK && ts->from) /* the part's soup was checked when it was put */
+        st = op_level_create_tile_of(ts->from->whole, tx, tz, ts->ids, ts->n, lvl, err);
+    else if (st == OP_OK)
+        st = op_level_create_tile(&ts->soup, &sn->settings, NULL, 0, tx, tz, ts->ids, ts->n, lvl,
+                                  err);
+    return st;
 }
 
 void opd_build_result_free(opd_build_result *b)
@@ -331,16 +261,15 @@ void opd_build_result_free(opd_build_result *b)
     op_rebuild_entry_free(b->captured);
 }
 
-/* The tile's stages with vols: from base on the anchors' level when it can, else from the
- * tile's soup (capturing its base when asked). */
+/* The tile's stages with vols: from base on a level without triangles when it can, else
+ * from the tile's triangles (capturing its base when asked). */
 static op_status build_stages(const opd_snap *sn, int tx, int tz, const op_rebuild_entry *base,
                               int capture, const op_volume *vols, int nvols, op_arena *out,
                               op_arena *scratch, op_tile_stages *st, tile_soup *ts, op_level **lvl,
                               opd_build_result *b, op_err *e)
 {
-    op_tile_grid g;
-    op_tile_grid_derive(&sn->settings, &g);
-    if (base && (*lvl = anchors_level(sn, tx, tz, &g, ts)) != NULL) {
+    op_err le;
+    if (base && tile_level(sn, tx, tz, 0, ts, lvl, &le) == OP_OK) {
         op_status s =
             op_level_rebuild_tile(*lvl, base, vols, nvols, OP_STAGE_TILE, 0, out, scratch, st, e);
         if (s == OP_OK || s == OP_ENOMEM) {
@@ -350,12 +279,10 @@ static op_status build_stages(const opd_snap *sn, int tx, int tz, const op_rebui
         /* An entry that does not fit the level cannot be its tile's: build afresh. */
         op_level_destroy(*lvl);
         *lvl = NULL;
-        tile_soup_free(ts);
-        memset(ts, 0, sizeof *ts);
         op_arena_reset(out);
         op_arena_reset(scratch);
     }
-    op_status s = tile_level(sn, tx, tz, ts, lvl, e);
+    op_status s = tile_level(sn, tx, tz, 1, ts, lvl, e);
     if (s == OP_OK)
         s = op_level_build_tile(*lvl, tx, tz, vols, nvols, OP_STAGE_TILE, 0, out, scratch, st,
                                 capture ? &b->captured : NULL, e);

@@ -34,22 +34,31 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n)
     return d;
 }
 
-/* Bounds of the vertices the triangles use; coordinates are checked by op_level_create. */
+/* Bounds of the vertices the triangles use (their indices checked by check_mesh);
+ * coordinates are checked when the mesh's part is made (snapshot.c). The first vertex
+ * seeds the box: no test of the first one in the loop. */
 static void mesh_box(opd_mesh *m)
 {
-    size_t ntris = m->tris_len / 12;
-    m->has_box = ntris > 0;
-    for (size_t t = 0; t < ntris; t++)
-        for (int k = 0; k < 3; k++) {
-            uint32_t v = le32(m->tris + 12 * t + 4 * (size_t)k);
-            for (int a = 0; a < 3; a++) {
-                float x = le_float(m->verts + 12 * (size_t)v + 4 * (size_t)a);
-                if ((t == 0 && k == 0) || x < m->bmin[a])
-                    m->bmin[a] = x;
-                if ((t == 0 && k == 0) || x > m->bmax[a])
-                    m->bmax[a] = x;
-            }
-        }
+    size_t n = m->tris_len / 4; /* vertex uses */
+    m->has_box = n > 0;
+    if (!n)
+        return;
+    float lo[3], hi[3];
+    const uint8_t *v0 = m->verts + 12 * (size_t)le32(m->tris);
+    for (int a = 0; a < 3; a++)
+        lo[a] = hi[a] = le_float(v0 + 4 * a);
+    for (size_t i = 1; i < n; i++) {
+        const uint8_t *v = m->verts + 12 * (size_t)le32(m->tris + 4 * i);
+        float x = le_float(v), y = le_float(v + 4), z = le_float(v + 8);
+        lo[0] = x < lo[0] ? x : lo[0];
+        hi[0] = x > hi[0] ? x : hi[0];
+        lo[1] = y < lo[1] ? y : lo[1];
+        hi[1] = y > hi[1] ? y : hi[1];
+        lo[2] = z < lo[2] ? z : lo[2];
+        hi[2] = z > hi[2] ? z : hi[2];
+    }
+    memcpy(m->bmin, lo, sizeof lo);
+    memcpy(m->bmax, hi, sizeof hi);
 }
 
 static op_status check_mesh(const char *name, size_t verts_len, const uint8_t *tris,

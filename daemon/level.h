@@ -27,6 +27,7 @@
 
 #include "daemon.h"
 #include "onepath/build.h"
+#include "onepath/level.h"
 #include "onepath/mesh.h"
 #include "onepath/rebuild.h"
 #include "onepath/tile_codec.h"
@@ -51,7 +52,10 @@ typedef struct opd_part {
     float *verts; /* decoded */
     int *tris;    /* indices into the part's own vertices */
     const uint8_t *areas;
-    op_soup soup; /* the three above */
+    op_soup soup;    /* the three above */
+    op_level *whole; /* soup checked once, with the snapshot's settings (a part belongs to
+                        snapshots of the settings it was made with): its tiles' levels
+                        (op_level_create_tile_of) */
     int has_box;
     float bmin[3], bmax[3];
     op_tile_range rect;  /* every tile a triangle reaches (when nt > 0) */

@@ -303,6 +303,8 @@ typedef struct page {
     int n;      /* tiles in the page */
     int more;   /* tiles remain after it */
     int lastx, lastz;
+    size_t bytes; /* blob bytes of its tiles (native or Detour, as asked) */
+    size_t layers;
 } page;
 
 /* Whether a waiting page (rule 2a) may wait for the build of its next tile: before its
@@ -353,6 +355,8 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
         if (pg->n > 0 && bytes + tb > max_bytes)
             return OP_OK;
         bytes += tb;
+        pg->bytes = bytes;
+        pg->layers += t ? (size_t)t->nl : 0;
         pg->n++;
         pg->lastx = ex;
         pg->lastz = ez;
@@ -364,6 +368,10 @@ static op_status range_page(opd_call *c, opd_level *lv, const int rc[4], size_t 
 static int pack_page(opd_daemon *d, opd_level *lv, const int rc[4], const page *pg, tile_format f,
                      msgpack_packer *pk)
 {
+    /* Room for the whole page at once: growing the message tile by tile copied all that
+     * was packed before each tile (nng grows a message to the size asked). */
+    if (opd_reply_reserve(pk, pg->bytes + 128 + 160 * (size_t)pg->n + 64 * (size_t)pg->layers))
+        return -1;
     int p = msgpack_pack_map(pk, 2) | op_rpc_pack_key(pk, "tiles");
     p |= msgpack_pack_array(pk, (size_t)pg->n);
     int tx = pg->tx, tz = pg->tz;

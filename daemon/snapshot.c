@@ -53,6 +53,7 @@ void opd_part_unref(opd_part *p)
 {
     if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
         return;
+    op_level_destroy(p->whole);
     free(p->verts);
     free(p->tris);
     free(p->cell_keys);
@@ -65,8 +66,10 @@ void opd_part_unref(opd_part *p)
     free(p);
 }
 
-/* The part's soup decoded and checked as a level's soup is (coordinates, areas). */
-static op_status part_decode(opd_part *p, const opd_mesh *m, op_err *err)
+/* The part's soup decoded and checked as a level's soup is (coordinates, areas), once:
+ * the part's level without bins (op_level_create_unbinned) holds it checked, for the
+ * levels of its tiles. s: valid settings. */
+static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *s, op_err *err)
 {
     p->nv = m->verts_len / 12;
     p->nt = m->tris_len / 12;
@@ -82,7 +85,7 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, op_err *err)
     p->areas = m->areas;
     p->soup = (op_soup){p->verts, 3 * p->nv, p->tris, 3 * p->nt, p->areas};
     op_err e;
-    if (op_soup_validate(&p->soup, &e) != OP_OK)
+    if (op_level_create_unbinned(&p->soup, s, NULL, 0, &p->whole, &e) != OP_OK)
         return op_err_set(err, e.status, "mesh '%s': %s", m->name, e.msg);
     p->has_box = m->has_box;
     memcpy(p->bmin, m->bmin, sizeof p->bmin);
@@ -344,7 +347,7 @@ op_status opd_part_make(const opd_mesh *m, const op_settings *s, opd_part **out,
     snprintf(p->name, sizeof p->name, "%s", m->name);
     /* areas point into the mesh, which the part keeps. */
     p->mesh = opd_mesh_ref((opd_mesh *)m);
-    op_status st = part_decode(p, m, err);
+    op_status st = part_decode(p, m, s, err);
     if (st == OP_OK && p->nt > 0)
         st = part_bin(p, s, m->name, err);
     if (st != OP_OK) {

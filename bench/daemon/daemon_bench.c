@@ -15,6 +15,8 @@
  *      has come back, against op_level_create + build + encode of every tile of the range
  *      in this process (one thread), alternating, best and median of reps each; with
  *      plain pages and with waiting pages (wait_ms, protocol §4 rule 2a).
+ * Beside the wall times, the CPU time of each side (this process's, every thread, and the
+ * daemon's, every thread, from /proc): on a shared machine far steadier than wall time.
  * Figures for docs/benchmarks.md. The machine is shared: run it on a quiet one.
  */
 #include <dirent.h>
@@ -42,11 +44,11 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* CPU time of the calling thread, in us. */
-static double thread_cpu_us(void)
+/* CPU time of this process, every thread (the client's nng threads too), in us. */
+static double self_cpu_us(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
@@ -380,9 +382,17 @@ int main(int argc, char **argv)
     double *tile = malloc(3 * (size_t)li.ntiles * sizeof *tile); /* per-tile best, per side */
     for (int i = 0; i < 3 * li.ntiles; i++)
         tile[i] = 1e30;
+    /* CPU per pass: in-process (this process), on-demand over ipc (the daemon's threads
+     * and this process's, nng's included). */
+    double *pc = malloc(2 * (size_t)reps * sizeof *pc);
     for (int r = 0; r < reps; r++) {
+        double c0 = self_cpu_us();
         v[r] = inprocess_pass(&li, out, scratch, tile);
+        pc[r] = self_cpu_us() - c0;
+        double d0 = process_cpu_us(ondemand);
+        c0 = self_cpu_us();
         v[reps + r] = ondemand_pass(oi, &li, tile + li.ntiles);
+        pc[reps + r] = self_cpu_us() - c0 + process_cpu_us(ondemand) - d0;
         v[2 * reps + r] = ondemand_pass(ot, &li, tile + 2 * li.ntiles);
     }
     /* Three estimates per side: the best pass, the median pass, and the sum over tiles of
@@ -408,6 +418,11 @@ int main(int argc, char **argv)
         "on-demand, per tile, ipc           %8.1f us  (in-process %.1f us; per-tile bests %.1f / "
         "%.1f us)\n",
         best[1] / li.ntiles, best[0] / li.ntiles, sum[1] / li.ntiles, sum[0] / li.ntiles);
+    double pc0 = pct(pc, reps, 0.5) / li.ntiles, pc1 = pct(pc + reps, reps, 0.5) / li.ntiles;
+    printf("on-demand, CPU per tile (medians)  in-process %.1f us; daemon + client, ipc %.1f us "
+           "(%+.1f us)\n",
+           pc0, pc1, pc1 - pc0);
+    free(pc);
     free(tile);
     free(v);
     {
@@ -416,17 +431,17 @@ int main(int argc, char **argv)
         double *w = malloc(6 * (size_t)reps * sizeof *w), *cpu = w + 3 * reps;
         int nt[2] = {0, 0}, nc[2] = {0, 0};
         for (int r = 0; r < reps; r++) {
-            double c0 = thread_cpu_us();
+            double c0 = self_cpu_us();
             w[r] = inprocess_level(&li, out, scratch);
-            cpu[r] = thread_cpu_us() - c0;
+            cpu[r] = self_cpu_us() - c0;
             for (int k = 0; k < 2; k++) {
-                /* The daemon's CPU (every thread) plus this client thread's: the work of
-                 * the fetch, whatever the machine's load. The put's builds run after its
-                 * reply and are all waited for by the last page. */
-                double d0 = process_cpu_us(cached), t0 = thread_cpu_us();
+                /* The daemon's CPU (every thread) plus this process's (the client thread
+                 * and its nng threads): the work of the fetch, whatever the machine's load. The
+                 * put's builds run after its reply and are all waited for by the last page. */
+                double d0 = process_cpu_us(cached), t0 = self_cpu_us();
                 w[(k + 1) * reps + r] = range_level(
                     ci, &li, k ? op_client_range_wait_for(TIMEOUT_MS) : 0, &nt[k], &nc[k]);
-                cpu[(k + 1) * reps + r] = process_cpu_us(cached) - d0 + thread_cpu_us() - t0;
+                cpu[(k + 1) * reps + r] = process_cpu_us(cached) - d0 + self_cpu_us() - t0;
             }
         }
         double b[3], m[3], mc[3];

@@ -31,6 +31,14 @@ static double now_us(void)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+/* CPU time of this process (both sides and nng's threads), in us. */
+static double cpu_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -60,6 +68,7 @@ int main(int argc, char **argv)
     pthread_create(&th, NULL, echo, &rep);
     double *v = malloc((size_t)n * sizeof *v);
     char buf[16] = "ping";
+    double c0 = cpu_us();
     for (int i = 0; i < n && v; i++) {
         double t0 = now_us();
         char *r = NULL;
@@ -72,11 +81,13 @@ int main(int argc, char **argv)
         nng_free(r, sz);
         v[i] = now_us() - t0;
     }
+    double cpu = cpu_us() - c0;
     if (!v)
         return 1;
     qsort(v, (size_t)n, sizeof *v, cmp);
-    printf("%s: bare nng REQ/REP round trip p50 %.1f us, p99 %.1f us (%d exchanges)\n", url,
-           v[n / 2], v[(size_t)n * 99 / 100], n);
+    printf("%s: bare nng REQ/REP round trip p50 %.1f us, p99 %.1f us, CPU %.1f us an exchange "
+           "(both sides) (%d exchanges)\n",
+           url, v[n / 2], v[(size_t)n * 99 / 100], cpu / n, n);
     nng_close(req);
     nng_close(rep);
     pthread_join(th, NULL);

@@ -5,12 +5,14 @@
  * tiles; the bins hold one uint32 per (triangle, tile) pair. Heightfield and voxel-chunk
  * levels (input-formats.md §5) need no bins: a tile reads its columns directly.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heightfield_internal.h"
 #include "level_internal.h"
 #include "parallel_internal.h"
+#include "onepath/level.h"
 #include "onepath/limits.h"
 #include "onepath/parallel.h"
 #include "onepath/rebuild.h"
@@ -562,8 +564,263 @@ static op_status soup_level(const op_soup *soup, const op_settings *s, const op_
         op_level_destroy(l);
         return st;
     }
+    l->soup_checked = 1;
     *out = l;
     op_err_clear(err);
+    return OP_OK;
+}
+
+/* ---- one tile's level (level.h) ---- */
+
+/* World coordinate w(c) = origin + c·cs of grid line c on one axis: the expression
+ * op__cell_of compares a coordinate with, monotone in c, so cell(v) >= c iff w(c) <= v. */
+static double grid_line(double origin, double cs, int64_t c)
+{
+    return origin + (double)c * cs;
+}
+
+/* Tile t's build grid on one axis as two world coordinates: a box lo..hi has tile t among
+ * its tiles (op_triangle_tiles: floor((cell(lo) - B) / TC) <= t <= floor((cell(hi) + B) /
+ * TC)) iff cell(lo) < t·TC + TC + B and cell(hi) >= t·TC − B, that is iff lo < *below and
+ * hi >= *from. */
+static void tile_lines(const op_tile_grid *g, double origin, int t, double *from, double *below)
+{
+    int64_t tc = g->tile_cells, b = g->border;
+    *from = grid_line(origin, g->cs, (int64_t)t * tc - b);
+    *below = grid_line(origin, g->cs, (int64_t)t * tc + tc + b);
+}
+
+/* What is wrong with listed triangle id of soup (its indices, vertices and area by
+ * op_soup_validate's rules; failing none, its tiles miss the tile), named in err: the
+ * slow path of tile_scan. */
+static op_status tile_triangle_error(const op_soup *soup, uint32_t id, int tx, int tz, op_err *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    const int *ix = &soup->tris[3 * (size_t)id];
+    size_t nv = soup->verts_len / 3;
+    for (int k = 0; k < 3; k++)
+        if (ix[k] < 0 || (size_t)ix[k] >= nv)
+            return op_err_set(err, OP_ERANGE,
+                              "level tile (%d, %d): triangle %u index %d is outside [0, %zu) "
+                              "vertices",
+                              tx, tz, id, ix[k], nv);
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++)
+        for (int a = 0; a < 3; a++) {
+            float v = soup->verts[3 * (size_t)ix[k] + (size_t)a];
+            if (!(v >= -(float)OP_MAX_COORD && v <= (float)OP_MAX_COORD)) {
+                int finite = isfinite(v);
+                return op_err_set(err, finite ? OP_ERANGE : OP_EINVAL,
+                                  "level tile (%d, %d): triangle %u vertex %d %c = %.9g is %s", tx,
+                                  tz, id, ix[k], axis[a], (double)v,
+                                  finite ? "beyond +-2^21" : "not finite");
+            }
+            lo[a] = (k == 0 || v < lo[a]) ? v : lo[a];
+            hi[a] = (k == 0 || v > hi[a]) ? v : hi[a];
+        }
+    if (soup->areas && soup->areas[id] > OP_MAX_AREA)
+        return op_err_set(err, OP_ERANGE, "level tile (%d, %d): triangle %u area %u is above %d",
+                          tx, tz, id, (unsigned)soup->areas[id], OP_MAX_AREA);
+    return op_err_set(err, OP_EINVAL,
+                      "level tile (%d, %d): triangle %u is not one of the tile's (its box x "
+                      "%.9g..%.9g, z %.9g..%.9g misses the tile's build grid)",
+                      tx, tz, id, (double)lo[0], (double)hi[0], (double)lo[2], (double)hi[2]);
+}
+
+static inline float min3(float a, float b, float c)
+{
+    float m = b < a ? b : a;
+    return c < m ? c : m;
+}
+
+static inline float max3(float a, float b, float c)
+{
+    float m = b > a ? b : a;
+    return c > m ? c : m;
+}
+
+/* The listed triangles, checked (id order and range; indices, coordinates and areas unless
+ * the soup was checked whole; each selected by the tile's lines) with few branches a
+ * triangle; the bounds of their vertices into bb (min xyz, max xyz). The first bad one
+ * named by the slow path. */
+static op_status tile_scan(const op_soup *soup, const uint32_t *ids, size_t n,
+                           const double lines[4], int tx, int tz, int checked, float bb[6],
+                           op_err *err)
+{
+    const float *v = soup->verts;
+    const int *tri = soup->tris;
+    size_t nv = soup->verts_len / 3, ntris = soup->tris_len / 3;
+    float b0 = bb[0], b1 = bb[1], b2 = bb[2], b3 = bb[3], b4 = bb[4], b5 = bb[5];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = ids[i];
+        if (id >= ntris)
+            return op_err_set(err, OP_ERANGE,
+                              "level tile (%d, %d): triangle id %u (entry %zu) is outside [0, "
+                              "%zu) triangles",
+                              tx, tz, id, i, ntris);
+        if (i > 0 && id <= ids[i - 1])
+            return op_err_set(err, OP_EINVAL,
+                              "level tile (%d, %d): triangle ids not increasing at entry %zu (%u "
+                              "after %u)",
+                              tx, tz, i, id, ids[i - 1]);
+        const int *ix = &tri[3 * (size_t)id];
+        int ok = checked || (((size_t)(unsigned)ix[0] < nv) & ((size_t)(unsigned)ix[1] < nv) &
+                             ((size_t)(unsigned)ix[2] < nv));
+        if (!ok)
+            return tile_triangle_error(soup, id, tx, tz, err);
+        const float *p0 = &v[3 * (size_t)ix[0]], *p1 = &v[3 * (size_t)ix[1]],
+                    *p2 = &v[3 * (size_t)ix[2]];
+        float x0 = min3(p0[0], p1[0], p2[0]), x1 = max3(p0[0], p1[0], p2[0]);
+        float y0 = min3(p0[1], p1[1], p2[1]), y1 = max3(p0[1], p1[1], p2[1]);
+        float z0 = min3(p0[2], p1[2], p2[2]), z1 = max3(p0[2], p1[2], p2[2]);
+        /* Every coordinate within +-2^21: the box within it (an infinity widens the box)
+         * and no NaN (which the box may not hold, but their sum does). */
+        if (!checked) {
+            const float m = (float)OP_MAX_COORD;
+            float sum = p0[0] + p0[1] + p0[2] + p1[0] + p1[1] + p1[2] + p2[0] + p2[1] + p2[2];
+            ok = (x0 >= -m) & (x1 <= m) & (y0 >= -m) & (y1 <= m) & (z0 >= -m) & (z1 <= m) &
+                 (sum == sum) & (!soup->areas || soup->areas[id] <= OP_MAX_AREA);
+        }
+        ok &= ((double)x1 >= lines[0]) & ((double)x0 < lines[1]) & ((double)z1 >= lines[2]) &
+              ((double)z0 < lines[3]);
+        if (!ok)
+            return tile_triangle_error(soup, id, tx, tz, err);
+        int first = i == 0;
+        b0 = first || x0 < b0 ? x0 : b0;
+        b1 = first || y0 < b1 ? y0 : b1;
+        b2 = first || z0 < b2 ? z0 : b2;
+        b3 = first || x1 > b3 ? x1 : b3;
+        b4 = first || y1 > b4 ? y1 : b4;
+        b5 = first || z1 > b5 ? z1 : b5;
+    }
+    float out[6] = {b0, b1, b2, b3, b4, b5};
+    memcpy(bb, out, sizeof out);
+    return OP_OK;
+}
+
+/* Whether tile t (one axis) is one a box of valid coordinates can have. */
+static int tile_reachable(const op_tile_grid *g, double origin, int t)
+{
+    int64_t tc = g->tile_cells;
+    int64_t c0 = op_cell_of(-OP_MAX_COORD, origin, g->cs) - g->border,
+            c1 = op_cell_of(OP_MAX_COORD, origin, g->cs) + g->border;
+    int64_t t0 = c0 / tc - (c0 % tc != 0 && c0 < 0), t1 = c1 / tc - (c1 % tc != 0 && c1 < 0);
+    return t >= t0 && t <= t1;
+}
+
+/* Makes l (soup, settings and grid set) the level of tile (tx, tz) alone over ids[0 .. n);
+ * checked: the soup was validated whole (only ids and the selection are checked). */
+static op_status one_tile(op_level *l, int tx, int tz, const uint32_t *ids, size_t n, int checked,
+                          op_err *err)
+{
+    const op_tile_grid *g = &l->grid;
+    if (n && !ids)
+        return op_err_set(err, OP_EINVAL, "level tile (%d, %d): NULL triangle ids, %zu of them", tx,
+                          tz, n);
+    if (n > 0xffffffffu)
+        return op_err_set(err, OP_ERANGE, "level tile (%d, %d): %zu triangles > 2^32 - 1", tx, tz,
+                          n);
+    if (!(g->cs >= OP_MIN_CELL_SIZE))
+        return op_err_set(err, OP_ERANGE,
+                          "tiles: cell size tile_size / tile_cells = %g is below %g", g->cs,
+                          OP_MIN_CELL_SIZE);
+    if (!tile_reachable(g, g->origin_x, tx) || !tile_reachable(g, g->origin_z, tz))
+        return op_err_set(err, OP_ERANGE,
+                          "level tile (%d, %d): no triangle within +-2^21 reaches this tile", tx,
+                          tz);
+    double lines[4];
+    tile_lines(g, g->origin_x, tx, &lines[0], &lines[1]);
+    tile_lines(g, g->origin_z, tz, &lines[2], &lines[3]);
+    /* No triangle: the corner of the tile's core cells. */
+    float bb[6] = {0};
+    bb[0] = bb[3] = (float)grid_line(g->origin_x, g->cs, (int64_t)tx * g->tile_cells);
+    bb[2] = bb[5] = (float)grid_line(g->origin_z, g->cs, (int64_t)tz * g->tile_cells);
+    op_status st = tile_scan(&l->soup, ids, n, lines, tx, tz, checked, bb, err);
+    if (st != OP_OK)
+        return st;
+    l->kind = OP_LEVEL_SOUP;
+    l->rect = (op_tile_rect){tx, tz, tx, tz};
+    memcpy(l->bmin, bb, sizeof l->bmin);
+    memcpy(l->bmax, bb + 3, sizeof l->bmax);
+    l->one_bin[0] = 0;
+    l->one_bin[1] = (uint32_t)n;
+    l->bin_start = l->one_bin;
+    l->bin_ids = ids;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+static int soup_shape_ok(const op_soup *soup)
+{
+    return soup && soup->verts_len % 3 == 0 && soup->tris_len % 3 == 0 &&
+           (!soup->verts_len || soup->verts) && (!soup->tris_len || soup->tris);
+}
+
+op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                               int nvols, int tx, int tz, const uint32_t *ids, size_t n,
+                               op_level **out, op_err *err)
+{
+    *out = NULL;
+    if (!soup_shape_ok(soup))
+        return op_soup_validate(soup, err); /* the shape checks and their messages */
+    op_level *l = NULL;
+    op_status st = level_new(s, vols, nvols, &l, err);
+    if (st != OP_OK)
+        return st;
+    l->soup = *soup;
+    if ((st = one_tile(l, tx, tz, ids, n, 0, err)) != OP_OK) {
+        op_level_destroy(l);
+        return st;
+    }
+    *out = l;
+    return OP_OK;
+}
+
+op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, const op_volume *vols,
+                                   int nvols, op_level **out, op_err *err)
+{
+    *out = NULL;
+    op_status st = op_soup_validate(soup, err);
+    op_level *l = NULL;
+    if (st == OP_OK)
+        st = level_new(s, vols, nvols, &l, err);
+    if (st != OP_OK)
+        return st;
+    l->kind = OP_LEVEL_SOUP;
+    l->soup = *soup;
+    l->rect = (op_tile_rect){0, 0, -1, -1}; /* no tile of its own, no bounds (0) */
+    l->soup_checked = 1;
+    *out = l;
+    op_err_clear(err);
+    return OP_OK;
+}
+
+op_status op_level_create_tile_of(const op_level *base, int tx, int tz, const uint32_t *ids,
+                                  size_t n, op_level **out, op_err *err)
+{
+    *out = NULL;
+    if (!base || base->kind != OP_LEVEL_SOUP || !base->soup_checked)
+        return op_err_set(err, OP_EINVAL, "level tile (%d, %d): %s", tx, tz,
+                          !base ? "NULL base level"
+                                : "the base level's soup was not checked whole (a soup level of "
+                                  "op_level_create or op_level_create_unbinned is)");
+    /* The base's settings and volumes were validated when it was made; nothing of the
+     * level's own but the struct (no arena). */
+    op_level *l = calloc(1, sizeof *l);
+    if (!l)
+        return op_err_set(err, OP_ENOMEM, "level: out of memory");
+    l->settings = base->settings;
+    l->vols = base->vols;
+    l->nvols = base->nvols;
+    l->grid = base->grid;
+    l->span = base->span;
+    l->soup = base->soup;
+    op_status st = one_tile(l, tx, tz, ids, n, 1, err);
+    if (st != OP_OK) {
+        op_level_destroy(l);
+        return st;
+    }
+    *out = l;
     return OP_OK;
 }
 

@@ -25,12 +25,15 @@ struct op_level {
     float bmin[3], bmax[3];
     /* Soup levels only (NULL otherwise): */
     uint32_t *bin_start; /* tile count + 1: triangles of tile k are bin_ids[bin_start[k]..[k+1]) */
-    uint32_t *bin_ids;
+    const uint32_t *bin_ids; /* the level's own, or the caller's (op_level_create_tile) */
     /* Per triangle: OP__TRI_COPY when its key (vertex bits in order and input area) equals
      * an earlier triangle's, else its area after classification (§3.1: 0 when not
-     * walkable). A tile build reads it instead of classifying and hashing per tile. */
+     * walkable). A tile build reads it instead of classifying and hashing per tile; NULL
+     * (levels of one tile, unbinned soups) makes the build classify its own triangles. */
     uint8_t *tri_class;
     op_arena *arena; /* the level's own memory (bins) */
+    uint32_t one_bin[2]; /* bin_start of a level of one tile (op_level_create_tile*) */
+    int soup_checked;    /* the whole soup was validated (op_level_create*, _unbinned) */
 };
 
 #define OP__TRI_COPY 0xffu

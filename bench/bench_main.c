@@ -6,6 +6,7 @@
  * spans|regions|contours|all]
  *                 [--reps N] [--threads N] [--also-threads N] [--set key=value]... [--json]
  *                 [--recast-only | --onepath-only] [--no-mem] [--fresh-threads] [--workers]
+ *                 [--order auto|index|cost]
  *
  * Per level: one untimed warm-up build of each side, then N reps alternating
  * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
@@ -24,7 +25,9 @@
  * --workers: our side also reports, per thread count, what each worker did (busy thread
  * CPU and wall inside tile jobs, idle time, jobs), the longest tile against the
  * critical-path bound max(longest, sum / workers), and the serial parts around the tile
- * section; medians over reps, worker rows from the last rep.
+ * section; medians over reps, worker rows from the last rep. --order index|cost: our
+ * side claims its tiles in index order, or heaviest first, whatever the thread count
+ * (auto, the default: as bake, heaviest first with several workers).
  * Output: a table on stdout, or one JSON document with --json.
  */
 #include <errno.h>
@@ -58,6 +61,7 @@ typedef struct options {
     const char *stage_arg;
     bench_upto upto;
     int reps, threads, threads2, json, recast_only, onepath_only, mem, fresh, workers;
+    bench_order order;     /* our side's claim order (--order) */
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
     char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
@@ -159,7 +163,7 @@ static void usage(FILE *f)
             "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
             "         [--also-threads N]\n"
             "         [--set key=value]... [--json] [--recast-only | --onepath-only] [--no-mem]\n"
-            "         [--fresh-threads] [--workers]\n"
+            "         [--fresh-threads] [--workers] [--order auto|index|cost]\n"
             "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
             "  SEED 1 by default). Default level:\n"
             "  " OP_BENCH_DEFAULT_LEVEL "\n");
@@ -252,6 +256,11 @@ static int parse_args(int argc, char **argv, options *o)
             bad = parse_int(v, 1, 256, &o->threads);
         } else if (!strcmp(a, "--also-threads")) {
             bad = parse_int(v, 1, 256, &o->threads2);
+        } else if (!strcmp(a, "--order")) {
+            bad = strcmp(v, "auto") && strcmp(v, "index") && strcmp(v, "cost");
+            o->order = !strcmp(v, "index")  ? BENCH_ORDER_INDEX
+                       : !strcmp(v, "cost") ? BENCH_ORDER_COST
+                                            : BENCH_ORDER_AUTO;
         } else if (!strcmp(a, "--mem-child")) {
             o->mem_child = v;
         } else if (!strcmp(a, "--set") && o->nsets < MAX_SETS) {
@@ -472,9 +481,9 @@ static int build_sched(const options *o, const bench_level *lv, int s, int threa
     bench_result r;
     double c0 = cpu_ms();
     int rc =
-        sched && s == SIDE_OURS
-            ? bench_onepath_build_sched(lv, &o->settings, o->upto, threads, workers, &r, sched,
-                                        st->err, sizeof st->err)
+        (sched || o->order != BENCH_ORDER_AUTO) && s == SIDE_OURS
+            ? bench_onepath_build_sched(lv, &o->settings, o->upto, threads, workers, o->order, &r,
+                                        sched, st->err, sizeof st->err)
             : side_fn(s)(lv, &o->settings, o->upto, threads, workers, &r, st->err, sizeof st->err);
     r.cpu_ms = cpu_ms() - c0;
     if (rc != 0) {

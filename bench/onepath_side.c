@@ -253,12 +253,13 @@ void bench_onepath_workers_free(void *workers)
 int bench_onepath_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
                         int threads, void *workers, bench_result *res, char *err, size_t errlen)
 {
-    return bench_onepath_build_sched(lv, s, upto, threads, workers, res, NULL, err, errlen);
+    return bench_onepath_build_sched(lv, s, upto, threads, workers, BENCH_ORDER_AUTO, res, NULL,
+                                     err, errlen);
 }
 
 int bench_onepath_build_sched(const bench_level *lv, const struct op_settings *s, bench_upto upto,
-                              int threads, void *workers, bench_result *res, bench_sched *sc,
-                              char *err, size_t errlen)
+                              int threads, void *workers, bench_order om, bench_result *res,
+                              bench_sched *sc, char *err, size_t errlen)
 {
     op_pool *pool = workers;
     memset(res, 0, sizeof *res);
@@ -289,13 +290,15 @@ int bench_onepath_build_sched(const bench_level *lv, const struct op_settings *s
                   calloc((size_t)n, sizeof(tile_slot)),
                   sc != NULL,
                   0.0};
-    int *order = threads > 1 && n > 1 ? malloc((size_t)n * sizeof *order) : NULL;
+    int by_cost = om == BENCH_ORDER_COST || (om == BENCH_ORDER_AUTO && threads > 1);
+    int *order = by_cost && n > 1 ? malloc((size_t)n * sizeof *order) : NULL;
     res->tiles_total = n;
     int rc = -1;
-    if (!j.slots || (threads > 1 && n > 1 && !order)) {
+    if (!j.slots || (by_cost && n > 1 && !order)) {
         snprintf(err, errlen, "onepath: out of memory for %d tile results", n);
     } else {
-        /* As bake: heaviest tiles first when there are several workers (its run_jobs). */
+        /* As bake: heaviest tiles first when there are several workers (its run_jobs);
+         * --order changes that. */
         op_parallel_opts po = {threads, NULL, NULL, pool};
         t0 = bench_now_ms();
         c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);

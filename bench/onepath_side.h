@@ -47,11 +47,15 @@ typedef struct bench_sched {
  */
 int bench_onepath_build(const bench_level *lv, const struct op_settings *s, bench_upto upto,
                         int threads, void *workers, bench_result *res, char *err, size_t errlen);
-/* The same, also filling *sched (not NULL) with what each worker did; the jobs read
- * two clocks more each (a few hundred ns). */
+/* Claim order of the tile jobs: as bake (heaviest first with several workers, index
+ * order with one), always index order, or always heaviest first. */
+typedef enum bench_order { BENCH_ORDER_AUTO = 0, BENCH_ORDER_INDEX, BENCH_ORDER_COST } bench_order;
+
+/* The same, also filling *sched (when not NULL) with what each worker did (the jobs
+ * read two clocks more each, a few hundred ns), the jobs claimed in `order`. */
 int bench_onepath_build_sched(const bench_level *lv, const struct op_settings *s, bench_upto upto,
-                              int threads, void *workers, bench_result *res, bench_sched *sched,
-                              char *err, size_t errlen);
+                              int threads, void *workers, bench_order order, bench_result *res,
+                              bench_sched *sched, char *err, size_t errlen);
 /* An op_pool of `threads` (bench_workers_new_fn), and its free. */
 void *bench_onepath_workers_new(int threads);
 void bench_onepath_workers_free(void *workers);

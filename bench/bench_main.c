@@ -87,16 +87,36 @@ enum {
     SF_START,      /* latest first job start of a worker, from the section's start, ms */
     SF_SPREAD,     /* last back minus first back of the workers' last jobs, ms */
     SF_TAIL,       /* section end minus the last job's end (the return to the caller), ms */
+    SF_SIM_COST,   /* list schedule in bake's order on sim_threads workers, over its bound */
+    SF_SIM_INDEX,  /* the same in index order */
+    SF_SIM_ORACLE, /* the same in the order of the measured times */
     SF_PATH,       /* CPU critical path: prep CPU + order + max busy + assembly, ms */
     SF_SERIAL,     /* (prep CPU + order + assembly) / path */
     SF_N
 };
-static const char *const sf_names[SF_N] = {
-    "prepare_wall_ms", "prepare_cpu_ms",      "order_cpu_ms",    "assemble_cpu_ms",
-    "tiles_cpu_ms",    "longest_tile_cpu_ms", "bound_cpu_ms",    "max_busy_cpu_ms",
-    "balance",         "sched_loss",          "section_wall_ms", "section_wall_over_bound",
-    "idle_ms",         "idle_share",          "stretch",         "start_delay_ms",
-    "end_spread_ms",   "return_ms",           "path_cpu_ms",     "serial_share"};
+static const char *const sf_names[SF_N] = {"prepare_wall_ms",
+                                           "prepare_cpu_ms",
+                                           "order_cpu_ms",
+                                           "assemble_cpu_ms",
+                                           "tiles_cpu_ms",
+                                           "longest_tile_cpu_ms",
+                                           "bound_cpu_ms",
+                                           "max_busy_cpu_ms",
+                                           "balance",
+                                           "sched_loss",
+                                           "section_wall_ms",
+                                           "section_wall_over_bound",
+                                           "idle_ms",
+                                           "idle_share",
+                                           "stretch",
+                                           "start_delay_ms",
+                                           "end_spread_ms",
+                                           "return_ms",
+                                           "sim_cost_over_bound",
+                                           "sim_index_over_bound",
+                                           "sim_oracle_over_bound",
+                                           "path_cpu_ms",
+                                           "serial_share"};
 
 static void sched_figures(const bench_sched *sc, double f[SF_N])
 {
@@ -129,6 +149,11 @@ static void sched_figures(const bench_sched *sc, double f[SF_N])
     f[SF_IDLE] = idle / w;
     f[SF_IDLE_SHARE] = sc->section_wall_ms > 0.0 ? idle / w / sc->section_wall_ms : 0.0;
     f[SF_STRETCH] = sc->sum_cpu_ms > 0.0 ? sc->sum_wall_ms / sc->sum_cpu_ms : 0.0;
+    double sb = sc->sum_cpu_ms / (sc->sim_threads > 0 ? sc->sim_threads : 1);
+    sb = sc->longest_cpu_ms > sb ? sc->longest_cpu_ms : sb;
+    f[SF_SIM_COST] = sb > 0.0 ? sc->sim_cost_ms / sb : 0.0;
+    f[SF_SIM_INDEX] = sb > 0.0 ? sc->sim_index_ms / sb : 0.0;
+    f[SF_SIM_ORACLE] = sb > 0.0 ? sc->sim_oracle_ms / sb : 0.0;
     f[SF_START] = start;
     f[SF_SPREAD] = end1 - end0;
     f[SF_TAIL] = sc->section_wall_ms - end1;
@@ -654,6 +679,10 @@ static void print_sched(const options *o, const side_stats *st)
         printf("  wall     last worker's first job at %.3f ms, workers' ends %.3f ms apart, "
                "return to the caller %.3f ms after the last job\n",
                f[SF_START], f[SF_SPREAD], f[SF_TAIL]);
+        printf("  order    these jobs' CPU times list-scheduled on %d workers, makespan over "
+               "the bound: heaviest first (bake) %.4f, index order %.4f, by measured time "
+               "%.4f\n",
+               sc->sim_threads, f[SF_SIM_COST], f[SF_SIM_INDEX], f[SF_SIM_ORACLE]);
         for (int w = 0; w < sc->workers; w++)
             printf("  worker %d jobs %d (%d with a mesh), busy %.2f ms CPU, %.2f ms wall, "
                    "first job at %.2f, last back at %.2f of %.2f ms (last rep)\n",

@@ -138,6 +138,55 @@ static op_status build_tile(side_job *j, tile_slot *r, int i, op_arena *out, op_
     return OP_OK;
 }
 
+/* Makespan of the jobs' CPU times list-scheduled on w workers in order (NULL: index
+ * order): each job goes to the worker free first (the lowest on ties). */
+static double list_schedule(const tile_slot *slots, int n, const int *order, int w)
+{
+    double free_at[BENCH_MAX_WORKERS] = {0.0}, end = 0.0;
+    for (int k = 0; k < n; k++) {
+        int best = 0;
+        for (int q = 1; q < w; q++)
+            best = free_at[q] < free_at[best] ? q : best;
+        free_at[best] += slots[order ? order[k] : k].cpu;
+        end = free_at[best] > end ? free_at[best] : end;
+    }
+    return end;
+}
+
+static const tile_slot *g_sort_slots; /* qsort's context (the bench is single-threaded here) */
+
+static int by_cpu_desc(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    double x = g_sort_slots[a].cpu, y = g_sort_slots[b].cpu;
+    return x > y ? -1 : x < y ? 1 : (a > b) - (a < b);
+}
+
+/* The three simulated makespans (not timed: after the build). */
+static void simulate(const op_level *lvl, op_tile_rect rect, const tile_slot *slots, int n,
+                     const int *order, int threads, bench_sched *sc)
+{
+    int w = threads > 1 ? threads : 2;
+    w = w > n ? (n > 0 ? n : 1) : w;
+    w = w > BENCH_MAX_WORKERS ? BENCH_MAX_WORKERS : w;
+    sc->sim_threads = w;
+    int *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return;
+    op_err e;
+    const int *cost = order;
+    if (!cost && n > 1 && op_level_job_order(lvl, rect, tmp, &e) == OP_OK)
+        cost = tmp;
+    sc->sim_cost_ms = list_schedule(slots, n, cost, w);
+    sc->sim_index_ms = list_schedule(slots, n, NULL, w);
+    for (int i = 0; i < n; i++)
+        tmp[i] = i;
+    g_sort_slots = slots;
+    qsort(tmp, (size_t)n, sizeof *tmp, by_cpu_desc);
+    sc->sim_oracle_ms = list_schedule(slots, n, tmp, w);
+    free(tmp);
+}
+
 static op_status build_one(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
 {
     side_job *j = user;
@@ -328,6 +377,7 @@ int bench_onepath_build_sched(const bench_level *lv, const struct op_settings *s
             sc->assemble_cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
             sc->threads = threads < n ? threads : (n > 0 ? n : 1);
             sum_sched(j.slots, n, order, sc);
+            simulate(lvl, j.rect, j.slots, n, order, threads, sc);
             int jobs = 0;
             for (int w = 0; w < sc->workers; w++)
                 jobs += sc->w[w].jobs;

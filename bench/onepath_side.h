@@ -36,6 +36,11 @@ typedef struct bench_sched {
     int longest_index;                           /* its tile index */
     int longest_rank;                            /* its place in the claim order (0: first) */
     double longest_start_ms;                     /* when it started, from the section's start */
+    /* These jobs' thread CPU times list-scheduled on sim_threads workers (each job to the
+     * first free worker, no waits), in bake's heaviest-first order, in index order and in
+     * the order of the measured times (the best a claim order can do): their makespans. */
+    int sim_threads; /* the build's workers, or 2 for a one-worker build */
+    double sim_cost_ms, sim_index_ms, sim_oracle_ms;
 } bench_sched;
 
 /*

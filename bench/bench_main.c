@@ -5,7 +5,8 @@
  *   onepath-bench [--level PATH]... [--gen KIND:SIZE[:SEED]]... [--stage
  * spans|regions|contours|all]
  *                 [--reps N] [--threads N] [--also-threads N] [--set key=value]... [--json]
- *                 [--recast-only | --onepath-only] [--no-mem] [--fresh-threads]
+ *                 [--recast-only | --onepath-only] [--no-mem] [--fresh-threads] [--workers]
+ *                 [--order auto|index|cost]
  *
  * Per level: one untimed warm-up build of each side, then N reps alternating
  * onepath, Recast, onepath, Recast ... Each stage group's time is the median over
@@ -21,6 +22,12 @@
  * one set per side and thread count: ours an op_pool, Recast's std::threads), as a
  * daemon or a bake farm does; --fresh-threads makes every build start and end its
  * own, as a one-shot `onepath bake` does.
+ * --workers: our side also reports, per thread count, what each worker did (busy thread
+ * CPU and wall inside tile jobs, idle time, jobs), the longest tile against the
+ * critical-path bound max(longest, sum / workers), and the serial parts around the tile
+ * section; medians over reps, worker rows from the last rep. --order index|cost: our
+ * side claims its tiles in index order, or heaviest first, whatever the thread count
+ * (auto, the default: as bake, heaviest first with several workers).
  * Output: a table on stdout, or one JSON document with --json.
  */
 #include <errno.h>
@@ -53,11 +60,107 @@ typedef struct options {
     int nsets;
     const char *stage_arg;
     bench_upto upto;
-    int reps, threads, threads2, json, recast_only, onepath_only, mem, fresh;
+    int reps, threads, threads2, json, recast_only, onepath_only, mem, fresh, workers;
+    bench_order order;     /* our side's claim order (--order) */
     const char *mem_child; /* side name in a --mem-child process, else NULL */
     op_settings settings;
     char gen_specs[MAX_LEVELS][300]; /* storage of the "gen:" level specs */
 } options;
+
+/* Figures of one build's schedule (bench_sched), machine-independent where possible. */
+enum {
+    SF_PREP_WALL,  /* level preparation, wall ms */
+    SF_PREP_CPU,   /* its CPU on the calling thread, ms */
+    SF_ORDER,      /* job order, thread CPU ms */
+    SF_ASSEMBLE,   /* result assembly, thread CPU ms */
+    SF_SUM_CPU,    /* thread CPU of all tile jobs, ms */
+    SF_LONGEST,    /* the longest job's thread CPU, ms */
+    SF_BOUND,      /* critical-path bound max(longest, sum / workers), CPU ms */
+    SF_MAX_BUSY,   /* the busiest worker's CPU in jobs, ms */
+    SF_BALANCE,    /* max busy / mean busy (CPU) */
+    SF_SCHED,      /* max busy / bound: what the schedule lost (1: nothing) */
+    SF_WALL,       /* the tile section, wall ms */
+    SF_WALL_BOUND, /* section wall / max(longest wall, sum wall / workers) */
+    SF_IDLE,       /* mean over workers of section wall - busy wall, ms */
+    SF_IDLE_SHARE, /* that / section wall */
+    SF_STRETCH,    /* sum wall / sum CPU inside jobs (1 on a quiet host) */
+    SF_START,      /* latest first job start of a worker, from the section's start, ms */
+    SF_SPREAD,     /* last back minus first back of the workers' last jobs, ms */
+    SF_TAIL,       /* section end minus the last job's end (the return to the caller), ms */
+    SF_SIM_COST,   /* list schedule in bake's order on sim_threads workers, over its bound */
+    SF_SIM_INDEX,  /* the same in index order */
+    SF_SIM_ORACLE, /* the same in the order of the measured times */
+    SF_PATH,       /* CPU critical path: prep CPU + order + max busy + assembly, ms */
+    SF_SERIAL,     /* (prep CPU + order + assembly) / path */
+    SF_N
+};
+static const char *const sf_names[SF_N] = {"prepare_wall_ms",
+                                           "prepare_cpu_ms",
+                                           "order_cpu_ms",
+                                           "assemble_cpu_ms",
+                                           "tiles_cpu_ms",
+                                           "longest_tile_cpu_ms",
+                                           "bound_cpu_ms",
+                                           "max_busy_cpu_ms",
+                                           "balance",
+                                           "sched_loss",
+                                           "section_wall_ms",
+                                           "section_wall_over_bound",
+                                           "idle_ms",
+                                           "idle_share",
+                                           "stretch",
+                                           "start_delay_ms",
+                                           "end_spread_ms",
+                                           "return_ms",
+                                           "sim_cost_over_bound",
+                                           "sim_index_over_bound",
+                                           "sim_oracle_over_bound",
+                                           "path_cpu_ms",
+                                           "serial_share"};
+
+static void sched_figures(const bench_sched *sc, double f[SF_N])
+{
+    int w = sc->threads > 0 ? sc->threads : 1;
+    double max_busy = 0.0, max_wall = 0.0, idle = 0.0, start = 0.0, end0 = 0.0, end1 = 0.0;
+    for (int k = 0; k < sc->workers; k++) {
+        start = sc->w[k].first_ms > start ? sc->w[k].first_ms : start;
+        end0 = k == 0 || sc->w[k].last_ms < end0 ? sc->w[k].last_ms : end0;
+        end1 = sc->w[k].last_ms > end1 ? sc->w[k].last_ms : end1;
+        max_busy = sc->w[k].busy_cpu_ms > max_busy ? sc->w[k].busy_cpu_ms : max_busy;
+        idle += sc->section_wall_ms - sc->w[k].busy_wall_ms;
+    }
+    idle += (double)(w - sc->workers) * sc->section_wall_ms; /* workers that got no job */
+    double mean = sc->sum_cpu_ms / w;
+    double bound = sc->longest_cpu_ms > mean ? sc->longest_cpu_ms : mean;
+    max_wall = sc->sum_wall_ms / w;
+    max_wall = sc->longest_wall_ms > max_wall ? sc->longest_wall_ms : max_wall;
+    f[SF_PREP_WALL] = sc->prepare_wall_ms;
+    f[SF_PREP_CPU] = sc->prepare_cpu_ms;
+    f[SF_ORDER] = sc->order_cpu_ms;
+    f[SF_ASSEMBLE] = sc->assemble_cpu_ms;
+    f[SF_SUM_CPU] = sc->sum_cpu_ms;
+    f[SF_LONGEST] = sc->longest_cpu_ms;
+    f[SF_BOUND] = bound;
+    f[SF_MAX_BUSY] = max_busy;
+    f[SF_BALANCE] = mean > 0.0 ? max_busy / mean : 0.0;
+    f[SF_SCHED] = bound > 0.0 ? max_busy / bound : 0.0;
+    f[SF_WALL] = sc->section_wall_ms;
+    f[SF_WALL_BOUND] = max_wall > 0.0 ? sc->section_wall_ms / max_wall : 0.0;
+    f[SF_IDLE] = idle / w;
+    f[SF_IDLE_SHARE] = sc->section_wall_ms > 0.0 ? idle / w / sc->section_wall_ms : 0.0;
+    f[SF_STRETCH] = sc->sum_cpu_ms > 0.0 ? sc->sum_wall_ms / sc->sum_cpu_ms : 0.0;
+    double sb = sc->sum_cpu_ms / (sc->sim_threads > 0 ? sc->sim_threads : 1);
+    sb = sc->longest_cpu_ms > sb ? sc->longest_cpu_ms : sb;
+    f[SF_SIM_COST] = sb > 0.0 ? sc->sim_cost_ms / sb : 0.0;
+    f[SF_SIM_INDEX] = sb > 0.0 ? sc->sim_index_ms / sb : 0.0;
+    f[SF_SIM_ORACLE] = sb > 0.0 ? sc->sim_oracle_ms / sb : 0.0;
+    f[SF_START] = start;
+    f[SF_SPREAD] = end1 - end0;
+    f[SF_TAIL] = sc->section_wall_ms - end1;
+    double serial = sc->prepare_cpu_ms + sc->order_cpu_ms + sc->assemble_cpu_ms;
+    f[SF_PATH] = serial + max_busy;
+    f[SF_SERIAL] = f[SF_PATH] > 0.0 ? serial / f[SF_PATH] : 0.0;
+}
 
 /* What one side measured on one level. */
 typedef struct side_stats {
@@ -71,6 +174,9 @@ typedef struct side_stats {
     long maxrss_kb;    /* child's peak RSS, -1 unknown */
     long base_rss_kb;  /* child's RSS after loading, before building */
     size_t child_heap; /* allocator peak seen by the child */
+    /* --workers (our side): [0] --threads builds, [1] --also-threads builds */
+    double sched_med[2][SF_N]; /* medians over reps */
+    bench_sched sched_last[2]; /* the last rep's build */
 } side_stats;
 
 /* ===== options ===== */
@@ -82,7 +188,7 @@ static void usage(FILE *f)
             "         [--stage spans|regions|contours|all] [--reps N] [--threads N]\n"
             "         [--also-threads N]\n"
             "         [--set key=value]... [--json] [--recast-only | --onepath-only] [--no-mem]\n"
-            "         [--fresh-threads]\n"
+            "         [--fresh-threads] [--workers] [--order auto|index|cost]\n"
             "KIND:SIZE[:SEED]: op_levelgen (kinds " OP_LEVELGEN_KINDS "; SIZE 16..1024 m,\n"
             "  SEED 1 by default). Default level:\n"
             "  " OP_BENCH_DEFAULT_LEVEL "\n");
@@ -141,7 +247,9 @@ static int parse_args(int argc, char **argv, options *o)
         const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         int bad = 0;
         if (!strcmp(a, "--json") || !strcmp(a, "--recast-only") || !strcmp(a, "--no-mem") ||
-            !strcmp(a, "--onepath-only") || !strcmp(a, "--fresh-threads")) {
+            !strcmp(a, "--onepath-only") || !strcmp(a, "--fresh-threads") ||
+            !strcmp(a, "--workers")) {
+            o->workers |= !strcmp(a, "--workers");
             o->fresh |= !strcmp(a, "--fresh-threads");
             o->onepath_only |= !strcmp(a, "--onepath-only");
             o->json |= !strcmp(a, "--json");
@@ -173,6 +281,11 @@ static int parse_args(int argc, char **argv, options *o)
             bad = parse_int(v, 1, 256, &o->threads);
         } else if (!strcmp(a, "--also-threads")) {
             bad = parse_int(v, 1, 256, &o->threads2);
+        } else if (!strcmp(a, "--order")) {
+            bad = strcmp(v, "auto") && strcmp(v, "index") && strcmp(v, "cost");
+            o->order = !strcmp(v, "index")  ? BENCH_ORDER_INDEX
+                       : !strcmp(v, "cost") ? BENCH_ORDER_COST
+                                            : BENCH_ORDER_AUTO;
         } else if (!strcmp(a, "--mem-child")) {
             o->mem_child = v;
         } else if (!strcmp(a, "--set") && o->nsets < MAX_SETS) {
@@ -373,6 +486,7 @@ static void measure_child(const options *o, const char *level, int side, side_st
 typedef struct side_samples {
     double ms[BENCH_NSTAGES][MAX_REPS];
     double total[MAX_REPS], wall[MAX_REPS], wall2[MAX_REPS], cpu[MAX_REPS];
+    double sched[2][SF_N][MAX_REPS]; /* --workers: per thread count set, per figure */
 } side_samples;
 
 /* CPU time of the process (all threads), in ms: less disturbed than wall time by
@@ -384,13 +498,18 @@ static double cpu_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* One build of side s; on failure st->ok drops to 0 and the message is printed. */
-static int build_once(const options *o, const bench_level *lv, int s, int threads, void *workers,
-                      side_stats *st, bench_result *out)
+/* One build of side s; on failure st->ok drops to 0 and the message is printed. With
+ * sched (our side only), what the workers did. */
+static int build_sched(const options *o, const bench_level *lv, int s, int threads, void *workers,
+                       side_stats *st, bench_result *out, bench_sched *sched)
 {
     bench_result r;
     double c0 = cpu_ms();
-    int rc = side_fn(s)(lv, &o->settings, o->upto, threads, workers, &r, st->err, sizeof st->err);
+    int rc =
+        (sched || o->order != BENCH_ORDER_AUTO) && s == SIDE_OURS
+            ? bench_onepath_build_sched(lv, &o->settings, o->upto, threads, workers, o->order, &r,
+                                        sched, st->err, sizeof st->err)
+            : side_fn(s)(lv, &o->settings, o->upto, threads, workers, &r, st->err, sizeof st->err);
     r.cpu_ms = cpu_ms() - c0;
     if (rc != 0) {
         if (st->ok)
@@ -402,6 +521,30 @@ static int build_once(const options *o, const bench_level *lv, int s, int thread
     return 0;
 }
 
+static int build_once(const options *o, const bench_level *lv, int s, int threads, void *workers,
+                      side_stats *st, bench_result *out)
+{
+    return build_sched(o, lv, s, threads, workers, st, out, NULL);
+}
+
+/* A timed build of set k (0: --threads, 1: --also-threads), its schedule kept with
+ * --workers on our side. */
+static int build_rep(const options *o, const bench_level *lv, int s, int k, void *workers,
+                     side_stats *st, side_samples *x, int rep, bench_result *out)
+{
+    int threads = k ? o->threads2 : o->threads;
+    bench_sched *sc = o->workers && s == SIDE_OURS ? &st->sched_last[k] : NULL;
+    if (build_sched(o, lv, s, threads, workers, st, out, sc) != 0)
+        return -1;
+    if (sc) {
+        double f[SF_N];
+        sched_figures(sc, f);
+        for (int i = 0; i < SF_N; i++)
+            x->sched[k][i][rep] = f[i];
+    }
+    return 0;
+}
+
 static void take_medians(const options *o, side_samples *x, side_stats *st)
 {
     for (int k = 0; k < BENCH_NSTAGES; k++)
@@ -410,6 +553,9 @@ static void take_medians(const options *o, side_samples *x, side_stats *st)
     st->med_wall = median(x->wall, o->reps);
     st->med_cpu = median(x->cpu, o->reps);
     st->med_wall2 = o->threads2 ? median(x->wall2, o->reps) : 0.0;
+    for (int k = 0; o->workers && k < (o->threads2 ? 2 : 1); k++)
+        for (int i = 0; i < SF_N; i++)
+            st->sched_med[k][i] = median(x->sched[k][i], o->reps);
 }
 
 /* Warm-up, then reps alternating the sides (A B A B ...), then the memory children.
@@ -442,7 +588,7 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
     unsigned common = common_stages(st, o->upto);
     for (int rep = 0; rep < o->reps; rep++) {
         for (int s = 0; s < NSIDES; s++) {
-            if (!st[s].ok || build_once(o, lv, s, o->threads, w1[s], &st[s], &st[s].last) != 0)
+            if (!st[s].ok || build_rep(o, lv, s, 0, w1[s], &st[s], &x[s], rep, &st[s].last) != 0)
                 continue;
             for (int k = 0; k < BENCH_NSTAGES; k++)
                 x[s].ms[k][rep] = st[s].last.ms[k];
@@ -452,7 +598,7 @@ static unsigned run_level(const options *o, const bench_level *lv, side_stats st
         }
         for (int s = 0; s < NSIDES && o->threads2; s++) {
             bench_result r;
-            if (st[s].ok && build_once(o, lv, s, o->threads2, w2[s], &st[s], &r) == 0)
+            if (st[s].ok && build_rep(o, lv, s, 1, w2[s], &st[s], &x[s], rep, &r) == 0)
                 x[s].wall2[rep] = r.wall_ms;
         }
     }
@@ -506,6 +652,77 @@ static void fmt_ratio(char *buf, size_t n, double a, double b, int ok)
         snprintf(buf, n, "%.2f", a / b);
     else
         snprintf(buf, n, "-");
+}
+
+/* --workers, table form: each thread count set, then the two sets against each other. */
+static void print_sched(const options *o, const side_stats *st)
+{
+    int sets = o->threads2 ? 2 : 1;
+    for (int k = 0; k < sets; k++) {
+        const double *f = st->sched_med[k];
+        const bench_sched *sc = &st->sched_last[k];
+        printf("onepath  %d worker(s), medians of %d reps (CPU: thread CPU time):\n",
+               k ? o->threads2 : o->threads, o->reps);
+        printf("  serial   prepare %.2f ms wall, %.2f ms CPU (calling thread); order %.3f, "
+               "assembly %.3f ms CPU; %.1f %% of the CPU critical path %.2f ms\n",
+               f[SF_PREP_WALL], f[SF_PREP_CPU], f[SF_ORDER], f[SF_ASSEMBLE], 100.0 * f[SF_SERIAL],
+               f[SF_PATH]);
+        printf("  tiles    sum %.2f ms CPU; longest %.2f ms CPU (last rep: tile %d, claimed "
+               "#%d, started at %.2f ms); bound max(longest, sum/%d) %.2f ms\n",
+               f[SF_SUM_CPU], f[SF_LONGEST], sc->longest_index, sc->longest_rank + 1,
+               sc->longest_start_ms, sc->threads, f[SF_BOUND]);
+        printf("  balance  busiest %.2f ms CPU: max/mean %.3f, %.3fx the bound; section "
+               "%.2f ms wall = %.3fx its wall bound; idle %.2f ms a worker (%.1f %%); "
+               "stretch wall/CPU in jobs %.3f\n",
+               f[SF_MAX_BUSY], f[SF_BALANCE], f[SF_SCHED], f[SF_WALL], f[SF_WALL_BOUND], f[SF_IDLE],
+               100.0 * f[SF_IDLE_SHARE], f[SF_STRETCH]);
+        printf("  wall     last worker's first job at %.3f ms, workers' ends %.3f ms apart, "
+               "return to the caller %.3f ms after the last job\n",
+               f[SF_START], f[SF_SPREAD], f[SF_TAIL]);
+        printf("  order    these jobs' CPU times list-scheduled on %d workers, makespan over "
+               "the bound: heaviest first (bake) %.4f, index order %.4f, by measured time "
+               "%.4f\n",
+               sc->sim_threads, f[SF_SIM_COST], f[SF_SIM_INDEX], f[SF_SIM_ORACLE]);
+        for (int w = 0; w < sc->workers; w++)
+            printf("  worker %d jobs %d (%d with a mesh), busy %.2f ms CPU, %.2f ms wall, "
+                   "first job at %.2f, last back at %.2f of %.2f ms (last rep)\n",
+                   w, sc->w[w].jobs, sc->w[w].built, sc->w[w].busy_cpu_ms, sc->w[w].busy_wall_ms,
+                   sc->w[w].first_ms, sc->w[w].last_ms, sc->section_wall_ms);
+    }
+    if (sets == 2) {
+        const double *a = st->sched_med[0], *b = st->sched_med[1];
+        printf("  %d against %d workers: tile CPU x%.3f (per-tile inflation); CPU critical "
+               "path %.2f / %.2f ms: modelled speed-up %.3f\n",
+               o->threads2, o->threads, a[SF_SUM_CPU] > 0 ? b[SF_SUM_CPU] / a[SF_SUM_CPU] : 0.0,
+               a[SF_PATH], b[SF_PATH], b[SF_PATH] > 0 ? a[SF_PATH] / b[SF_PATH] : 0.0);
+    }
+}
+
+static void json_sched(const options *o, const side_stats *st)
+{
+    int sets = o->threads2 ? 2 : 1;
+    printf(",\"workers\":{");
+    for (int k = 0; k < sets; k++) {
+        const bench_sched *sc = &st->sched_last[k];
+        printf("%s\"threads_%d\":{", k ? "," : "", k ? o->threads2 : o->threads);
+        for (int i = 0; i < SF_N; i++)
+            printf("\"%s\":%.4f,", sf_names[i], st->sched_med[k][i]);
+        printf("\"longest_tile\":%d,\"longest_rank\":%d,\"per_worker\":[", sc->longest_index,
+               sc->longest_rank);
+        for (int w = 0; w < sc->workers; w++)
+            printf("%s{\"jobs\":%d,\"built\":%d,\"busy_cpu_ms\":%.4f,\"busy_wall_ms\":%.4f,"
+                   "\"first_ms\":%.4f,\"last_ms\":%.4f}",
+                   w ? "," : "", sc->w[w].jobs, sc->w[w].built, sc->w[w].busy_cpu_ms,
+                   sc->w[w].busy_wall_ms, sc->w[w].first_ms, sc->w[w].last_ms);
+        printf("]}");
+    }
+    if (sets == 2) {
+        const double *a = st->sched_med[0], *b = st->sched_med[1];
+        printf(",\"tile_cpu_inflation\":%.4f,\"modelled_speedup\":%.4f",
+               a[SF_SUM_CPU] > 0 ? b[SF_SUM_CPU] / a[SF_SUM_CPU] : 0.0,
+               b[SF_PATH] > 0 ? a[SF_PATH] / b[SF_PATH] : 0.0);
+    }
+    printf("}");
 }
 
 static void print_table(const options *o, const bench_level *lv, const side_stats *st,
@@ -567,10 +784,14 @@ static void print_table(const options *o, const bench_level *lv, const side_stat
                "loading)\n",
                side_names[s], (double)x->heap_peak / 1024.0, st[s].maxrss_kb, st[s].base_rss_kb);
     }
+    if (o->workers && ours_active && st[SIDE_OURS].ok)
+        print_sched(o, &st[SIDE_OURS]);
 }
 
-static void json_side(const side_stats *st, int s, int active, bench_upto upto, int threads2)
+static void json_side(const options *o, const side_stats *st, int s, int active)
 {
+    bench_upto upto = o->upto;
+    int threads2 = o->threads2;
     printf("\"%s\":{", side_names[s]);
     if (!active || !st[s].ok) {
         printf("\"status\":\"%s\"}", active ? "failed" : "skipped");
@@ -595,10 +816,13 @@ static void json_side(const side_stats *st, int s, int active, bench_upto upto, 
            "\"tile_layers\":%d,\"spans\":%ld,\"regions\":%ld,\"contours\":%ld,\"polys\":%ld,"
            "\"verts\":%ld,"
            "\"detail_tris\":%ld,\"tile_bytes\":%zu,\"heap_peak\":%zu,\"child_maxrss_kb\":%ld,"
-           "\"child_base_rss_kb\":%ld}",
+           "\"child_base_rss_kb\":%ld",
            st[s].med_total, st[s].med_wall, x->tiles_total, x->tiles_built, x->tile_layers,
            x->spans, x->regions, x->contours, x->polys, x->verts, x->detail_tris, x->tile_bytes,
            x->heap_peak, st[s].maxrss_kb, st[s].base_rss_kb);
+    if (o->workers && s == SIDE_OURS)
+        json_sched(o, &st[s]);
+    printf("}");
 }
 
 static void print_json(const options *o, const bench_level *lv, const side_stats *st,
@@ -611,9 +835,9 @@ static void print_json(const options *o, const bench_level *lv, const side_stats
         if (common & (1u << k))
             printf("%s\"%s\"", n++ ? "," : "", bench_stage_name((bench_stage)k));
     printf("],");
-    json_side(st, SIDE_OURS, ours_active, o->upto, o->threads2);
+    json_side(o, st, SIDE_OURS, ours_active);
     printf(",");
-    json_side(st, SIDE_RECAST, !o->onepath_only, o->upto, o->threads2);
+    json_side(o, st, SIDE_RECAST, !o->onepath_only);
     printf(",\"ratio\":{");
     int both = ours_active && st[SIDE_OURS].ok && st[SIDE_RECAST].ok, n = 0;
     for (int k = BENCH_PREPARE; both && k <= last_stage(o->upto); k++)

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "onepath/parallel.h"
 
@@ -164,5 +165,50 @@ Test(parallel, a_call_from_the_pools_own_job_is_busy_not_a_deadlock, .timeout = 
     /* The pool still works afterwards. */
     cr_assert_eq(op_parallel_for(4, &o, inner_job, &s, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(atomic_load(&s.ran), 4);
+    op_pool_destroy(pool);
+}
+
+/* One slow job per call, the others instant: whoever ends last, the call returns only
+ * after it, and its result is seen (the caller watches for the return a while, then
+ * sleeps: waits under and over that while, on a kept pool and on a call's own). */
+typedef struct slow_state {
+    int slow;         /* the index that waits */
+    long wait_us;     /* how long */
+    long slot[16];    /* written by each job, read by the test after the call */
+    atomic_int ended; /* jobs that ended */
+} slow_state;
+
+static op_status slow_job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
+{
+    (void)out;
+    (void)scratch;
+    (void)err;
+    slow_state *s = user;
+    if (i == s->slow) {
+        struct timespec ts = {0, s->wait_us * 1000};
+        nanosleep(&ts, NULL);
+    }
+    s->slot[i] = 1000 + i;
+    atomic_fetch_add(&s->ended, 1);
+    return OP_OK;
+}
+
+Test(parallel, a_call_returns_after_its_slowest_job_short_or_long, .timeout = 60)
+{
+    static const long waits[] = {0, 30, 150, 400, 3000};
+    op_pool *pool;
+    op_err e;
+    cr_assert_eq(op_pool_create(4, &pool, &e), OP_OK, "%s", e.msg);
+    for (int use_pool = 0; use_pool < 2; use_pool++)
+        for (int t = 2; t <= 4; t++)
+            for (size_t w = 0; w < sizeof waits / sizeof waits[0]; w++)
+                for (int slow = 0; slow < 16; slow += 5) {
+                    slow_state s = {slow, waits[w], {0}, 0};
+                    op_parallel_opts o = {t, NULL, NULL, use_pool ? pool : NULL};
+                    cr_assert_eq(op_parallel_for(16, &o, slow_job, &s, &e), OP_OK, "%s", e.msg);
+                    cr_assert_eq(atomic_load(&s.ended), 16, "returned before every job ended");
+                    for (int i = 0; i < 16; i++)
+                        cr_assert_eq(s.slot[i], 1000 + i, "job %d's result not seen", i);
+                }
     op_pool_destroy(pool);
 }

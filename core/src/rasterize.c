@@ -351,14 +351,9 @@ static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, cons
 }
 
 /* Rows of a fragment (§3.4) and its push into the column. */
-static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
+static inline void emit_hf(op_heightfield *hf, double oy, double ch, int rows, uint32_t col,
+                           int area, double ymin, double ymax)
 {
-    if (rc->fn) {
-        rc->fn(rc->fn_ctx, x, z, ymin, ymax);
-        return;
-    }
-    op_heightfield *hf = rc->hf;
-    double oy = hf->origin[1], ch = hf->ch;
     dpair t = dp_scale(dp_set(ymin, ymax), oy, ch); /* (ymin - oy) / ch, (ymax - oy) / ch */
     /* floor and ceil in integers: |t| < 2^51 here (coordinates within 2^21, the
      * origin within 2^40, ch >= 0.001), so the conversions are exact. */
@@ -368,11 +363,22 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     fmax += (double)fmax < t1;
     if (fmax < fmin + 1)
         fmax = fmin + 1;
-    if (fmax <= 0 || fmin >= hf->rows)
+    if (fmax <= 0 || fmin >= rows)
         return;
     int smin = fmin < 0 ? 0 : (int)fmin;
-    int smax = fmax > hf->rows ? hf->rows : (int)fmax;
-    op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
+    int smax = fmax > rows ? rows : (int)fmax;
+    op__hf_push(hf, col, smin, smax, area);
+}
+
+static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
+{
+    if (rc->fn) {
+        rc->fn(rc->fn_ctx, x, z, ymin, ymax);
+        return;
+    }
+    op_heightfield *hf = rc->hf;
+    emit_hf(hf, hf->origin[1], hf->ch, hf->rows, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width,
+            rc->area, ymin, ymax);
 }
 
 /* One fragment, making room for it first. */
@@ -754,10 +760,15 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
     double va = a->v.p[2], vb = b->v.p[2];
     dp_store(q->v.p, lerp2(dp_load(a->v.p), dp_load(b->v.p), vb - L, L - va, vb - va));
     q->v.p[2] = L;
-    int c = a->v.cell; /* the clamp keeps x between the ends' x: see z_crossings */
-    if (c == b->v.cell && c > -2 && c < tr->hf->width + 2) {
+    /* The clamp keeps x between the ends' x, so its cell is between theirs (CellOf is
+     * monotone): one comparison when they are at most one cell apart in the grid's
+     * unclamped range. */
+    int lo = min2i(a->v.cell, b->v.cell), hi = max2i(a->v.cell, b->v.cell);
+    if (hi - lo <= 1 && lo > -2 && hi < tr->hf->width + 2) {
+        const double x = q->v.p[0];
+        int c = x >= tr->rc->xl[hi] ? hi : lo;
         q->v.cell = c;
-        q->v.on = q->v.p[0] == tr->rc->xl[c];
+        q->v.on = x == tr->rc->xl[c];
     } else {
         set_cell(tr->hf, tr->rc, &q->v);
     }
@@ -866,11 +877,24 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                            ((bm->v.cell == kx1) & !bm->v.on);
                 if (x1 == kx1 && !offl)
                     k1--;
-                for (int k = k0; k <= k1; k++) {
-                    dpair lo = s.lo[k], hi = s.hi[k];
-                    double ylo = dp_lo(lo), czlo = dp_hi(lo), yhi = dp_lo(hi), czhi = dp_hi(hi);
-                    if (ylo <= yhi && czhi != zb && czlo != zt)
-                        emit(rc, k - 1 + tr->tx0, (int)z, ylo, yhi); /* not on one edge line */
+                /* Every point has zb <= z <= zt: the cell's set is not on one of the
+                 * row's lines iff some z > zb and some z < zt (an empty set has none). */
+                if (rc->fn) {
+                    for (int k = k0; k <= k1; k++) {
+                        if (dp_hi(s.hi[k]) > zb && dp_hi(s.lo[k]) < zt)
+                            rc->fn(rc->fn_ctx, k - 1 + tr->tx0, (int)z, dp_lo(s.lo[k]),
+                                   dp_lo(s.hi[k]));
+                    }
+                } else {
+                    op_heightfield *h = rc->hf;
+                    const double oy = h->origin[1], ch = h->ch;
+                    const int rows = h->rows, area = rc->area;
+                    const uint32_t base = (uint32_t)z * (uint32_t)w + (uint32_t)tr->tx0 - 1u;
+                    for (int k = k0; k <= k1; k++) {
+                        if (dp_hi(s.hi[k]) > zb && dp_hi(s.lo[k]) < zt)
+                            emit_hf(h, oy, ch, rows, base + (uint32_t)k, area, dp_lo(s.lo[k]),
+                                    dp_lo(s.hi[k]));
+                    }
                 }
             }
         }

@@ -764,11 +764,28 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
      * monotone): one comparison when they are at most one cell apart in the grid's
      * unclamped range. */
     int lo = min2i(a->v.cell, b->v.cell), hi = max2i(a->v.cell, b->v.cell);
-    if (hi - lo <= 1 && lo > -2 && hi < tr->hf->width + 2) {
-        const double x = q->v.p[0];
-        int c = x >= tr->rc->xl[hi] ? hi : lo;
+    const double x = q->v.p[0], *xl = tr->rc->xl;
+    if (lo > -2 && hi < tr->hf->width + 2) {
+        int c;
+        if (hi - lo <= 1) {
+            c = x >= xl[hi] ? hi : lo;
+        } else {
+            /* CellOf's estimate kept within [lo, hi], checked against the lines and
+             * corrected by one cell (as set_cell); the search if still off. */
+            const op_heightfield *hf = tr->hf;
+            double e = (x - hf->line_origin[0]) * tr->rc->inv_cs - (double)hf->cell0[0];
+            e = mind(maxd(e, (double)lo), (double)hi);
+            c = (int)e;
+            c -= xl[c] > x;
+            c += xl[c + 1] <= x;
+            if (!(xl[c] <= x && x < xl[c + 1])) {
+                set_cell(hf, tr->rc, &q->v);
+                set_slots(tr->tx0, tr->t, q);
+                return;
+            }
+        }
         q->v.cell = c;
-        q->v.on = x == tr->rc->xl[c];
+        q->v.on = x == xl[c];
     } else {
         set_cell(tr->hf, tr->rc, &q->v);
     }

@@ -696,6 +696,7 @@ typedef struct tri_rows {
     const rvtx *a, *b, *c; /* the vertices by z */
     const double *xs;      /* the x lines from tx0: xs[j] is line tx0 + j */
     int tx0, tx1, t;       /* the clipped cell range, t = tx1 - tx0 + 1 */
+    int clipped;           /* whether the grid clips the triangle's cell range */
 } tri_rows;
 
 static inline int clampi(int v, int lo, int hi)
@@ -711,11 +712,16 @@ static inline int max2i(int a, int b)
     return a > b ? a : b;
 }
 
-static inline void set_slots(int tx0, int t, rvtx *p)
+static inline void set_slots(int tx0, int t, int clipped, rvtx *p)
 {
     int k = p->v.cell - tx0 + 1;
-    p->s0 = clampi(k, 0, t + 1);
-    p->s1 = clampi(k - p->v.on, 0, t + 1);
+    if (clipped) {
+        p->s0 = clampi(k, 0, t + 1);
+        p->s1 = clampi(k - p->v.on, 0, t + 1);
+    } else { /* every cell is in tx0 .. tx1 (CellOf is monotone) */
+        p->s0 = k;
+        p->s1 = k - p->v.on;
+    }
 }
 
 static inline void sums_add(cell_sums *s, int k, dpair q)
@@ -780,7 +786,7 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
             c += xl[c + 1] <= x;
             if (!(xl[c] <= x && x < xl[c + 1])) {
                 set_cell(hf, tr->rc, &q->v);
-                set_slots(tr->tx0, tr->t, q);
+                set_slots(tr->tx0, tr->t, tr->clipped, q);
                 return;
             }
         }
@@ -789,7 +795,7 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
     } else {
         set_cell(tr->hf, tr->rc, &q->v);
     }
-    set_slots(tr->tx0, tr->t, q);
+    set_slots(tr->tx0, tr->t, tr->clipped, q);
 }
 
 /* R's points on the line z = L. */
@@ -888,12 +894,14 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                 }
                 sums_edge(tr, &s, trp, br);
                 /* Cell kx1 has a point right of its left line iff a vertex of R in
-                 * it is not on that line. */
-                int offl = ((bl->v.cell == kx1) & !bl->v.on) | ((br->v.cell == kx1) & !br->v.on) |
-                           ((tl->v.cell == kx1) & !tl->v.on) | ((trp->v.cell == kx1) & !trp->v.on) |
-                           ((bm->v.cell == kx1) & !bm->v.on);
-                if (x1 == kx1 && !offl)
-                    k1--;
+                 * it is not on that line, iff R's greatest x is beyond the line. */
+                if (x1 == kx1) {
+                    double mx =
+                        maxd(maxd(maxd(bl->v.p[0], br->v.p[0]), maxd(tl->v.p[0], trp->v.p[0])),
+                             bm->v.p[0]);
+                    if (!(mx > rc->xl[kx1]))
+                        k1--;
+                }
                 /* Every point has zb <= z <= zt: the cell's set is not on one of the
                  * row's lines iff some z > zb and some z < zt (an empty set has none). */
                 if (rc->fn) {
@@ -953,6 +961,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     int tx1 = max2i(max2i(tri[0].cell, tri[1].cell), tri[2].cell);
     if (tx1 < 0 || tx0 >= hf->width)
         return OP_OK; /* every point's x is beyond the grid (CellOf is monotone) */
+    int clipped = tx0 < 0 || tx1 >= hf->width;
     tx0 = tx0 < 0 ? 0 : tx0;
     tx1 = tx1 >= hf->width ? hf->width - 1 : tx1;
     if (rc->xl && tx1 - tx0 < TRI_CELLS) {
@@ -960,7 +969,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
         rvtx rv[3];
         for (int i = 0; i < 3; i++) {
             rv[i].v = tri[i];
-            set_slots(tx0, t, &rv[i]);
+            set_slots(tx0, t, clipped, &rv[i]);
         }
         const rvtx *a = &rv[0], *b = &rv[1], *c = &rv[2], *p;
         if (b->v.p[2] < a->v.p[2])
@@ -970,7 +979,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
             if (b->v.p[2] < a->v.p[2])
                 p = a, a = b, b = p;
         }
-        tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t};
+        tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t, clipped};
         return raster_rows(&tr, kz0, kz1, zhi);
     }
     vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */

@@ -13,11 +13,17 @@
  * behind it (§3.2a, raster_wall). Every crossing depends only on its edge and its line, never on
  * the grid or the loops, so two tiles that share a cell compute bitwise identical
  * fragments there, and the cells beside a line share its crossings.
- * Cost: the points are gathered per row, edge by edge and vertex by vertex (each
- * crossing computed once, each vertex's x cell found once), not per cell; a
+ * Cost: a triangle at most TRI_CELLS cells wide (nearly all) has its rows done in
+ * one pass (raster_rows): with its vertices ordered by z, every row polygon is the
+ * same five edges (two caps on the row's lines, two left pieces, one right piece),
+ * a line's two points and their cells serve the rows on both of its sides, and a
+ * row's points go edge by edge and vertex by vertex into one array of per-cell
+ * sums, of which only the z tests remain per cell. Wider triangles, and grids
+ * without line tables, take the general row polygon and chunk (raster_row). A
  * crossing's two coordinates share one packed division. Any change here must keep
- * every value bitwise: tests/golden, and test_rasterize_rule, which compares with
- * the rule written out literally cell by cell.
+ * every value bitwise: tests/golden, and test_rasterize_rule (and its
+ * OP_RASTER_SCALAR twin), which compares with the rule written out literally cell
+ * by cell.
  * Typical sizes: a tile grid of 42 x 42 cells, 1-20k triangles, 1-3 cells each
  * (dungeon: 4 rows a triangle, 2-3 cells a row, 4 vertices a row polygon).
  */
@@ -745,8 +751,9 @@ static inline void sums_vertex(cell_sums *s, const rvtx *p)
 static inline void sums_edge(const tri_rows *tr, cell_sums *s, const rvtx *a, const rvtx *b)
 {
     double xa = a->v.p[0], xb = b->v.p[0];
-    int lower = xa < xb;
-    int first = lower ? a->s0 : b->s0, last = (lower ? b->s1 : a->s1) - 1;
+    /* Masks rather than a branch: the order follows the geometry, badly predicted. */
+    int sw = -(xa < xb); /* all ones when a is the lower */
+    int first = (a->s0 & sw) | (b->s0 & ~sw), last = ((b->s1 & sw) | (a->s1 & ~sw)) - 1;
     if (first > last)
         return;
     double d = xb - xa;
@@ -813,10 +820,8 @@ static inline void cap_at(const tri_rows *tr, double L, cap *k)
         if (L == zb) {
             k->l = b;
         } else {
-            if (L < zb)
-                z_point(tr, a, b, L, &k->q[0]);
-            else
-                z_point(tr, b, c, L, &k->q[0]);
+            int below = L < zb; /* on AB, else on BC */
+            z_point(tr, below ? a : b, below ? b : c, L, &k->q[0]);
             k->l = &k->q[0];
         }
     }
@@ -851,7 +856,7 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
             break; /* the row's polygon lies on its bottom line (the last row) */
         cap_at(tr, zt, ct);
         const rvtx *bl = cb->l, *br = cb->r, *tl = ct->l, *trp = ct->r;
-        int inb = zbv >= zb && zbv <= zt;
+        int inb = (zbv >= zb) & (zbv <= zt);
         const rvtx *bm = inb ? B : bl;
         int kx0 =
             min2i(min2i(min2i(bl->v.cell, br->v.cell), min2i(tl->v.cell, trp->v.cell)), bm->v.cell);

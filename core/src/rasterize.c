@@ -13,11 +13,17 @@
  * behind it (§3.2a, raster_wall). Every crossing depends only on its edge and its line, never on
  * the grid or the loops, so two tiles that share a cell compute bitwise identical
  * fragments there, and the cells beside a line share its crossings.
- * Cost: the points are gathered per row, edge by edge and vertex by vertex (each
- * crossing computed once, each vertex's x cell found once), not per cell; a
+ * Cost: a triangle at most TRI_CELLS cells wide (nearly all) has its rows done in
+ * one pass (raster_rows): with its vertices ordered by z, every row polygon is the
+ * same five edges (two caps on the row's lines, two left pieces, one right piece),
+ * a line's two points and their cells serve the rows on both of its sides, and a
+ * row's points go edge by edge and vertex by vertex into one array of per-cell
+ * sums, of which only the z tests remain per cell. Wider triangles, and grids
+ * without line tables, take the general row polygon and chunk (raster_row). A
  * crossing's two coordinates share one packed division. Any change here must keep
- * every value bitwise: tests/golden, and test_rasterize_rule, which compares with
- * the rule written out literally cell by cell.
+ * every value bitwise: tests/golden, and test_rasterize_rule (and its
+ * OP_RASTER_SCALAR twin), which compares with the rule written out literally cell
+ * by cell.
  * Typical sizes: a tile grid of 42 x 42 cells, 1-20k triangles, 1-3 cells each
  * (dungeon: 4 rows a triangle, 2-3 cells a row, 4 vertices a row polygon).
  */
@@ -351,14 +357,9 @@ static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, cons
 }
 
 /* Rows of a fragment (§3.4) and its push into the column. */
-static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
+static inline void emit_hf(op_heightfield *hf, double oy, double ch, int rows, uint32_t col,
+                           int area, double ymin, double ymax)
 {
-    if (rc->fn) {
-        rc->fn(rc->fn_ctx, x, z, ymin, ymax);
-        return;
-    }
-    op_heightfield *hf = rc->hf;
-    double oy = hf->origin[1], ch = hf->ch;
     dpair t = dp_scale(dp_set(ymin, ymax), oy, ch); /* (ymin - oy) / ch, (ymax - oy) / ch */
     /* floor and ceil in integers: |t| < 2^51 here (coordinates within 2^21, the
      * origin within 2^40, ch >= 0.001), so the conversions are exact. */
@@ -368,11 +369,22 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
     fmax += (double)fmax < t1;
     if (fmax < fmin + 1)
         fmax = fmin + 1;
-    if (fmax <= 0 || fmin >= hf->rows)
+    if (fmax <= 0 || fmin >= rows)
         return;
     int smin = fmin < 0 ? 0 : (int)fmin;
-    int smax = fmax > hf->rows ? hf->rows : (int)fmax;
-    op__hf_push(hf, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, smin, smax, rc->area);
+    int smax = fmax > rows ? rows : (int)fmax;
+    op__hf_push(hf, col, smin, smax, area);
+}
+
+static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
+{
+    if (rc->fn) {
+        rc->fn(rc->fn_ctx, x, z, ymin, ymax);
+        return;
+    }
+    op_heightfield *hf = rc->hf;
+    emit_hf(hf, hf->origin[1], hf->ch, hf->rows, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width,
+            rc->area, ymin, ymax);
 }
 
 /* One fragment, making room for it first. */
@@ -640,6 +652,289 @@ static op_status raster_wall(const op_heightfield *hf, raster_ctx *rc, const vtx
     return OP_OK;
 }
 
+/* ---- the rows of one triangle in one pass (§3.2, §3.3) ----
+ *
+ * With its vertices named by z, A <= B <= C (every order of three is a rotation or
+ * a reversal of (v0, v1, v2), which gives R the same edges; a crossing is the same
+ * for (a, b) and (b, a)), the row polygon R of the row [zb, zt] is the cycle
+ * BL, [B], TL, TR, BR: BL and BR are R's points on zb, TL and TR those on zt, B is
+ * there iff zb <= B.z <= zt. A line L strictly between A.z and C.z meets the left
+ * chain A-B-C in Lp(L) (the crossing with AB or BC, or B when B.z = L) and CA in
+ * Rp(L); on a line at or below A.z both points are A, at or above C.z both are C. So
+ * R's edges are the bottom cap (BR, BL), the left pieces (BL, B), (B, TL) (or
+ * (BL, TL)), the top cap (TL, TR) and the right piece (TR, BR): exactly the spec's
+ * sequence of points, duplicates aside (a zero-length edge crosses no line, a point
+ * counted twice changes no minimum). A line's points and their cells are computed
+ * once for the rows on both of its sides.
+ *
+ * Per cell j of a row (cells kx0 .. kx1, R's cells) the point set P is never empty
+ * and always has a point left of xr, and it has one right of xl unless j = kx1 and
+ * every vertex of R in kx1 lies on its left line: R reaches both sides of every line
+ * between kx0 and kx1 + 1, so it crosses the line strictly or has a vertex on it.
+ * Only the z tests remain per cell. */
+
+/* Triangles at most this many cells wide (clipped to the grid) take this path. */
+#define TRI_CELLS 62
+
+/* A row's points summed per cell of the triangle's clipped range tx0 .. tx0 + t - 1,
+ * slot j + 1 for local cell j; slots 0 and t + 1 take what lies beyond (so no
+ * branch): lo = (min y, min z), hi = (max y, max z), +inf / -inf when empty. */
+typedef struct cell_sums {
+    dpair lo[TRI_CELLS + 2], hi[TRI_CELLS + 2];
+} cell_sums;
+
+/* A point of R with its slots: s0 its cell's, s1 the one it also belongs to
+ * (the cell before when it lies on its cell's left line, else its own). */
+typedef struct rvtx {
+    vtx v;
+    int s0, s1;
+} rvtx;
+
+/* R's points on one line. */
+typedef struct cap {
+    const rvtx *l, *r;
+    rvtx q[2];
+} cap;
+
+typedef struct tri_rows {
+    const op_heightfield *hf;
+    raster_ctx *rc;
+    const rvtx *a, *b, *c; /* the vertices by z */
+    const double *xs;      /* the x lines from tx0: xs[j] is line tx0 + j */
+    int tx0, tx1, t;       /* the clipped cell range, t = tx1 - tx0 + 1 */
+    int clipped;           /* whether the grid clips the triangle's cell range */
+} tri_rows;
+
+static inline int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+static inline int min2i(int a, int b)
+{
+    return a < b ? a : b;
+}
+static inline int max2i(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+static inline void set_slots(int tx0, int t, int clipped, rvtx *p)
+{
+    int k = p->v.cell - tx0 + 1;
+    if (clipped) {
+        p->s0 = clampi(k, 0, t + 1);
+        p->s1 = clampi(k - p->v.on, 0, t + 1);
+    } else { /* every cell is in tx0 .. tx1 (CellOf is monotone) */
+        p->s0 = k;
+        p->s1 = k - p->v.on;
+    }
+}
+
+static inline void sums_add(cell_sums *s, int k, dpair q)
+{
+    s->lo[k] = dp_min(s->lo[k], q);
+    s->hi[k] = dp_max(s->hi[k], q);
+}
+
+static inline void sums_vertex(cell_sums *s, const rvtx *p)
+{
+    dpair q = dp_load(&p->v.p[1]);
+    sums_add(s, p->s0, q);
+    sums_add(s, p->s1, q);
+}
+
+/* The crossings of R's edge (a, b) with the x lines strictly between a.x and b.x
+ * (as raster_chunk's edge_crossings): lines after the lower end's cell up to the
+ * higher end's cell, or the line before it when the higher end lies on its left
+ * line. Local line j is the left line of slot j + 1: its crossing serves slots j and
+ * j + 1. */
+static inline void sums_edge(const tri_rows *tr, cell_sums *s, const rvtx *a, const rvtx *b)
+{
+    double xa = a->v.p[0], xb = b->v.p[0];
+    /* Masks rather than a branch: the order follows the geometry, badly predicted. */
+    int sw = -(xa < xb); /* all ones when a is the lower */
+    int first = (a->s0 & sw) | (b->s0 & ~sw), last = ((b->s1 & sw) | (a->s1 & ~sw)) - 1;
+    if (first > last)
+        return;
+    double d = xb - xa;
+    dpair ca = dp_load(&a->v.p[1]), cb = dp_load(&b->v.p[1]);
+    for (int j = first; j <= last; j++) {
+        double L = tr->xs[j];
+        dpair q = lerp2(ca, cb, xb - L, L - xa, d);
+        sums_add(s, j, q);
+        sums_add(s, j + 1, q);
+    }
+}
+
+/* q = the crossing of the triangle's edge (a, b) with the line z = L, its cell and
+ * slots. */
+static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, double L, rvtx *q)
+{
+    double va = a->v.p[2], vb = b->v.p[2];
+    dp_store(q->v.p, lerp2(dp_load(a->v.p), dp_load(b->v.p), vb - L, L - va, vb - va));
+    q->v.p[2] = L;
+    /* The clamp keeps x between the ends' x, so its cell is between theirs (CellOf is
+     * monotone): one comparison when they are at most one cell apart in the grid's
+     * unclamped range. */
+    int lo = min2i(a->v.cell, b->v.cell), hi = max2i(a->v.cell, b->v.cell);
+    const double x = q->v.p[0], *xl = tr->rc->xl;
+    if (lo > -2 && hi < tr->hf->width + 2) {
+        int c;
+        if (hi - lo <= 1) {
+            c = x >= xl[hi] ? hi : lo;
+        } else {
+            /* CellOf's estimate kept within [lo, hi], checked against the lines and
+             * corrected by one cell (as set_cell); the search if still off. */
+            const op_heightfield *hf = tr->hf;
+            double e = (x - hf->line_origin[0]) * tr->rc->inv_cs - (double)hf->cell0[0];
+            e = mind(maxd(e, (double)lo), (double)hi);
+            c = (int)e;
+            c -= xl[c] > x;
+            c += xl[c + 1] <= x;
+            if (!(xl[c] <= x && x < xl[c + 1])) {
+                set_cell(hf, tr->rc, &q->v);
+                set_slots(tr->tx0, tr->t, tr->clipped, q);
+                return;
+            }
+        }
+        q->v.cell = c;
+        q->v.on = x == xl[c];
+    } else {
+        set_cell(tr->hf, tr->rc, &q->v);
+    }
+    set_slots(tr->tx0, tr->t, tr->clipped, q);
+}
+
+/* R's points on the line z = L. */
+static inline void cap_at(const tri_rows *tr, double L, cap *k)
+{
+    const rvtx *a = tr->a, *b = tr->b, *c = tr->c;
+    if (!(a->v.p[2] < L)) {
+        k->l = k->r = a;
+    } else if (!(L < c->v.p[2])) {
+        k->l = k->r = c;
+    } else {
+        z_point(tr, c, a, L, &k->q[1]);
+        k->r = &k->q[1];
+        double zb = b->v.p[2];
+        if (L == zb) {
+            k->l = b;
+        } else {
+            int below = L < zb; /* on AB, else on BC */
+            z_point(tr, below ? a : b, below ? b : c, L, &k->q[0]);
+            k->l = &k->q[0];
+        }
+    }
+}
+
+/* A cap's points in a row's sums: its ends and, unless it is one point, its edge. */
+static inline void sums_cap(const tri_rows *tr, cell_sums *s, const cap *k)
+{
+    sums_vertex(s, k->l);
+    if (k->r != k->l) {
+        sums_vertex(s, k->r);
+        sums_edge(tr, s, k->l, k->r);
+    }
+}
+
+/* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */
+static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, double zhi)
+{
+    const op_heightfield *hf = tr->hf;
+    raster_ctx *rc = tr->rc;
+    const rvtx *B = tr->b;
+    const double zbv = B->v.p[2];
+    const int w = hf->width;
+    const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
+    cap caps[2];
+    cap *cb = &caps[0], *ct = &caps[1];
+    cell_sums s;
+    cap_at(tr, rc->zl[kz0], cb);
+    for (int64_t z = kz0; z <= kz1; z++) {
+        double zb = rc->zl[z], zt = rc->zl[z + 1];
+        if (zhi == zb)
+            break; /* the row's polygon lies on its bottom line (the last row) */
+        cap_at(tr, zt, ct);
+        const rvtx *bl = cb->l, *br = cb->r, *tl = ct->l, *trp = ct->r;
+        int inb = (zbv >= zb) & (zbv <= zt);
+        const rvtx *bm = inb ? B : bl;
+        int kx0 =
+            min2i(min2i(min2i(bl->v.cell, br->v.cell), min2i(tl->v.cell, trp->v.cell)), bm->v.cell);
+        int kx1 =
+            max2i(max2i(max2i(bl->v.cell, br->v.cell), max2i(tl->v.cell, trp->v.cell)), bm->v.cell);
+        if (kx1 >= 0 && kx0 < w) {
+            if (kx0 == kx1) {
+                /* One cell: P is R itself, on one edge line only if every x is the
+                 * left line (see raster_row). */
+                double ylo = mind(mind(mind(bl->v.p[1], br->v.p[1]), mind(tl->v.p[1], trp->v.p[1])),
+                                  bm->v.p[1]);
+                double yhi = maxd(maxd(maxd(bl->v.p[1], br->v.p[1]), maxd(tl->v.p[1], trp->v.p[1])),
+                                  bm->v.p[1]);
+                if (!(bl->v.on & br->v.on & tl->v.on & trp->v.on & bm->v.on)) {
+                    op_status st = emit_one(rc, kx0, (int)z, ylo, yhi);
+                    if (st != OP_OK)
+                        return st;
+                }
+            } else {
+                int x0 = kx0 < tr->tx0 ? tr->tx0 : kx0, x1 = kx1 > tr->tx1 ? tr->tx1 : kx1;
+                if (rc->hf &&
+                    (size_t)rc->hf->frag_count + (size_t)(x1 - x0 + 1) > rc->hf->frag_cap) {
+                    op_status st = op__hf_reserve(rc->hf, (size_t)(x1 - x0 + 1), rc->err);
+                    if (st != OP_OK)
+                        return st;
+                }
+                int k0 = x0 - tr->tx0 + 1, k1 = x1 - tr->tx0 + 1;
+                for (int k = k0 - 1; k <= k1 + 1; k++) {
+                    s.lo[k] = inf;
+                    s.hi[k] = ninf;
+                }
+                sums_cap(tr, &s, cb);
+                sums_cap(tr, &s, ct);
+                if (inb) {
+                    sums_vertex(&s, B);
+                    sums_edge(tr, &s, bl, B);
+                    sums_edge(tr, &s, B, tl);
+                } else {
+                    sums_edge(tr, &s, bl, tl);
+                }
+                sums_edge(tr, &s, trp, br);
+                /* Cell kx1 has a point right of its left line iff a vertex of R in
+                 * it is not on that line, iff R's greatest x is beyond the line. */
+                if (x1 == kx1) {
+                    double mx =
+                        maxd(maxd(maxd(bl->v.p[0], br->v.p[0]), maxd(tl->v.p[0], trp->v.p[0])),
+                             bm->v.p[0]);
+                    if (!(mx > rc->xl[kx1]))
+                        k1--;
+                }
+                /* Every point has zb <= z <= zt: the cell's set is not on one of the
+                 * row's lines iff some z > zb and some z < zt (an empty set has none). */
+                if (rc->fn) {
+                    for (int k = k0; k <= k1; k++) {
+                        if (dp_hi(s.hi[k]) > zb && dp_hi(s.lo[k]) < zt)
+                            rc->fn(rc->fn_ctx, k - 1 + tr->tx0, (int)z, dp_lo(s.lo[k]),
+                                   dp_lo(s.hi[k]));
+                    }
+                } else {
+                    op_heightfield *h = rc->hf;
+                    const double oy = h->origin[1], ch = h->ch;
+                    const int rows = h->rows, area = rc->area;
+                    const uint32_t base = (uint32_t)z * (uint32_t)w + (uint32_t)tr->tx0 - 1u;
+                    for (int k = k0; k <= k1; k++) {
+                        if (dp_hi(s.hi[k]) > zb && dp_hi(s.lo[k]) < zt)
+                            emit_hf(h, oy, ch, rows, base + (uint32_t)k, area, dp_lo(s.lo[k]),
+                                    dp_lo(s.hi[k]));
+                    }
+                }
+            }
+        }
+        cap *t = cb; /* the top line is the next row's bottom line */
+        cb = ct;
+        ct = t;
+    }
+    return OP_OK;
+}
+
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
  * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
@@ -667,6 +962,31 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
 #pragma GCC unroll 3
     for (int i = 0; i < 3; i++)
         set_cell(hf, rc, &tri[i]);
+    int tx0 = min2i(min2i(tri[0].cell, tri[1].cell), tri[2].cell);
+    int tx1 = max2i(max2i(tri[0].cell, tri[1].cell), tri[2].cell);
+    if (tx1 < 0 || tx0 >= hf->width)
+        return OP_OK; /* every point's x is beyond the grid (CellOf is monotone) */
+    int clipped = tx0 < 0 || tx1 >= hf->width;
+    tx0 = tx0 < 0 ? 0 : tx0;
+    tx1 = tx1 >= hf->width ? hf->width - 1 : tx1;
+    if (rc->xl && tx1 - tx0 < TRI_CELLS) {
+        int t = tx1 - tx0 + 1;
+        rvtx rv[3];
+        for (int i = 0; i < 3; i++) {
+            rv[i].v = tri[i];
+            set_slots(tx0, t, clipped, &rv[i]);
+        }
+        const rvtx *a = &rv[0], *b = &rv[1], *c = &rv[2], *p;
+        if (b->v.p[2] < a->v.p[2])
+            p = a, a = b, b = p;
+        if (c->v.p[2] < b->v.p[2]) {
+            p = b, b = c, c = p;
+            if (b->v.p[2] < a->v.p[2])
+                p = a, a = b, b = p;
+        }
+        tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t, clipped};
+        return raster_rows(&tr, kz0, kz1, zhi);
+    }
     vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */
     int ha[3], hc[3];
     vtx *qb = qa, *qt = qc;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/rebuild.h"
 #include "volumes_internal.h"
@@ -18,7 +19,8 @@ struct op_rebuild_entry {
     size_t bytes; /* the whole allocation */
     int tx, tz;
     int has_layers;
-    op__tile_base base; /* pointers into this block */
+    op__tile_base base;     /* pointers into this block */
+    op__detail_base detail; /* base.detail points here when the capture kept the detail */
 };
 
 #define ALIGN 16
@@ -32,22 +34,76 @@ static size_t up(size_t n)
 static void *put(unsigned char **at, const void *src, size_t n)
 {
     void *p = *at;
-    memcpy(p, src, n);
+    if (n)
+        memcpy(p, src, n);
     *at += up(n);
     return p;
 }
 
-static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b)
+/* What the capture keeps of the build's detail stage (§5.6): only a tile built in one piece
+ * that ran its detail stage. */
+static int keeps_detail(const op_tile_stages *st, op_stage last)
+{
+    return !st->skipped && !st->layer_by_layer && last >= OP_STAGE_DETAIL && st->regions.reg &&
+           st->polys.npolys > 0 && st->detail.npolys == st->polys.npolys;
+}
+
+static size_t detail_bytes(const op_tile_stages *st)
+{
+    const op_poly_mesh *m = &st->polys;
+    const op_detail_mesh *d = &st->detail;
+    return up((size_t)st->chf.span_count * 2) + up((size_t)m->nverts * 12) +
+           up((size_t)m->npolys * (size_t)m->nvp * 4) + up((size_t)m->npolys * 2) +
+           up((size_t)m->npolys * 16) + up((size_t)d->nverts * 12) + up((size_t)d->ntris * 4);
+}
+
+static void put_detail(unsigned char **at, const op_level *l, op_rebuild_entry *e,
+                       const op_tile_stages *st)
+{
+    const op_poly_mesh *m = &st->polys;
+    const op_detail_mesh *d = &st->detail;
+    op__detail_base *b = &e->detail;
+    memset(b, 0, sizeof *b);
+    b->cells = e->base.chf.cells;
+    b->y = e->base.chf.y;
+    b->width = e->base.chf.width;
+    b->depth = e->base.chf.depth;
+    b->span_count = st->chf.span_count;
+    b->reg = put(at, st->regions.reg, (size_t)st->chf.span_count * 2);
+    b->mesh.nverts = m->nverts;
+    b->mesh.npolys = m->npolys;
+    b->mesh.nvp = m->nvp;
+    b->mesh.frame = m->frame;
+    b->mesh.verts = put(at, m->verts, (size_t)m->nverts * 12);
+    b->mesh.polys = put(at, m->polys, (size_t)m->npolys * (size_t)m->nvp * 4);
+    b->mesh.regs = put(at, m->regs, (size_t)m->npolys * 2);
+    b->detail.npolys = d->npolys;
+    b->detail.nverts = d->nverts;
+    b->detail.ntris = d->ntris;
+    b->detail.meshes = put(at, d->meshes, (size_t)d->npolys * 16);
+    b->detail.verts = put(at, d->verts, (size_t)d->nverts * 12);
+    b->detail.tris = put(at, d->tris, (size_t)d->ntris * 4);
+    b->min_row = st->min_row;
+    b->ds.sample_distance = l->settings.detail_sample_distance; /* as tile_pipeline.c's */
+    b->ds.max_error = l->settings.detail_max_error;
+    b->ds.walkable_climb = l->span.walkable_climb;
+    e->base.detail = b;
+}
+
+static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b,
+                                 const op_tile_stages *st, op_stage last)
 {
     const op_chf *c = &b->chf;
     size_t n = b->skipped ? 0 : c->span_count;
     size_t ncells = b->skipped ? 0 : (size_t)c->width * (size_t)c->depth + 1;
     int layers = l->settings.partition == OP_PARTITION_LAYERS;
     int dist = b->dist != NULL;
+    int detail = !b->skipped && keeps_detail(st, last);
     size_t bytes = up(sizeof(op_rebuild_entry));
     if (!b->skipped)
         bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
-                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0);
+                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) +
+                 (detail ? detail_bytes(st) : 0);
     op_rebuild_entry *e = malloc(bytes);
     if (!e)
         return NULL;
@@ -73,6 +129,8 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
         e->base.span_layer = put(&at, b->span_layer, n * 2);
     if (dist)
         e->base.dist = put(&at, b->dist, n * 4);
+    if (detail)
+        put_detail(&at, l, e, st);
     return e;
 }
 
@@ -92,7 +150,7 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
                        scratch, st, err);
     if (s != OP_OK || !capture_out)
         return s;
-    if (!(*capture_out = capture(lvl, tx, tz, &b)))
+    if (!(*capture_out = capture(lvl, tx, tz, &b, st, last)))
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (rebuild entry)", tx, tz);
     return OP_OK;
 }

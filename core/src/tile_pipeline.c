@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/limits.h"
 
@@ -253,9 +254,9 @@ static int mesh_layer(const op_tile_stages *st, int fixed_layer)
 
 /* Polygons, detail and tile data of st's contours. fixed_layer >= 0: every polygon is on
  * that layer (a layer-by-layer build) and st->tiles is already allocated. */
-static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, int fixed_layer, op_arena_mark m, double *t0,
-                            op_err *err)
+static op_status mesh_steps(const op_level *l, const op__tile_base *cached, op_stage last,
+                            op_arena *out, op_arena *scratch, op_tile_stages *st, int fixed_layer,
+                            op_arena_mark m, double *t0, op_err *err)
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
@@ -275,8 +276,11 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         return s;
     op_detail_settings ds = {l->settings.detail_sample_distance, l->settings.detail_max_error,
                              l->span.walkable_climb};
-    s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
-                        &st->detail, err);
+    /* A rebuild copies the detail of the polygons the edit provably left alone
+     * (build3d-runtime.md §5.6). */
+    s = op__detail_build_reuse(&st->polys, &st->chf, &st->regions, &ds, st->min_row,
+                               cached ? cached->detail : NULL, &st->detail_reused, out, scratch,
+                               &st->detail, err);
     op_arena_release(scratch, m);
     lap(st, OP_STAGE_DETAIL, t0);
     if (s != OP_OK || last == OP_STAGE_DETAIL)
@@ -348,7 +352,7 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
         if (s == OP_OK && last > OP_STAGE_CONTOURS) {
             one.tiles = st->tiles ? &st->tiles[st->ntiles] : NULL;
             one.ntiles = 0;
-            s = mesh_steps(l, last, out, scratch, &one, layer, m, t0, err);
+            s = mesh_steps(l, NULL, last, out, scratch, &one, layer, m, t0, err);
         }
         op_arena_release(scratch, m);
         if (s != OP_OK)
@@ -409,7 +413,7 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
     lap(st, OP_STAGE_CONTOURS, &t0);
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
-    s = mesh_steps(l, last, out, scratch, st, -1, m, &t0, err);
+    s = mesh_steps(l, cached, last, out, scratch, st, -1, m, &t0, err);
     op_arena_release(scratch, m);
     return s;
 }

@@ -107,10 +107,13 @@ static int poly_nverts(const op_poly_mesh *mesh, int p)
  * vertices a polygon's triangulation can reach (its vertices, every point of its edge
  * walks, its interior samples; at most OP__DT_MAXV). Edge-map rows and walk arrays
  * beyond these are never touched. */
-static void work_bounds(const op_poly_mesh *mesh, double sd, int *max_steps, int *max_verts)
+static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double sd, int *max_steps,
+                        int *max_verts)
 {
     int detail = sd > 0.9, steps = 0, verts = 3;
     for (int p = 0; p < mesh->npolys; p++) {
+        if (from_base && from_base[p] >= 0)
+            continue; /* copied, not computed */
         int n = poly_nverts(mesh, p);
         if (n < 3)
             continue;
@@ -131,11 +134,11 @@ static void work_bounds(const op_poly_mesh *mesh, double sd, int *max_steps, int
     *max_verts = verts;
 }
 
-static op_status work_init(work *w, const op_poly_mesh *mesh, double sd, op__detail_stack *stack,
-                           op_arena *scratch, op_err *err)
+static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_base, double sd,
+                           op__detail_stack *stack, op_arena *scratch, op_err *err)
 {
     int max_steps, max_verts;
-    work_bounds(mesh, sd, &max_steps, &max_verts);
+    work_bounds(mesh, from_base, sd, &max_steps, &max_verts);
     size_t steps = (size_t)max_steps + 1;
     size_t edge_bytes = (size_t)max_verts * 256 * sizeof(uint16_t);
     memset(w, 0, sizeof *w);
@@ -401,6 +404,14 @@ static int same_membership(const op_poly_mesh *mesh, int p, int n, const op_chf 
     uint16_t r = mesh->regs[p], rb = b->mesh.regs[q];
     const uint16_t *breg = b->reg;
     const uint32_t *cells = chf->cells;
+    if (x0 > x1 || z0 > z1)
+        return 1; /* no cell: nothing to compare */
+    /* The common case first: the same id and the same ids in every span from the box's
+     * first cell to its last (a superset of the box's spans). */
+    uint32_t a = cells[(size_t)z0 * (size_t)chf->width + (size_t)x0];
+    uint32_t e = cells[(size_t)z1 * (size_t)chf->width + (size_t)x1 + 1];
+    if (r == rb && memcmp(&reg[a], &breg[a], (size_t)(e - a) * sizeof *reg) == 0)
+        return 1;
     for (int cz = z0; cz <= z1; cz++) {
         size_t row = (size_t)cz * (size_t)chf->width;
         uint32_t s0 = cells[row + (size_t)x0], s1 = cells[row + (size_t)x1 + 1];
@@ -480,21 +491,32 @@ static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op
     if (!dm->meshes)
         return nomem(err, (size_t)mesh->npolys * 16);
     op_arena_mark mark = op_arena_get_mark(scratch);
-    base_index ix = {0};
-    if (base && base_fits(base, mesh, chf, regs, ds, min_row))
+    /* from_base[p]: the base polygon whose detail p copies (§5.6), or -1 (computed). */
+    int *from_base = NULL, computed = mesh->npolys;
+    if (base && base_fits(base, mesh, chf, regs, ds, min_row)) {
+        base_index ix = {0};
         st = index_build(&ix, base, scratch, err);
-    work w;
-    if (st == OP_OK)
-        st = work_init(&w, mesh, ds->sample_distance / mesh->frame.cs, stack, scratch, err);
-    for (int p = 0; p < mesh->npolys && st == OP_OK; p++) {
-        int q = ix.slot ? find_base(&ix, mesh, p, chf, regs->reg) : -1;
-        if (q >= 0) {
-            st = emit_copy(&w, p, &base->detail, q, scratch, dm, err);
-            if (reused)
-                ++*reused;
-        } else {
-            st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
+        from_base = op_arena_alloc(scratch, ((size_t)mesh->npolys + 1) * sizeof *from_base);
+        if (st == OP_OK && !from_base)
+            st = nomem(err, ((size_t)mesh->npolys + 1) * sizeof *from_base);
+        for (int p = 0; st == OP_OK && p < mesh->npolys; p++) {
+            from_base[p] = find_base(&ix, mesh, p, chf, regs->reg);
+            computed -= from_base[p] >= 0;
         }
+    }
+    if (reused)
+        *reused = mesh->npolys - computed;
+    work w;
+    memset(&w, 0, sizeof w);
+    /* The workspace only when some polygon is computed; it is sized by those. */
+    if (st == OP_OK && computed > 0)
+        st = work_init(&w, mesh, from_base, ds->sample_distance / mesh->frame.cs, stack, scratch,
+                       err);
+    for (int p = 0; p < mesh->npolys && st == OP_OK; p++) {
+        if (from_base && from_base[p] >= 0)
+            st = emit_copy(&w, p, &base->detail, from_base[p], scratch, dm, err);
+        else
+            st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
     }
     if (st == OP_OK)
         st = copy_out(&w.out, out, dm, err);

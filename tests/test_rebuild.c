@@ -174,7 +174,7 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
 /* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
  * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
 static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
-                        long *reused, long *npolys)
+                        long *reused, long *npolys, long *creused, long *nregions)
 {
     op_arena_reset(w->out);
     op_arena_reset(w->scratch);
@@ -188,12 +188,17 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         *reused += st.detail_reused;
     if (npolys && !st.skipped)
         *npolys += st.polys.npolys;
+    cr_assert_leq(st.contours_reused, st.regions.region_count);
+    if (creused)
+        *creused += st.contours_reused;
+    if (nregions && !st.skipped)
+        *nregions += st.regions.region_count;
     return signature(&st);
 }
 
 static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
 {
-    return cached_count(w, en, v, n, NULL, NULL);
+    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL);
 }
 
 /* ---- random volumes ---- */
@@ -279,7 +284,8 @@ static void random_shape(op_test_rng *g, const world *w, op_volume *v)
 
 typedef struct edit_stats {
     long compared, changed;
-    long reused, polys; /* rebuilt polygons whose detail was the entry's, and all of them */
+    long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
+    long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -380,7 +386,8 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
             if (!dirty[i] && !all)
                 continue;
             sig f = fresh(&w, i, set, n, NULL);
-            sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys);
+            sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys, &es->creused,
+                                 &es->regions);
             int tx, tz;
             tile_of(&w, i, &tx, &tz);
             cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
@@ -433,12 +440,19 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.reused, es.polys, "%s %s: every detail reused", what,
                      op_partition_name(parts[k]));
+        cr_assert_gt(es.creused, 0, "%s %s: no contours reused", what, op_partition_name(parts[k]));
+        cr_assert_lt(es.creused, es.regions, "%s %s: every region's contours reused", what,
+                     op_partition_name(parts[k]));
+        fprintf(stderr,
+                "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions "
+                "reused\n",
+                what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,

@@ -26,6 +26,7 @@
 #include "onepath/tile_codec.h"
 #include "op_test.h"
 
+#include "../core/src/contours_internal.h"
 #include "../core/src/detail_internal.h"
 
 /* ---- what a build produced, as bytes ---- */
@@ -937,5 +938,239 @@ Test(rebuild, detail_reuse_follows_each_rule)
     cr_assert_eq(check_against_fresh(&dc, &pm2, &r2, dc.st.min_row, &reused), 0);
     cr_assert_eq(reused, n3);
     detail_case_close(&dc);
+    world_close(&w);
+}
+
+/* ---- contour reuse, rule by rule (build3d-runtime.md §5.7) ---- */
+
+static int contours_eq(const op_contour_set *a, const op_contour_set *b)
+{
+    if (a->count != b->count || a->raw_fallbacks != b->raw_fallbacks ||
+        a->dropped_holes != b->dropped_holes)
+        return 0;
+    for (int i = 0; i < a->count; i++) {
+        const op_contour *x = &a->contours[i], *y = &b->contours[i];
+        if (x->region != y->region || x->area != y->area || x->nholes != y->nholes ||
+            x->nverts != y->nverts ||
+            memcmp(x->verts, y->verts, (size_t)x->nverts * sizeof *x->verts) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct contour_case {
+    op_tile_stages st;
+    op_contour_settings cs;
+    op_contour_set set;
+    op__contour_record rec;
+    op__contour_base base;
+    op_arena *o, *s;
+} contour_case;
+
+/* A dungeon tile with at least want regions, its contour stage as the capture runs it
+ * (every region's contours and the per-region counts), as a contour base on its own field. */
+static void contour_case_open(world *w, contour_case *cc, int want)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->o = op_arena_create(0);
+    cc->s = op_arena_create(0);
+    op_err e;
+    /* The tile with the most regions (the first of them). */
+    int best = -1, most = 0;
+    for (int i = 0; i < w->ntiles; i++) {
+        int tx, tz;
+        tile_of(w, i, &tx, &tz);
+        op_arena_reset(cc->o);
+        cr_assert_eq(
+            op_level_build_stages(w->lvl, tx, tz, OP_STAGE_CONTOURS, 0, cc->o, cc->s, &cc->st, &e),
+            OP_OK, "%s", e.msg);
+        if (!cc->st.skipped && cc->st.regions.region_count > most)
+            best = i, most = cc->st.regions.region_count;
+    }
+    int tx, tz;
+    tile_of(w, best, &tx, &tz);
+    op_arena_reset(cc->o);
+    cr_assert_eq(
+        op_level_build_stages(w->lvl, tx, tz, OP_STAGE_CONTOURS, 0, cc->o, cc->s, &cc->st, &e),
+        OP_OK, "%s", e.msg);
+    cr_assert_geq(cc->st.regions.region_count, want);
+    op_contour_settings_default(&cc->cs);
+    /* A small error: a region border that is no chord keeps its turns, so that area ids
+     * (chords between regions of one area) show in the contours. */
+    cc->cs.max_error = 0.01;
+    cc->cs.max_edge_length = (int)(w->s.max_edge_length / w->s.cell_size + 0.5);
+    cc->cs.straight_region_borders = w->s.straight_region_borders;
+    cc->cs.border_region = cc->st.border_region;
+    cr_assert_eq(op__contours_build_reuse(&cc->st.chf, &cc->st.regions, &cc->cs, NULL, NULL,
+                                          &cc->rec, cc->o, cc->s, &cc->set, &e),
+                 OP_OK, "%s", e.msg);
+    op__contour_base *b = &cc->base;
+    b->cells = cc->st.chf.cells;
+    b->y = cc->st.chf.y;
+    b->links = (const uint32_t(*)[4])cc->st.chf.links;
+    b->span_count = cc->st.chf.span_count;
+    uint32_t n = cc->st.chf.span_count;
+    uint16_t *reg = op_arena_alloc(cc->o, (size_t)n * 2 + 2); /* the base's own copies */
+    memcpy(reg, cc->st.regions.reg, (size_t)n * 2);
+    b->reg = reg;
+    int nr = cc->st.regions.region_count;
+    uint8_t *area = op_arena_alloc(cc->o, (size_t)nr + 1);
+    memcpy(area, cc->st.regions.region_area, (size_t)nr + 1);
+    b->region_area = area;
+    b->region_count = nr;
+    b->max_error = cc->cs.max_error;
+    b->max_edge_length = cc->cs.max_edge_length;
+    b->straight_region_borders = cc->cs.straight_region_borders;
+    b->border_region = cc->cs.border_region;
+    b->contours = cc->set.contours;
+    b->first = cc->rec.first;
+    b->fallbacks = cc->rec.fallbacks;
+    b->dropped = cc->rec.dropped;
+}
+
+/* Contours of regs on cc's field (chf given: cc's or a copy), from scratch and with cc's
+ * base: they must be equal. Returns 1 when they differ from the base's contours. */
+static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_regions *regs,
+                                  int *reused)
+{
+    op_contour_set fresh_set, reuse_set;
+    op_err e;
+    cr_assert_eq(op_contours_build(chf, regs, &cc->cs, cc->o, cc->s, &fresh_set, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert_eq(op__contours_build_reuse(chf, regs, &cc->cs, &cc->base, reused, NULL, cc->o, cc->s,
+                                          &reuse_set, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(contours_eq(&fresh_set, &reuse_set), "reused contours differ from fresh ones");
+    return !contours_eq(&fresh_set, &cc->set);
+}
+
+/* Regions of regs with at least one span. */
+static int regions_with_spans(const op_regions *regs)
+{
+    int n = 0;
+    for (int r = 1; r <= regs->region_count; r++) {
+        uint32_t s = 0;
+        while (s < regs->span_count && regs->reg[s] != r)
+            s++;
+        n += s < regs->span_count;
+    }
+    return n;
+}
+
+Test(rebuild, contour_reuse_follows_each_rule)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_WATERSHED);
+    contour_case cc;
+    contour_case_open(&w, &cc, 5);
+    const op_chf *chf = &cc.st.chf;
+    uint32_t n = chf->span_count;
+    int nr = cc.st.regions.region_count, border = cc.cs.border_region, reused = -1;
+    int live = regions_with_spans(&cc.st.regions);
+    if (getenv("DBG")) {
+        int adj = 0;
+        for (uint32_t s = 0; s < n; s++)
+            for (int d = 0; d < 4; d++) {
+                uint32_t t = chf->links[s][d];
+                if (t != OP_NO_LINK && cc.st.regions.reg[t] != cc.st.regions.reg[s] &&
+                    cc.st.regions.reg[t] && cc.st.regions.reg[s] &&
+                    cc.st.regions.reg[t] != border && cc.st.regions.reg[s] != border)
+                    adj++;
+            }
+        fprintf(stderr, "regions %d border %d live %d adj %d areas", nr, border, live, adj);
+        for (int r = 0; r <= nr; r++)
+            fprintf(stderr, " %d", cc.st.regions.region_area[r]);
+        fprintf(stderr, "\n");
+    }
+    /* The same regions: every region copies. */
+    cr_assert_eq(contours_against_fresh(&cc, chf, &cc.st.regions, &reused), 0);
+    cr_assert_eq(reused, live);
+    /* Renumbered (the ids below the border band's reversed): all copy, renamed. */
+    op_regions r2 = cc.st.regions;
+    r2.reg = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    r2.region_area = op_arena_alloc(cc.o, (size_t)nr + 2);
+    for (int r = 0; r <= nr; r++) {
+        int to = r == 0 || r == border ? r : border - r;
+        r2.region_area[to] = cc.st.regions.region_area[r];
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        int r = cc.st.regions.reg[s];
+        r2.reg[s] = (uint16_t)(r == 0 || r == border ? r : border - r);
+    }
+    cr_assert_eq(contours_against_fresh(&cc, chf, &r2, &reused), 1);
+    cr_assert_eq(reused, live);
+    /* Rule 2: one span of a region given to a neighbouring region. */
+    int moved = 0;
+    for (uint32_t s = 0; s < n && moved < 4; s++) {
+        int r = cc.st.regions.reg[s];
+        if (r == 0 || r == border)
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = chf->links[s][d];
+            if (t == OP_NO_LINK || cc.st.regions.reg[t] == r || cc.st.regions.reg[t] == 0)
+                continue;
+            memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+            memcpy(r2.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+            r2.reg[s] = cc.st.regions.reg[t];
+            moved += contours_against_fresh(&cc, chf, &r2, &reused);
+            cr_assert_leq(reused, live - 2);
+            s += 97; /* spread the cases over the tile */
+            break;
+        }
+    }
+    cr_assert_gt(moved, 0);
+    /* Rule 3, area ids: each region's area changed in turn. It does not copy (rule 2),
+     * nor does any region whose base contours name it (a chord between two regions depends
+     * on both areas): exactly the others copy. */
+    for (int k = 1; k <= nr; k++) {
+        memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+        memcpy(r2.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+        r2.region_area[k] = (uint8_t)(cc.st.regions.region_area[k] == 1 ? 2 : 1);
+        int naming = 0;
+        for (int r = 1; r <= nr; r++) {
+            int names = 0;
+            for (int c = cc.rec.first[r]; r != k && c < cc.rec.first[r + 1]; c++)
+                for (int q = 0; q < cc.set.contours[c].nverts; q++)
+                    names |= cc.set.contours[c].verts[q].neighbour == k;
+            naming += names;
+        }
+        contours_against_fresh(&cc, chf, &r2, &reused);
+        cr_assert_eq(reused, live - 1 - naming, "area of region %d: %d copied, %d name it", k,
+                     reused, naming);
+    }
+    /* Rule 3, value 0: a span without a region (next to a region) gets a region of its own. */
+    int gained = 0;
+    op_regions r3 = cc.st.regions;
+    r3.reg = r2.reg;
+    r3.region_count = nr + 1;
+    r3.region_area = op_arena_alloc(cc.o, (size_t)nr + 3);
+    memcpy(r3.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+    r3.region_area[nr + 1] = 1;
+    for (uint32_t s = 0; s < n && gained < 4; s++) {
+        if (cc.st.regions.reg[s] != 0)
+            continue;
+        int near = 0;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = chf->links[s][d];
+            near |= t != OP_NO_LINK && cc.st.regions.reg[t] != 0 && cc.st.regions.reg[t] != border;
+        }
+        if (!near)
+            continue;
+        memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+        r2.reg[s] = (uint16_t)(nr + 1);
+        cr_assert_eq(contours_against_fresh(&cc, chf, &r3, &reused), 1);
+        cr_assert_lt(reused, live);
+        gained++;
+        s += 97;
+    }
+    cr_assert_gt(gained, 0);
+    /* Rule 1: another field (equal bytes, other arrays): nothing copies. */
+    op_chf c2 = *chf;
+    c2.y = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    memcpy(c2.y, chf->y, (size_t)n * 2);
+    cr_assert_eq(contours_against_fresh(&cc, &c2, &cc.st.regions, &reused), 0);
+    cr_assert_eq(reused, 0);
+    op_arena_destroy(cc.o);
+    op_arena_destroy(cc.s);
     world_close(&w);
 }

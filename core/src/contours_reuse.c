@@ -58,18 +58,29 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     for (int i = 0; i <= nb; i++)
         b2n[i] = UNSET;
     const uint16_t *reg = regs->reg, *breg = base->reg;
-    /* Runs of one pair (a region's spans are mostly consecutive) are recorded once. */
-    int pa = -1, pb = -1;
+    /* Spans whose id is the same on both sides (most of them) only mark the id, recorded
+     * once after the pass; the others are paired one by one. */
+    uint8_t *same = op_arena_calloc(scratch, (size_t)(nn > nb ? nn : nb) + 1, 1);
+    if (!same)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
     for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
         int a = reg[s], b = breg[s];
-        if (a == pa && b == pb)
+        if (a == b) {
+            same[a] = 1;
             continue;
+        }
         if (b > nb) /* cannot be the base's (its ids are checked on capture) */
             return OP_OK;
         pair(n2b, ndirty, a, b);
         pair(b2n, bdirty, b, a);
-        pa = a;
-        pb = b;
+    }
+    for (int a = 0; a <= (nn > nb ? nn : nb); a++) {
+        if (!same[a])
+            continue;
+        if (a > nb)
+            return OP_OK;
+        pair(n2b, ndirty, a, a);
+        pair(b2n, bdirty, a, a);
     }
     /* Base spans without a region have none in the build either: a neighbour value 0 of a
      * base contour (no link, or a link to such a span) is then 0 in the build too. */

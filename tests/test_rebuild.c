@@ -26,6 +26,9 @@
 #include "onepath/tile_codec.h"
 #include "op_test.h"
 
+#include "../core/src/contours_internal.h"
+#include "../core/src/detail_internal.h"
+
 /* ---- what a build produced, as bytes ---- */
 
 typedef struct sig {
@@ -169,7 +172,10 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
     return signature(&st);
 }
 
-static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
+/* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
+ * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
+static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
+                        long *reused, long *npolys, long *creused, long *nregions)
 {
     op_arena_reset(w->out);
     op_arena_reset(w->scratch);
@@ -178,7 +184,22 @@ static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int 
     cr_assert_eq(
         op_level_rebuild_tile(w->lvl, en, v, n, OP_STAGE_TILE, 0, w->out, w->scratch, &st, &e),
         OP_OK, "%s", e.msg);
+    cr_assert_leq(st.detail_reused, st.polys.npolys);
+    if (reused)
+        *reused += st.detail_reused;
+    if (npolys && !st.skipped)
+        *npolys += st.polys.npolys;
+    cr_assert_leq(st.contours_reused, st.regions.region_count);
+    if (creused)
+        *creused += st.contours_reused;
+    if (nregions && !st.skipped)
+        *nregions += st.regions.region_count;
     return signature(&st);
+}
+
+static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
+{
+    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL);
 }
 
 /* ---- random volumes ---- */
@@ -264,6 +285,8 @@ static void random_shape(op_test_rng *g, const world *w, op_volume *v)
 
 typedef struct edit_stats {
     long compared, changed;
+    long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
+    long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -364,7 +387,8 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
             if (!dirty[i] && !all)
                 continue;
             sig f = fresh(&w, i, set, n, NULL);
-            sig c = cached(&w, ent[i], set, n);
+            sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys, &es->creused,
+                                 &es->regions);
             int tx, tz;
             tile_of(&w, i, &tx, &tz);
             cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
@@ -417,8 +441,19 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
+        /* Both detail paths ran: polygons copied from the entry and polygons computed. */
+        cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
+        cr_assert_lt(es.reused, es.polys, "%s %s: every detail reused", what,
+                     op_partition_name(parts[k]));
+        cr_assert_gt(es.creused, 0, "%s %s: no contours reused", what, op_partition_name(parts[k]));
+        cr_assert_lt(es.creused, es.regions, "%s %s: every region's contours reused", what,
+                     op_partition_name(parts[k]));
+        fprintf(stderr,
+                "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions "
+                "reused\n",
+                what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,
@@ -739,5 +774,403 @@ Test(rebuild, entries_outlive_their_arenas_and_must_fit_the_level)
     free(want.p);
     free(got.p);
     world_close(&other);
+    world_close(&w);
+}
+
+/* ---- detail reuse, rule by rule (build3d-runtime.md §5.6) ---- */
+
+static int detail_eq(const op_detail_mesh *a, const op_detail_mesh *b)
+{
+    return a->npolys == b->npolys && a->nverts == b->nverts && a->ntris == b->ntris &&
+           memcmp(a->meshes, b->meshes, (size_t)a->npolys * 16) == 0 &&
+           (!a->nverts || memcmp(a->verts, b->verts, (size_t)a->nverts * 12) == 0) &&
+           (!a->ntris || memcmp(a->tris, b->tris, (size_t)a->ntris * 4) == 0);
+}
+
+typedef struct detail_case {
+    op_tile_stages st;
+    op_detail_settings ds;
+    op__detail_base base;
+    op_arena *o, *s;
+} detail_case;
+
+/* A tile of dungeon.obj built from scratch, and its detail stage's inputs and output as a
+ * detail base on the build's own field. */
+static void detail_case_open(world *w, detail_case *dc, int want_polys)
+{
+    memset(dc, 0, sizeof *dc);
+    dc->o = op_arena_create(0);
+    dc->s = op_arena_create(0);
+    op_err e;
+    for (int i = 0; i < w->ntiles; i++) {
+        int tx, tz;
+        tile_of(w, i, &tx, &tz);
+        op_arena_reset(dc->o);
+        cr_assert_eq(
+            op_level_build_stages(w->lvl, tx, tz, OP_STAGE_TILE, 0, dc->o, dc->s, &dc->st, &e),
+            OP_OK, "%s", e.msg);
+        if (!dc->st.skipped && dc->st.polys.npolys >= want_polys)
+            break;
+    }
+    cr_assert_geq(dc->st.polys.npolys, want_polys);
+    const op_tile_stages *st = &dc->st;
+    dc->ds = (op_detail_settings){w->s.detail_sample_distance, w->s.detail_max_error,
+                                  dc->st.chf.walkable_climb};
+    op__detail_base *b = &dc->base;
+    b->cells = st->chf.cells;
+    b->y = st->chf.y;
+    b->width = st->chf.width;
+    b->depth = st->chf.depth;
+    b->span_count = st->chf.span_count;
+    b->reg = st->regions.reg;
+    b->mesh = st->polys;
+    /* The base's own copy of the vertices: the rules below move the mesh's. */
+    b->mesh.verts = op_arena_alloc(dc->o, (size_t)st->polys.nverts * 12 + 4);
+    memcpy(b->mesh.verts, st->polys.verts, (size_t)st->polys.nverts * 12);
+    b->detail = st->detail;
+    b->min_row = st->min_row;
+    b->ds = dc->ds;
+}
+
+static void detail_case_close(detail_case *dc)
+{
+    op_arena_destroy(dc->o);
+    op_arena_destroy(dc->s);
+}
+
+/* Detail of (mesh, regs, min_row) on dc's field: computed, and with dc's base; the two must
+ * be equal. Returns 1 when the input changed the detail against the base's. */
+static int check_against_fresh(detail_case *dc, const op_poly_mesh *mesh, const op_regions *regs,
+                               int min_row, int *reused)
+{
+    op_detail_mesh fresh_dm, reuse_dm;
+    op_err e;
+    cr_assert_eq(
+        op_detail_build(mesh, &dc->st.chf, regs, &dc->ds, min_row, dc->o, dc->s, &fresh_dm, &e),
+        OP_OK, "%s", e.msg);
+    cr_assert_eq(op__detail_build_reuse(mesh, &dc->st.chf, regs, &dc->ds, min_row, &dc->base,
+                                        reused, dc->o, dc->s, &reuse_dm, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(detail_eq(&fresh_dm, &reuse_dm), "reused detail differs from a fresh one");
+    return !detail_eq(&fresh_dm, &dc->st.detail);
+}
+
+Test(rebuild, detail_reuse_follows_each_rule)
+{
+    world w;
+    world_open(&w, "dungeon", OP_PARTITION_WATERSHED);
+    detail_case dc;
+    detail_case_open(&w, &dc, 8);
+    op_poly_mesh *pm = &dc.st.polys;
+    int n3 = 0, reused = -1;
+    for (int p = 0; p < pm->npolys; p++)
+        n3 += pm->polys[(size_t)p * (size_t)pm->nvp + 2] != OP_POLY_MESH_NULL;
+    /* The same input: every polygon's detail is the base's. */
+    cr_assert_eq(check_against_fresh(&dc, pm, &dc.st.regions, dc.st.min_row, &reused), 0);
+    cr_assert_eq(reused, n3);
+    /* Rule 1: another minRow (every local height moves). */
+    cr_assert_eq(check_against_fresh(&dc, pm, &dc.st.regions, dc.st.min_row - 3, &reused), 1);
+    cr_assert_eq(reused, 0);
+    /* Rule 1: another field (a copy of the floor rows, equal bytes, other arrays). */
+    {
+        op_tile_stages keep = dc.st;
+        uint16_t *y2 = op_arena_alloc(dc.o, (size_t)dc.st.chf.span_count * 2 + 2);
+        memcpy(y2, dc.st.chf.y, (size_t)dc.st.chf.span_count * 2);
+        dc.st.chf.y = y2;
+        cr_assert_eq(check_against_fresh(&dc, pm, &dc.st.regions, dc.st.min_row, &reused), 0);
+        cr_assert_eq(reused, 0);
+        dc.st = keep;
+    }
+    /* Rule 2: one vertex's row moved; the polygons using it recompute (and some change). */
+    int changed = 0, tries = 0;
+    for (int v = 0; v < pm->nverts && changed < 3; v++) {
+        int32_t was = pm->verts[3 * v + 1];
+        pm->verts[3 * v + 1] = was + 2;
+        int used = 0;
+        for (size_t i = 0; i < (size_t)pm->npolys * (size_t)pm->nvp; i++)
+            used += pm->polys[i] == (uint32_t)v;
+        if (used) {
+            changed += check_against_fresh(&dc, pm, &dc.st.regions, dc.st.min_row, &reused);
+            cr_assert_leq(reused, n3 - 1);
+            tries++;
+        }
+        pm->verts[3 * v + 1] = was;
+    }
+    cr_assert_gt(changed, 0, "no vertex move of %d changed the detail", tries);
+    /* Rule 3: one polygon's region taken from the spans of its box (its samples find no
+     * floor); other polygons of the region may recompute, the rest reuse. */
+    changed = 0;
+    uint32_t n = dc.st.chf.span_count;
+    uint16_t *reg2 = op_arena_alloc(dc.o, (size_t)n * 2 + 2);
+    op_regions r2 = dc.st.regions;
+    r2.reg = reg2;
+    const op_chf *c = &dc.st.chf;
+    for (int p = 0; p < pm->npolys && changed < 3; p++) {
+        int k = 0, x0 = 1 << 30, x1 = -1, z0 = 1 << 30, z1 = -1;
+        for (;
+             k < pm->nvp && pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k] != OP_POLY_MESH_NULL;
+             k++) {
+            const int32_t *v = &pm->verts[3 * pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k]];
+            x0 = v[0] < x0 ? v[0] : x0, x1 = v[0] > x1 ? v[0] : x1;
+            z0 = v[2] < z0 ? v[2] : z0, z1 = v[2] > z1 ? v[2] : z1;
+        }
+        if (k < 3)
+            continue;
+        memcpy(reg2, dc.st.regions.reg, (size_t)n * 2);
+        for (int z = z0; z < z1 && z < c->depth; z++)
+            for (int x = x0; x < x1 && x < c->width; x++)
+                for (uint32_t s = c->cells[x + z * c->width]; s < c->cells[x + z * c->width + 1];
+                     s++)
+                    if (reg2[s] == pm->regs[p])
+                        reg2[s] = 0;
+        int ch = check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
+        cr_assert_lt(reused, n3);
+        changed += ch;
+    }
+    cr_assert_gt(changed, 0, "no region cut changed the detail");
+    /* Rule 3 compares membership, not ids: every region id shifted by one still reuses. */
+    for (uint32_t s = 0; s < n; s++)
+        reg2[s] = (uint16_t)(dc.st.regions.reg[s] + 1);
+    op_poly_mesh pm2 = *pm;
+    pm2.regs = op_arena_alloc(dc.o, (size_t)pm->npolys * 2 + 2);
+    for (int p = 0; p < pm->npolys; p++)
+        pm2.regs[p] = (uint16_t)(pm->regs[p] + 1);
+    cr_assert_eq(check_against_fresh(&dc, &pm2, &r2, dc.st.min_row, &reused), 0);
+    cr_assert_eq(reused, n3);
+    detail_case_close(&dc);
+    world_close(&w);
+}
+
+/* ---- contour reuse, rule by rule (build3d-runtime.md §5.7) ---- */
+
+static int contours_eq(const op_contour_set *a, const op_contour_set *b)
+{
+    if (a->count != b->count || a->raw_fallbacks != b->raw_fallbacks ||
+        a->dropped_holes != b->dropped_holes)
+        return 0;
+    for (int i = 0; i < a->count; i++) {
+        const op_contour *x = &a->contours[i], *y = &b->contours[i];
+        if (x->region != y->region || x->area != y->area || x->nholes != y->nholes ||
+            x->nverts != y->nverts ||
+            memcmp(x->verts, y->verts, (size_t)x->nverts * sizeof *x->verts) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct contour_case {
+    op_tile_stages st;
+    op_contour_settings cs;
+    op_contour_set set;
+    op__contour_record rec;
+    op__contour_base base;
+    op_arena *o, *s;
+} contour_case;
+
+/* A dungeon tile with at least want regions, its contour stage as the capture runs it
+ * (every region's contours and the per-region counts), as a contour base on its own field. */
+static void contour_case_open(world *w, contour_case *cc, int want)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->o = op_arena_create(0);
+    cc->s = op_arena_create(0);
+    op_err e;
+    /* The tile with the most regions (the first of them). */
+    int best = -1, most = 0;
+    for (int i = 0; i < w->ntiles; i++) {
+        int tx, tz;
+        tile_of(w, i, &tx, &tz);
+        op_arena_reset(cc->o);
+        cr_assert_eq(
+            op_level_build_stages(w->lvl, tx, tz, OP_STAGE_CONTOURS, 0, cc->o, cc->s, &cc->st, &e),
+            OP_OK, "%s", e.msg);
+        if (!cc->st.skipped && cc->st.regions.region_count > most)
+            best = i, most = cc->st.regions.region_count;
+    }
+    int tx, tz;
+    tile_of(w, best, &tx, &tz);
+    op_arena_reset(cc->o);
+    cr_assert_eq(
+        op_level_build_stages(w->lvl, tx, tz, OP_STAGE_CONTOURS, 0, cc->o, cc->s, &cc->st, &e),
+        OP_OK, "%s", e.msg);
+    cr_assert_geq(cc->st.regions.region_count, want);
+    op_contour_settings_default(&cc->cs);
+    /* A small error: a region border that is no chord keeps its turns, so that area ids
+     * (chords between regions of one area) show in the contours. */
+    cc->cs.max_error = 0.01;
+    cc->cs.max_edge_length = (int)(w->s.max_edge_length / w->s.cell_size + 0.5);
+    cc->cs.straight_region_borders = w->s.straight_region_borders;
+    cc->cs.border_region = cc->st.border_region;
+    cr_assert_eq(op__contours_build_reuse(&cc->st.chf, &cc->st.regions, &cc->cs, NULL, NULL,
+                                          &cc->rec, cc->o, cc->s, &cc->set, &e),
+                 OP_OK, "%s", e.msg);
+    op__contour_base *b = &cc->base;
+    b->cells = cc->st.chf.cells;
+    b->y = cc->st.chf.y;
+    b->links = (const uint32_t(*)[4])cc->st.chf.links;
+    b->span_count = cc->st.chf.span_count;
+    uint32_t n = cc->st.chf.span_count;
+    uint16_t *reg = op_arena_alloc(cc->o, (size_t)n * 2 + 2); /* the base's own copies */
+    memcpy(reg, cc->st.regions.reg, (size_t)n * 2);
+    b->reg = reg;
+    int nr = cc->st.regions.region_count;
+    uint8_t *area = op_arena_alloc(cc->o, (size_t)nr + 1);
+    memcpy(area, cc->st.regions.region_area, (size_t)nr + 1);
+    b->region_area = area;
+    b->region_count = nr;
+    b->max_error = cc->cs.max_error;
+    b->max_edge_length = cc->cs.max_edge_length;
+    b->straight_region_borders = cc->cs.straight_region_borders;
+    b->border_region = cc->cs.border_region;
+    b->contours = cc->set.contours;
+    b->first = cc->rec.first;
+    b->fallbacks = cc->rec.fallbacks;
+    b->dropped = cc->rec.dropped;
+}
+
+/* Contours of regs on cc's field (chf given: cc's or a copy), from scratch and with cc's
+ * base: they must be equal. Returns 1 when they differ from the base's contours. */
+static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_regions *regs,
+                                  int *reused)
+{
+    op_contour_set fresh_set, reuse_set;
+    op_err e;
+    cr_assert_eq(op_contours_build(chf, regs, &cc->cs, cc->o, cc->s, &fresh_set, &e), OP_OK, "%s",
+                 e.msg);
+    cr_assert_eq(op__contours_build_reuse(chf, regs, &cc->cs, &cc->base, reused, NULL, cc->o, cc->s,
+                                          &reuse_set, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(contours_eq(&fresh_set, &reuse_set), "reused contours differ from fresh ones");
+    return !contours_eq(&fresh_set, &cc->set);
+}
+
+/* Regions of regs with at least one span. */
+static int regions_with_spans(const op_regions *regs)
+{
+    int n = 0;
+    for (int r = 1; r <= regs->region_count; r++) {
+        uint32_t s = 0;
+        while (s < regs->span_count && regs->reg[s] != r)
+            s++;
+        n += s < regs->span_count;
+    }
+    return n;
+}
+
+Test(rebuild, contour_reuse_follows_each_rule)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_WATERSHED);
+    contour_case cc;
+    contour_case_open(&w, &cc, 5);
+    const op_chf *chf = &cc.st.chf;
+    uint32_t n = chf->span_count;
+    int nr = cc.st.regions.region_count, border = cc.cs.border_region, reused = -1;
+    int live = regions_with_spans(&cc.st.regions);
+    if (getenv("DBG")) {
+        int adj = 0;
+        for (uint32_t s = 0; s < n; s++)
+            for (int d = 0; d < 4; d++) {
+                uint32_t t = chf->links[s][d];
+                if (t != OP_NO_LINK && cc.st.regions.reg[t] != cc.st.regions.reg[s] &&
+                    cc.st.regions.reg[t] && cc.st.regions.reg[s] &&
+                    cc.st.regions.reg[t] != border && cc.st.regions.reg[s] != border)
+                    adj++;
+            }
+        fprintf(stderr, "regions %d border %d live %d adj %d areas", nr, border, live, adj);
+        for (int r = 0; r <= nr; r++)
+            fprintf(stderr, " %d", cc.st.regions.region_area[r]);
+        fprintf(stderr, "\n");
+    }
+    /* The same regions: every region copies. */
+    cr_assert_eq(contours_against_fresh(&cc, chf, &cc.st.regions, &reused), 0);
+    cr_assert_eq(reused, live);
+    /* Renumbered (the ids below the border band's reversed): all copy, renamed. */
+    op_regions r2 = cc.st.regions;
+    r2.reg = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    r2.region_area = op_arena_alloc(cc.o, (size_t)nr + 2);
+    for (int r = 0; r <= nr; r++) {
+        int to = r == 0 || r == border ? r : border - r;
+        r2.region_area[to] = cc.st.regions.region_area[r];
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        int r = cc.st.regions.reg[s];
+        r2.reg[s] = (uint16_t)(r == 0 || r == border ? r : border - r);
+    }
+    cr_assert_eq(contours_against_fresh(&cc, chf, &r2, &reused), 1);
+    cr_assert_eq(reused, live);
+    /* Rule 2: one span of a region given to a neighbouring region. */
+    int moved = 0;
+    for (uint32_t s = 0; s < n && moved < 4; s++) {
+        int r = cc.st.regions.reg[s];
+        if (r == 0 || r == border)
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = chf->links[s][d];
+            if (t == OP_NO_LINK || cc.st.regions.reg[t] == r || cc.st.regions.reg[t] == 0)
+                continue;
+            memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+            memcpy(r2.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+            r2.reg[s] = cc.st.regions.reg[t];
+            moved += contours_against_fresh(&cc, chf, &r2, &reused);
+            cr_assert_leq(reused, live - 2);
+            s += 97; /* spread the cases over the tile */
+            break;
+        }
+    }
+    cr_assert_gt(moved, 0);
+    /* Rule 3, area ids: each region's area changed in turn. It does not copy (rule 2),
+     * nor does any region whose base contours name it (a chord between two regions depends
+     * on both areas): exactly the others copy. */
+    for (int k = 1; k <= nr; k++) {
+        memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+        memcpy(r2.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+        r2.region_area[k] = (uint8_t)(cc.st.regions.region_area[k] == 1 ? 2 : 1);
+        int naming = 0;
+        for (int r = 1; r <= nr; r++) {
+            int names = 0;
+            for (int c = cc.rec.first[r]; r != k && c < cc.rec.first[r + 1]; c++)
+                for (int q = 0; q < cc.set.contours[c].nverts; q++)
+                    names |= cc.set.contours[c].verts[q].neighbour == k;
+            naming += names;
+        }
+        contours_against_fresh(&cc, chf, &r2, &reused);
+        cr_assert_eq(reused, live - 1 - naming, "area of region %d: %d copied, %d name it", k,
+                     reused, naming);
+    }
+    /* Rule 3, value 0: a span without a region (next to a region) gets a region of its own. */
+    int gained = 0;
+    op_regions r3 = cc.st.regions;
+    r3.reg = r2.reg;
+    r3.region_count = nr + 1;
+    r3.region_area = op_arena_alloc(cc.o, (size_t)nr + 3);
+    memcpy(r3.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+    r3.region_area[nr + 1] = 1;
+    for (uint32_t s = 0; s < n && gained < 4; s++) {
+        if (cc.st.regions.reg[s] != 0)
+            continue;
+        int near = 0;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = chf->links[s][d];
+            near |= t != OP_NO_LINK && cc.st.regions.reg[t] != 0 && cc.st.regions.reg[t] != border;
+        }
+        if (!near)
+            continue;
+        memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+        r2.reg[s] = (uint16_t)(nr + 1);
+        cr_assert_eq(contours_against_fresh(&cc, chf, &r3, &reused), 1);
+        cr_assert_lt(reused, live);
+        gained++;
+        s += 97;
+    }
+    cr_assert_gt(gained, 0);
+    /* Rule 1: another field (equal bytes, other arrays): nothing copies. */
+    op_chf c2 = *chf;
+    c2.y = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    memcpy(c2.y, chf->y, (size_t)n * 2);
+    cr_assert_eq(contours_against_fresh(&cc, &c2, &cc.st.regions, &reused), 0);
+    cr_assert_eq(reused, 0);
+    op_arena_destroy(cc.o);
+    op_arena_destroy(cc.s);
     world_close(&w);
 }

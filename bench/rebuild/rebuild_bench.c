@@ -40,6 +40,8 @@ typedef struct ours {
     size_t bytes;
     int tiles;          /* tiles whose entry holds spans */
     double stage_ms[6]; /* the last ours_edit's time by stage (op_tile_stages.stage_ms) */
+    long detail_reused, polys;     /* over every rebuild: polygons whose detail was copied */
+    long contours_reused, regions; /* and regions whose contours were (build3d-runtime §5.6-7) */
 } ours;
 
 static int cmp_double(const void *a, const void *b)
@@ -96,6 +98,12 @@ static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n
             encode(&st);
             for (int k = 0; k < 6; k++)
                 o->stage_ms[k] += st.stage_ms[k];
+            if (!st.skipped) {
+                o->detail_reused += st.detail_reused;
+                o->polys += st.polys.npolys;
+                o->contours_reused += st.contours_reused;
+                o->regions += st.regions.region_count;
+            }
             o->stage_ms[OP_STAGE_TILE] += bench_now_ms() - e0;
             ++*tiles;
         }
@@ -287,6 +295,9 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
            (double)o.bytes / (o.tiles ? o.tiles : 1) /
                ((double)tz.zlib_bytes / (tz.tiles ? tz.tiles : 1)));
     printf("| tiles kept / layers | %d | %d / %d | |\n", o.tiles, tz.tiles, tz.layers);
+    printf("| reused from the entry (every rebuild) | detail of %ld / %ld polygons, contours of "
+           "%ld / %ld regions | | |\n",
+           o.detail_reused, o.polys, o.contours_reused, o.regions);
     printf("| preprocessing (every tile), ms | %.1f | %.1f | |\n\n", ours_prep, tz.prepare_ms);
     free(oa);
     free(stg);

@@ -92,6 +92,10 @@ typedef struct build {
     int *order;  /* loops by region, then discovery */
     int *rstart; /* region_count + 2: region r's loops are order[rstart[r] .. rstart[r + 1]) */
     op_contour_set *res;
+    int *fallbacks, *dropped; /* region_count + 1: the counts of res charged to each region */
+    int *first;               /* region_count + 2: region r's contours in res */
+    const op__contour_base *base;
+    const op__contour_plan *plan; /* regions copied from base, or NULL */
 } build;
 
 static op_status nomem(build *b, const char *what, size_t bytes)
@@ -120,6 +124,7 @@ static op_status simplify_all(build *b)
         if (st != OP_OK)
             return st;
         b->res->raw_fallbacks += fallback;
+        b->fallbacks[b->loops.region[i]] += fallback;
         b->simp_area2[i] = op__loop_area2(&b->simp[b->loops.start[i]], b->nsimp[i]);
     }
     return OP_OK;
@@ -243,6 +248,7 @@ static op_status build_outline(build *b, int o, const int *holes, int nh, op_con
     if (st == OP_OK && crosses) {
         raw = 1;
         b->res->raw_fallbacks++;
+        b->fallbacks[b->loops.region[o]]++;
         st = join_version(b, o, holes, nh, 1, keys, rings, dst, &m, &joined);
     }
     if (st != OP_OK)
@@ -255,6 +261,7 @@ static op_status build_outline(build *b, int o, const int *holes, int nh, op_con
         joined = 0;
     }
     b->res->dropped_holes += nh - joined;
+    b->dropped[b->loops.region[o]] += nh - joined;
     c->verts = op_arena_alloc(b->out, (size_t)m * sizeof *c->verts);
     if (!c->verts)
         return nomem(b, "contour vertices", (size_t)m * sizeof *c->verts);
@@ -294,9 +301,10 @@ static int group_holes(build *b, int r, int *outl, int *grouped, int *first)
         if (b->raw_area2[h] > 0)
             continue;
         b->owner[h] = owner_of(b, outl, nout, h);
-        if (b->owner[h] < 0)
+        if (b->owner[h] < 0) {
             b->res->dropped_holes++; /* no outline of its region contains it */
-        else
+            b->dropped[r]++;
+        } else
             first[b->owner[h] + 2]++;
     }
     for (int i = 0; i < nout; i++)
@@ -331,11 +339,44 @@ static op_status build_region(build *b, int r, int *buf)
     return OP_OK;
 }
 
+/* Region r's contours copied from base region `from`, neighbour values renamed
+ * (build3d-runtime.md §5.7), appended at res->contours[res->count]. */
+static op_status copy_region(build *b, int r, int from)
+{
+    const op__contour_base *cb = b->base;
+    const int32_t *rename = b->plan->rename;
+    for (int k = cb->first[from]; k < cb->first[from + 1]; k++) {
+        const op_contour *bc = &cb->contours[k];
+        op_contour *c = &b->res->contours[b->res->count++];
+        memset(c, 0, sizeof *c);
+        c->region = r;
+        c->area = b->regs->region_area[r];
+        c->nholes = bc->nholes;
+        c->nverts = bc->nverts;
+        c->verts = op_arena_alloc(b->out, (size_t)bc->nverts * sizeof *c->verts + 1);
+        if (!c->verts)
+            return nomem(b, "contour vertices", (size_t)bc->nverts * sizeof *c->verts);
+        for (int i = 0; i < bc->nverts; i++) {
+            c->verts[i] = bc->verts[i];
+            int32_t v = bc->verts[i].neighbour;
+            c->verts[i].neighbour = v > 0 ? rename[v] : v;
+        }
+    }
+    b->res->raw_fallbacks += cb->fallbacks[from];
+    b->res->dropped_holes += cb->dropped[from];
+    b->fallbacks[r] += cb->fallbacks[from];
+    b->dropped[r] += cb->dropped[from];
+    return OP_OK;
+}
+
 static op_status assemble(build *b)
 {
     int outlines = 0, most = 0;
     for (int i = 0; i < b->loops.count; i++)
         outlines += b->raw_area2[i] > 0;
+    for (int r = 1; b->plan && r <= b->regs->region_count; r++)
+        if (b->plan->skip[r])
+            outlines += b->base->first[b->plan->from[r] + 1] - b->base->first[b->plan->from[r]];
     for (int r = 1; r <= b->regs->region_count; r++)
         most = b->rstart[r + 1] - b->rstart[r] > most ? b->rstart[r + 1] - b->rstart[r] : most;
     b->res->contours = op_arena_calloc(b->out, (size_t)outlines + 1, sizeof *b->res->contours);
@@ -343,17 +384,24 @@ static op_status assemble(build *b)
     if (!b->res->contours || !holes)
         return nomem(b, "contours", ((size_t)outlines + 1) * sizeof *b->res->contours);
     for (int r = 1; r <= b->regs->region_count; r++) {
-        op_status st = build_region(b, r, holes);
+        b->first[r] = b->res->count;
+        op_status st = b->plan && b->plan->skip[r] ? copy_region(b, r, b->plan->from[r])
+                                                   : build_region(b, r, holes);
         if (st != OP_OK)
             return st;
     }
+    b->first[0] = 0;
+    b->first[b->regs->region_count + 1] = b->res->count;
     return OP_OK;
 }
 
-op_status op_contours_build(const op_chf *chf, const op_regions *regs,
-                            const op_contour_settings *cs, op_arena *out, op_arena *scratch,
-                            op_contour_set *res, op_err *err)
+op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
+                                   const op_contour_settings *cs, const op__contour_base *base,
+                                   int *reused, op__contour_record *rec, op_arena *out,
+                                   op_arena *scratch, op_contour_set *res, op_err *err)
 {
+    if (reused)
+        *reused = 0;
     if (!res || !out || !scratch)
         return op_err_set(err, OP_EINVAL, "contours: NULL %s", !res ? "result" : "arena");
     memset(res, 0, sizeof *res);
@@ -377,7 +425,25 @@ op_status op_contours_build(const op_chf *chf, const op_regions *regs,
     b.scratch = scratch;
     b.err = err;
     b.res = res;
-    st = op__contours_trace(chf, regs, cs, cs->keep_raw ? out : scratch, scratch, &b.loops, err);
+    size_t nr = (size_t)regs->region_count + 2;
+    b.fallbacks = op_arena_calloc(rec ? out : scratch, nr, sizeof *b.fallbacks);
+    b.dropped = op_arena_calloc(rec ? out : scratch, nr, sizeof *b.dropped);
+    b.first = op_arena_calloc(rec ? out : scratch, nr, sizeof *b.first);
+    if (!b.fallbacks || !b.dropped || !b.first)
+        return nomem(&b, "region counts", 3 * nr * sizeof(int));
+    op__contour_plan plan;
+    if (base && (st = op__contour_plan_make(chf, regs, cs, base, scratch, &plan, err)) != OP_OK)
+        return st;
+    if (base && plan.count > 0) {
+        b.base = base;
+        b.plan = &plan;
+        if (reused)
+            *reused = plan.count;
+        st = op__contours_trace_skip(chf, regs, plan.skip, scratch, scratch, &b.loops, err);
+    } else {
+        st =
+            op__contours_trace(chf, regs, cs, cs->keep_raw ? out : scratch, scratch, &b.loops, err);
+    }
     if (st == OP_OK)
         st = simplify_all(&b);
     if (st == OP_OK)
@@ -388,8 +454,17 @@ op_status op_contours_build(const op_chf *chf, const op_regions *regs,
         memset(res, 0, sizeof *res);
         return st;
     }
+    if (rec)
+        *rec = (op__contour_record){b.first, b.fallbacks, b.dropped};
     op_err_clear(err);
     return OP_OK;
+}
+
+op_status op_contours_build(const op_chf *chf, const op_regions *regs,
+                            const op_contour_settings *cs, op_arena *out, op_arena *scratch,
+                            op_contour_set *res, op_err *err)
+{
+    return op__contours_build_reuse(chf, regs, cs, NULL, NULL, NULL, out, scratch, res, err);
 }
 
 op_status op_contours_trace(const op_chf *chf, const op_regions *regs, op_arena *out,

@@ -27,6 +27,63 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
                              const op_contour_settings *cs, op_arena *verts_arena,
                              op_arena *scratch, op__loops *res, op_err *err);
 
+/* op__contours_trace of the whole field (cs without a layer view) that leaves out the loops
+ * of every region r with skip[r] != 0 (skip: region_count + 1 flags); the other loops are
+ * those op__contours_trace gives, in the same order. */
+op_status op__contours_trace_skip(const op_chf *chf, const op_regions *regs, const uint8_t *skip,
+                                  op_arena *verts_arena, op_arena *scratch, op__loops *res,
+                                  op_err *err);
+
+/* One contour build's result by region, kept in a rebuild entry so that a rebuild can copy
+ * the contours of a region the edit provably left alone (docs/spec/build3d-runtime.md §5.7).
+ * Every pointer is the entry's. */
+typedef struct op__contour_base {
+    const uint32_t *cells; /* the field traced: a rebuild's chf holds these very arrays */
+    const uint16_t *y;
+    const uint32_t (*links)[4];
+    uint32_t span_count;
+    const uint16_t *reg; /* region per span (after the border cut) */
+    int region_count;    /* ids 1..region_count, the border band's included */
+    const uint8_t *region_area;
+    double max_error;
+    int max_edge_length, straight_region_borders, border_region;
+    const op_contour *contours; /* every contour (border region's too), by region, verts here */
+    const int *first;           /* region_count + 2: region b's contours [first[b], first[b+1]) */
+    const int *fallbacks;       /* region_count + 1: RawFallbacks counted for region b */
+    const int *dropped;         /* region_count + 1: DroppedHoles counted for region b */
+} op__contour_base;
+
+/* The regions of a build whose contours are the base's (§5.7), from scratch. */
+typedef struct op__contour_plan {
+    uint8_t *skip;   /* region_count + 1: 1 when region r is copied */
+    int *from;       /* region_count + 1: the base region r copies */
+    int32_t *rename; /* base region_count + 1: the build's id of a base region that a copied
+                        contour names (valid for those only) */
+    int count;       /* regions copied */
+} op__contour_plan;
+
+/* Decides which regions copy their contours (contours_reuse.c); count 0 when none or when
+ * base does not fit (another field, other settings, a layer view, keep_raw). */
+op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
+                                const op_contour_settings *cs, const op__contour_base *base,
+                                op_arena *scratch, op__contour_plan *plan, op_err *err);
+
+/* What a contour build counted per region (op__contours_build_reuse's record). */
+typedef struct op__contour_record {
+    int *first;     /* region_count + 2 */
+    int *fallbacks; /* region_count + 1 */
+    int *dropped;   /* region_count + 1 */
+} op__contour_record;
+
+/* op_contours_build, copying (with its neighbour values renamed) the contours of every region
+ * that meets §5.7 (base NULL: none; only without a layer view and keep_raw); *reused (when
+ * not NULL) gets the number of regions copied. rec (when not NULL) receives the per-region
+ * counts, arrays from out. */
+op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
+                                   const op_contour_settings *cs, const op__contour_base *base,
+                                   int *reused, op__contour_record *rec, op_arena *out,
+                                   op_arena *scratch, op_contour_set *res, op_err *err);
+
 /* Exact orientation of c against a -> b: > 0 when c is left of (counter-clockwise from) it. */
 static inline int64_t op__orient(const op_contour_vert *a, const op_contour_vert *b,
                                  const op_contour_vert *c)

@@ -122,6 +122,36 @@ static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint
     return total;
 }
 
+/* mark_whole leaving the spans of skipped regions unmarked. Returns the boundary edges of
+ * the others; *skipped gets the skipped spans (each has at most four). */
+static __attribute__((noinline)) size_t mark_skip(const op_chf *chf, const uint16_t *reg,
+                                                  const uint8_t *skip, uint8_t *mask,
+                                                  size_t *skipped)
+{
+    const uint32_t(*const links)[4] = chf->links;
+    size_t total = 0, nskip = 0;
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        uint32_t r = reg[s], m = 0;
+        if (skip[r]) {
+            mask[s] = 0;
+            nskip++;
+            continue;
+        }
+        if (r != 0) {
+            const uint32_t *l = links[s];
+            uint32_t t0 = l[0], t1 = l[1], t2 = l[2], t3 = l[3];
+            m = (uint32_t)(t0 == OP_NO_LINK || reg[t0] != r) |
+                (uint32_t)(t1 == OP_NO_LINK || reg[t1] != r) << 1 |
+                (uint32_t)(t2 == OP_NO_LINK || reg[t2] != r) << 2 |
+                (uint32_t)(t3 == OP_NO_LINK || reg[t3] != r) << 3;
+        }
+        mask[s] = (uint8_t)(m | (m << 4));
+        total += edge_count[m];
+    }
+    *skipped = nskip;
+    return total;
+}
+
 static size_t mark_boundaries(const view *v, uint8_t *mask)
 {
     if (!v->key)
@@ -216,9 +246,9 @@ static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
     return closed;
 }
 
-op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
-                             const op_contour_settings *cs, op_arena *verts_arena,
-                             op_arena *scratch, op__loops *res, op_err *err)
+static op_status trace(const op_chf *chf, const op_regions *regs, const op_contour_settings *cs,
+                       const uint8_t *skip, op_arena *verts_arena, op_arena *scratch,
+                       op__loops *res, op_err *err)
 {
     memset(res, 0, sizeof *res);
     const uint16_t *reg = regs->reg;
@@ -228,7 +258,18 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
     if (!mask)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes of edge marks)",
                           (size_t)chf->span_count + 1);
-    size_t total = mark_boundaries(&v, mask);
+    size_t skipped = 0;
+    size_t total = skip ? mark_skip(chf, reg, skip, mask, &skipped) : mark_boundaries(&v, mask);
+    if (skip && total + 4 * skipped > INT_MAX) {
+        /* The limit is the whole field's: count the skipped regions' edges too (their spans
+         * are marked again, then cleared). */
+        size_t all = mark_whole(chf, reg, mask);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (skip[reg[s]])
+                mask[s] = 0;
+        if (all > INT_MAX)
+            return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", all, INT_MAX);
+    }
     if (total > INT_MAX)
         return op_err_set(err, OP_ELIMIT, "contours: %zu boundary edges > %d", total, INT_MAX);
     /* A loop has at least two edges: on one floor four, but spans of several floors
@@ -264,4 +305,18 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
     res->verts = t.verts;
     res->count = count;
     return OP_OK;
+}
+
+op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
+                             const op_contour_settings *cs, op_arena *verts_arena,
+                             op_arena *scratch, op__loops *res, op_err *err)
+{
+    return trace(chf, regs, cs, NULL, verts_arena, scratch, res, err);
+}
+
+op_status op__contours_trace_skip(const op_chf *chf, const op_regions *regs, const uint8_t *skip,
+                                  op_arena *verts_arena, op_arena *scratch, op__loops *res,
+                                  op_err *err)
+{
+    return trace(chf, regs, NULL, skip, verts_arena, scratch, res, err);
 }

@@ -107,10 +107,13 @@ static int poly_nverts(const op_poly_mesh *mesh, int p)
  * vertices a polygon's triangulation can reach (its vertices, every point of its edge
  * walks, its interior samples; at most OP__DT_MAXV). Edge-map rows and walk arrays
  * beyond these are never touched. */
-static void work_bounds(const op_poly_mesh *mesh, double sd, int *max_steps, int *max_verts)
+static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double sd, int *max_steps,
+                        int *max_verts)
 {
     int detail = sd > 0.9, steps = 0, verts = 3;
     for (int p = 0; p < mesh->npolys; p++) {
+        if (from_base && from_base[p] >= 0)
+            continue; /* copied, not computed */
         int n = poly_nverts(mesh, p);
         if (n < 3)
             continue;
@@ -131,11 +134,11 @@ static void work_bounds(const op_poly_mesh *mesh, double sd, int *max_steps, int
     *max_verts = verts;
 }
 
-static op_status work_init(work *w, const op_poly_mesh *mesh, double sd, op__detail_stack *stack,
-                           op_arena *scratch, op_err *err)
+static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_base, double sd,
+                           op__detail_stack *stack, op_arena *scratch, op_err *err)
 {
     int max_steps, max_verts;
-    work_bounds(mesh, sd, &max_steps, &max_verts);
+    work_bounds(mesh, from_base, sd, &max_steps, &max_verts);
     size_t steps = (size_t)max_steps + 1;
     size_t edge_bytes = (size_t)max_verts * 256 * sizeof(uint16_t);
     memset(w, 0, sizeof *w);
@@ -317,11 +320,164 @@ static op_status copy_out(const acc *o, op_arena *out, op_detail_mesh *dm, op_er
     return OP_OK;
 }
 
-op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
-                                 const op_regions *regs, const op_detail_settings *ds, int min_row,
-                                 op__detail_stack *stack, op_arena *out, op_arena *scratch,
-                                 op_detail_mesh *dm, op_err *err)
+/* ---- reuse of a base's detail, per polygon (build3d-runtime.md §5.6) ---- */
+
+/* Base polygons by their vertices: an open-addressing table of base indices + 1. */
+typedef struct base_index {
+    const op__detail_base *b;
+    int *slot;
+    uint32_t mask;
+} base_index;
+
+static const int32_t *vert_of(const op_poly_mesh *m, int p, int k)
 {
+    return &m->verts[3 * (size_t)m->polys[(size_t)p * (size_t)m->nvp + (size_t)k]];
+}
+
+static uint32_t poly_key(const op_poly_mesh *m, int p, int n)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)n;
+    for (int k = 0; k < n; k++) {
+        const int32_t *v = vert_of(m, p, k);
+        h = (h ^ (uint32_t)v[0]) * 16777619u;
+        h = (h ^ (uint32_t)v[1]) * 16777619u;
+        h = (h ^ (uint32_t)v[2]) * 16777619u;
+    }
+    return h ^ (h >> 15);
+}
+
+/* Rule 1: the base was computed on this field, frame, settings and minRow. */
+static int base_fits(const op__detail_base *b, const op_poly_mesh *mesh, const op_chf *chf,
+                     const op_regions *regs, const op_detail_settings *ds, int min_row)
+{
+    const op_tile_frame *f = &mesh->frame, *g = &b->mesh.frame;
+    return b->cells == chf->cells && b->y == chf->y && b->width == chf->width &&
+           b->depth == chf->depth && b->span_count == chf->span_count &&
+           b->span_count == regs->span_count && b->reg && b->min_row == min_row &&
+           b->mesh.nvp == mesh->nvp && f->border == g->border && f->tile_cells == g->tile_cells &&
+           f->cs == g->cs && f->tile_size == g->tile_size && f->ch == g->ch &&
+           b->ds.sample_distance == ds->sample_distance && b->ds.max_error == ds->max_error &&
+           b->ds.walkable_climb == ds->walkable_climb && b->detail.npolys == b->mesh.npolys;
+}
+
+static op_status index_build(base_index *ix, const op__detail_base *b, op_arena *scratch,
+                             op_err *err)
+{
+    uint32_t size = 16;
+    while (size < 2u * (uint32_t)b->mesh.npolys)
+        size *= 2;
+    ix->b = b;
+    ix->mask = size - 1;
+    ix->slot = op_arena_calloc(scratch, size, sizeof *ix->slot);
+    if (!ix->slot)
+        return nomem(err, (size_t)size * sizeof *ix->slot);
+    for (int q = 0; q < b->mesh.npolys; q++) {
+        int n = poly_nverts(&b->mesh, q);
+        if (n < 3)
+            continue;
+        uint32_t i = poly_key(&b->mesh, q, n) & ix->mask;
+        while (ix->slot[i])
+            i = (i + 1) & ix->mask;
+        ix->slot[i] = q + 1;
+    }
+    return OP_OK;
+}
+
+/* Rule 3: in every cell of p's box widened by one toward the low side, a span has p's region
+ * exactly when it had q's in the base. */
+static int same_membership(const op_poly_mesh *mesh, int p, int n, const op_chf *chf,
+                           const uint16_t *reg, const op__detail_base *b, int q)
+{
+    const int32_t *v = vert_of(mesh, p, 0);
+    int x0 = v[0], x1 = v[0], z0 = v[2], z1 = v[2];
+    for (int k = 1; k < n; k++) {
+        v = vert_of(mesh, p, k);
+        x0 = v[0] < x0 ? v[0] : x0;
+        x1 = v[0] > x1 ? v[0] : x1;
+        z0 = v[2] < z0 ? v[2] : z0;
+        z1 = v[2] > z1 ? v[2] : z1;
+    }
+    x0 = x0 - 1 < 0 ? 0 : x0 - 1;
+    z0 = z0 - 1 < 0 ? 0 : z0 - 1;
+    x1 = x1 > chf->width - 1 ? chf->width - 1 : x1;
+    z1 = z1 > chf->depth - 1 ? chf->depth - 1 : z1;
+    uint16_t r = mesh->regs[p], rb = b->mesh.regs[q];
+    const uint16_t *breg = b->reg;
+    const uint32_t *cells = chf->cells;
+    if (x0 > x1 || z0 > z1)
+        return 1; /* no cell: nothing to compare */
+    /* The common case first: the same id and the same ids in every span from the box's
+     * first cell to its last (a superset of the box's spans). */
+    uint32_t a = cells[(size_t)z0 * (size_t)chf->width + (size_t)x0];
+    uint32_t e = cells[(size_t)z1 * (size_t)chf->width + (size_t)x1 + 1];
+    if (r == rb && memcmp(&reg[a], &breg[a], (size_t)(e - a) * sizeof *reg) == 0)
+        return 1;
+    for (int cz = z0; cz <= z1; cz++) {
+        size_t row = (size_t)cz * (size_t)chf->width;
+        uint32_t s0 = cells[row + (size_t)x0], s1 = cells[row + (size_t)x1 + 1];
+        for (uint32_t s = s0; s < s1; s++) /* the row's cells x0..x1 are one span range */
+            if ((reg[s] == r) != (breg[s] == rb))
+                return 0;
+    }
+    return 1;
+}
+
+/* The base polygon whose detail polygon p may copy (rules 2 and 3), or -1. */
+static int find_base(const base_index *ix, const op_poly_mesh *mesh, int p, const op_chf *chf,
+                     const uint16_t *reg)
+{
+    int n = poly_nverts(mesh, p);
+    if (n < 3)
+        return -1;
+    const op_poly_mesh *bm = &ix->b->mesh;
+    for (uint32_t i = poly_key(mesh, p, n) & ix->mask; ix->slot[i]; i = (i + 1) & ix->mask) {
+        int q = ix->slot[i] - 1, k = 0;
+        if (poly_nverts(bm, q) != n)
+            continue;
+        while (k < n && memcmp(vert_of(mesh, p, k), vert_of(bm, q, k), 3 * sizeof(int32_t)) == 0)
+            k++;
+        if (k == n && same_membership(mesh, p, n, chf, reg, ix->b, q))
+            return q;
+    }
+    return -1;
+}
+
+/* Appends the base's detail of polygon q as polygon p's (what emit_poly wrote for q). */
+static op_status emit_copy(work *w, int p, const op_detail_mesh *bdm, int q, op_arena *scratch,
+                           op_detail_mesh *dm, op_err *err)
+{
+    acc *o = &w->out;
+    const uint32_t *bq = &bdm->meshes[(size_t)q * 4];
+    int extras = (int)bq[1], nt = (int)bq[3];
+    void *vp = o->verts, *tp = o->tris;
+    if (!grow(scratch, &vp, &o->vcap, (o->nverts + extras) * 3, sizeof(float)))
+        return nomem(err, (size_t)(o->nverts + extras) * 24);
+    o->verts = vp;
+    if (!grow(scratch, &tp, &o->tcap, (o->ntris + nt) * 4, 1))
+        return nomem(err, (size_t)(o->ntris + nt) * 8);
+    o->tris = tp;
+    uint32_t *m = &dm->meshes[(size_t)p * 4];
+    m[0] = (uint32_t)o->nverts;
+    m[1] = (uint32_t)extras;
+    m[2] = (uint32_t)o->ntris;
+    m[3] = (uint32_t)nt;
+    if (extras)
+        memcpy(&o->verts[(size_t)o->nverts * 3], &bdm->verts[(size_t)bq[0] * 3],
+               (size_t)extras * 3 * sizeof(float));
+    if (nt)
+        memcpy(&o->tris[(size_t)o->ntris * 4], &bdm->tris[(size_t)bq[2] * 4], (size_t)nt * 4);
+    o->nverts += extras;
+    o->ntris += nt;
+    return OP_OK;
+}
+
+static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
+                           const op_detail_settings *ds, int min_row, op__detail_stack *stack,
+                           const op__detail_base *base, int *reused, op_arena *out,
+                           op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    if (reused)
+        *reused = 0;
     op_status st = check_args(mesh, chf, regs, ds, dm, err);
     if (st != OP_OK)
         return st;
@@ -335,14 +491,54 @@ op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
     if (!dm->meshes)
         return nomem(err, (size_t)mesh->npolys * 16);
     op_arena_mark mark = op_arena_get_mark(scratch);
+    /* from_base[p]: the base polygon whose detail p copies (§5.6), or -1 (computed). */
+    int *from_base = NULL, computed = mesh->npolys;
+    if (base && base_fits(base, mesh, chf, regs, ds, min_row)) {
+        base_index ix = {0};
+        st = index_build(&ix, base, scratch, err);
+        from_base = op_arena_alloc(scratch, ((size_t)mesh->npolys + 1) * sizeof *from_base);
+        if (st == OP_OK && !from_base)
+            st = nomem(err, ((size_t)mesh->npolys + 1) * sizeof *from_base);
+        for (int p = 0; st == OP_OK && p < mesh->npolys; p++) {
+            from_base[p] = find_base(&ix, mesh, p, chf, regs->reg);
+            computed -= from_base[p] >= 0;
+        }
+    }
+    if (reused)
+        *reused = mesh->npolys - computed;
     work w;
-    st = work_init(&w, mesh, ds->sample_distance / mesh->frame.cs, stack, scratch, err);
-    for (int p = 0; p < mesh->npolys && st == OP_OK; p++)
-        st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
+    memset(&w, 0, sizeof w);
+    /* The workspace only when some polygon is computed; it is sized by those. */
+    if (st == OP_OK && computed > 0)
+        st = work_init(&w, mesh, from_base, ds->sample_distance / mesh->frame.cs, stack, scratch,
+                       err);
+    for (int p = 0; p < mesh->npolys && st == OP_OK; p++) {
+        if (from_base && from_base[p] >= 0)
+            st = emit_copy(&w, p, &base->detail, from_base[p], scratch, dm, err);
+        else
+            st = build_poly(&w, mesh, p, chf, regs, ds, min_row, scratch, dm, err);
+    }
     if (st == OP_OK)
         st = copy_out(&w.out, out, dm, err);
     op_arena_release(scratch, mark);
     return st;
+}
+
+op_status op__detail_build_reuse(const op_poly_mesh *mesh, const op_chf *chf,
+                                 const op_regions *regs, const op_detail_settings *ds, int min_row,
+                                 const op__detail_base *base, int *reused, op_arena *out,
+                                 op_arena *scratch, op_detail_mesh *dm, op_err *err)
+{
+    op__detail_stack stack = {OP__DT_STACK_START, OP__DT_STACK_CAP, 0};
+    return build_all(mesh, chf, regs, ds, min_row, &stack, base, reused, out, scratch, dm, err);
+}
+
+op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
+                                 const op_regions *regs, const op_detail_settings *ds, int min_row,
+                                 op__detail_stack *stack, op_arena *out, op_arena *scratch,
+                                 op_detail_mesh *dm, op_err *err)
+{
+    return build_all(mesh, chf, regs, ds, min_row, stack, NULL, NULL, out, scratch, dm, err);
 }
 
 op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,

@@ -103,4 +103,26 @@ op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
                                  op__detail_stack *stack, op_arena *out, op_arena *scratch,
                                  op_detail_mesh *dm, op_err *err);
 
+/* What one detail build read and produced, kept in a rebuild entry so that a rebuild can
+ * copy a polygon's detail instead of computing it (docs/spec/build3d-runtime.md §5.6).
+ * Every pointer is the entry's. */
+typedef struct op__detail_base {
+    const uint32_t *cells; /* the field the base sampled: a rebuild's chf holds these very */
+    const uint16_t *y;     /* arrays (rule 1 compares the pointers) */
+    int width, depth;
+    uint32_t span_count;
+    const uint16_t *reg; /* span_count region ids after the border cut */
+    op_poly_mesh mesh;   /* verts, polys, regs, nverts, npolys, nvp, frame (other fields 0) */
+    op_detail_mesh detail;
+    int min_row;
+    op_detail_settings ds;
+} op__detail_base;
+
+/* op_detail_build, copying the base's detail of every polygon that meets §5.6 rules 1-3
+ * (base NULL: none); *reused (when not NULL) gets the number of copied polygons. */
+op_status op__detail_build_reuse(const op_poly_mesh *mesh, const op_chf *chf,
+                                 const op_regions *regs, const op_detail_settings *ds, int min_row,
+                                 const op__detail_base *base, int *reused, op_arena *out,
+                                 op_arena *scratch, op_detail_mesh *dm, op_err *err);
+
 #endif

@@ -48,6 +48,10 @@ typedef struct op__tile_base {
     const uint16_t *span_layer; /* partition = layers: span layers (§2.1), or NULL (not yet) */
     const uint32_t *dist;       /* partition = watershed, in a captured base: the distance
                                    field of the eroded areas (§8), or NULL */
+    const struct op__detail_base *detail;    /* in an entry: the detail a build from this base
+                                                computed (§5.6, detail_internal.h), or NULL */
+    const struct op__contour_base *contours; /* in an entry: the contours a build from this
+                                                base computed (§5.7), or NULL */
 } op__tile_base;
 
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).

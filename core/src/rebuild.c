@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contours_internal.h"
+#include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/rebuild.h"
 #include "volumes_internal.h"
@@ -18,8 +20,19 @@ struct op_rebuild_entry {
     size_t bytes; /* the whole allocation */
     int tx, tz;
     int has_layers;
-    op__tile_base base; /* pointers into this block */
+    op__tile_base base;        /* pointers into this block */
+    op__detail_base detail;    /* base.detail points here when the capture kept the detail */
+    op__contour_base contours; /* base.contours points here when it kept the contours */
+    const uint16_t *reg;       /* region per span after the border cut (both of them) */
 };
+
+/* The contours the capture keeps (§5.7): the tile's contour stage run again on the build's
+ * field and regions, every region's (the border band's too), with its counts per region. */
+typedef struct contour_keep {
+    op_contour_set set;
+    op__contour_record rec;
+    op_contour_settings cs;
+} contour_keep;
 
 #define ALIGN 16
 
@@ -32,22 +45,134 @@ static size_t up(size_t n)
 static void *put(unsigned char **at, const void *src, size_t n)
 {
     void *p = *at;
-    memcpy(p, src, n);
+    if (n)
+        memcpy(p, src, n);
     *at += up(n);
     return p;
 }
 
-static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b)
+/* What the capture keeps of the build's detail stage (§5.6): only a tile built in one piece
+ * that ran its detail stage. */
+static int keeps_detail(const op_tile_stages *st, op_stage last)
+{
+    return !st->skipped && !st->layer_by_layer && last >= OP_STAGE_DETAIL && st->regions.reg &&
+           st->polys.npolys > 0 && st->detail.npolys == st->polys.npolys;
+}
+
+/* What the capture keeps of the contour stage (§5.7): a tile built in one piece that ran it.
+ * cs gets the settings the tile pipeline's contour stage uses (tile_pipeline.c). */
+static int keeps_contours(const op_level *l, const op_tile_stages *st, op_stage last,
+                          op_contour_settings *cs)
+{
+    op_contour_settings_default(cs);
+    cs->max_error = l->settings.contour_max_error;
+    cs->max_edge_length = (int)(l->settings.max_edge_length / l->settings.cell_size + 0.5);
+    cs->straight_region_borders = l->settings.straight_region_borders;
+    cs->border_region = st->border_region;
+    return !st->skipped && !st->layer_by_layer && last >= OP_STAGE_CONTOURS && st->regions.reg &&
+           st->regions.region_count > 0;
+}
+
+static size_t detail_bytes(const op_tile_stages *st)
+{
+    const op_poly_mesh *m = &st->polys;
+    const op_detail_mesh *d = &st->detail;
+    return up((size_t)m->nverts * 12) + up((size_t)m->npolys * (size_t)m->nvp * 4) +
+           up((size_t)m->npolys * 2) + up((size_t)m->npolys * 16) + up((size_t)d->nverts * 12) +
+           up((size_t)d->ntris * 4);
+}
+
+static void put_detail(unsigned char **at, const op_level *l, op_rebuild_entry *e,
+                       const op_tile_stages *st)
+{
+    const op_poly_mesh *m = &st->polys;
+    const op_detail_mesh *d = &st->detail;
+    op__detail_base *b = &e->detail;
+    memset(b, 0, sizeof *b);
+    b->cells = e->base.chf.cells;
+    b->y = e->base.chf.y;
+    b->width = e->base.chf.width;
+    b->depth = e->base.chf.depth;
+    b->span_count = st->chf.span_count;
+    b->reg = e->reg;
+    b->mesh.nverts = m->nverts;
+    b->mesh.npolys = m->npolys;
+    b->mesh.nvp = m->nvp;
+    b->mesh.frame = m->frame;
+    b->mesh.verts = put(at, m->verts, (size_t)m->nverts * 12);
+    b->mesh.polys = put(at, m->polys, (size_t)m->npolys * (size_t)m->nvp * 4);
+    b->mesh.regs = put(at, m->regs, (size_t)m->npolys * 2);
+    b->detail.npolys = d->npolys;
+    b->detail.nverts = d->nverts;
+    b->detail.ntris = d->ntris;
+    b->detail.meshes = put(at, d->meshes, (size_t)d->npolys * 16);
+    b->detail.verts = put(at, d->verts, (size_t)d->nverts * 12);
+    b->detail.tris = put(at, d->tris, (size_t)d->ntris * 4);
+    b->min_row = st->min_row;
+    b->ds.sample_distance = l->settings.detail_sample_distance; /* as tile_pipeline.c's */
+    b->ds.max_error = l->settings.detail_max_error;
+    b->ds.walkable_climb = l->span.walkable_climb;
+    e->base.detail = b;
+}
+
+static size_t contour_bytes(const contour_keep *k, int nregions)
+{
+    size_t n = up((size_t)k->set.count * sizeof(op_contour)) +
+               3 * up(((size_t)nregions + 2) * sizeof(int)) + up((size_t)nregions + 1);
+    for (int i = 0; i < k->set.count; i++)
+        n += up((size_t)k->set.contours[i].nverts * sizeof(op_contour_vert));
+    return n;
+}
+
+static void put_contours(unsigned char **at, op_rebuild_entry *e, const op_tile_stages *st,
+                         const contour_keep *k)
+{
+    op__contour_base *b = &e->contours;
+    int nr = st->regions.region_count;
+    memset(b, 0, sizeof *b);
+    b->cells = e->base.chf.cells;
+    b->y = e->base.chf.y;
+    b->links = (const uint32_t(*)[4])e->base.chf.links;
+    b->span_count = st->chf.span_count;
+    b->reg = e->reg;
+    b->region_count = nr;
+    b->region_area = put(at, st->regions.region_area, (size_t)nr + 1);
+    b->max_error = k->cs.max_error;
+    b->max_edge_length = k->cs.max_edge_length;
+    b->straight_region_borders = k->cs.straight_region_borders;
+    b->border_region = k->cs.border_region;
+    op_contour *c = put(at, k->set.contours, (size_t)k->set.count * sizeof *c);
+    for (int i = 0; i < k->set.count; i++) {
+        c[i].verts =
+            put(at, k->set.contours[i].verts, (size_t)c[i].nverts * sizeof(op_contour_vert));
+        c[i].raw = (op_raw_loop){NULL, 0};
+        c[i].raw_holes = NULL;
+        c[i].nraw_holes = 0;
+    }
+    b->contours = c;
+    b->first = put(at, k->rec.first, ((size_t)nr + 2) * sizeof(int));
+    b->fallbacks = put(at, k->rec.fallbacks, ((size_t)nr + 2) * sizeof(int));
+    b->dropped = put(at, k->rec.dropped, ((size_t)nr + 2) * sizeof(int));
+    e->base.contours = b;
+}
+
+static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b,
+                                 const op_tile_stages *st, op_stage last, const contour_keep *ck)
 {
     const op_chf *c = &b->chf;
     size_t n = b->skipped ? 0 : c->span_count;
     size_t ncells = b->skipped ? 0 : (size_t)c->width * (size_t)c->depth + 1;
     int layers = l->settings.partition == OP_PARTITION_LAYERS;
     int dist = b->dist != NULL;
+    int detail = !b->skipped && keeps_detail(st, last);
+    int contours = !b->skipped && ck != NULL;
     size_t bytes = up(sizeof(op_rebuild_entry));
     if (!b->skipped)
         bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
-                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0);
+                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) +
+                 (detail ? detail_bytes(st) : 0) +
+                 (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
+                 (detail || contours ? up(n * 2) : 0);
     op_rebuild_entry *e = malloc(bytes);
     if (!e)
         return NULL;
@@ -73,6 +198,12 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
         e->base.span_layer = put(&at, b->span_layer, n * 2);
     if (dist)
         e->base.dist = put(&at, b->dist, n * 4);
+    if (detail || contours)
+        e->reg = put(&at, st->regions.reg, n * 2);
+    if (detail)
+        put_detail(&at, l, e, st);
+    if (contours)
+        put_contours(&at, e, st, ck);
     return e;
 }
 
@@ -92,7 +223,18 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
                        scratch, st, err);
     if (s != OP_OK || !capture_out)
         return s;
-    if (!(*capture_out = capture(lvl, tx, tz, &b)))
+    op_arena_mark m = op_arena_get_mark(scratch);
+    contour_keep ck;
+    int with_contours = keeps_contours(lvl, st, last, &ck.cs);
+    if (with_contours &&
+        (s = op__contours_build_reuse(&st->chf, &st->regions, &ck.cs, NULL, NULL, &ck.rec, out,
+                                      scratch, &ck.set, err)) != OP_OK) {
+        op_arena_release(scratch, m);
+        return op__tile_err(s, tx, tz, -1, err);
+    }
+    *capture_out = capture(lvl, tx, tz, &b, st, last, with_contours ? &ck : NULL);
+    op_arena_release(scratch, m);
+    if (!*capture_out)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (rebuild entry)", tx, tz);
     return OP_OK;
 }

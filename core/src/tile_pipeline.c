@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "contours_internal.h"
+#include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/limits.h"
 
@@ -96,8 +98,9 @@ static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st
 
 /* Contours of st's field, of every span (layer < 0) or of the view of one layer
  * (build3d-runtime.md §2.3). */
-static op_status contours_on(const op_level *l, int keep_raw, int layer, op_arena *out,
-                             op_arena *scratch, op_tile_stages *st, op_err *err)
+static op_status contours_on(const op_level *l, const op__tile_base *cached, int keep_raw,
+                             int layer, op_arena *out, op_arena *scratch, op_tile_stages *st,
+                             op_err *err)
 {
     op_contour_settings cs;
     op_contour_settings_default(&cs);
@@ -110,7 +113,11 @@ static op_status contours_on(const op_level *l, int keep_raw, int layer, op_aren
         cs.span_layer = st->span_layer;
         cs.layer = layer;
     }
-    op_status s = op_contours_build(&st->chf, &st->regions, &cs, out, scratch, &st->contours, err);
+    /* A rebuild copies the contours of the regions the edit provably left alone
+     * (build3d-runtime.md §5.7). */
+    op_status s =
+        op__contours_build_reuse(&st->chf, &st->regions, &cs, cached ? cached->contours : NULL,
+                                 &st->contours_reused, NULL, out, scratch, &st->contours, err);
     if (s != OP_OK)
         return s;
     /* Contours of the border region are ignored from here on (§2.4). */
@@ -253,9 +260,9 @@ static int mesh_layer(const op_tile_stages *st, int fixed_layer)
 
 /* Polygons, detail and tile data of st's contours. fixed_layer >= 0: every polygon is on
  * that layer (a layer-by-layer build) and st->tiles is already allocated. */
-static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_arena *scratch,
-                            op_tile_stages *st, int fixed_layer, op_arena_mark m, double *t0,
-                            op_err *err)
+static op_status mesh_steps(const op_level *l, const op__tile_base *cached, op_stage last,
+                            op_arena *out, op_arena *scratch, op_tile_stages *st, int fixed_layer,
+                            op_arena_mark m, double *t0, op_err *err)
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
@@ -275,8 +282,11 @@ static op_status mesh_steps(const op_level *l, op_stage last, op_arena *out, op_
         return s;
     op_detail_settings ds = {l->settings.detail_sample_distance, l->settings.detail_max_error,
                              l->span.walkable_climb};
-    s = op_detail_build(&st->polys, &st->chf, &st->regions, &ds, st->min_row, out, scratch,
-                        &st->detail, err);
+    /* A rebuild copies the detail of the polygons the edit provably left alone
+     * (build3d-runtime.md §5.6). */
+    s = op__detail_build_reuse(&st->polys, &st->chf, &st->regions, &ds, st->min_row,
+                               cached ? cached->detail : NULL, &st->detail_reused, out, scratch,
+                               &st->detail, err);
     op_arena_release(scratch, m);
     lap(st, OP_STAGE_DETAIL, t0);
     if (s != OP_OK || last == OP_STAGE_DETAIL)
@@ -343,12 +353,12 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
     op_tile_stages one = *st;
     for (int layer = 0; layer < nl; layer++) {
         op_arena_mark m = op_arena_get_mark(scratch);
-        op_status s = contours_on(l, keep_raw, layer, out, scratch, &one, err);
+        op_status s = contours_on(l, NULL, keep_raw, layer, out, scratch, &one, err);
         lap(&one, OP_STAGE_CONTOURS, t0);
         if (s == OP_OK && last > OP_STAGE_CONTOURS) {
             one.tiles = st->tiles ? &st->tiles[st->ntiles] : NULL;
             one.ntiles = 0;
-            s = mesh_steps(l, last, out, scratch, &one, layer, m, t0, err);
+            s = mesh_steps(l, NULL, last, out, scratch, &one, layer, m, t0, err);
         }
         op_arena_release(scratch, m);
         if (s != OP_OK)
@@ -404,12 +414,12 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
         op_arena_release(scratch, m);
         return s;
     }
-    s = contours_on(l, keep_raw, -1, out, scratch, st, err);
+    s = contours_on(l, cached, keep_raw, -1, out, scratch, st, err);
     op_arena_release(scratch, m);
     lap(st, OP_STAGE_CONTOURS, &t0);
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
-    s = mesh_steps(l, last, out, scratch, st, -1, m, &t0, err);
+    s = mesh_steps(l, cached, last, out, scratch, st, -1, m, &t0, err);
     op_arena_release(scratch, m);
     return s;
 }

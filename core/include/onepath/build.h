@@ -98,7 +98,11 @@ typedef struct op_tile_stages {
     int *poly_layer;
     int ntiles;
     op_tile *tiles;
-    double stage_ms[6]; /* time spent in each op_stage (monotonic clock) */
+    double stage_ms[6];  /* time spent in each op_stage (monotonic clock) */
+    int detail_reused;   /* rebuilds: polygons whose detail was copied from the entry
+                            (build3d-runtime.md §5.6); 0 in a build from scratch */
+    int contours_reused; /* rebuilds: regions whose contours were copied from the entry
+                            (build3d-runtime.md §5.7); 0 in a build from scratch */
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays

@@ -382,17 +382,26 @@ static op_status read_tile(const msgpack_object *m, op_client_tile *t, op_err *e
     return st;
 }
 
+/* A tile.get call, native or Detour form: the request both forms share. */
+static op_status tile_get_call(op_client *c, const char *level, int tx, int tz, int detour,
+                               int timeout_ms, op_creply *r, op_err *err)
+{
+    op_creq q;
+    op_creq_begin(c, &q, "tile.get", 3 + detour);
+    str_param(&q, "level", level);
+    int_param(&q, "tx", tx);
+    int_param(&q, "tz", tz);
+    if (detour)
+        str_param(&q, "format", "detour");
+    return op_client_call(c, &q, timeout_ms, r, err);
+}
+
 op_status op_client_tile_get(op_client *c, const char *level, int tx, int tz, int timeout_ms,
                              op_client_tile *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creq q;
     op_creply r;
-    op_creq_begin(c, &q, "tile.get", 3);
-    str_param(&q, "level", level);
-    int_param(&q, "tx", tx);
-    int_param(&q, "tz", tz);
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    op_status st = tile_get_call(c, level, tx, tz, 0, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
     st = read_tile(r.result, out, err);
@@ -592,14 +601,8 @@ op_status op_client_tile_get_detour(op_client *c, const char *level, int tx, int
                                     op_client_detour_tile *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creq q;
     op_creply r;
-    op_creq_begin(c, &q, "tile.get", 4);
-    str_param(&q, "level", level);
-    int_param(&q, "tx", tx);
-    int_param(&q, "tz", tz);
-    str_param(&q, "format", "detour");
-    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    op_status st = tile_get_call(c, level, tx, tz, 1, timeout_ms, &r, err);
     if (st != OP_OK)
         return st;
     st = read_detour(r.result, out, err);

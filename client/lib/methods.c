@@ -382,9 +382,24 @@ static op_status read_tile(const msgpack_object *m, op_client_tile *t, op_err *e
     return st;
 }
 
-/* A tile.get call, native or Detour form: the request both forms share. */
-static op_status tile_get_call(op_client *c, const char *level, int tx, int tz, int detour,
-                               int timeout_ms, op_creply *r, op_err *err)
+static op_status read_detour(const msgpack_object *m, op_client_detour_tile *t, op_err *err);
+
+/* A tile reader of either form, for the calls both forms share. */
+typedef op_status (*tile_reader)(const msgpack_object *m, void *tile, op_err *err);
+
+static op_status read_tile_any(const msgpack_object *m, void *t, op_err *err)
+{
+    return read_tile(m, t, err);
+}
+
+static op_status read_detour_any(const msgpack_object *m, void *t, op_err *err)
+{
+    return read_detour(m, t, err);
+}
+
+/* A tile.get call, native or Detour form (the tile read by rd into out). */
+static op_status tile_get(op_client *c, const char *level, int tx, int tz, int detour,
+                          int timeout_ms, tile_reader rd, void *out, op_err *err)
 {
     op_creq q;
     op_creq_begin(c, &q, "tile.get", 3 + detour);
@@ -393,20 +408,20 @@ static op_status tile_get_call(op_client *c, const char *level, int tx, int tz, 
     int_param(&q, "tz", tz);
     if (detour)
         str_param(&q, "format", "detour");
-    return op_client_call(c, &q, timeout_ms, r, err);
+    op_creply r;
+    op_status st = op_client_call(c, &q, timeout_ms, &r, err);
+    if (st != OP_OK)
+        return st;
+    st = rd(r.result, out, err);
+    op_creply_fini(&r);
+    return op_client_named(c, st, err);
 }
 
 op_status op_client_tile_get(op_client *c, const char *level, int tx, int tz, int timeout_ms,
                              op_client_tile *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creply r;
-    op_status st = tile_get_call(c, level, tx, tz, 0, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = read_tile(r.result, out, err);
-    op_creply_fini(&r);
-    return op_client_named(c, st, err);
+    return tile_get(c, level, tx, tz, 0, timeout_ms, read_tile_any, out, err);
 }
 
 void op_client_tile_range_free(op_client_tile_range *rg)
@@ -469,23 +484,9 @@ static op_status range_next(const op_creply *r, int *has_next, int next[2], op_e
     return int_array(r->result, "next", 2, NULL, next, err);
 }
 
-static op_status read_detour(const msgpack_object *m, op_client_detour_tile *t, op_err *err);
-
-typedef op_status (*range_reader)(const msgpack_object *m, void *tile, op_err *err);
-
-static op_status read_tile_any(const msgpack_object *m, void *t, op_err *err)
-{
-    return read_tile(m, t, err);
-}
-
-static op_status read_detour_any(const msgpack_object *m, void *t, op_err *err)
-{
-    return read_detour(m, t, err);
-}
-
 /* A tile.range page's tiles (elem bytes each, read by rd) and its `next`. The tiles read
  * before a failure stay in *tiles, *ntiles, for the caller to free. */
-static op_status range_read(const op_creply *r, size_t elem, range_reader rd, void **tiles,
+static op_status range_read(const op_creply *r, size_t elem, tile_reader rd, void **tiles,
                             int *ntiles, int *has_next, int next[2], op_err *err)
 {
     const msgpack_object *a;
@@ -508,7 +509,7 @@ static op_status range_read(const op_creply *r, size_t elem, range_reader rd, vo
  * does not read is named after the member that sent it. */
 static op_status range_fetch(op_client *c, const char *level, const int rect[4], const int *after,
                              size_t max_bytes, int wait_ms, int detour, int timeout_ms, size_t elem,
-                             range_reader rd, void **tiles, int *ntiles, int *has_next, int next[2],
+                             tile_reader rd, void **tiles, int *ntiles, int *has_next, int next[2],
                              op_err *err)
 {
     op_creply r;
@@ -601,13 +602,7 @@ op_status op_client_tile_get_detour(op_client *c, const char *level, int tx, int
                                     op_client_detour_tile *out, op_err *err)
 {
     memset(out, 0, sizeof *out);
-    op_creply r;
-    op_status st = tile_get_call(c, level, tx, tz, 1, timeout_ms, &r, err);
-    if (st != OP_OK)
-        return st;
-    st = read_detour(r.result, out, err);
-    op_creply_fini(&r);
-    return op_client_named(c, st, err);
+    return tile_get(c, level, tx, tz, 1, timeout_ms, read_detour_any, out, err);
 }
 
 void op_client_detour_range_free(op_client_detour_range *rg)

@@ -38,9 +38,9 @@ typedef struct ours {
     op_rebuild_entry **ent;
     op_arena *out, *scratch;
     size_t bytes;
-    int tiles;          /* tiles whose entry holds spans */
-    double stage_ms[6]; /* the last ours_edit's time by stage (op_tile_stages.stage_ms) */
-    long detail_reused, polys;     /* over every rebuild: polygons whose detail was copied */
+    int tiles;                 /* tiles whose entry holds spans */
+    double stage_ms[6];        /* the last ours_edit's time by stage (op_tile_stages.stage_ms) */
+    long detail_reused, polys; /* over every rebuild: polygons whose detail was copied */
     long contours_reused, regions; /* and regions whose contours were (build3d-runtime §5.6-7) */
 } ours;
 

@@ -31,7 +31,7 @@ struct op_level {
      * walkable). A tile build reads it instead of classifying and hashing per tile; NULL
      * (levels of one tile, unbinned soups) makes the build classify its own triangles. */
     uint8_t *tri_class;
-    op_arena *arena; /* the level's own memory (bins) */
+    op_arena *arena;     /* the level's own memory (bins) */
     uint32_t one_bin[2]; /* bin_start of a level of one tile (op_level_create_tile*) */
     int soup_checked;    /* the whole soup was validated (op_level_create*, _unbinned) */
 };

@@ -94,6 +94,16 @@ static inline int corner_y(const view *v, uint32_t s, int d)
 /* Boundary edges per 4-bit mask. */
 static const uint8_t edge_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
 
+/* Bit d set: a span of region r != 0 with links l has no neighbour in r in direction d. */
+static inline uint32_t boundary_bits(const uint32_t l[4], const uint16_t *reg, uint32_t r)
+{
+    uint32_t t0 = l[0], t1 = l[1], t2 = l[2], t3 = l[3];
+    return (uint32_t)(t0 == OP_NO_LINK || reg[t0] != r) |
+           (uint32_t)(t1 == OP_NO_LINK || reg[t1] != r) << 1 |
+           (uint32_t)(t2 == OP_NO_LINK || reg[t2] != r) << 2 |
+           (uint32_t)(t3 == OP_NO_LINK || reg[t3] != r) << 3;
+}
+
 /* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Returns the
  * number of boundary edges. An edge is a boundary when the neighbour value differs from
  * the span's region; in the whole-field view that is "no link, or a link to another
@@ -108,14 +118,8 @@ static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint
     size_t total = 0;
     for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
         uint32_t r = reg[s], m = 0;
-        if (r != 0) {
-            const uint32_t *l = links[s];
-            uint32_t t0 = l[0], t1 = l[1], t2 = l[2], t3 = l[3];
-            m = (uint32_t)(t0 == OP_NO_LINK || reg[t0] != r) |
-                (uint32_t)(t1 == OP_NO_LINK || reg[t1] != r) << 1 |
-                (uint32_t)(t2 == OP_NO_LINK || reg[t2] != r) << 2 |
-                (uint32_t)(t3 == OP_NO_LINK || reg[t3] != r) << 3;
-        }
+        if (r != 0)
+            m = boundary_bits(links[s], reg, r);
         mask[s] = (uint8_t)(m | (m << 4));
         total += edge_count[m];
     }
@@ -137,14 +141,8 @@ static __attribute__((noinline)) size_t mark_skip(const op_chf *chf, const uint1
             nskip++;
             continue;
         }
-        if (r != 0) {
-            const uint32_t *l = links[s];
-            uint32_t t0 = l[0], t1 = l[1], t2 = l[2], t3 = l[3];
-            m = (uint32_t)(t0 == OP_NO_LINK || reg[t0] != r) |
-                (uint32_t)(t1 == OP_NO_LINK || reg[t1] != r) << 1 |
-                (uint32_t)(t2 == OP_NO_LINK || reg[t2] != r) << 2 |
-                (uint32_t)(t3 == OP_NO_LINK || reg[t3] != r) << 3;
-        }
+        if (r != 0)
+            m = boundary_bits(links[s], reg, r);
         mask[s] = (uint8_t)(m | (m << 4));
         total += edge_count[m];
     }

@@ -215,6 +215,53 @@ Test(level_threads, bins_equal_the_serial_binning_far_out_with_tiny_cells)
         same_as_serial_with(&soup, &s, th);
 }
 
+/* Vertices exactly on the tile lines the binning tests (grid lines k·TC - B and
+ * k·TC + B, as w(c) = origin + c·cs computes them) and one float step either side,
+ * with grid origins and several tile and cell sizes: the tile of a box end from
+ * its lines must be floor((cell - B) / TC) .. floor((cell + B) / TC) exactly. */
+static float near_line(op_test_rng *rng, double origin, double cs, int tc, int b)
+{
+    int64_t k = op_test_rand_int(rng, -40, 40);
+    int64_t c = k * tc + (op_test_rand_int(rng, 0, 1) ? b : -b) + op_test_rand_int(rng, -1, 1);
+    float v = (float)(origin + (double)c * cs);
+    int step = op_test_rand_int(rng, -1, 1);
+    return step < 0 ? nextafterf(v, -INFINITY) : (step > 0 ? nextafterf(v, INFINITY) : v);
+}
+
+Test(level_threads, bins_equal_the_serial_binning_on_and_beside_tile_lines)
+{
+    enum { N = 6000 };
+    static float v[3 * 3 * N];
+    static int t[3 * N];
+    static const double sizes[][3] = {/* tile_size, cell_size, grid origin x (z = -x / 3) */
+                                      {9.6, 0.3, 0.0},
+                                      {10.0, 0.3, 1234.5678},
+                                      {4.0, 0.25, -7.125},
+                                      {0.7, 0.05, 32767.9},
+                                      {32.0, 1.0, -32768.0}};
+    op_test_rng rng = {2026};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        op_settings s;
+        op_settings_default(&s);
+        s.tile_size = sizes[si][0];
+        s.cell_size = sizes[si][1];
+        s.grid_origin_x = sizes[si][2];
+        s.grid_origin_z = -sizes[si][2] / 3.0;
+        op_tile_grid g;
+        op_tile_grid_derive(&s, &g);
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < 3; k++) {
+                v[9 * i + 3 * k + 0] = near_line(&rng, g.origin_x, g.cs, g.tile_cells, g.border);
+                v[9 * i + 3 * k + 1] = (float)op_test_rand_int(&rng, 0, 2);
+                v[9 * i + 3 * k + 2] = near_line(&rng, g.origin_z, g.cs, g.tile_cells, g.border);
+                t[3 * i + k] = 3 * i + k;
+            }
+        op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
+        for (int th = 1; th <= 2; th++)
+            same_as_serial_with(&soup, &s, th);
+    }
+}
+
 /* An error found by a chunk other than the first is reported as the serial check
  * reports it: vertices before indices before areas, the lowest offender first. */
 static void same_error(op_soup *soup, const char *what)

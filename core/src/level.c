@@ -113,27 +113,41 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
     return 0;
 }
 
-/* floor(c / tc) for tc >= 1 and |c| < 2^52 (op__cell_of keeps cells below 4e15): the
- * rounded double quotient never crosses an integer the exact one does not reach, so
- * its floor is the integer floor, without a 64-bit division. Clamped inside int32:
- * valid input has |cell| <= (2^21 + OP_MAX_GRID_ORIGIN) / 0.001 + B < 2147483000, so the
- * clamp only touches cells of input that fails the range checks anyway. */
-static inline int32_t tile_of(int64_t c, double tc)
+/* The last tile whose grid line k·TC + off (off = +B or -B) is at or left of v:
+ * the largest k with w(k·TC + off) <= v, w(c) = origin + c·cs being the line
+ * op__cell_of compares with. Since cell(v) >= c iff w(c) <= v, this is
+ * floor((cell(v) - off) / TC) without finding the cell first: a multiply-add
+ * estimate, corrected against the lines themselves (w is monotone in c). v is a
+ * valid coordinate (within +-2^21; the origin within OP_MAX_GRID_ORIGIN, cs >=
+ * OP_MIN_CELL_SIZE), so |k| < 2^31 and the estimate is off by at most one. */
+typedef struct axis_grid {
+    double origin, cs, inv_tcs; /* inv_tcs = 1 / (cs·TC) */
+    int64_t tc, border;
+} axis_grid;
+
+static inline double axis_line(const axis_grid *a, int64_t c)
 {
-    double q = (double)c / tc;
-    q = q > 2147483000.0 ? 2147483000.0 : (q < -2147483000.0 ? -2147483000.0 : q);
-    int64_t k = (int64_t)q;
-    return (int32_t)((double)k > q ? k - 1 : k);
+    return a->origin + (double)c * a->cs;
+}
+
+static inline int32_t last_tile_at(const axis_grid *a, float v, int64_t off)
+{
+    double e = ((double)v - a->origin - (double)off * a->cs) * a->inv_tcs;
+    int64_t k = (int64_t)e;
+    k -= (double)k > e;
+    while (axis_line(a, k * a->tc + off) > v)
+        k--;
+    while (axis_line(a, (k + 1) * a->tc + off) <= v)
+        k++;
+    return (int32_t)k;
 }
 
 /* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
-static inline void axis_tiles(float lo, float hi, const op_tile_grid *g, double origin, double inv,
-                              int32_t *t0, int32_t *t1)
+static inline void axis_tiles(float lo, float hi, const axis_grid *a, int32_t *t0, int32_t *t1)
 {
-    double tc = (double)g->tile_cells;
-    *t0 = tile_of(op__cell_of(lo, origin, g->cs, inv) - g->border, tc);
-    *t1 = tile_of(op__cell_of(hi, origin, g->cs, inv) + g->border, tc);
+    *t0 = last_tile_at(a, lo, a->border);
+    *t1 = last_tile_at(a, hi, -a->border);
 }
 
 /* One pass over the chunk's triangles: their indices checked, the bounds of the
@@ -185,7 +199,9 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
     const op_tile_grid *g = &b->grid;
     int tiles = g->cs >= OP_MIN_CELL_SIZE; /* else phase 2 reports the cell size */
-    double inv = 1.0 / g->cs;
+    double tcs = g->cs * (double)g->tile_cells;
+    axis_grid ax = {g->origin_x, g->cs, 1.0 / tcs, g->tile_cells, g->border};
+    axis_grid az = {g->origin_z, g->cs, 1.0 / tcs, g->tile_cells, g->border};
     for (size_t t = c->t0; t < c->t1; t++) {
         if (bad_indices(&ix[3 * t], nv))
             return 1;
@@ -215,8 +231,8 @@ static int chunk_scan(const binning *b, bin_chunk *c)
             return 1;
         if (tiles) {
             tri_rect *r = &b->rect[t];
-            axis_tiles(x0, x1, g, g->origin_x, inv, &r->x0, &r->x1);
-            axis_tiles(z0, z1, g, g->origin_z, inv, &r->z0, &r->z1);
+            axis_tiles(x0, x1, &ax, &r->x0, &r->x1);
+            axis_tiles(z0, z1, &az, &r->z0, &r->z1);
         }
         int area = b->soup->areas ? b->soup->areas[t] : OP_WALKABLE_AREA;
         b->tri_class[t] = (uint8_t)(op_triangle_walkable(p0, p1, p2, b->slope_cos) ? area : 0);

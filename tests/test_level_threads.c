@@ -107,7 +107,8 @@ Test(level_threads, bins_equal_the_serial_binning_with_sparse_triangles)
     op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
     for (int th = 1; th <= 8; th *= 2)
         same_as_serial_with(&soup, &s, th);
-    /* About 53000 tiles: two chunks of counts (2 x 16384 triangles), not the 16 of the scan. */
+    /* About 53000 tiles: three chunks of counts (their counts may not outweigh their
+     * triangles), not the 16 of the scan. */
     s.tile_size = 10.5;
     same_as_serial_with(&soup, &s, 4);
 }

@@ -263,6 +263,34 @@ Test(level_threads, bins_equal_the_serial_binning_on_and_beside_tile_lines)
     }
 }
 
+/* Signed zeros at the box ends, in random order over vertices, triangles and chunks:
+ * the bounds keep the first of equal values seen (op_soup_bounds' order), bit for bit. */
+Test(level_threads, bounds_keep_the_first_signed_zero)
+{
+    enum { N = 9000 };
+    static float v[3 * 3 * N];
+    static int t[3 * N];
+    op_test_rng rng = {5};
+    for (int round = 0; round < 8; round++) {
+        for (int i = 0; i < 3 * N; i++) {
+            for (int a = 0; a < 3; a++) {
+                int r = op_test_rand_int(&rng, 0, 15);
+                v[3 * i + a] =
+                    r == 0 ? -0.0f : (r == 1 ? 0.0f : (float)op_test_rand_int(&rng, 1, 50));
+            }
+            t[i] = op_test_rand_int(&rng, 0, 3 * N - 1);
+        }
+        /* The extremes are zeros in half of the rounds (no coordinate below 0 or above 0). */
+        if (round % 2)
+            for (int i = 0; i < 3 * N; i++)
+                for (int a = 0; a < 3; a++)
+                    v[3 * i + a] = v[3 * i + a] > 0.0f ? -v[3 * i + a] : v[3 * i + a];
+        op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
+        for (int th = 1; th <= 3; th++)
+            same_as_serial(&soup, th);
+    }
+}
+
 /* An error found by a chunk other than the first is reported as the serial check
  * reports it: vertices before indices before areas, the lowest offender first. */
 static void same_error(op_soup *soup, const char *what)

@@ -118,25 +118,47 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
 /* The last tile whose grid line k·TC + off (off = +B or -B) is at or left of v:
  * the largest k with w(k·TC + off) <= v, w(c) = origin + c·cs being the line
  * op__cell_of compares with. Since cell(v) >= c iff w(c) <= v, this is
- * floor((cell(v) - off) / TC) without finding the cell first: a multiply-add
- * estimate, corrected against the lines themselves (w is monotone in c). v is a
- * valid coordinate (within +-2^21; the origin within OP_MAX_GRID_ORIGIN, cs >=
- * OP_MIN_CELL_SIZE), so |k| < 2^31 and the estimate is off by at most one. */
+ * floor((cell(v) - off) / TC) without finding the cell first.
+ * The estimate e = (v - (origin + off·cs)) / (cs·TC) decides alone when it is more
+ * than MARGIN from an integer: v is valid (|v| <= 2^21; |origin| <= 2^15, |off·cs|
+ * < 2^14 by the settings' limits, cs·TC >= 2^-10), so |e| < 2^32, e is within
+ * 2^-18 of the exact quotient and each w(c) within 2^-31 of the exact line (2^-21
+ * in units of e): far less than MARGIN = 2^-12 either way. Near an integer (a
+ * vertex on or beside a tile line, common in game geometry) the lines decide,
+ * starting from the estimate. */
 typedef struct axis_grid {
     double origin, cs, inv_tcs; /* inv_tcs = 1 / (cs·TC) */
+    double from[2];             /* origin + off·cs for off = +B, -B */
     int64_t tc, border;
 } axis_grid;
+
+#define TILE_MARGIN (1.0 / 4096.0)
+
+static void axis_grid_init(axis_grid *a, const op_tile_grid *g, double origin)
+{
+    a->origin = origin;
+    a->cs = g->cs;
+    a->inv_tcs = 1.0 / (g->cs * (double)g->tile_cells);
+    a->from[0] = origin + (double)g->border * g->cs;
+    a->from[1] = origin - (double)g->border * g->cs;
+    a->tc = g->tile_cells;
+    a->border = g->border;
+}
 
 static inline double axis_line(const axis_grid *a, int64_t c)
 {
     return a->origin + (double)c * a->cs;
 }
 
-static inline int32_t last_tile_at(const axis_grid *a, float v, int64_t off)
+static inline int32_t last_tile_at(const axis_grid *a, float v, int minus)
 {
-    double e = ((double)v - a->origin - (double)off * a->cs) * a->inv_tcs;
+    double e = ((double)v - a->from[minus]) * a->inv_tcs;
     int64_t k = (int64_t)e;
     k -= (double)k > e;
+    double f = e - (double)k;
+    if (f > TILE_MARGIN && f < 1.0 - TILE_MARGIN)
+        return (int32_t)k;
+    int64_t off = minus ? -a->border : a->border;
     while (axis_line(a, k * a->tc + off) > v)
         k--;
     while (axis_line(a, (k + 1) * a->tc + off) <= v)
@@ -148,8 +170,8 @@ static inline int32_t last_tile_at(const axis_grid *a, float v, int64_t off)
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
 static inline void axis_tiles(float lo, float hi, const axis_grid *a, int32_t *t0, int32_t *t1)
 {
-    *t0 = last_tile_at(a, lo, a->border);
-    *t1 = last_tile_at(a, hi, -a->border);
+    *t0 = last_tile_at(a, lo, 0);
+    *t1 = last_tile_at(a, hi, 1);
 }
 
 /* One pass over the chunk's triangles: their indices checked, the bounds of the
@@ -201,9 +223,9 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
     const op_tile_grid *g = &b->grid;
     int tiles = g->cs >= OP_MIN_CELL_SIZE; /* else phase 2 reports the cell size */
-    double tcs = g->cs * (double)g->tile_cells;
-    axis_grid ax = {g->origin_x, g->cs, 1.0 / tcs, g->tile_cells, g->border};
-    axis_grid az = {g->origin_z, g->cs, 1.0 / tcs, g->tile_cells, g->border};
+    axis_grid ax, az;
+    axis_grid_init(&ax, g, g->origin_x);
+    axis_grid_init(&az, g, g->origin_z);
     for (size_t t = c->t0; t < c->t1; t++) {
         if (bad_indices(&ix[3 * t], nv))
             return 1;
@@ -218,15 +240,21 @@ static int chunk_scan(const binning *b, bin_chunk *c)
         x1 = p2[0] > x1 ? p2[0] : x1;
         z0 = p2[2] < z0 ? p2[2] : z0;
         z1 = p2[2] > z1 ? p2[2] : z1;
+        float y0 = p0[1], y1 = p0[1];
+        y0 = p1[1] < y0 ? p1[1] : y0;
+        y1 = p1[1] > y1 ? p1[1] : y1;
+        y0 = p2[1] < y0 ? p2[1] : y0;
+        y1 = p2[1] > y1 ? p2[1] : y1;
+        /* The bounds from the triangle's box: a running min (max) that keeps the first
+         * of equal values (a -0 before a +0) gives the same over the box ends in
+         * triangle order as over every vertex in order. */
+        bx0 = x0 < bx0 ? x0 : bx0;
+        bx1 = x1 > bx1 ? x1 : bx1;
+        by0 = y0 < by0 ? y0 : by0;
+        by1 = y1 > by1 ? y1 : by1;
+        bz0 = z0 < bz0 ? z0 : bz0;
+        bz1 = z1 > bz1 ? z1 : bz1;
         const float *q[3] = {p0, p1, p2};
-        for (int k = 0; k < 3; k++) {
-            bx0 = q[k][0] < bx0 ? q[k][0] : bx0;
-            bx1 = q[k][0] > bx1 ? q[k][0] : bx1;
-            by0 = q[k][1] < by0 ? q[k][1] : by0;
-            by1 = q[k][1] > by1 ? q[k][1] : by1;
-            bz0 = q[k][2] < bz0 ? q[k][2] : bz0;
-            bz1 = q[k][2] > bz1 ? q[k][2] : bz1;
-        }
         /* A vertex of another chunk's range may be bad (NaN fails this too): the cell
          * arithmetic only ever sees valid coordinates. */
         if (!(x0 >= -M && x1 <= M && z0 >= -M && z1 <= M))

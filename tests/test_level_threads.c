@@ -220,6 +220,11 @@ Test(level_threads, bins_equal_the_serial_binning_far_out_with_tiny_cells)
  * k·TC + B, as w(c) = origin + c·cs computes them) and one float step either side,
  * with grid origins and several tile and cell sizes: the tile of a box end from
  * its lines must be floor((cell - B) / TC) .. floor((cell + B) / TC) exactly. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a / b - (a % b != 0 && a < 0);
+}
+
 static float near_line(op_test_rng *rng, double origin, double cs, int tc, int b)
 {
     int64_t k = op_test_rand_int(rng, -40, 40);
@@ -258,6 +263,31 @@ Test(level_threads, bins_equal_the_serial_binning_on_and_beside_tile_lines)
                 t[3 * i + k] = 3 * i + k;
             }
         op_soup soup = {v, 3 * 3 * N, t, 3 * N, NULL};
+        /* op_triangle_tiles (the serial binning's oracle) against the definition, from
+         * each box end's cell (op_cell_of) and a floor division. */
+        const op_tile_range wide = {-1000000, -1000000, 1000000, 1000000};
+        for (int i = 0; i < N; i++) {
+            float lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+            for (int k = 0; k < 3; k++)
+                for (int a = 0; a < 2; a++) {
+                    float c = v[9 * i + 3 * k + 2 * a];
+                    lo[a] = c < lo[a] ? c : lo[a];
+                    hi[a] = c > hi[a] ? c : hi[a];
+                }
+            int64_t want[4];
+            for (int a = 0; a < 2; a++) {
+                double o = a ? g.origin_z : g.origin_x;
+                want[a] = floor_div(op_cell_of(lo[a], o, g.cs) - g.border, g.tile_cells);
+                want[2 + a] = floor_div(op_cell_of(hi[a], o, g.cs) + g.border, g.tile_cells);
+            }
+            op_tile_range got;
+            op_triangle_tiles(&soup, (size_t)i, &g, &wide, &got);
+            cr_assert(got.tx0 == want[0] && got.tz0 == want[1] && got.tx1 == want[2] &&
+                          got.tz1 == want[3],
+                      "triangle %d: tiles %d..%d, %d..%d, want %lld..%lld, %lld..%lld", i, got.tx0,
+                      got.tx1, got.tz0, got.tz1, (long long)want[0], (long long)want[2],
+                      (long long)want[1], (long long)want[3]);
+        }
         for (int th = 1; th <= 2; th++)
             same_as_serial_with(&soup, &s, th);
     }

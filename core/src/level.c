@@ -115,63 +115,12 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
     return 0;
 }
 
-/* The last tile whose grid line k·TC + off (off = +B or -B) is at or left of v:
- * the largest k with w(k·TC + off) <= v, w(c) = origin + c·cs being the line
- * op__cell_of compares with. Since cell(v) >= c iff w(c) <= v, this is
- * floor((cell(v) - off) / TC) without finding the cell first.
- * The estimate e = (v - (origin + off·cs)) / (cs·TC) decides alone when it is more
- * than MARGIN from an integer: v is valid (|v| <= 2^21; |origin| <= 2^15, |off·cs|
- * < 2^14 by the settings' limits, cs·TC >= 2^-10), so |e| < 2^32, e is within
- * 2^-18 of the exact quotient and each w(c) within 2^-31 of the exact line (2^-21
- * in units of e): far less than MARGIN = 2^-12 either way. Near an integer (a
- * vertex on or beside a tile line, common in game geometry) the lines decide,
- * starting from the estimate. */
-typedef struct axis_grid {
-    double origin, cs, inv_tcs; /* inv_tcs = 1 / (cs·TC) */
-    double from[2];             /* origin + off·cs for off = +B, -B */
-    int64_t tc, border;
-} axis_grid;
-
-#define TILE_MARGIN (1.0 / 4096.0)
-
-static void axis_grid_init(axis_grid *a, const op_tile_grid *g, double origin)
-{
-    a->origin = origin;
-    a->cs = g->cs;
-    a->inv_tcs = 1.0 / (g->cs * (double)g->tile_cells);
-    a->from[0] = origin + (double)g->border * g->cs;
-    a->from[1] = origin - (double)g->border * g->cs;
-    a->tc = g->tile_cells;
-    a->border = g->border;
-}
-
-static inline double axis_line(const axis_grid *a, int64_t c)
-{
-    return a->origin + (double)c * a->cs;
-}
-
-static inline int32_t last_tile_at(const axis_grid *a, float v, int minus)
-{
-    double e = ((double)v - a->from[minus]) * a->inv_tcs;
-    int64_t k = (int64_t)e;
-    k -= (double)k > e;
-    double f = e - (double)k;
-    if (f > TILE_MARGIN && f < 1.0 - TILE_MARGIN)
-        return (int32_t)k;
-    int64_t off = minus ? -a->border : a->border;
-    while (axis_line(a, k * a->tc + off) > v)
-        k--;
-    while (axis_line(a, (k + 1) * a->tc + off) <= v)
-        k++;
-    return (int32_t)k;
-}
-
 /* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
-static inline void axis_tiles(float lo, float hi, const axis_grid *a, int32_t *t0, int32_t *t1)
+static inline void axis_tiles(float lo, float hi, const op__axis_grid *a, int32_t *t0, int32_t *t1)
 {
-    *t0 = last_tile_at(a, lo, 0);
-    *t1 = last_tile_at(a, hi, 1);
+    *t0 = op__last_tile_at(a, lo, 0);
+    *t1 = op__last_tile_at(a, hi, 1);
 }
 
 /* One pass over the chunk's triangles: their indices checked, the bounds of the
@@ -223,9 +172,9 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
     const op_tile_grid *g = &b->grid;
     int tiles = g->cs >= OP_MIN_CELL_SIZE; /* else phase 2 reports the cell size */
-    axis_grid ax, az;
-    axis_grid_init(&ax, g, g->origin_x);
-    axis_grid_init(&az, g, g->origin_z);
+    op__axis_grid ax, az;
+    op__axis_grid_init(&ax, g, g->origin_x);
+    op__axis_grid_init(&az, g, g->origin_z);
     for (size_t t = c->t0; t < c->t1; t++) {
         if (bad_indices(&ix[3 * t], nv))
             return 1;

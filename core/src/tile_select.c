@@ -51,8 +51,7 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
                       op_tile_range *out)
 {
     const int *ix = &soup->tris[3 * t];
-    int64_t lo[2], hi[2];
-    const double inv = 1.0 / g->cs;
+    int32_t lo[2], hi[2];
     for (int i = 0; i < 2; i++) {
         int ax = i ? 2 : 0;
         float a = soup->verts[3 * (size_t)ix[0] + (size_t)ax], b = a;
@@ -62,15 +61,17 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
             b = v > b ? v : b;
         }
         /* Cells c0..c1 of the box meet tile t's grid cells t*TC - B .. t*TC + TC + B - 1
-         * iff floor((c0 - B) / TC) <= t <= floor((c1 + B) / TC). */
-        double o = i ? g->origin_z : g->origin_x;
-        lo[i] = floor_div(op__cell_of(a, o, g->cs, inv) - g->border, g->tile_cells);
-        hi[i] = floor_div(op__cell_of(b, o, g->cs, inv) + g->border, g->tile_cells);
+         * iff floor((c0 - B) / TC) <= t <= floor((c1 + B) / TC): found from the tile
+         * lines themselves (op__last_tile_at). */
+        op__axis_grid line;
+        op__axis_grid_init(&line, g, i ? g->origin_z : g->origin_x);
+        lo[i] = op__last_tile_at(&line, a, 0);
+        hi[i] = op__last_tile_at(&line, b, 1);
     }
-    out->tx0 = (int)(lo[0] < r->tx0 ? r->tx0 : lo[0]);
-    out->tz0 = (int)(lo[1] < r->tz0 ? r->tz0 : lo[1]);
-    out->tx1 = (int)(hi[0] > r->tx1 ? r->tx1 : hi[0]);
-    out->tz1 = (int)(hi[1] > r->tz1 ? r->tz1 : hi[1]);
+    out->tx0 = lo[0] < r->tx0 ? r->tx0 : lo[0];
+    out->tz0 = lo[1] < r->tz0 ? r->tz0 : lo[1];
+    out->tx1 = hi[0] > r->tx1 ? r->tx1 : hi[0];
+    out->tz1 = hi[1] > r->tz1 ? r->tz1 : hi[1];
     return out->tx0 <= out->tx1 && out->tz0 <= out->tz1;
 }
 

@@ -315,3 +315,68 @@ Test(filters, filters_apply_equals_the_three_passes_on_tall_columns)
     }
     cr_assert_gt(walkable, 1000, "only %d walkable spans compared", walkable);
 }
+
+/* The same on open flat ground, where op_filters_apply answers "not a ledge" without the
+ * neighbour tests: one-span columns whose floors come from two or three values (so many
+ * cells have four neighbours at their very floor), some multi-span and empty columns, and
+ * floors near the sky (rows up to OP_MAX_ROWS, walkable heights that do not fit above
+ * them), where the neighbours leave no room. */
+Test(filters, filters_apply_equals_the_three_passes_on_flat_ground)
+{
+    op_test_rng rng = {20261203};
+    int flat = 0; /* walkable spans with four one-span neighbours at their floor */
+    for (int field_no = 0; field_no < 300; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 9), d = op_test_rand_int(&rng, 3, 9);
+        int high = field_no % 3 == 0, rows = high ? OP_MAX_ROWS : 60;
+        int wh = high ? op_test_rand_int(&rng, 1, 12) : op_test_rand_int(&rng, 1, 8);
+        int wc = op_test_rand_int(&rng, 0, 4);
+        int base =
+            high ? OP_MAX_ROWS - op_test_rand_int(&rng, 1, 10) : op_test_rand_int(&rng, 14, 40);
+        int levels[3] = {base, base - op_test_rand_int(&rng, 0, wc + 1),
+                         base - op_test_rand_int(&rng, 0, 2 * wc + 3)};
+        op_heightfield a = field(w, d, rows), b = field(w, d, rows);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int r = op_test_rand_int(&rng, 0, 19);
+                if (r == 0)
+                    continue; /* empty */
+                int top = levels[r < 14 ? 0 : (r < 17 ? 1 : 2)];
+                int area = op_test_rand_int(&rng, 0, 9) == 0 ? 0 : 63;
+                if (r == 19 && top > 8) { /* a span under the floor: two in the column */
+                    add(&a, x, z, 0, 2, 63);
+                    add(&b, x, z, 0, 2, 63);
+                }
+                add(&a, x, z, top - 2 < 0 ? 0 : top - 2, top, area);
+                add(&b, x, z, top - 2 < 0 ? 0 : top - 2, top, area);
+            }
+        op_filter_low_hanging(&a, wc);
+        op_filter_ledges(&a, wh, wc);
+        op_filter_low_height(&a, wh);
+        op_filters_apply(&b, wh, wc);
+        for (int z = 1; z + 1 < d; z++)
+            for (int x = 1; x + 1 < w; x++) {
+                int c = x + z * w, n[4] = {c - 1, c + w, c + 1, c - w}, ok = 1;
+                uint32_t s = a.heads[c];
+                ok = s != OP_NO_SPAN && a.spans[s].next == OP_NO_SPAN;
+                for (int k = 0; k < 4 && ok; k++) {
+                    uint32_t t = a.heads[n[k]];
+                    ok = t != OP_NO_SPAN && a.spans[t].next == OP_NO_SPAN &&
+                         a.spans[t].smax == a.spans[s].smax;
+                }
+                flat += ok && b.spans[b.heads[c]].area != 0;
+            }
+        for (int c = 0; c < w * d; c++) {
+            uint32_t sa = a.heads[c], sb = b.heads[c];
+            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
+                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
+                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
+                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
+                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
+                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
+            }
+            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
+        }
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(flat, 500, "only %d flat walkable spans", flat);
+}

@@ -265,8 +265,16 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                             }
                             ready = 1;
                         }
-                        if (ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
-                                                walkable_height, walkable_climb))
+                        /* Open flat ground: four one-span neighbours at this very
+                         * floor. Each has its underside below the floor (no drop) and
+                         * either leaves no room (SKY - floor < walkable_height: ignored)
+                         * or is a neighbour at diff 0 (the span's own clearance passed
+                         * §4.3 above): never a ledge, never steep, whatever the settings,
+                         * which is ledge_or_steep_from's answer without its four tests. */
+                        int flat = all_one && cur[0].floor == floor && cur[1].floor == floor &&
+                                   cur[2].floor == floor && cur[3].floor == floor;
+                        if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
+                                                         walkable_height, walkable_climb))
                             area = OP_NULL_AREA; /* §4.2 */
                     }
                 }

@@ -183,14 +183,44 @@ static uint32_t lowest_link_rising(const op_chf *chf, uint32_t a, uint32_t b0, u
     return OP_NO_LINK;
 }
 
+/* lowest_link_rising for every span of a rising column [a0, a1) into a rising column
+ * [b0, b1), in direction d: the floors of a rise, so the first b within the climb below
+ * a's floor only moves up, and one cursor walking b replaces a bisection per span. */
+static void links_both_rising(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1,
+                              int d)
+{
+    const uint16_t *y = chf->y;
+    const int climb = chf->walkable_climb;
+    uint32_t p = b0;
+    for (uint32_t a = a0; a < a1; a++) {
+        int lo_y = (int)y[a] - climb, hi_y = (int)y[a] + climb;
+        while (p < b1 && (int)y[p] < lo_y)
+            p++;
+        uint32_t r = OP_NO_LINK;
+        for (uint32_t b = p; b < b1 && (int)y[b] <= hi_y; b++)
+            if (can_link(chf, a, b)) {
+                r = b;
+                break;
+            }
+        chf->links[a][d] = r;
+    }
+}
+
 static void link_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1, int d)
 {
     int o = (d + 2) & 3;
     int ra = rising(chf, a0, a1), rb = rising(chf, b0, b1);
-    for (uint32_t a = a0; a < a1; a++)
-        chf->links[a][d] = rb ? lowest_link_rising(chf, a, b0, b1) : lowest_link(chf, a, b0, b1);
-    for (uint32_t b = b0; b < b1; b++)
-        chf->links[b][o] = ra ? lowest_link_rising(chf, b, a0, a1) : lowest_link(chf, b, a0, a1);
+    if (ra && rb) {
+        links_both_rising(chf, a0, a1, b0, b1, d);
+        links_both_rising(chf, b0, b1, a0, a1, o);
+    } else {
+        for (uint32_t a = a0; a < a1; a++)
+            chf->links[a][d] =
+                rb ? lowest_link_rising(chf, a, b0, b1) : lowest_link(chf, a, b0, b1);
+        for (uint32_t b = b0; b < b1; b++)
+            chf->links[b][o] =
+                ra ? lowest_link_rising(chf, b, a0, a1) : lowest_link(chf, b, a0, a1);
+    }
     for (uint32_t a = a0; a < a1; a++) {
         uint32_t b = chf->links[a][d];
         if (b != OP_NO_LINK && chf->links[b][o] != a)

@@ -380,3 +380,80 @@ Test(filters, filters_apply_equals_the_three_passes_on_flat_ground)
     }
     cr_assert_gt(flat, 500, "only %d flat walkable spans", flat);
 }
+
+/* The same on stacked floors: columns copied from one template of floors and slabs,
+ * some exactly (the same opening next door, which op_filters_apply settles without its
+ * loop), some with one floor or one ceiling moved by a row or two, some cut short, some
+ * with a shelf in an opening (the same floor next door, but not the same opening). */
+Test(filters, filters_apply_equals_the_three_passes_on_stacked_floors)
+{
+    op_test_rng rng = {20261204};
+    int same = 0; /* walkable spans with a neighbour span of the same floor and ceiling */
+    for (int field_no = 0; field_no < 300; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 8), d = op_test_rand_int(&rng, 3, 8);
+        int wh = op_test_rand_int(&rng, 1, 8), wc = op_test_rand_int(&rng, 0, 4);
+        int nfl = op_test_rand_int(&rng, 2, 6), lo[6], hi[6], y = op_test_rand_int(&rng, 0, 4);
+        for (int k = 0; k < nfl; k++) { /* slab k occupies [lo, hi) */
+            lo[k] = y;
+            hi[k] = y + op_test_rand_int(&rng, 1, 3);
+            y = hi[k] + op_test_rand_int(&rng, 1, wh + 4);
+        }
+        op_heightfield a = field(w, d, y + 8), b = field(w, d, y + 8);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int r = op_test_rand_int(&rng, 0, 9), n = nfl;
+                if (r == 9)
+                    n = op_test_rand_int(&rng, 0, nfl); /* cut short */
+                int moved = r >= 6 && r < 9 ? op_test_rand_int(&rng, 0, n - 1) : -1;
+                for (int k = 0; k < n; k++) {
+                    int s0 = lo[k], s1 = hi[k];
+                    if (k == moved) {
+                        int dy = op_test_rand_int(&rng, -2, 2);
+                        int lim0 = k ? hi[k - 1] + 1 : 0, lim1 = k + 1 < n ? lo[k + 1] : y + 8;
+                        if (op_test_rand_int(&rng, 0, 1))
+                            s0 = s0 + dy >= lim0 && s0 + dy < s1 ? s0 + dy : s0;
+                        else
+                            s1 = s1 + dy > s0 && s1 + dy < lim1 ? s1 + dy : s1;
+                    }
+                    int area = op_test_rand_int(&rng, 0, 7) == 0 ? 0 : 63;
+                    add(&a, x, z, s0, s1, area);
+                    add(&b, x, z, s0, s1, area);
+                    /* A shelf in the opening above (r == 5): next door, the same floor
+                     * with a lower ceiling and another floor within reach. */
+                    int top = k + 1 < n ? lo[k + 1] : y + 8;
+                    if (r == 5 && k != moved && top - s1 >= 3) {
+                        int g = op_test_rand_int(&rng, 1, top - s1 - 2);
+                        add(&a, x, z, s1 + g, s1 + g + 1, 63);
+                        add(&b, x, z, s1 + g, s1 + g + 1, 63);
+                    }
+                }
+            }
+        op_filter_low_hanging(&a, wc);
+        op_filter_ledges(&a, wh, wc);
+        op_filter_low_height(&a, wh);
+        op_filters_apply(&b, wh, wc);
+        for (int z = 1; z + 1 < d; z++)
+            for (int x = 1; x + 1 < w; x++)
+                for (uint32_t s = a.heads[x + z * w]; s != OP_NO_SPAN; s = a.spans[s].next) {
+                    uint32_t t = a.heads[x + 1 + z * w];
+                    for (; t != OP_NO_SPAN; t = a.spans[t].next)
+                        if (a.spans[t].smax == a.spans[s].smax && a.spans[s].next != OP_NO_SPAN &&
+                            a.spans[t].next != OP_NO_SPAN &&
+                            a.spans[a.spans[t].next].smin == a.spans[a.spans[s].next].smin)
+                            same += a.spans[s].area != 0;
+                }
+        for (int c = 0; c < w * d; c++) {
+            uint32_t sa = a.heads[c], sb = b.heads[c];
+            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
+                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
+                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
+                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
+                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
+                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
+            }
+            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
+        }
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(same, 500, "only %d walkable spans with the same opening next door", same);
+}

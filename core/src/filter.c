@@ -149,6 +149,11 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
         return 1;
     while (cur->n != OP_NO_SPAN && cur->ceiling - floor < walkable_height)
         pos_at(hf, cur, cur->next);
+    /* The same opening next door (stacked floors and ceilings at equal heights): a
+     * neighbour at diff 0, and the next one up starts above this ceiling, so the loop
+     * below would end there with nothing to say. */
+    if (cur->n != OP_NO_SPAN && cur->floor == floor && cur->ceiling == ceiling)
+        return 0;
     for (col_pos p = *cur; p.n != OP_NO_SPAN; pos_at(hf, &p, p.next)) {
         int nfloor = p.floor, nceiling = p.ceiling;
         if (ceiling - nfloor < walkable_height)

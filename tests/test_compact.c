@@ -218,6 +218,69 @@ Test(compact, links_equal_the_fixture_on_random_heightfields)
                  one_way_seen);
 }
 
+/* Stacked floors: every column a copy of one template of solid spans, some exact (the
+ * same floors next door, linked floor to floor), some with a slab top or bottom moved,
+ * an area-0 slab between, a slab missing, or one more on top; against the fixture. */
+Test(compact, links_equal_the_fixture_on_stacked_floors)
+{
+    static test_hf t;
+    int same = 0; /* pairs of neighbour columns with the same floors, 2 or more */
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        op_test_rng rng = {seed * 104729};
+        int w = op_test_rand_int(&rng, 2, 9), d = op_test_rand_int(&rng, 2, 9);
+        int wh = op_test_rand_int(&rng, 1, 6), wc = op_test_rand_int(&rng, 0, 6);
+        int n = op_test_rand_int(&rng, 2, 6), cur = op_test_rand_int(&rng, 0, 3);
+        col_span tpl[7];
+        for (int i = 0; i < n; i++) {
+            int smax = cur + op_test_rand_int(&rng, 1, 4);
+            tpl[i] = (col_span){cur, smax, op_test_rand_int(&rng, 1, 3)};
+            cur = smax + op_test_rand_int(&rng, 1, wh + 3);
+        }
+        hf_begin(&t, w, d);
+        for (int c = 0; c < w * d; c++) {
+            col_span col[8];
+            int m = n;
+            memcpy(col, tpl, sizeof tpl);
+            int r = op_test_rand_int(&rng, 0, 9), k = op_test_rand_int(&rng, 0, n - 1);
+            if (r == 6 && col[k].smax - col[k].smin > 1) /* a slab top moved down */
+                col[k].smax--;
+            else if (r == 7 && k > 0 && col[k].smin - 1 > col[k - 1].smax) /* bottom moved */
+                col[k].smin--;
+            else if (r == 8) /* an area-0 slab: no span, but it still caps the one below */
+                col[k].area = 0;
+            else if (r == 9 && k + 1 < n) /* one slab missing */
+                memmove(&col[k], &col[k + 1], (size_t)(--m - k) * sizeof *col);
+            if (op_test_rand_int(&rng, 0, 9) == 0) /* one more slab on top */
+                col[m++] = (col_span){cur, cur + 1, 1};
+            hf_column(&t, c % w, c / w, col, m);
+        }
+        op_arena *a = op_arena_create(0);
+        op_chf chf = build(&t, a, wh, wc);
+        assert_same_field(&chf, fixture_of(a, &t.hf, wh, wc));
+        assert_links_mutual_and_adjacent(&chf);
+        for (int c = 0; c + 1 < w * d; c++) {
+            uint32_t a0 = chf.cells[c], a1 = chf.cells[c + 1], b1 = chf.cells[c + 2];
+            int eq = a1 - a0 >= 2 && b1 - a1 == a1 - a0;
+            for (uint32_t i = 0; eq && i < a1 - a0; i++)
+                eq = chf.y[a0 + i] == chf.y[a1 + i];
+            same += eq && (c + 1) % w != 0;
+        }
+        op_arena_destroy(a);
+    }
+    cr_assert_gt(same, 500, "only %d neighbour columns with the same floors", same);
+    /* The same floors, not rising (a hand-made column: solids out of order, an area-0
+     * slab between): floors 6, 5, 14 with openings [6, 8), [5, 12), [14, sky). The span
+     * at 5 reaches the other column's span at 6 first, so floor-to-floor is not the rule. */
+    const col_span odd[4] = {{0, 6, 1}, {8, 10, 0}, {1, 5, 1}, {12, 14, 1}};
+    hf_begin(&t, 2, 1);
+    hf_column(&t, 0, 0, odd, 4);
+    hf_column(&t, 1, 0, odd, 4);
+    op_arena *a = op_arena_create(0);
+    op_chf chf = build(&t, a, 2, 1);
+    assert_same_field(&chf, fixture_of(a, &t.hf, 2, 1));
+    op_arena_destroy(a);
+}
+
 Test(compact, overlapping_hand_made_columns_follow_the_rule)
 {
     /* Columns whose spans overlap or go down (not made by §3): clearance clamps to 0 and the

@@ -15,12 +15,20 @@
  *      has come back, against op_level_create + build + encode of every tile of the range
  *      in this process (one thread), alternating, best and median of reps each; with
  *      plain pages and with waiting pages (wait_ms, protocol §4 rule 2a).
+ *   5. the floor under the on-demand overhead, in the same run: a bare nng REQ/REP exchange
+ *      in this process (nng_rtt.c's: an echo thread, 16 bytes each way) whose echo first
+ *      spins as long as the tile's in-process build took, one exchange per tile in every
+ *      rep, and the same exchange without the spin.
  * Beside the wall times, the CPU time of each side (this process's, every thread, and the
  * daemon's, every thread, from /proc): on a shared machine far steadier than wall time.
  * Figures for docs/benchmarks.md. The machine is shared: run it on a quiet one.
  */
 #include <dirent.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +184,14 @@ static void find_tiles(level_in *li, op_arena *out, op_arena *scratch)
             }
 }
 
+/* In-process build + encode of the pass's tile i alone, in us. */
+static double build_encode_us(const level_in *li, int i, op_arena *out, op_arena *scratch)
+{
+    double t0 = now_us();
+    build_encode(li->lvl, li->tx[i], li->tz[i], out, scratch);
+    return now_us() - t0;
+}
+
 /* In-process reference: build + encode of exactly the tiles an on-demand pass fetches. */
 static double inprocess_pass(const level_in *li, op_arena *out, op_arena *scratch, double *best)
 {
@@ -187,6 +203,61 @@ static double inprocess_pass(const level_in *li, op_arena *out, op_arena *scratc
         best[i] = us < best[i] ? us : best[i];
     }
     return now_us() - t0;
+}
+
+/* The bare exchange of nng_rtt.c in this process, the echo spinning spin_us before each
+ * reply (a build's wait with no onepath code on either side). */
+typedef struct bare {
+    nng_socket rep, req;
+    pthread_t th;
+    _Atomic double spin_us;
+} bare;
+
+static void *bare_echo(void *arg)
+{
+    bare *b = arg;
+    nng_msg *m;
+    while (nng_recvmsg(b->rep, &m, 0) == 0) {
+        double t0 = now_us(), spin = atomic_load(&b->spin_us);
+        while (now_us() - t0 < spin) {
+        }
+        if (nng_sendmsg(b->rep, m, 0) != 0)
+            nng_msg_free(m);
+    }
+    return NULL;
+}
+
+static void bare_open(bare *b, const char *url)
+{
+    int rv;
+    atomic_init(&b->spin_us, 0.0);
+    if ((rv = nng_rep0_open(&b->rep)) != 0 || (rv = nng_listen(b->rep, url, NULL, 0)) != 0 ||
+        (rv = nng_req0_open(&b->req)) != 0 || (rv = nng_dial(b->req, url, NULL, 0)) != 0)
+        exit((fprintf(stderr, "bare exchange %s: %s\n", url, nng_strerror(rv)), 1));
+    pthread_create(&b->th, NULL, bare_echo, b);
+}
+
+/* One exchange: its time less the echo's spin, in us. */
+static double bare_once(bare *b, double spin_us)
+{
+    char buf[16] = "ping", *r = NULL;
+    size_t sz = 0;
+    atomic_store(&b->spin_us, spin_us);
+    double t0 = now_us();
+    int rv = nng_send(b->req, buf, sizeof buf, 0);
+    if (rv == 0)
+        rv = nng_recv(b->req, &r, &sz, NNG_FLAG_ALLOC);
+    if (rv != 0)
+        exit((fprintf(stderr, "bare exchange: %s\n", nng_strerror(rv)), 1));
+    nng_free(r, sz);
+    return now_us() - t0 - spin_us;
+}
+
+static void bare_close(bare *b)
+{
+    nng_close(b->req);
+    nng_close(b->rep);
+    pthread_join(b->th, NULL);
 }
 
 static op_client *open_ready(const char *url)
@@ -385,6 +456,16 @@ int main(int argc, char **argv)
     /* CPU per pass: in-process (this process), on-demand over ipc (the daemon's threads
      * and this process's, nng's included). */
     double *pc = malloc(2 * (size_t)reps * sizeof *pc);
+    /* The floor: per tile, the bare exchange over its wait (each tile's in-process time of
+     * this rep), best of the reps, and each rep's sum. */
+    char ipc3[300];
+    snprintf(ipc3, sizeof ipc3, "ipc://%s/bare.sock", dir);
+    bare bx;
+    bare_open(&bx, ipc3);
+    double *bt = malloc(2 * (size_t)li.ntiles * sizeof *bt), *bt_in = bt + li.ntiles;
+    double *bsum = malloc((size_t)reps * sizeof *bsum);
+    for (int i = 0; i < li.ntiles; i++)
+        bt[i] = 1e30;
     for (int r = 0; r < reps; r++) {
         double c0 = self_cpu_us();
         v[r] = inprocess_pass(&li, out, scratch, tile);
@@ -394,7 +475,21 @@ int main(int argc, char **argv)
         v[reps + r] = ondemand_pass(oi, &li, tile + li.ntiles);
         pc[reps + r] = self_cpu_us() - c0 + process_cpu_us(ondemand) - d0;
         v[2 * reps + r] = ondemand_pass(ot, &li, tile + 2 * li.ntiles);
+        for (int i = 0; i < li.ntiles; i++) /* this rep's in-process time of tile i */
+            bt_in[i] = build_encode_us(&li, i, out, scratch);
+        bsum[r] = 0;
+        for (int i = 0; i < li.ntiles; i++) {
+            double us = bare_once(&bx, bt_in[i]);
+            bsum[r] += us;
+            bt[i] = us < bt[i] ? us : bt[i];
+        }
     }
+    double *plain = malloc(2000 * sizeof *plain);
+    for (int i = 0; i < 2000; i++)
+        plain[i] = bare_once(&bx, 0);
+    double plain_p50 = pct(plain, 2000, 0.5);
+    free(plain);
+    bare_close(&bx);
     /* Three estimates per side: the best pass, the median pass, and the sum over tiles of
      * each tile's best time (the steadiest under load: a preempted tile does not count). */
     double best[3], med[3], sum[3] = {0, 0, 0};
@@ -418,6 +513,24 @@ int main(int argc, char **argv)
         "on-demand, per tile, ipc           %8.1f us  (in-process %.1f us; per-tile bests %.1f / "
         "%.1f us)\n",
         best[1] / li.ntiles, best[0] / li.ntiles, sum[1] / li.ntiles, sum[0] / li.ntiles);
+    {
+        double bsb = 0;
+        for (int i = 0; i < li.ntiles; i++)
+            bsb += bt[i];
+        double od_best = (sum[1] - sum[0]) / li.ntiles, od_med = (med[1] - med[0]) / li.ntiles;
+        double fl_best = bsb / li.ntiles, fl_med = pct(bsum, reps, 0.5) / li.ntiles;
+        printf("on-demand over in-process, ipc     %+8.1f us a tile (per-tile bests), %+.1f us "
+               "(median passes)\n",
+               od_best, od_med);
+        printf("bare nng exchange, echo waiting each tile's in-process time: %+.1f us a tile over "
+               "the wait (per-tile bests), %+.1f us (median passes); no wait: p50 %.1f us\n",
+               fl_best, fl_med, plain_p50);
+        printf("on-demand overhead / bare exchange with the same wait: %.2f (bests), %.2f "
+               "(medians); / bare exchange without a wait: %.2f, %.2f\n",
+               od_best / fl_best, od_med / fl_med, od_best / plain_p50, od_med / plain_p50);
+    }
+    free(bt);
+    free(bsum);
     double pc0 = pct(pc, reps, 0.5) / li.ntiles, pc1 = pct(pc + reps, reps, 0.5) / li.ntiles;
     printf("on-demand, CPU per tile (medians)  in-process %.1f us; daemon + client, ipc %.1f us "
            "(%+.1f us)\n",

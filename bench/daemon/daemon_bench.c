@@ -289,14 +289,19 @@ static void bare_close(bare *b)
  * receipt to its reply handed to nng, "tile.get level=bench ms=M ok"), best per tile over
  * the reps' ipc and tcp passes (the log holds them in order: a rep is an ipc pass, then a
  * tcp pass, of ntiles gets each). Sum of the bests, in us; 0 when the log cannot be read. */
-static double daemon_side_us(const char *log, int ntiles, int reps)
+static double daemon_side_us(const char *log, int ntiles, int reps, const double *ipc_each,
+                             double *paired_median)
 {
+    double *diff = malloc((size_t)reps * ntiles * sizeof *diff);
+    int nd = 0;
+    *paired_median = 0;
     FILE *f = fopen(log, "r");
     double *best = malloc((size_t)ntiles * sizeof *best), sum = 0;
     if (!f || !best) {
         if (f)
             fclose(f);
         free(best);
+        free(diff);
         return 0;
     }
     for (int i = 0; i < ntiles; i++)
@@ -308,10 +313,16 @@ static double daemon_side_us(const char *log, int ntiles, int reps)
         if (!m)
             continue;
         double us = atof(m + strlen("tile.get level=bench ms=")) * 1e3;
+        long r = k / (2L * ntiles), j = k % (2L * ntiles); /* rep r: ipc gets, then tcp */
         int i = (int)(k++ % ntiles);
         best[i] = us < best[i] ? us : best[i];
+        if (diff && j < ntiles)
+            diff[nd++] = ipc_each[r * ntiles + j] - us;
     }
     fclose(f);
+    if (diff && nd == reps * ntiles)
+        *paired_median = pct(diff, nd, 0.5);
+    free(diff);
     for (int i = 0; i < ntiles; i++)
         sum += best[i] < 1e30 ? best[i] : 0;
     free(best);
@@ -414,12 +425,15 @@ static void wait_baked(op_client *c)
     }
 }
 
-static double ondemand_pass(op_client *c, const level_in *li, double *best)
+/* A pass of on-demand gets; each get's time also to each (when not NULL). */
+static double ondemand_pass(op_client *c, const level_in *li, double *best, double *each)
 {
     double t0 = now_us();
     for (int i = 0; i < li->ntiles; i++) {
         double us = get_us(c, li->tx[i], li->tz[i]);
         best[i] = us < best[i] ? us : best[i];
+        if (each)
+            each[i] = us;
     }
     return now_us() - t0;
 }
@@ -522,6 +536,7 @@ int main(int argc, char **argv)
     bare_open(&bx, ipc3);
     double *bt = malloc(2 * (size_t)li.ntiles * sizeof *bt), *bt_in = bt + li.ntiles;
     double *bsum = malloc((size_t)reps * sizeof *bsum);
+    double *ipc_each = malloc((size_t)reps * li.ntiles * sizeof *ipc_each);
     for (int i = 0; i < li.ntiles; i++)
         bt[i] = 1e30;
     for (int r = 0; r < reps; r++) {
@@ -530,9 +545,9 @@ int main(int argc, char **argv)
         pc[r] = self_cpu_us() - c0;
         double d0 = process_cpu_us(ondemand);
         c0 = self_cpu_us();
-        v[reps + r] = ondemand_pass(oi, &li, tile + li.ntiles);
+        v[reps + r] = ondemand_pass(oi, &li, tile + li.ntiles, ipc_each + (size_t)r * li.ntiles);
         pc[reps + r] = self_cpu_us() - c0 + process_cpu_us(ondemand) - d0;
-        v[2 * reps + r] = ondemand_pass(ot, &li, tile + 2 * li.ntiles);
+        v[2 * reps + r] = ondemand_pass(ot, &li, tile + 2 * li.ntiles, NULL);
         for (int i = 0; i < li.ntiles; i++) /* this rep's in-process time of tile i */
             bt_in[i] = build_encode_us(&li, i, out, scratch);
         bsum[r] = 0;
@@ -589,14 +604,17 @@ int main(int argc, char **argv)
                od_best / fl_best, od_med / fl_med, od_best / plain_p50, od_med / plain_p50);
         char log[300];
         snprintf(log, sizeof log, "%s/ondemand.log", dir);
-        double ds = daemon_side_us(log, li.ntiles, reps) / li.ntiles;
+        double paired;
+        double ds = daemon_side_us(log, li.ntiles, reps, ipc_each, &paired) / li.ntiles;
         if (ds > 0)
             printf("on-demand, the daemon's own time (its log, per-tile bests) %.1f us a tile: "
-                   "%+.1f us over in-process; the rest, transport and client, %+.1f us\n",
-                   ds, ds - sum[0] / li.ntiles, sum[1] / li.ntiles - ds);
+                   "%+.1f us over in-process; the rest, transport and client, %+.1f us (median "
+                   "of each ipc get's time less the daemon's: %.1f us)\n",
+                   ds, ds - sum[0] / li.ntiles, sum[1] / li.ntiles - ds, paired);
     }
     free(bt);
     free(bsum);
+    free(ipc_each);
     double pc0 = pct(pc, reps, 0.5) / li.ntiles, pc1 = pct(pc + reps, reps, 0.5) / li.ntiles;
     printf("on-demand, CPU per tile (medians)  in-process %.1f us; daemon + client, ipc %.1f us "
            "(%+.1f us)\n",

@@ -3,9 +3,9 @@
  * flight (so calls from several threads run at once), a deadline per call covering send
  * and receive. The client keeps one context and its aio open for the next call (taken by
  * whichever call finds it free; a call that finds it taken opens one of its own), so a
- * client making one call at a time opens no context per call. Replies are scanned with the bounded
- * pre-scan before they are unpacked: the client trusts its daemon no more than the daemon trusts
- * its clients.
+ * client making one call at a time opens no context per call. Replies are scanned with
+ * the bounded pre-scan before they are unpacked: the client trusts its daemon no more
+ * than the daemon trusts its clients.
  */
 #include <inttypes.h>
 #include <stdatomic.h>

@@ -4,6 +4,7 @@
  * codes and messages passed through, and results that are freed twice safely.
  */
 #include <math.h>
+#include <msgpack.h>
 
 #include "op_daemon_test.h"
 
@@ -205,6 +206,142 @@ Test(client_lib, request_past_max_message_is_elimit_naming_both_sizes, .timeout 
     op_client_ping_result p;
     cr_assert_eq(op_client_ping(c, 10000, &p, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(p.max_message, 2048);
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}
+
+/* One client shared by threads (client.h: safe to share). The client keeps one nng context
+ * for the next call and a call that finds it taken opens its own, so every reply must
+ * still reach the call that sent its request: each thread sends pings with ids of its own
+ * (op_client_call_raw) and checks the id of every reply, while another thread's long polls
+ * time out before the daemon answers them (a call that fails closes the context it used,
+ * and its reply comes later to no one). */
+typedef struct shared_arg {
+    op_client *c;
+    int thread, calls, timeouts;
+    int wrong; /* replies whose id was not the request's */
+    op_status st;
+    char msg[OP_ERR_MSG_MAX];
+} shared_arg;
+
+static uint64_t reply_id(const uint8_t *raw, size_t n)
+{
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0;
+    uint64_t id = 0;
+    if (msgpack_unpack_next(&u, (const char *)raw, n, &off) == MSGPACK_UNPACK_SUCCESS &&
+        u.data.type == MSGPACK_OBJECT_MAP)
+        for (uint32_t i = 0; i < u.data.via.map.size; i++) {
+            const msgpack_object_kv *kv = &u.data.via.map.ptr[i];
+            if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == 2 &&
+                !memcmp(kv->key.via.str.ptr, "id", 2) &&
+                kv->val.type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+                id = kv->val.via.u64;
+        }
+    msgpack_unpacked_destroy(&u);
+    return id;
+}
+
+static void *shared_pinger(void *arg)
+{
+    shared_arg *a = arg;
+    for (int k = 0; k < a->calls; k++) {
+        uint32_t id = (uint32_t)(a->thread * 100000 + k + 1);
+        /* {"v": 1, "id": id, "method": "ping"} */
+        uint8_t req[] = {0x83,
+                         0xa1,
+                         'v',
+                         0x01,
+                         0xa2,
+                         'i',
+                         'd',
+                         0xce,
+                         (uint8_t)(id >> 24),
+                         (uint8_t)(id >> 16),
+                         (uint8_t)(id >> 8),
+                         (uint8_t)id,
+                         0xa6,
+                         'm',
+                         'e',
+                         't',
+                         'h',
+                         'o',
+                         'd',
+                         0xa4,
+                         'p',
+                         'i',
+                         'n',
+                         'g'};
+        uint8_t *raw = NULL;
+        size_t n = 0;
+        op_err e;
+        op_status st = op_client_call_raw(a->c, req, sizeof req, OPT_TIMEOUT_MS, &raw, &n, &e);
+        if (st != OP_OK) {
+            a->st = st;
+            snprintf(a->msg, sizeof a->msg, "%s", e.msg);
+            return NULL;
+        }
+        a->wrong += reply_id(raw, n) != id;
+        free(raw);
+    }
+    return NULL;
+}
+
+static void *shared_poller(void *arg)
+{
+    shared_arg *a = arg;
+    for (int k = 0; k < a->calls; k++) {
+        op_client_changes ch;
+        op_err e;
+        /* Version 1 is the level's: the daemon holds the poll 600 ms, the call gives up at 60. */
+        op_status st = op_client_changes_since(a->c, "shared", 1, 600, 60, &ch, &e);
+        op_client_changes_free(&ch);
+        if (st == OP_ETIMEDOUT)
+            a->timeouts++;
+        else if (st != OP_OK) {
+            a->st = st;
+            snprintf(a->msg, sizeof a->msg, "%s", e.msg);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+Test(client_lib, shared_client_replies_reach_their_calls, .timeout = 120)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    op_err e;
+    uint64_t v;
+    int changed;
+    cr_assert_eq(
+        op_client_level_put(c, "shared", NULL, 0, NULL, 0, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
+        "%s", e.msg);
+    cr_assert_eq(v, 1);
+    enum { PINGERS = 4 };
+    shared_arg a[PINGERS + 1];
+    pthread_t th[PINGERS + 1];
+    for (int i = 0; i <= PINGERS; i++) {
+        a[i] = (shared_arg){c, i + 1, i < PINGERS ? 300 : 8, 0, 0, OP_OK, ""};
+        pthread_create(&th[i], NULL, i < PINGERS ? shared_pinger : shared_poller, &a[i]);
+    }
+    for (int i = 0; i <= PINGERS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i <= PINGERS; i++) {
+        cr_assert_eq(a[i].st, OP_OK, "thread %d: %s", i, a[i].msg);
+        cr_assert_eq(a[i].wrong, 0, "thread %d: %d replies of other requests", i, a[i].wrong);
+    }
+    cr_assert_eq(a[PINGERS].timeouts, 8, "every long poll outlives its call");
+    /* The late replies of the polls reach no later call. */
+    opt_sleep_ms(700);
+    a[0] = (shared_arg){c, 9, 50, 0, 0, OP_OK, ""};
+    shared_pinger(&a[0]);
+    cr_assert_eq(a[0].st, OP_OK, "%s", a[0].msg);
+    cr_assert_eq(a[0].wrong, 0);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);

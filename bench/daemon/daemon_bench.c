@@ -15,12 +15,20 @@
  *      has come back, against op_level_create + build + encode of every tile of the range
  *      in this process (one thread), alternating, best and median of reps each; with
  *      plain pages and with waiting pages (wait_ms, protocol §4 rule 2a).
+ *   5. the floor under the on-demand overhead, in the same run: a bare nng REQ/REP exchange
+ *      in this process (nng_rtt.c's: an echo thread, 16 bytes each way) whose echo first
+ *      spins as long as the tile's in-process build took, one exchange per tile in every
+ *      rep, and the same exchange without the spin.
  * Beside the wall times, the CPU time of each side (this process's, every thread, and the
  * daemon's, every thread, from /proc): on a shared machine far steadier than wall time.
  * Figures for docs/benchmarks.md. The machine is shared: run it on a quiet one.
  */
 #include <dirent.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +127,7 @@ typedef struct level_in {
     op_soup soup;
     op_level *lvl;
     int ntiles, *tx, *tz; /* tiles with layers */
+    size_t *bytes;        /* their blobs' size */
 } level_in;
 
 static int load(const char *spec, op_arena *a, level_in *li)
@@ -142,7 +151,9 @@ static int load(const char *spec, op_arena *a, level_in *li)
 }
 
 /* Builds and encodes tile (tx, tz) as the daemon does (hash included); its layer count. */
-static int build_encode(op_level *lvl, int tx, int tz, op_arena *out, op_arena *scratch)
+/* Builds and encodes one tile: its layer count; *bytes (when not NULL) its blobs' size. */
+static int build_encode_n(op_level *lvl, int tx, int tz, op_arena *out, op_arena *scratch,
+                          size_t *bytes)
 {
     op_arena_reset(out);
     op_arena_reset(scratch);
@@ -155,9 +166,16 @@ static int build_encode(op_level *lvl, int tx, int tz, op_arena *out, op_arena *
         uint64_t h;
         if (op_tile_encode(&st.tiles[k], &b, &h, &e) != OP_OK)
             exit((fprintf(stderr, "%s\n", e.msg), 1));
+        if (bytes)
+            *bytes += b.len;
         op_bytes_free(&b);
     }
     return st.ntiles;
+}
+
+static int build_encode(op_level *lvl, int tx, int tz, op_arena *out, op_arena *scratch)
+{
+    return build_encode_n(lvl, tx, tz, out, scratch, NULL);
 }
 
 /* Finds the tiles with layers (one pass over every tile, which also warms the level). */
@@ -167,13 +185,22 @@ static void find_tiles(level_in *li, op_arena *out, op_arena *scratch)
     int n = op_level_tile_count(li->lvl);
     li->tx = calloc((size_t)n, sizeof(int));
     li->tz = calloc((size_t)n, sizeof(int));
+    li->bytes = calloc((size_t)n, sizeof(size_t));
     li->ntiles = 0;
     for (int tz = r.tz0; tz <= r.tz1; tz++)
         for (int tx = r.tx0; tx <= r.tx1; tx++)
-            if (build_encode(li->lvl, tx, tz, out, scratch) > 0) {
+            if (build_encode_n(li->lvl, tx, tz, out, scratch, &li->bytes[li->ntiles]) > 0) {
                 li->tx[li->ntiles] = tx;
                 li->tz[li->ntiles++] = tz;
             }
+}
+
+/* In-process build + encode of the pass's tile i alone, in us. */
+static double build_encode_us(const level_in *li, int i, op_arena *out, op_arena *scratch)
+{
+    double t0 = now_us();
+    build_encode(li->lvl, li->tx[i], li->tz[i], out, scratch);
+    return now_us() - t0;
 }
 
 /* In-process reference: build + encode of exactly the tiles an on-demand pass fetches. */
@@ -187,6 +214,119 @@ static double inprocess_pass(const level_in *li, op_arena *out, op_arena *scratc
         best[i] = us < best[i] ? us : best[i];
     }
     return now_us() - t0;
+}
+
+/* The bare exchange of nng_rtt.c in this process, the echo spinning spin_us before each
+ * reply (a build's wait with no onepath code on either side) and replying reply_bytes
+ * (a tile's blobs: the size of its tile.get reply, less about 100 bytes of msgpack). */
+typedef struct bare {
+    nng_socket rep, req;
+    pthread_t th;
+    _Atomic double spin_us;
+    atomic_size_t reply_bytes;
+} bare;
+
+static void *bare_echo(void *arg)
+{
+    bare *b = arg;
+    nng_msg *m;
+    while (nng_recvmsg(b->rep, &m, 0) == 0) {
+        double t0 = now_us(), spin = atomic_load(&b->spin_us);
+        while (now_us() - t0 < spin) {
+        }
+        size_t n = atomic_load(&b->reply_bytes);
+        if (n > nng_msg_len(m)) { /* a reply of the tile's size, written like a packed one */
+            nng_msg *r;
+            if (nng_msg_alloc(&r, n) == 0) {
+                memset(nng_msg_body(r), 0x5a, n);
+                nng_msg_header_append(r, nng_msg_header(m), nng_msg_header_len(m));
+                nng_msg_free(m);
+                m = r;
+            }
+        }
+        if (nng_sendmsg(b->rep, m, 0) != 0)
+            nng_msg_free(m);
+    }
+    return NULL;
+}
+
+static void bare_open(bare *b, const char *url)
+{
+    int rv;
+    atomic_init(&b->spin_us, 0.0);
+    atomic_init(&b->reply_bytes, 0);
+    if ((rv = nng_rep0_open(&b->rep)) != 0 || (rv = nng_listen(b->rep, url, NULL, 0)) != 0 ||
+        (rv = nng_req0_open(&b->req)) != 0 || (rv = nng_dial(b->req, url, NULL, 0)) != 0)
+        exit((fprintf(stderr, "bare exchange %s: %s\n", url, nng_strerror(rv)), 1));
+    pthread_create(&b->th, NULL, bare_echo, b);
+}
+
+/* One exchange: its time less the echo's spin, in us. */
+static double bare_once(bare *b, double spin_us, size_t reply_bytes)
+{
+    char buf[16] = "ping", *r = NULL;
+    size_t sz = 0;
+    atomic_store(&b->spin_us, spin_us);
+    atomic_store(&b->reply_bytes, reply_bytes);
+    double t0 = now_us();
+    int rv = nng_send(b->req, buf, sizeof buf, 0);
+    if (rv == 0)
+        rv = nng_recv(b->req, &r, &sz, NNG_FLAG_ALLOC);
+    if (rv != 0)
+        exit((fprintf(stderr, "bare exchange: %s\n", nng_strerror(rv)), 1));
+    nng_free(r, sz);
+    return now_us() - t0 - spin_us;
+}
+
+static void bare_close(bare *b)
+{
+    nng_close(b->req);
+    nng_close(b->rep);
+    pthread_join(b->th, NULL);
+}
+
+/* The on-demand daemon's own time of each tile.get (its request log: from the request's
+ * receipt to its reply handed to nng, "tile.get level=bench ms=M ok"), best per tile over
+ * the reps' ipc and tcp passes (the log holds them in order: a rep is an ipc pass, then a
+ * tcp pass, of ntiles gets each). Sum of the bests, in us; 0 when the log cannot be read. */
+static double daemon_side_us(const char *log, int ntiles, int reps, const double *ipc_each,
+                             double *paired_median)
+{
+    double *diff = malloc((size_t)reps * ntiles * sizeof *diff);
+    int nd = 0;
+    *paired_median = 0;
+    FILE *f = fopen(log, "r");
+    double *best = malloc((size_t)ntiles * sizeof *best), sum = 0;
+    if (!f || !best) {
+        if (f)
+            fclose(f);
+        free(best);
+        free(diff);
+        return 0;
+    }
+    for (int i = 0; i < ntiles; i++)
+        best[i] = 1e30;
+    char line[512];
+    long k = 0;
+    while (fgets(line, sizeof line, f) && k < 2L * ntiles * reps) {
+        const char *m = strstr(line, "tile.get level=bench ms=");
+        if (!m)
+            continue;
+        double us = atof(m + strlen("tile.get level=bench ms=")) * 1e3;
+        long r = k / (2L * ntiles), j = k % (2L * ntiles); /* rep r: ipc gets, then tcp */
+        int i = (int)(k++ % ntiles);
+        best[i] = us < best[i] ? us : best[i];
+        if (diff && j < ntiles)
+            diff[nd++] = ipc_each[r * ntiles + j] - us;
+    }
+    fclose(f);
+    if (diff && nd == reps * ntiles)
+        *paired_median = pct(diff, nd, 0.5);
+    free(diff);
+    for (int i = 0; i < ntiles; i++)
+        sum += best[i] < 1e30 ? best[i] : 0;
+    free(best);
+    return k == 2L * ntiles * reps ? sum : 0;
 }
 
 static op_client *open_ready(const char *url)
@@ -285,12 +425,15 @@ static void wait_baked(op_client *c)
     }
 }
 
-static double ondemand_pass(op_client *c, const level_in *li, double *best)
+/* A pass of on-demand gets; each get's time also to each (when not NULL). */
+static double ondemand_pass(op_client *c, const level_in *li, double *best, double *each)
 {
     double t0 = now_us();
     for (int i = 0; i < li->ntiles; i++) {
         double us = get_us(c, li->tx[i], li->tz[i]);
         best[i] = us < best[i] ? us : best[i];
+        if (each)
+            each[i] = us;
     }
     return now_us() - t0;
 }
@@ -385,16 +528,41 @@ int main(int argc, char **argv)
     /* CPU per pass: in-process (this process), on-demand over ipc (the daemon's threads
      * and this process's, nng's included). */
     double *pc = malloc(2 * (size_t)reps * sizeof *pc);
+    /* The floor: per tile, the bare exchange over its wait (each tile's in-process time of
+     * this rep), best of the reps, and each rep's sum. */
+    char ipc3[300];
+    snprintf(ipc3, sizeof ipc3, "ipc://%s/bare.sock", dir);
+    bare bx;
+    bare_open(&bx, ipc3);
+    double *bt = malloc(2 * (size_t)li.ntiles * sizeof *bt), *bt_in = bt + li.ntiles;
+    double *bsum = malloc((size_t)reps * sizeof *bsum);
+    double *ipc_each = malloc((size_t)reps * li.ntiles * sizeof *ipc_each);
+    for (int i = 0; i < li.ntiles; i++)
+        bt[i] = 1e30;
     for (int r = 0; r < reps; r++) {
         double c0 = self_cpu_us();
         v[r] = inprocess_pass(&li, out, scratch, tile);
         pc[r] = self_cpu_us() - c0;
         double d0 = process_cpu_us(ondemand);
         c0 = self_cpu_us();
-        v[reps + r] = ondemand_pass(oi, &li, tile + li.ntiles);
+        v[reps + r] = ondemand_pass(oi, &li, tile + li.ntiles, ipc_each + (size_t)r * li.ntiles);
         pc[reps + r] = self_cpu_us() - c0 + process_cpu_us(ondemand) - d0;
-        v[2 * reps + r] = ondemand_pass(ot, &li, tile + 2 * li.ntiles);
+        v[2 * reps + r] = ondemand_pass(ot, &li, tile + 2 * li.ntiles, NULL);
+        for (int i = 0; i < li.ntiles; i++) /* this rep's in-process time of tile i */
+            bt_in[i] = build_encode_us(&li, i, out, scratch);
+        bsum[r] = 0;
+        for (int i = 0; i < li.ntiles; i++) {
+            double us = bare_once(&bx, bt_in[i], li.bytes[i]);
+            bsum[r] += us;
+            bt[i] = us < bt[i] ? us : bt[i];
+        }
     }
+    double *plain = malloc(2000 * sizeof *plain);
+    for (int i = 0; i < 2000; i++)
+        plain[i] = bare_once(&bx, 0, 0);
+    double plain_p50 = pct(plain, 2000, 0.5);
+    free(plain);
+    bare_close(&bx);
     /* Three estimates per side: the best pass, the median pass, and the sum over tiles of
      * each tile's best time (the steadiest under load: a preempted tile does not count). */
     double best[3], med[3], sum[3] = {0, 0, 0};
@@ -418,6 +586,35 @@ int main(int argc, char **argv)
         "on-demand, per tile, ipc           %8.1f us  (in-process %.1f us; per-tile bests %.1f / "
         "%.1f us)\n",
         best[1] / li.ntiles, best[0] / li.ntiles, sum[1] / li.ntiles, sum[0] / li.ntiles);
+    {
+        double bsb = 0;
+        for (int i = 0; i < li.ntiles; i++)
+            bsb += bt[i];
+        double od_best = (sum[1] - sum[0]) / li.ntiles, od_med = (med[1] - med[0]) / li.ntiles;
+        double fl_best = bsb / li.ntiles, fl_med = pct(bsum, reps, 0.5) / li.ntiles;
+        printf("on-demand over in-process, ipc     %+8.1f us a tile (per-tile bests), %+.1f us "
+               "(median passes)\n",
+               od_best, od_med);
+        printf("bare nng exchange, the echo waiting each tile's in-process time and replying its "
+               "blobs' size: %+.1f us a tile over the wait (per-tile bests), %+.1f us (median "
+               "passes); 16 bytes, no wait: p50 %.1f us\n",
+               fl_best, fl_med, plain_p50);
+        printf("on-demand overhead / bare exchange with the same wait: %.2f (bests), %.2f "
+               "(medians); / bare exchange without a wait: %.2f, %.2f\n",
+               od_best / fl_best, od_med / fl_med, od_best / plain_p50, od_med / plain_p50);
+        char log[300];
+        snprintf(log, sizeof log, "%s/ondemand.log", dir);
+        double paired;
+        double ds = daemon_side_us(log, li.ntiles, reps, ipc_each, &paired) / li.ntiles;
+        if (ds > 0)
+            printf("on-demand, the daemon's own time (its log, per-tile bests) %.1f us a tile: "
+                   "%+.1f us over in-process; the rest, transport and client, %+.1f us (median "
+                   "of each ipc get's time less the daemon's: %.1f us)\n",
+                   ds, ds - sum[0] / li.ntiles, sum[1] / li.ntiles - ds, paired);
+    }
+    free(bt);
+    free(bsum);
+    free(ipc_each);
     double pc0 = pct(pc, reps, 0.5) / li.ntiles, pc1 = pct(pc + reps, reps, 0.5) / li.ntiles;
     printf("on-demand, CPU per tile (medians)  in-process %.1f us; daemon + client, ipc %.1f us "
            "(%+.1f us)\n",

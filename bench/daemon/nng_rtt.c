@@ -2,8 +2,11 @@
  * nng-rtt: the round trip of a bare nng REQ/REP exchange (16 bytes each way), with no
  * onepath code on either side: the floor under onepathd's request latency. A REP socket
  * echoes on a thread of this process; the REQ side times N exchanges one after another.
+ * With WORK_US the echo thread first spins that long (a stand-in for an on-demand build on
+ * the thread that received the request): the round trip is then reported less WORK_US, the
+ * floor under an on-demand tile.get's overhead, whose wait leaves the other threads idle.
  *
- *   nng-rtt [URL] [N]      default ipc:///tmp/nng-rtt-<pid>.ipc, 3000
+ *   nng-rtt [URL] [N] [WORK_US]   default ipc:///tmp/nng-rtt-<pid>.ipc, 3000, 0
  */
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
@@ -14,21 +17,28 @@
 #include <time.h>
 #include <unistd.h>
 
-static void *echo(void *arg)
-{
-    nng_socket *s = arg;
-    nng_msg *m;
-    while (nng_recvmsg(*s, &m, 0) == 0)
-        if (nng_sendmsg(*s, m, 0) != 0)
-            nng_msg_free(m);
-    return NULL;
-}
-
 static double now_us(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static nng_socket rep;
+static double work_us;
+
+static void *echo(void *arg)
+{
+    (void)arg;
+    nng_msg *m;
+    while (nng_recvmsg(rep, &m, 0) == 0) {
+        double t0 = now_us();
+        while (now_us() - t0 < work_us) {
+        }
+        if (nng_sendmsg(rep, m, 0) != 0)
+            nng_msg_free(m);
+    }
+    return NULL;
 }
 
 /* CPU time of this process (both sides and nng's threads), in us. */
@@ -57,7 +67,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "nng-rtt: N must be 1..1000000, not %s\n", argv[2]);
         return 2;
     }
-    nng_socket rep, req;
+    work_us = argc > 3 ? atof(argv[3]) : 0;
+    if (!(work_us >= 0 && work_us <= 1e6)) {
+        fprintf(stderr, "nng-rtt: WORK_US must be 0..1000000, not %s\n", argv[3]);
+        return 2;
+    }
+    nng_socket req;
     int rv;
     if ((rv = nng_rep0_open(&rep)) != 0 || (rv = nng_listen(rep, url, NULL, 0)) != 0 ||
         (rv = nng_req0_open(&req)) != 0 || (rv = nng_dial(req, url, NULL, 0)) != 0) {
@@ -65,7 +80,7 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_t th;
-    pthread_create(&th, NULL, echo, &rep);
+    pthread_create(&th, NULL, echo, NULL);
     double *v = malloc((size_t)n * sizeof *v);
     char buf[16] = "ping";
     double c0 = cpu_us();
@@ -79,15 +94,19 @@ int main(int argc, char **argv)
             return 1;
         }
         nng_free(r, sz);
-        v[i] = now_us() - t0;
+        v[i] = now_us() - t0 - work_us;
     }
-    double cpu = cpu_us() - c0;
+    double cpu = cpu_us() - c0 - n * work_us;
     if (!v)
         return 1;
     qsort(v, (size_t)n, sizeof *v, cmp);
-    printf("%s: bare nng REQ/REP round trip p50 %.1f us, p99 %.1f us, CPU %.1f us an exchange "
+    printf("%s: bare nng REQ/REP round trip%s p50 %.1f us, p99 %.1f us, CPU %.1f us an exchange "
            "(both sides) (%d exchanges)\n",
-           url, v[n / 2], v[(size_t)n * 99 / 100], cpu / n, n);
+           url, work_us > 0 ? " less the echo's work" : "", v[n / 2], v[(size_t)n * 99 / 100],
+           cpu / n, n);
+    if (work_us > 0)
+        printf("  (the echo spun %.0f us before each reply; best exchange %.1f us over it)\n",
+               work_us, v[0]);
     nng_close(req);
     nng_close(rep);
     pthread_join(th, NULL);

@@ -1,8 +1,11 @@
 /*
- * libonepath-client transport: one nng REQ0 socket per client, one context per call
- * (so calls from several threads run at once), a deadline per call covering send and
- * receive. Replies are scanned with the bounded pre-scan before they are unpacked:
- * the client trusts its daemon no more than the daemon trusts its clients.
+ * libonepath-client transport: one nng REQ0 socket per client, one context per call in
+ * flight (so calls from several threads run at once), a deadline per call covering send
+ * and receive. The client keeps one context and its aio open for the next call (taken by
+ * whichever call finds it free; a call that finds it taken opens one of its own), so a
+ * client making one call at a time opens no context per call. Replies are scanned with
+ * the bounded pre-scan before they are unpacked: the client trusts its daemon no more
+ * than the daemon trusts its clients.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -31,7 +34,21 @@ struct op_client {
     int name_member;  /* a fleet member's: every error names url (op_fleet_member_open) */
     size_t token_len; /* 0: requests carry no token */
     char token[OP_TOKEN_MAX + 1];
+    /* The kept context: used by the call that sets kept_busy from 0 to 1, opened by the
+     * first such call (kept_open), closed after a call on it failed (a reply that comes
+     * late then has no context to reach). */
+    atomic_int kept_busy;
+    int kept_open;
+    nng_ctx kept_ctx;
+    nng_aio *kept_aio;
 };
+
+/* The context and aio of one call: the client's kept ones, or its own. */
+typedef struct call_chan {
+    nng_ctx ctx;
+    nng_aio *aio;
+    int kept;
+} call_chan;
 
 /* How long op_client_close waits for nng_close before leaving it to its own thread
  * (onepath/nng_close.h): a healthy close takes milliseconds, even under ASan on a loaded
@@ -62,6 +79,7 @@ op_status op_client_open(const char *url, op_client **out, op_err *err)
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
     atomic_init(&c->next_id, 1);
     atomic_init(&c->max_message, 0);
+    atomic_init(&c->kept_busy, 0);
     if (!(c->url = strdup(url))) {
         free(c);
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
@@ -89,6 +107,10 @@ void op_client_close(op_client *c)
 {
     if (!c)
         return;
+    if (c->kept_open) { /* no call in flight: the kept aio is idle */
+        nng_ctx_close(c->kept_ctx);
+        nng_aio_free(c->kept_aio);
+    }
     op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
     free(c->url);
     op_token_wipe(c->token, sizeof c->token);
@@ -169,6 +191,51 @@ static op_status check_size(op_client *c, size_t len, int64_t deadline, op_err *
     return OP_OK;
 }
 
+/* The kept context when no other call holds it (opened on first use), else one of the
+ * call's own. 0, or nng's error. */
+static int chan_take(op_client *c, call_chan *ch)
+{
+    ch->kept = !atomic_exchange(&c->kept_busy, 1);
+    if (ch->kept && !c->kept_open) {
+        if (nng_ctx_open(&c->kept_ctx, c->sock) == 0) {
+            if (nng_aio_alloc(&c->kept_aio, NULL, NULL) == 0)
+                c->kept_open = 1;
+            else
+                nng_ctx_close(c->kept_ctx);
+        }
+        if (!c->kept_open) { /* try again on a later call; this one opens its own */
+            atomic_store(&c->kept_busy, 0);
+            ch->kept = 0;
+        }
+    }
+    if (ch->kept) {
+        ch->ctx = c->kept_ctx;
+        ch->aio = c->kept_aio;
+        return 0;
+    }
+    int rv = nng_ctx_open(&ch->ctx, c->sock);
+    if (rv != 0)
+        return rv;
+    if ((rv = nng_aio_alloc(&ch->aio, NULL, NULL)) != 0)
+        nng_ctx_close(ch->ctx);
+    return rv;
+}
+
+/* Ends a call's use of ch; ok 0: its exchange failed, and a kept context is closed too. */
+static void chan_give(op_client *c, call_chan *ch, int ok)
+{
+    if (ch->kept && ok) {
+        atomic_store(&c->kept_busy, 0);
+        return;
+    }
+    nng_aio_free(ch->aio);
+    nng_ctx_close(ch->ctx);
+    if (ch->kept) {
+        c->kept_open = 0;
+        atomic_store(&c->kept_busy, 0);
+    }
+}
+
 op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
                              uint8_t **reply, size_t *reply_len, op_err *err)
 {
@@ -184,40 +251,37 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
         return op_err_set(err, OP_ETIMEDOUT, "client: %s: timed out asking the daemon's limits",
                           c->url);
     timeout_ms -= (int)(now_ms() - t0);
-    nng_ctx ctx;
-    nng_aio *aio = NULL;
+    call_chan ch;
     nng_msg *msg = NULL;
-    int rv = nng_ctx_open(&ctx, c->sock);
+    int rv = chan_take(c, &ch);
     if (rv != 0)
         return nng_status(c, rv, "context", err);
     /* Resend only when the connection drops: a long poll must not be sent twice. */
-    nng_ctx_set_ms(ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);
+    nng_ctx_set_ms(ch.ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);
     int64_t deadline = now_ms() + timeout_ms;
-    if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0 || (rv = nng_msg_alloc(&msg, 0)) != 0 ||
-        (rv = nng_msg_append(msg, req, len)) != 0) {
+    if ((rv = nng_msg_alloc(&msg, 0)) != 0 || (rv = nng_msg_append(msg, req, len)) != 0) {
         nng_msg_free(msg);
-        nng_aio_free(aio);
-        nng_ctx_close(ctx);
+        chan_give(c, &ch, 1); /* nothing was sent on it */
         return nng_status(c, rv, "request", err);
     }
-    nng_aio_set_timeout(aio, timeout_ms);
-    nng_aio_set_msg(aio, msg);
-    nng_ctx_send(ctx, aio);
-    nng_aio_wait(aio);
-    if ((rv = nng_aio_result(aio)) != 0) {
-        nng_msg_free(nng_aio_get_msg(aio));
-        nng_aio_free(aio);
-        nng_ctx_close(ctx);
+    nng_aio_set_timeout(ch.aio, timeout_ms);
+    nng_aio_set_msg(ch.aio, msg);
+    nng_ctx_send(ch.ctx, ch.aio);
+    nng_aio_wait(ch.aio);
+    if ((rv = nng_aio_result(ch.aio)) != 0) {
+        nng_msg_free(nng_aio_get_msg(ch.aio));
+        nng_aio_set_msg(ch.aio, NULL);
+        chan_give(c, &ch, 0);
         return nng_status(c, rv, "send", err);
     }
     int64_t left = deadline - now_ms();
-    nng_aio_set_timeout(aio, left > 0 ? (nng_duration)left : 1);
-    nng_ctx_recv(ctx, aio);
-    nng_aio_wait(aio);
-    rv = nng_aio_result(aio);
-    msg = rv == 0 ? nng_aio_get_msg(aio) : NULL;
-    nng_aio_free(aio);
-    nng_ctx_close(ctx);
+    nng_aio_set_timeout(ch.aio, left > 0 ? (nng_duration)left : 1);
+    nng_ctx_recv(ch.ctx, ch.aio);
+    nng_aio_wait(ch.aio);
+    rv = nng_aio_result(ch.aio);
+    msg = rv == 0 ? nng_aio_get_msg(ch.aio) : NULL;
+    nng_aio_set_msg(ch.aio, NULL);
+    chan_give(c, &ch, rv == 0);
     if (rv != 0) {
         /* The daemon may have restarted with another --max-message: ask again next time. */
         if (len + OP_REQ_HEADER > OP_MIN_MAX_MESSAGE)

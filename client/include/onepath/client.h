@@ -4,7 +4,7 @@
  * op_status and fills err: transport failures are OP_ETIMEDOUT / OP_EIO, a daemon's
  * error reply carries the daemon's code and message (OP_ENOTFOUND, OP_ERANGE, ...).
  *
- * A client is safe to share between threads: each call opens its own nng context, so
+ * A client is safe to share between threads: each call in flight has its own nng context, so
  * calls from several threads are in flight at once. Results are plain structs; the
  * ones holding arrays are freed with the matching op_client_*_free function (which
  * also accepts a zeroed or already freed struct). On failure a result is zeroed.

@@ -124,8 +124,10 @@ typedef struct col_pos {
 static inline void pos_at(const op_heightfield *hf, col_pos *p, uint32_t n)
 {
     p->n = n;
-    if (n == OP_NO_SPAN)
+    if (n == OP_NO_SPAN) {
+        p->floor = -1; /* no floor: read by the flat-ground test, equal to none */
         return;
+    }
     const op_hf_span *s = &hf->spans[n];
     p->floor = s->smax;
     p->next = s->next;
@@ -276,8 +278,9 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                          * or is a neighbour at diff 0 (the span's own clearance passed
                          * §4.3 above): never a ledge, never steep, whatever the settings,
                          * which is ledge_or_steep_from's answer without its four tests. */
-                        int flat = all_one && cur[0].floor == floor && cur[1].floor == floor &&
-                                   cur[2].floor == floor && cur[3].floor == floor;
+                        int flat =
+                            all_one & (((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
+                                        (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0);
                         if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
                                                          walkable_height, walkable_climb))
                             area = OP_NULL_AREA; /* §4.2 */

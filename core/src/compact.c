@@ -64,22 +64,26 @@ static void fill_flat(const op_heightfield *hf, op_chf *chf)
     int ncells = hf->width * hf->depth;
     const uint32_t *cs = hf->col_start;
     const op_hf_span *sp = hf->spans;
+    /* Locals: with -fno-strict-aliasing every store would reload chf's pointers. */
+    uint32_t *cells = chf->cells;
+    uint16_t *y = chf->y, *hh = chf->h;
+    uint8_t *areas = chf->areas;
     uint32_t k = 0;
     for (int c = 0; c < ncells; c++) {
-        chf->cells[c] = k;
+        cells[c] = k;
         uint32_t e = cs[c + 1];
         for (uint32_t s = cs[c]; s < e; s++) {
             if (sp[s].area == OP_NULL_AREA)
                 continue;
             int top = s + 1 < e ? sp[s + 1].smin : OP__SKY_ROW;
             int h = top - (int)sp[s].smax;
-            chf->y[k] = sp[s].smax;
-            chf->h[k] = (uint16_t)(h < 0 ? 0 : h);
-            chf->areas[k] = sp[s].area;
+            y[k] = sp[s].smax;
+            hh[k] = (uint16_t)(h < 0 ? 0 : h);
+            areas[k] = sp[s].area;
             k++;
         }
     }
-    chf->cells[ncells] = k;
+    cells[ncells] = k;
 }
 
 static op_status alloc_arrays(op_chf *chf, op_arena *out, op_err *err)

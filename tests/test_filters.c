@@ -228,6 +228,34 @@ Test(filters, filters_run_low_hanging_before_low_height)
     cr_assert_eq(hf.spans[s].smax, 10);
 }
 
+/* a through the three passes in order, b through op_filters_apply. */
+static void filter_both(op_heightfield *a, op_heightfield *b, int wh, int wc)
+{
+    op_filter_low_hanging(a, wc);
+    op_filter_ledges(a, wh, wc);
+    op_filter_low_height(a, wh);
+    op_filters_apply(b, wh, wc);
+}
+
+/* a and b (the same spans) hold the same areas, span by span; returns the walkable ones. */
+static int same_areas(const op_heightfield *a, const op_heightfield *b, int field_no)
+{
+    int walkable = 0;
+    for (int c = 0; c < a->width * a->depth; c++) {
+        uint32_t sa = a->heads[c], sb = b->heads[c];
+        for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
+             sa = a->spans[sa].next, sb = b->spans[sb].next) {
+            cr_assert_eq(a->spans[sa].smax, b->spans[sb].smax);
+            cr_assert_eq(a->spans[sa].area, b->spans[sb].area,
+                         "field %d column %d span top %d: passes %d, apply %d", field_no, c,
+                         a->spans[sa].smax, a->spans[sa].area, b->spans[sb].area);
+            walkable += a->spans[sa].area != 0;
+        }
+        cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
+    }
+    return walkable;
+}
+
 /* op_filters_apply walks the spans once; it must give exactly what the three passes
  * give one after the other (§4: each reads the state before it). Random columns of
  * up to four spans with areas 0, 63 and others, heights near the thresholds. */
@@ -251,21 +279,8 @@ Test(filters, filters_apply_equals_the_three_passes_in_order)
                     y = top + op_test_rand_int(&rng, 1, wh + 3);
                 }
             }
-        op_filter_low_hanging(&a, wc);
-        op_filter_ledges(&a, wh, wc);
-        op_filter_low_height(&a, wh);
-        op_filters_apply(&b, wh, wc);
-        for (int c = 0; c < w * d; c++) {
-            uint32_t sa = a.heads[c], sb = b.heads[c];
-            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
-                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
-                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
-                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
-                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
-                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
-            }
-            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
-        }
+        filter_both(&a, &b, wh, wc);
+        same_areas(&a, &b, field_no);
         op_arena_reset(arena);
     }
 }
@@ -295,22 +310,8 @@ Test(filters, filters_apply_equals_the_three_passes_on_tall_columns)
                     y = top + op_test_rand_int(&rng, 1, wh + 4);
                 }
             }
-        op_filter_low_hanging(&a, wc);
-        op_filter_ledges(&a, wh, wc);
-        op_filter_low_height(&a, wh);
-        op_filters_apply(&b, wh, wc);
-        for (int c = 0; c < w * d; c++) {
-            uint32_t sa = a.heads[c], sb = b.heads[c];
-            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
-                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
-                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
-                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
-                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
-                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
-                walkable += a.spans[sa].area != 0;
-            }
-            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
-        }
+        filter_both(&a, &b, wh, wc);
+        walkable += same_areas(&a, &b, field_no);
         op_arena_reset(arena);
     }
     cr_assert_gt(walkable, 1000, "only %d walkable spans compared", walkable);
@@ -349,10 +350,7 @@ Test(filters, filters_apply_equals_the_three_passes_on_flat_ground)
                 add(&a, x, z, top - 2 < 0 ? 0 : top - 2, top, area);
                 add(&b, x, z, top - 2 < 0 ? 0 : top - 2, top, area);
             }
-        op_filter_low_hanging(&a, wc);
-        op_filter_ledges(&a, wh, wc);
-        op_filter_low_height(&a, wh);
-        op_filters_apply(&b, wh, wc);
+        filter_both(&a, &b, wh, wc);
         for (int z = 1; z + 1 < d; z++)
             for (int x = 1; x + 1 < w; x++) {
                 int c = x + z * w, n[4] = {c - 1, c + w, c + 1, c - w}, ok = 1;
@@ -365,17 +363,7 @@ Test(filters, filters_apply_equals_the_three_passes_on_flat_ground)
                 }
                 flat += ok && b.spans[b.heads[c]].area != 0;
             }
-        for (int c = 0; c < w * d; c++) {
-            uint32_t sa = a.heads[c], sb = b.heads[c];
-            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
-                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
-                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
-                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
-                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
-                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
-            }
-            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
-        }
+        same_areas(&a, &b, field_no);
         op_arena_reset(arena);
     }
     cr_assert_gt(flat, 500, "only %d flat walkable spans", flat);
@@ -428,10 +416,7 @@ Test(filters, filters_apply_equals_the_three_passes_on_stacked_floors)
                     }
                 }
             }
-        op_filter_low_hanging(&a, wc);
-        op_filter_ledges(&a, wh, wc);
-        op_filter_low_height(&a, wh);
-        op_filters_apply(&b, wh, wc);
+        filter_both(&a, &b, wh, wc);
         for (int z = 1; z + 1 < d; z++)
             for (int x = 1; x + 1 < w; x++)
                 for (uint32_t s = a.heads[x + z * w]; s != OP_NO_SPAN; s = a.spans[s].next) {
@@ -442,17 +427,7 @@ Test(filters, filters_apply_equals_the_three_passes_on_stacked_floors)
                             a.spans[a.spans[t].next].smin == a.spans[a.spans[s].next].smin)
                             same += a.spans[s].area != 0;
                 }
-        for (int c = 0; c < w * d; c++) {
-            uint32_t sa = a.heads[c], sb = b.heads[c];
-            for (; sa != OP_NO_SPAN && sb != OP_NO_SPAN;
-                 sa = a.spans[sa].next, sb = b.spans[sb].next) {
-                cr_assert_eq(a.spans[sa].smax, b.spans[sb].smax);
-                cr_assert_eq(a.spans[sa].area, b.spans[sb].area,
-                             "field %d column %d span top %d: passes %d, apply %d", field_no, c,
-                             a.spans[sa].smax, a.spans[sa].area, b.spans[sb].area);
-            }
-            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN);
-        }
+        same_areas(&a, &b, field_no);
         op_arena_reset(arena);
     }
     cr_assert_gt(same, 500, "only %d walkable spans with the same opening next door", same);

@@ -52,6 +52,8 @@ typedef struct op__tile_base {
                                                 computed (§5.6, detail_internal.h), or NULL */
     const struct op__contour_base *contours; /* in an entry: the contours a build from this
                                                 base computed (§5.7), or NULL */
+    const struct op__region_base *regions;   /* in an entry: the regions a build from this
+                                                base computed (§5.9), or NULL */
 } op__tile_base;
 
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).

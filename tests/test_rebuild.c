@@ -9,8 +9,9 @@
  *     tile's border band do change it (the grid is the erosion's widening);
  *   - span layers (layer-first) are the same with and without volumes of either mode;
  *   - volume sets: names, order, sort; entries refused when they cannot be the level's.
- * "Bytes" are everything a tile build hands on: the span areas, the regions, the span
- * layers and every tile layer's encoded blob.
+ * "Bytes" are everything a tile build hands on: the span areas, the regions (ids, count,
+ * area ids, border region, region layers), the span layers and every tile layer's encoded
+ * blob.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -56,8 +57,15 @@ static sig signature(const op_tile_stages *st)
     put(&s, &n, sizeof n);
     if (n && st->chf.areas)
         put(&s, st->chf.areas, n);
-    if (n && st->regions.reg)
+    if (n && st->regions.reg) {
         put(&s, st->regions.reg, n * sizeof *st->regions.reg);
+        put(&s, &st->regions.region_count, sizeof st->regions.region_count);
+        put(&s, st->regions.region_area, (size_t)st->regions.region_count + 1);
+        put(&s, &st->border_region, sizeof st->border_region);
+        /* region_layer covers the regions below the border band's id. */
+        if (st->region_layer && st->border_region > 0)
+            put(&s, st->region_layer, (size_t)st->border_region * sizeof *st->region_layer);
+    }
     if (n && st->span_layer)
         put(&s, st->span_layer, n * sizeof *st->span_layer);
     put(&s, &st->ntiles, sizeof st->ntiles);
@@ -175,7 +183,7 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
 /* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
  * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
 static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
-                        long *reused, long *npolys, long *creused, long *nregions)
+                        long *reused, long *npolys, long *creused, long *nregions, long *rreused)
 {
     op_arena_reset(w->out);
     op_arena_reset(w->scratch);
@@ -194,12 +202,18 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         *creused += st.contours_reused;
     if (nregions && !st.skipped)
         *nregions += st.regions.region_count;
+    cr_assert(st.regions_reused == 0 || st.regions_reused == 1);
+    /* The distance field is skipped exactly when the regions were the entry's. */
+    if (!st.skipped && w->s.partition == OP_PARTITION_WATERSHED)
+        cr_assert_eq(st.chf.dist == NULL, st.regions_reused == 1);
+    if (rreused)
+        *rreused += st.regions_reused;
     return signature(&st);
 }
 
 static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
 {
-    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL);
+    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL, NULL);
 }
 
 /* ---- random volumes ---- */
@@ -287,6 +301,7 @@ typedef struct edit_stats {
     long compared, changed;
     long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
     long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
+    long rreused, rebuilt; /* rebuilds that took the entry's regions, and all (not skipped) */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -388,7 +403,7 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
                 continue;
             sig f = fresh(&w, i, set, n, NULL);
             sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys, &es->creused,
-                                 &es->regions);
+                                 &es->regions, &es->rreused);
             int tx, tz;
             tile_of(&w, i, &tx, &tz);
             cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
@@ -399,6 +414,9 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
                       what, step, tx, tz, k, n);
             es->compared++;
             es->changed += !sig_eq(&f, &base[i]);
+            int skipped;
+            memcpy(&skipped, f.p, sizeof skipped); /* the signature's first field */
+            es->rebuilt += !skipped;
             free(f.p);
             free(c.p);
             free(s.p);
@@ -441,7 +459,7 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0, 0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
@@ -450,10 +468,16 @@ static void sequences_on(const char *what, int steps)
         cr_assert_gt(es.creused, 0, "%s %s: no contours reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.creused, es.regions, "%s %s: every region's contours reused", what,
                      op_partition_name(parts[k]));
+        /* Both regions paths ran: rebuilds that took the entry's regions (tiles the edit
+         * left alone, edits undone) and rebuilds that computed them. */
+        cr_assert_gt(es.rreused, 0, "%s %s: no regions reused", what, op_partition_name(parts[k]));
+        cr_assert_lt(es.rreused, es.rebuilt, "%s %s: every rebuild reused its regions", what,
+                     op_partition_name(parts[k]));
         fprintf(stderr,
-                "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions "
-                "reused\n",
-                what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions);
+                "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
+                "regions of %ld of %ld rebuilds reused\n",
+                what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
+                es.rreused, es.rebuilt);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,

@@ -107,6 +107,10 @@ static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry 
     b->links = (const uint32_t(*)[4])e->base.chf.links;
     b->span_layer = e->base.span_layer;
     b->span_count = n;
+    b->width = e->base.chf.width;
+    b->depth = e->base.chf.depth;
+    b->border = e->base.chf.border;
+    b->tile_cells = l->grid.tile_cells;
     b->areas = areas_are_eroded(&e->base, st) ? e->base.eroded : put(at, st->chf.areas, n);
     b->reg = e->reg;
     b->region_count = st->regions.region_count;
@@ -219,12 +223,11 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
     int regions = !b->skipped && keeps_regions(st, last);
     size_t bytes = up(sizeof(op_rebuild_entry));
     if (!b->skipped)
-        bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
-                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) +
-                 (detail ? detail_bytes(st) : 0) +
-                 (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
-                 (regions ? region_bytes(b, st) : 0) +
-                 (detail || contours || regions ? up(n * 2) : 0);
+        bytes +=
+            up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
+            (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) + (detail ? detail_bytes(st) : 0) +
+            (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
+            (regions ? region_bytes(b, st) : 0) + (detail || contours || regions ? up(n * 2) : 0);
     op_rebuild_entry *e = malloc(bytes);
     if (!e)
         return NULL;

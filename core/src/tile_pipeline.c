@@ -404,16 +404,14 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
     if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
         return s;
     /* A rebuild whose regions input is the capture's takes the capture's regions, border
-     * cut included (build3d-runtime.md §5.9). */
-    op_region_settings rs = {l->settings.partition, l->settings.min_region_area,
-                             l->settings.merge_region_area};
-    if (cached && cached->regions)
-        st->regions_reused =
-            op__regions_from_base(cached->regions, &st->chf, st->span_layer, &rs, out,
-                                  &st->regions, &st->region_layer, &st->border_region, &s);
-    if (s != OP_OK)
-        return op_err_set(err, s, "tile (%d, %d): out of memory (regions)", tx, tz);
-    if (!st->regions_reused) {
+     * cut included (build3d-runtime.md §5.9): the span stage decided it (and then skipped
+     * the distance field, which only the regions stage reads). */
+    if (st->regions_reused) {
+        s = op__regions_from_base(cached->regions, out, &st->regions, &st->region_layer,
+                                  &st->border_region);
+        if (s != OP_OK)
+            return op_err_set(err, s, "tile (%d, %d): out of memory (regions)", tx, tz);
+    } else {
         s = regions_step(l, out, scratch, st, err);
         op_arena_release(scratch, m);
         if (s == OP_OK)

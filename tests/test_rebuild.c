@@ -9,8 +9,9 @@
  *     tile's border band do change it (the grid is the erosion's widening);
  *   - span layers (layer-first) are the same with and without volumes of either mode;
  *   - volume sets: names, order, sort; entries refused when they cannot be the level's.
- * "Bytes" are everything a tile build hands on: the span areas, the regions, the span
- * layers and every tile layer's encoded blob.
+ * "Bytes" are everything a tile build hands on: the span areas, the regions (ids, count,
+ * area ids, border region, region layers), the span layers and every tile layer's encoded
+ * blob.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -28,6 +29,7 @@
 
 #include "../core/src/contours_internal.h"
 #include "../core/src/detail_internal.h"
+#include "../core/src/regions_internal.h"
 
 /* ---- what a build produced, as bytes ---- */
 
@@ -56,8 +58,15 @@ static sig signature(const op_tile_stages *st)
     put(&s, &n, sizeof n);
     if (n && st->chf.areas)
         put(&s, st->chf.areas, n);
-    if (n && st->regions.reg)
+    if (n && st->regions.reg) {
         put(&s, st->regions.reg, n * sizeof *st->regions.reg);
+        put(&s, &st->regions.region_count, sizeof st->regions.region_count);
+        put(&s, st->regions.region_area, (size_t)st->regions.region_count + 1);
+        put(&s, &st->border_region, sizeof st->border_region);
+        /* region_layer covers the regions below the border band's id. */
+        if (st->region_layer && st->border_region > 0)
+            put(&s, st->region_layer, (size_t)st->border_region * sizeof *st->region_layer);
+    }
     if (n && st->span_layer)
         put(&s, st->span_layer, n * sizeof *st->span_layer);
     put(&s, &st->ntiles, sizeof st->ntiles);
@@ -175,7 +184,7 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
 /* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
  * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
 static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
-                        long *reused, long *npolys, long *creused, long *nregions)
+                        long *reused, long *npolys, long *creused, long *nregions, long *rreused)
 {
     op_arena_reset(w->out);
     op_arena_reset(w->scratch);
@@ -194,12 +203,18 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         *creused += st.contours_reused;
     if (nregions && !st.skipped)
         *nregions += st.regions.region_count;
+    cr_assert(st.regions_reused == 0 || st.regions_reused == 1);
+    /* The distance field is skipped exactly when the regions were the entry's. */
+    if (!st.skipped && w->s.partition == OP_PARTITION_WATERSHED)
+        cr_assert_eq(st.chf.dist == NULL, st.regions_reused == 1);
+    if (rreused)
+        *rreused += st.regions_reused;
     return signature(&st);
 }
 
 static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
 {
-    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL);
+    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL, NULL);
 }
 
 /* ---- random volumes ---- */
@@ -287,6 +302,7 @@ typedef struct edit_stats {
     long compared, changed;
     long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
     long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
+    long rreused, rebuilt; /* rebuilds that took the entry's regions, and all (not skipped) */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -388,7 +404,7 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
                 continue;
             sig f = fresh(&w, i, set, n, NULL);
             sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys, &es->creused,
-                                 &es->regions);
+                                 &es->regions, &es->rreused);
             int tx, tz;
             tile_of(&w, i, &tx, &tz);
             cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
@@ -399,6 +415,9 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
                       what, step, tx, tz, k, n);
             es->compared++;
             es->changed += !sig_eq(&f, &base[i]);
+            int skipped;
+            memcpy(&skipped, f.p, sizeof skipped); /* the signature's first field */
+            es->rebuilt += !skipped;
             free(f.p);
             free(c.p);
             free(s.p);
@@ -441,7 +460,7 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0, 0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
@@ -450,10 +469,16 @@ static void sequences_on(const char *what, int steps)
         cr_assert_gt(es.creused, 0, "%s %s: no contours reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.creused, es.regions, "%s %s: every region's contours reused", what,
                      op_partition_name(parts[k]));
+        /* Both regions paths ran: rebuilds that took the entry's regions (tiles the edit
+         * left alone, edits undone) and rebuilds that computed them. */
+        cr_assert_gt(es.rreused, 0, "%s %s: no regions reused", what, op_partition_name(parts[k]));
+        cr_assert_lt(es.rreused, es.rebuilt, "%s %s: every rebuild reused its regions", what,
+                     op_partition_name(parts[k]));
         fprintf(stderr,
-                "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions "
-                "reused\n",
-                what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions);
+                "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
+                "regions of %ld of %ld rebuilds reused\n",
+                what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
+                es.rreused, es.rebuilt);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,
@@ -1173,4 +1198,335 @@ Test(rebuild, contour_reuse_follows_each_rule)
     op_arena_destroy(cc.o);
     op_arena_destroy(cc.s);
     world_close(&w);
+}
+
+/* ---- regions reuse, rule by rule (build3d-runtime.md §5.9) ---- */
+
+/* A tile's regions stage from scratch (the tile with the most regions) and a region base on
+ * its own field, as the capture keeps it (rebuild.c): the arrays are the build's, the
+ * outputs the base's own copies. */
+typedef struct region_case {
+    op_tile_stages st;
+    op__region_base base;
+    op_region_settings rs;
+    int tile_cells;
+    op_arena *o, *s;
+} region_case;
+
+static void region_case_open(world *w, region_case *rc)
+{
+    memset(rc, 0, sizeof *rc);
+    rc->o = op_arena_create(0);
+    rc->s = op_arena_create(0);
+    op_err e;
+    int best = -1, most = 0;
+    for (int i = 0; i < w->ntiles; i++) {
+        int tx, tz;
+        tile_of(w, i, &tx, &tz);
+        op_arena_reset(rc->o);
+        cr_assert_eq(
+            op_level_build_stages(w->lvl, tx, tz, OP_STAGE_REGIONS, 0, rc->o, rc->s, &rc->st, &e),
+            OP_OK, "%s", e.msg);
+        if (!rc->st.skipped && rc->st.regions.region_count > most)
+            best = i, most = rc->st.regions.region_count;
+    }
+    cr_assert_geq(best, 0);
+    int tx, tz;
+    tile_of(w, best, &tx, &tz);
+    op_arena_reset(rc->o);
+    cr_assert_eq(
+        op_level_build_stages(w->lvl, tx, tz, OP_STAGE_REGIONS, 0, rc->o, rc->s, &rc->st, &e),
+        OP_OK, "%s", e.msg);
+    cr_assert_geq(rc->st.regions.region_count, 4);
+    const op_tile_stages *st = &rc->st;
+    const op_chf *c = &st->chf;
+    rc->rs = (op_region_settings){w->s.partition, w->s.min_region_area, w->s.merge_region_area};
+    rc->tile_cells = c->width - 2 * c->border;
+    op__region_base *b = &rc->base;
+    uint32_t n = c->span_count;
+    b->cells = c->cells;
+    b->y = c->y;
+    b->links = (const uint32_t(*)[4])c->links;
+    b->span_layer = st->span_layer;
+    b->span_count = n;
+    b->width = c->width;
+    b->depth = c->depth;
+    b->border = c->border;
+    b->tile_cells = rc->tile_cells;
+    uint8_t *areas = op_arena_alloc(rc->o, (size_t)n + 1);
+    memcpy(areas, c->areas, n);
+    b->areas = areas;
+    uint16_t *reg = op_arena_alloc(rc->o, (size_t)n * 2 + 2);
+    memcpy(reg, st->regions.reg, (size_t)n * 2);
+    b->reg = reg;
+    b->region_count = st->regions.region_count;
+    uint8_t *ra = op_arena_alloc(rc->o, (size_t)b->region_count + 1);
+    memcpy(ra, st->regions.region_area, (size_t)b->region_count + 1);
+    b->region_area = ra;
+    b->border_region = st->border_region;
+    if (st->region_layer) {
+        uint16_t *rl = op_arena_alloc(rc->o, (size_t)st->border_region * 2 + 2);
+        memcpy(rl, st->region_layer, (size_t)st->border_region * 2);
+        b->region_layer = rl;
+        b->nregion_layer = st->border_region;
+    }
+    b->rs = rc->rs;
+}
+
+static void region_case_close(region_case *rc)
+{
+    op_arena_destroy(rc->o);
+    op_arena_destroy(rc->s);
+}
+
+static int fits(const region_case *rc, const op_chf *chf, const uint16_t *span_layer,
+                const op_region_settings *rs, int tile_cells)
+{
+    return op__regions_base_fits(&rc->base, chf, span_layer, rs, tile_cells);
+}
+
+static void regions_rules_on(const char *what, op_partition p)
+{
+    world w;
+    world_open(&w, what, p);
+    region_case rc;
+    region_case_open(&w, &rc);
+    const op_chf *chf = &rc.st.chf;
+    const op_tile_stages *st = &rc.st;
+    uint32_t n = chf->span_count;
+    int tc = rc.tile_cells;
+    /* The same input (the areas as another array of equal bytes): the base's regions. */
+    op_chf c2 = *chf;
+    c2.areas = op_arena_alloc(rc.o, (size_t)n + 1);
+    memcpy(c2.areas, chf->areas, n);
+    cr_assert(fits(&rc, &c2, st->span_layer, &rc.rs, tc), "%s: the same input", what);
+    op_regions got;
+    uint16_t *rl = NULL;
+    int border = -1;
+    cr_assert_eq(op__regions_from_base(&rc.base, rc.o, &got, &rl, &border), OP_OK);
+    cr_assert_eq(got.span_count, n);
+    cr_assert_eq(got.region_count, st->regions.region_count);
+    cr_assert_eq(border, st->border_region);
+    cr_assert_eq(memcmp(got.reg, st->regions.reg, (size_t)n * 2), 0);
+    cr_assert_eq(memcmp(got.region_area, st->regions.region_area, (size_t)got.region_count + 1), 0);
+    cr_assert_eq(rl == NULL, st->region_layer == NULL);
+    if (rl)
+        cr_assert_eq(memcmp(rl, st->region_layer, (size_t)border * 2), 0);
+    /* Rule 3: one span's area changed, anywhere (first, last, unwalkable, border band,
+     * core, walkable to another id, walkable to none): never reused. */
+    uint32_t picks[8] = {0, n - 1, n / 2, n / 3, 0, 0, 0, 0};
+    int np = 4;
+    for (uint32_t s = 0; s < n && np < 8; s += 37) {
+        int cell = 0;
+        while (chf->cells[cell + 1] <= s)
+            cell++;
+        int x = cell % chf->width, z = cell / chf->width;
+        int band =
+            x < chf->border || z < chf->border || x >= chf->border + tc || z >= chf->border + tc;
+        if ((np == 4 && band && chf->areas[s]) || (np == 5 && !band && chf->areas[s]) ||
+            (np == 6 && !chf->areas[s]) || (np == 7 && !band && chf->areas[s] && s > n / 2))
+            picks[np++] = s;
+    }
+    cr_assert_eq(np, 8, "%s: spans of every kind", what);
+    for (int k = 0; k < np; k++)
+        for (int v = 0; v < 2; v++) {
+            uint32_t s = picks[k];
+            uint8_t was = c2.areas[s];
+            c2.areas[s] = (uint8_t)(v == 0 ? (was == 0 ? OP_WALKABLE_AREA : 0) : (was + 1) % 64);
+            cr_assert(!fits(&rc, &c2, st->span_layer, &rc.rs, tc), "%s: span %u area %d -> %d",
+                      what, s, was, c2.areas[s]);
+            c2.areas[s] = was;
+        }
+    cr_assert(fits(&rc, &c2, st->span_layer, &rc.rs, tc));
+    /* Rule 1: the span layers (partition = layers): one changed, or equal bytes in another
+     * array; any other partition with span layers. */
+    uint16_t *sl = op_arena_alloc(rc.o, (size_t)n * 2 + 2);
+    if (st->span_layer) {
+        memcpy(sl, st->span_layer, (size_t)n * 2);
+        cr_assert(!fits(&rc, &c2, sl, &rc.rs, tc), "%s: span layers, other array", what);
+        sl[n / 2] = (uint16_t)(sl[n / 2] == OP_NO_LAYER ? 0 : sl[n / 2] + 1);
+        cr_assert(!fits(&rc, &c2, sl, &rc.rs, tc), "%s: a span layer changed", what);
+        cr_assert(!fits(&rc, &c2, NULL, &rc.rs, tc), "%s: no span layers", what);
+    } else {
+        memset(sl, 0, (size_t)n * 2);
+        cr_assert(!fits(&rc, &c2, sl, &rc.rs, tc), "%s: span layers given", what);
+    }
+    /* Rule 1: the other field arrays (equal bytes, other arrays), span count and frame. */
+    op_chf c3 = c2;
+    c3.y = op_arena_alloc(rc.o, (size_t)n * 2 + 2);
+    memcpy(c3.y, chf->y, (size_t)n * 2);
+    cr_assert(!fits(&rc, &c3, st->span_layer, &rc.rs, tc), "%s: floors", what);
+    c3 = c2;
+    size_t ncell = (size_t)chf->width * (size_t)chf->depth + 1;
+    c3.cells = op_arena_alloc(rc.o, ncell * 4);
+    memcpy(c3.cells, chf->cells, ncell * 4);
+    cr_assert(!fits(&rc, &c3, st->span_layer, &rc.rs, tc), "%s: cells", what);
+    c3 = c2;
+    c3.links = op_arena_alloc(rc.o, (size_t)n * sizeof *c3.links + 16);
+    memcpy(c3.links, chf->links, (size_t)n * sizeof *c3.links);
+    cr_assert(!fits(&rc, &c3, st->span_layer, &rc.rs, tc), "%s: links", what);
+    c3 = c2;
+    c3.span_count--;
+    cr_assert(!fits(&rc, &c3, st->span_layer, &rc.rs, tc), "%s: span count", what);
+    c3 = c2;
+    c3.border--;
+    cr_assert(!fits(&rc, &c3, st->span_layer, &rc.rs, tc), "%s: border", what);
+    c3 = c2;
+    c3.width--, c3.depth++;
+    cr_assert(!fits(&rc, &c3, st->span_layer, &rc.rs, tc), "%s: grid size", what);
+    cr_assert(!fits(&rc, &c2, st->span_layer, &rc.rs, tc - 1), "%s: tile cells", what);
+    /* Rule 2: other region settings. */
+    op_region_settings rs = rc.rs;
+    rs.min_region_area++;
+    cr_assert(!fits(&rc, &c2, st->span_layer, &rs, tc), "%s: MinRegionArea", what);
+    rs = rc.rs;
+    rs.merge_region_area++;
+    cr_assert(!fits(&rc, &c2, st->span_layer, &rs, tc), "%s: MergeRegionArea", what);
+    rs = rc.rs;
+    rs.partition = p == OP_PARTITION_WATERSHED ? OP_PARTITION_MONOTONE : OP_PARTITION_WATERSHED;
+    cr_assert(!fits(&rc, &c2, st->span_layer, &rs, tc), "%s: partition", what);
+    cr_assert(fits(&rc, &c2, st->span_layer, &rc.rs, tc), "%s: the same input again", what);
+    region_case_close(&rc);
+    world_close(&w);
+}
+
+Test(rebuild, regions_reuse_follows_each_rule)
+{
+    regions_rules_on("dungeon", OP_PARTITION_WATERSHED);
+    regions_rules_on("dungeon", OP_PARTITION_MONOTONE);
+    regions_rules_on("multifloor", OP_PARTITION_LAYERS);
+}
+
+/* A cylinder of volume mode m round floor point f. */
+static op_volume cylinder_at(const char *name, const double *f, double radius, op_volume_mode m,
+                             int area)
+{
+    op_volume v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.name, sizeof v.name, "%s", name);
+    v.kind = OP_VOLUME_CYLINDER;
+    v.mode = m;
+    v.area = area;
+    v.bmin[0] = f[0], v.bmin[2] = f[2], v.bmax[0] = radius;
+    v.bmin[1] = f[1] - 0.5, v.bmax[1] = f[1] + 1.5;
+    return v;
+}
+
+/* End to end: a rebuild takes the entry's regions exactly when its areas (after the area
+ * volumes) are the capture's, and is byte-equal to a build from scratch either way (the
+ * signature holds the regions, their count, area ids, border region and layers). Area
+ * volumes of the walkable area the floors already have change no area (always reused);
+ * other volumes, random, mostly do (not reused on the tiles where they do). */
+static void regions_reuse_end_to_end(const char *what, op_partition p, int layer_by_layer,
+                                     uint64_t seed)
+{
+    world w;
+    world_open(&w, what, p);
+    op_test_rng g = {seed};
+    op_err e;
+    if (layer_by_layer) { /* no height samples: each layer built on its own (§2.3) */
+        op_level_destroy(w.lvl);
+        w.s.detail_sample_distance = 0;
+        cr_assert_eq(op_level_create(&w.soup, &w.s, NULL, 0, &w.lvl, &e), OP_OK, "%s", e.msg);
+    }
+    op_rebuild_entry **ent = calloc((size_t)w.ntiles, sizeof *ent);
+    uint8_t **areas = calloc((size_t)w.ntiles, sizeof *areas);
+    uint32_t *nspans = calloc((size_t)w.ntiles, sizeof *nspans);
+    for (int i = 0; i < w.ntiles; i++) {
+        int tx, tz;
+        tile_of(&w, i, &tx, &tz);
+        op_arena_reset(w.out);
+        op_arena_reset(w.scratch);
+        op_tile_stages st;
+        cr_assert_eq(op_level_build_tile(w.lvl, tx, tz, NULL, 0, OP_STAGE_TILE, 0, w.out, w.scratch,
+                                         &st, &ent[i], &e),
+                     OP_OK, "%s", e.msg);
+        cr_assert_eq(st.regions_reused, 0, "a build from scratch reuses nothing");
+        cr_assert_eq(st.layer_by_layer, layer_by_layer && !st.skipped);
+        if (st.skipped)
+            continue;
+        nspans[i] = st.chf.span_count;
+        areas[i] = malloc((size_t)nspans[i] + 1);
+        memcpy(areas[i], st.chf.areas, nspans[i]);
+    }
+    op_arena *fo = op_arena_create(0), *fs = op_arena_create(0);
+    long same_reused = 0, other_reused = 0, other_not = 0;
+    for (int k = 0; k < 60; k++) {
+        const double *f = w.floors[op_test_rand_int(&g, 0, w.nfloors - 1)];
+        int same = k % 3 == 0;
+        op_volume v;
+        if (same) {
+            v = cylinder_at("same", f, rnd(&g, 0.5, 4.0), OP_VOLUME_AREA, OP_WALKABLE_AREA);
+        } else {
+            memset(&v, 0, sizeof v);
+            strcpy(v.name, "other");
+            random_shape(&g, &w, &v);
+        }
+        op_tile_rect r;
+        if (!op_level_volume_tiles(w.lvl, &v, &r))
+            continue;
+        for (int tz = r.tz0; tz <= r.tz1; tz++)
+            for (int tx = r.tx0; tx <= r.tx1; tx++) {
+                int i = op_level_tile_index(w.lvl, tx, tz);
+                op_arena_reset(fo);
+                op_arena_reset(fs);
+                op_tile_stages sf;
+                cr_assert_eq(op_level_build_tile(w.lvl, tx, tz, &v, 1, OP_STAGE_TILE, 0, fo, fs,
+                                                 &sf, NULL, &e),
+                             OP_OK, "%s", e.msg);
+                sig a = signature(&sf);
+                op_arena_reset(w.out);
+                op_arena_reset(w.scratch);
+                op_tile_stages sc;
+                cr_assert_eq(op_level_rebuild_tile(w.lvl, ent[i], &v, 1, OP_STAGE_TILE, 0, w.out,
+                                                   w.scratch, &sc, &e),
+                             OP_OK, "%s", e.msg);
+                sig b = signature(&sc);
+                cr_assert(sig_eq(&a, &b), "%s %s volume %d tile (%d, %d): rebuild differs", what,
+                          op_partition_name(p), k, tx, tz);
+                free(a.p);
+                free(b.p);
+                if (sf.skipped || !areas[i])
+                    continue;
+                int equal = sf.chf.span_count == nspans[i] &&
+                            memcmp(sf.chf.areas, areas[i], nspans[i]) == 0;
+                cr_assert_eq(sc.regions_reused, equal,
+                             "%s %s volume %d tile (%d, %d): areas %s the capture's, reused %d",
+                             what, op_partition_name(p), k, tx, tz, equal ? "are" : "are not",
+                             sc.regions_reused);
+                if (same) {
+                    cr_assert(equal, "an area volume of the floors' own area changed an area");
+                    same_reused++;
+                } else if (equal) {
+                    other_reused++;
+                } else {
+                    other_not++;
+                }
+                /* The distance field only when the regions were computed. */
+                if (p == OP_PARTITION_WATERSHED)
+                    cr_assert_eq(sc.chf.dist == NULL, equal);
+            }
+    }
+    fprintf(stderr, "%s %s: same-area volumes reused on %ld tiles; others %ld reused, %ld not\n",
+            what, op_partition_name(p), same_reused, other_reused, other_not);
+    cr_assert_gt(same_reused, 10);
+    cr_assert_gt(other_not, 20);
+    for (int i = 0; i < w.ntiles; i++) {
+        op_rebuild_entry_free(ent[i]);
+        free(areas[i]);
+    }
+    free(ent);
+    free(areas);
+    free(nspans);
+    op_arena_destroy(fo);
+    op_arena_destroy(fs);
+    world_close(&w);
+}
+
+Test(rebuild, regions_reused_exactly_when_the_areas_are_the_captures, .timeout = 300)
+{
+    regions_reuse_end_to_end("dungeon", OP_PARTITION_WATERSHED, 0, 501);
+    regions_reuse_end_to_end("dungeon", OP_PARTITION_MONOTONE, 0, 502);
+    regions_reuse_end_to_end("multifloor", OP_PARTITION_LAYERS, 0, 503);
+    regions_reuse_end_to_end("multifloor", OP_PARTITION_LAYERS, 1, 504);
 }

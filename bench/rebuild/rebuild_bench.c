@@ -9,6 +9,15 @@
  *   TileCache  addObstacle (a cylinder: same centre, radius and height) and update() until
  *              up to date (tilecache_side.h): its layers decompressed, the obstacle marked,
  *              regions, contours, polygons, Detour tile data; no detail mesh.
+ * --edit picks our edit (TileCache always adds its obstacle at the site):
+ *   obstacle   the obstacle above (default): it changes areas, the regions are computed
+ *   same-area  an area volume of the walkable area (OP_WALKABLE_AREA) on the same cylinder:
+ *              the floors have that area already, no area changes, every rebuild takes the
+ *              entry's regions (build3d-runtime.md §5.9)
+ *   eroded     a small obstacle (one cell) over a span of the tile's core that the erosion
+ *              leaves unwalkable anyway, at the site kept only when a fresh build of every
+ *              tile it reaches has the areas of no obstacle (checked before timing): again
+ *              no area changes, but the obstacle takes spans (erosion is updated)
  * Each edit site is one tile's centre on a walkable floor; the two sides alternate (A B, then
  * B A), and the medians over the sites are reported, with the tiles each side rebuilt, so
  * the per-tile figures compare like with like. Memory: our entry bytes a tile beside
@@ -16,6 +25,7 @@
  *
  *   onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]... [--edits N]
  *                         [--set key=value]... [--radius R]
+ *                         [--edit obstacle|same-area|eroded]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +33,7 @@
 
 #include "bench.h"
 #include "onepath/arena.h"
+#include "onepath/limits.h"
 #include "onepath/rebuild.h"
 #include "onepath/tile_codec.h"
 #include "tilecache_side.h"
@@ -30,7 +41,11 @@
 typedef struct site {
     int tx, tz;
     double x, y, z;
+    op_volume v; /* our edit at this site (--edit) */
 } site;
+
+typedef enum edit_kind { EDIT_OBSTACLE, EDIT_SAME_AREA, EDIT_ERODED } edit_kind;
+static const char *const edit_names[] = {"obstacle", "same-area", "eroded"};
 
 typedef struct ours {
     op_level *lvl;
@@ -42,6 +57,8 @@ typedef struct ours {
     double stage_ms[6];        /* the last ours_edit's time by stage (op_tile_stages.stage_ms) */
     long detail_reused, polys; /* over every rebuild: polygons whose detail was copied */
     long contours_reused, regions; /* and regions whose contours were (build3d-runtime §5.6-7) */
+    long regions_reused, rebuilt;  /* rebuilds that took the entry's regions (§5.9), and all */
+    long add_calls, drop_calls;    /* op_level_rebuild_tile calls, warm-up included */
 } ours;
 
 static int cmp_double(const void *a, const void *b)
@@ -73,6 +90,26 @@ static void encode(const op_tile_stages *st)
     }
 }
 
+/* One rebuild, out of line under two names so that callgrind tells the adds' Ir from the
+ * drops' (--toggle-collect=ours_rebuild_add / ours_rebuild_drop). */
+__attribute__((noinline)) static op_status ours_rebuild_add(ours *o, int tx, int tz,
+                                                            const op_volume *set, int n,
+                                                            op_tile_stages *st, op_err *e)
+{
+    o->add_calls++;
+    return op_level_rebuild_tile(o->lvl, o->ent[tile_index(o, tx, tz)], set, n, OP_STAGE_TILE, 0,
+                                 o->out, o->scratch, st, e);
+}
+
+__attribute__((noinline)) static op_status ours_rebuild_drop(ours *o, int tx, int tz,
+                                                             const op_volume *set, int n,
+                                                             op_tile_stages *st, op_err *e)
+{
+    o->drop_calls++;
+    return op_level_rebuild_tile(o->lvl, o->ent[tile_index(o, tx, tz)], set, n, OP_STAGE_TILE, 0,
+                                 o->out, o->scratch, st, e);
+}
+
 /* Rebuilds every tile that v reaches from its entry with the volume set set[0..n) ({v} to
  * add v, {} to drop it); milliseconds, *tiles the tiles rebuilt. */
 static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n, int *tiles)
@@ -89,8 +126,7 @@ static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n
             op_arena_reset(o->scratch);
             op_tile_stages st;
             op_err e;
-            if (op_level_rebuild_tile(o->lvl, o->ent[tile_index(o, tx, tz)], set, n, OP_STAGE_TILE,
-                                      0, o->out, o->scratch, &st, &e) != OP_OK) {
+            if ((n ? ours_rebuild_add : ours_rebuild_drop)(o, tx, tz, set, n, &st, &e) != OP_OK) {
                 fprintf(stderr, "rebuild (%d, %d): %s\n", tx, tz, e.msg);
                 exit(1);
             }
@@ -103,6 +139,8 @@ static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n
                 o->polys += st.polys.npolys;
                 o->contours_reused += st.contours_reused;
                 o->regions += st.regions.region_count;
+                o->regions_reused += st.regions_reused;
+                o->rebuilt++;
             }
             o->stage_ms[OP_STAGE_TILE] += bench_now_ms() - e0;
             ++*tiles;
@@ -174,7 +212,133 @@ static int pick_sites(ours *o, const op_settings *s, site *out, int want)
     return got;
 }
 
-static int run_level(const char *spec, const op_settings *s, int edits, double radius)
+/* The areas of tile (tx, tz) after the span stage with vols[0..n), malloc'd (NULL: skipped). */
+static uint8_t *tile_areas(ours *o, int tx, int tz, const op_volume *vols, int n, uint32_t *count)
+{
+    op_arena_reset(o->out);
+    op_arena_reset(o->scratch);
+    op_tile_stages st;
+    op_err e;
+    if (op_level_build_tile(o->lvl, tx, tz, vols, n, OP_STAGE_SPANS, 0, o->out, o->scratch, &st,
+                            NULL, &e) != OP_OK) {
+        fprintf(stderr, "build (%d, %d): %s\n", tx, tz, e.msg);
+        exit(1);
+    }
+    *count = st.chf.span_count;
+    if (st.skipped || !st.chf.span_count)
+        return NULL;
+    uint8_t *a = malloc(st.chf.span_count);
+    memcpy(a, st.chf.areas, st.chf.span_count);
+    return a;
+}
+
+/* Whether every tile v reaches has, after the span stage, the areas it has without v. */
+static int changes_no_area(ours *o, const op_volume *v)
+{
+    op_tile_rect r;
+    if (!op_level_volume_tiles(o->lvl, v, &r))
+        return 0;
+    int same = 1;
+    for (int tz = r.tz0; tz <= r.tz1 && same; tz++)
+        for (int tx = r.tx0; tx <= r.tx1 && same; tx++) {
+            uint32_t n0, n1;
+            uint8_t *a0 = tile_areas(o, tx, tz, NULL, 0, &n0);
+            uint8_t *a1 = tile_areas(o, tx, tz, v, 1, &n1);
+            same = n0 == n1 && (!a0) == (!a1) && (!a0 || memcmp(a0, a1, n0) == 0);
+            free(a0);
+            free(a1);
+        }
+    return same;
+}
+
+/* --edit eroded: the span of site k's tile core nearest the site whose erosion leaves it
+ * unwalkable while it has all four links (ground, not a ledge's edge), under a one-cell
+ * obstacle that changes no area (changes_no_area); 0 when the first 60 such spans fail. */
+static int eroded_site(ours *o, site *st)
+{
+    op_arena_reset(o->out);
+    op_arena_reset(o->scratch);
+    op_tile_stages ts;
+    op_err e;
+    if (op_level_build_stages(o->lvl, st->tx, st->tz, OP_STAGE_SPANS, 0, o->out, o->scratch, &ts,
+                              &e) != OP_OK ||
+        ts.skipped)
+        return 0;
+    const op_chf *c = &ts.chf;
+    int b = c->border, n = 0, cap = 0;
+    double *cand = NULL; /* d2, x, y, z */
+    for (int z = b; z < c->depth - b; z++)
+        for (int x = b; x < c->width - b; x++)
+            for (uint32_t k = c->cells[x + z * c->width]; k < c->cells[x + z * c->width + 1]; k++) {
+                int linked = 1;
+                for (int d = 0; d < 4; d++)
+                    linked &= c->links[k][d] != OP_NO_LINK;
+                if (c->areas[k] || !linked)
+                    continue;
+                double px = c->origin[0] + (x + 0.5) * c->cs, pz = c->origin[2] + (z + 0.5) * c->cs;
+                double py = c->origin[1] + c->y[k] * c->ch;
+                if (n == cap)
+                    cap = cap * 2 + 64, cand = realloc(cand, (size_t)cap * 4 * sizeof *cand);
+                double dx = px - st->x, dz = pz - st->z, dy = py - st->y;
+                cand[4 * n] = dx * dx + dz * dz + dy * dy;
+                cand[4 * n + 1] = px, cand[4 * n + 2] = py, cand[4 * n + 3] = pz;
+                n++;
+            }
+    double cs = c->cs, ch = c->ch;
+    int found = 0;
+    for (int tries = 0; tries < 60 && tries < n && !found; tries++) {
+        int best = tries;
+        for (int i = tries + 1; i < n; i++)
+            if (cand[4 * i] < cand[4 * best])
+                best = i;
+        for (int j = 0; j < 4; j++) {
+            double t = cand[4 * tries + j];
+            cand[4 * tries + j] = cand[4 * best + j];
+            cand[4 * best + j] = t;
+        }
+        op_volume v;
+        memset(&v, 0, sizeof v);
+        strcpy(v.name, "obstacle");
+        v.kind = OP_VOLUME_CYLINDER;
+        v.mode = OP_VOLUME_OBSTACLE;
+        v.bmin[0] = cand[4 * tries + 1], v.bmin[2] = cand[4 * tries + 3], v.bmax[0] = 0.4 * cs;
+        v.bmin[1] = cand[4 * tries + 2] - 0.5 * ch, v.bmax[1] = cand[4 * tries + 2] + 0.5 * ch;
+        if (changes_no_area(o, &v)) {
+            st->v = v;
+            st->x = v.bmin[0], st->y = cand[4 * tries + 2], st->z = v.bmin[2];
+            found = 1;
+        }
+    }
+    free(cand);
+    return found;
+}
+
+/* Our edit at each site (--edit); the sites where an eroded edit is not found are dropped. */
+static int edits_at(ours *o, site *sites, int ns, edit_kind kind, double radius)
+{
+    int kept = 0;
+    for (int k = 0; k < ns; k++) {
+        site *st = &sites[k];
+        op_volume *v = &st->v;
+        memset(v, 0, sizeof *v);
+        strcpy(v->name, "obstacle");
+        v->kind = OP_VOLUME_CYLINDER;
+        v->mode = OP_VOLUME_OBSTACLE;
+        v->bmin[0] = st->x, v->bmin[2] = st->z, v->bmax[0] = radius;
+        v->bmin[1] = st->y - 0.5, v->bmax[1] = st->y + 1.5;
+        if (kind == EDIT_SAME_AREA) {
+            v->mode = OP_VOLUME_AREA;
+            v->area = OP_WALKABLE_AREA;
+        } else if (kind == EDIT_ERODED && !eroded_site(o, st)) {
+            continue;
+        }
+        sites[kept++] = *st;
+    }
+    return kept;
+}
+
+static int run_level(const char *spec, const op_settings *s, int edits, double radius,
+                     edit_kind kind)
 {
     char err[512];
     bench_level lv;
@@ -226,7 +390,11 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
     }
 
     site *sites = malloc((size_t)edits * sizeof *sites);
-    int ns = pick_sites(&o, s, sites, edits);
+    int ns = edits_at(&o, sites, pick_sites(&o, s, sites, edits), kind, radius);
+    if (ns == 0) {
+        fprintf(stderr, "%s: no site for --edit %s\n", spec, edit_names[kind]);
+        return 1;
+    }
     double *stg = malloc((size_t)(ns + 1) * 6 * sizeof(double));
     double *oa = malloc((size_t)(ns + 1) * 8 * sizeof(double)), *od = oa + ns + 1,
            *ta = od + ns + 1, *td = ta + ns + 1, *of = td + ns + 1, *opt = of + ns + 1,
@@ -234,13 +402,7 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
     long ours_tiles = 0, tc_tiles = 0;
     for (int k = -1; k < ns; k++) { /* k = -1: one untimed warm-up edit a side */
         const site *st = &sites[k < 0 ? 0 : k];
-        op_volume v;
-        memset(&v, 0, sizeof v);
-        strcpy(v.name, "obstacle");
-        v.kind = OP_VOLUME_CYLINDER;
-        v.mode = OP_VOLUME_OBSTACLE;
-        v.bmin[0] = st->x, v.bmin[2] = st->z, v.bmax[0] = radius;
-        v.bmin[1] = st->y - 0.5, v.bmax[1] = st->y + 1.5;
+        op_volume v = st->v;
         float pos[3] = {(float)st->x, (float)(st->y - 0.5), (float)st->z};
         double a = 0, d = 0, ta1 = 0, td1 = 0;
         int nt_o = 0, nt_t = 0, dummy;
@@ -269,9 +431,9 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
     double m_oa = median(oa, ns), m_od = median(od, ns), m_ta = median(ta, ns),
            m_td = median(td, ns), m_of = median(of, ns), m_op = median(opt, ns),
            m_tp = median(tpt, ns);
-    printf("## %s (%d triangles, %d tiles, tile %d cells, partition %s, %d edits)\n\n", spec,
-           lv.ntris, n, (int)(s->tile_size / s->cell_size + 0.5), op_partition_name(s->partition),
-           ns);
+    printf("## %s (%d triangles, %d tiles, tile %d cells, partition %s, %d edits, edit %s)\n\n",
+           spec, lv.ntris, n, (int)(s->tile_size / s->cell_size + 0.5),
+           op_partition_name(s->partition), ns, edit_names[kind]);
     printf("| per edit (median) | ours (entry, with detail) | TileCache (no detail) | ratio |\n");
     printf("|---|---|---|---|\n");
     printf("| add obstacle, ms | %.3f | %.3f | **%.2f** |\n", m_oa, m_ta, m_oa / m_ta);
@@ -296,8 +458,10 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
                ((double)tz.zlib_bytes / (tz.tiles ? tz.tiles : 1)));
     printf("| tiles kept / layers | %d | %d / %d | |\n", o.tiles, tz.tiles, tz.layers);
     printf("| reused from the entry (every rebuild) | detail of %ld / %ld polygons, contours of "
-           "%ld / %ld regions | | |\n",
-           o.detail_reused, o.polys, o.contours_reused, o.regions);
+           "%ld / %ld regions, regions of %ld / %ld rebuilds | | |\n",
+           o.detail_reused, o.polys, o.contours_reused, o.regions, o.regions_reused, o.rebuilt);
+    printf("| op_level_rebuild_tile calls (warm-up included) | %ld adds, %ld drops | | |\n",
+           o.add_calls, o.drop_calls);
     printf("| preprocessing (every tile), ms | %.1f | %.1f | |\n\n", ours_prep, tz.prepare_ms);
     free(oa);
     free(stg);
@@ -321,6 +485,7 @@ int main(int argc, char **argv)
     const char *levels[16];
     int nl = 0, edits = 41;
     double radius = 1.0;
+    edit_kind kind = EDIT_OBSTACLE;
     for (int i = 1; i < argc; i++) {
         int more = i + 1 < argc;
         if ((!strcmp(argv[i], "--level") || !strcmp(argv[i], "--gen")) && more && nl < 16) {
@@ -334,6 +499,16 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--edits") && more) {
             edits = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--edit") && more) {
+            const char *k = argv[++i];
+            int known = 0;
+            for (int j = 0; j < 3; j++)
+                if (!strcmp(k, edit_names[j]))
+                    kind = (edit_kind)j, known = 1;
+            if (!known) {
+                fprintf(stderr, "--edit wants obstacle, same-area or eroded, not \"%s\"\n", k);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--radius") && more) {
             radius = atof(argv[++i]);
         } else if (!strcmp(argv[i], "--set") && more) {
@@ -353,7 +528,8 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "usage: onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]..."
-                    " [--edits N] [--radius R] [--set key=value]...\n");
+                    " [--edits N] [--radius R] [--set key=value]..."
+                    " [--edit obstacle|same-area|eroded]\n");
             return 2;
         }
     }
@@ -365,7 +541,7 @@ int main(int argc, char **argv)
     if (nl == 0)
         levels[nl++] = OP_BENCH_DEFAULT_LEVEL;
     for (int i = 0; i < nl; i++)
-        if (run_level(levels[i], &s, edits, radius))
+        if (run_level(levels[i], &s, edits, radius, kind))
             return 1;
     return 0;
 }

@@ -52,13 +52,17 @@ typedef struct op__tile_base {
                                                 computed (§5.6, detail_internal.h), or NULL */
     const struct op__contour_base *contours; /* in an entry: the contours a build from this
                                                 base computed (§5.7), or NULL */
+    const struct op__region_base *regions;   /* in an entry: the regions a build from this
+                                                base computed (§5.9), or NULL */
 } op__tile_base;
 
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).
  * cached == NULL: from scratch; *base receives the tile's base (complete, eroded areas and
  * span layers included, when want_base). cached != NULL: from that base (complete). Then
  * obstacles, erosion, area volumes and (when needed) distance into st->chf, from out.
- * vols must be a validated set. */
+ * With last > OP_STAGE_SPANS and cached->regions, st->regions_reused = 1 when the regions
+ * stage may take the entry's regions (§5.9 rules 1-3); the distance field is then not
+ * computed (chf.dist NULL). vols must be a validated set. */
 op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vols, int nvols,
                          const op__tile_base *cached, int want_base, op__tile_base *base,
                          op_stage last, op_arena *out, op_arena *scratch, op_tile_stages *st,

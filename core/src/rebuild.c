@@ -14,6 +14,7 @@
 #include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/rebuild.h"
+#include "regions_internal.h"
 #include "volumes_internal.h"
 
 struct op_rebuild_entry {
@@ -23,7 +24,8 @@ struct op_rebuild_entry {
     op__tile_base base;        /* pointers into this block */
     op__detail_base detail;    /* base.detail points here when the capture kept the detail */
     op__contour_base contours; /* base.contours points here when it kept the contours */
-    const uint16_t *reg;       /* region per span after the border cut (both of them) */
+    op__region_base regions;   /* base.regions points here when it kept the regions */
+    const uint16_t *reg;       /* region per span after the border cut (all three) */
 };
 
 /* The contours the capture keeps (§5.7): the tile's contour stage run again on the build's
@@ -71,6 +73,58 @@ static int keeps_contours(const op_level *l, const op_tile_stages *st, op_stage 
     cs->border_region = st->border_region;
     return !st->skipped && !st->layer_by_layer && last >= OP_STAGE_CONTOURS && st->regions.reg &&
            st->regions.region_count > 0;
+}
+
+/* What the capture keeps of the regions stage (§5.9): a tile that ran it and is not
+ * skipped after the border cut. */
+static int keeps_regions(const op_tile_stages *st, op_stage last)
+{
+    return !st->skipped && last >= OP_STAGE_REGIONS && st->regions.reg &&
+           st->regions.region_count > 0 && st->border_region > 0;
+}
+
+/* The regions' areas are the eroded ones when the capture's volumes changed no area. */
+static int areas_are_eroded(const op__tile_base *b, const op_tile_stages *st)
+{
+    return memcmp(st->chf.areas, b->eroded, st->chf.span_count) == 0;
+}
+
+static size_t region_bytes(const op__tile_base *b, const op_tile_stages *st)
+{
+    size_t n = st->chf.span_count;
+    return (areas_are_eroded(b, st) ? 0 : up(n)) + up((size_t)st->regions.region_count + 1) +
+           (st->region_layer ? up((size_t)st->border_region * 2) : 0);
+}
+
+static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry *e,
+                        const op_tile_stages *st)
+{
+    op__region_base *b = &e->regions;
+    uint32_t n = st->chf.span_count;
+    memset(b, 0, sizeof *b);
+    b->cells = e->base.chf.cells;
+    b->y = e->base.chf.y;
+    b->links = (const uint32_t(*)[4])e->base.chf.links;
+    b->span_layer = e->base.span_layer;
+    b->span_count = n;
+    b->width = e->base.chf.width;
+    b->depth = e->base.chf.depth;
+    b->border = e->base.chf.border;
+    b->tile_cells = l->grid.tile_cells;
+    b->areas = areas_are_eroded(&e->base, st) ? e->base.eroded : put(at, st->chf.areas, n);
+    b->reg = e->reg;
+    b->region_count = st->regions.region_count;
+    b->region_area = put(at, st->regions.region_area, (size_t)st->regions.region_count + 1);
+    b->border_region = st->border_region;
+    if (st->region_layer) {
+        /* region_layer covers the regions below the border band's id. */
+        b->nregion_layer = st->border_region;
+        b->region_layer = put(at, st->region_layer, (size_t)st->border_region * 2);
+    }
+    b->rs.partition = l->settings.partition;
+    b->rs.min_region_area = l->settings.min_region_area;
+    b->rs.merge_region_area = l->settings.merge_region_area;
+    e->base.regions = b;
 }
 
 static size_t detail_bytes(const op_tile_stages *st)
@@ -166,13 +220,14 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
     int dist = b->dist != NULL;
     int detail = !b->skipped && keeps_detail(st, last);
     int contours = !b->skipped && ck != NULL;
+    int regions = !b->skipped && keeps_regions(st, last);
     size_t bytes = up(sizeof(op_rebuild_entry));
     if (!b->skipped)
-        bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
-                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) +
-                 (detail ? detail_bytes(st) : 0) +
-                 (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
-                 (detail || contours ? up(n * 2) : 0);
+        bytes +=
+            up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
+            (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) + (detail ? detail_bytes(st) : 0) +
+            (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
+            (regions ? region_bytes(b, st) : 0) + (detail || contours || regions ? up(n * 2) : 0);
     op_rebuild_entry *e = malloc(bytes);
     if (!e)
         return NULL;
@@ -198,12 +253,14 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
         e->base.span_layer = put(&at, b->span_layer, n * 2);
     if (dist)
         e->base.dist = put(&at, b->dist, n * 4);
-    if (detail || contours)
+    if (detail || contours || regions)
         e->reg = put(&at, st->regions.reg, n * 2);
     if (detail)
         put_detail(&at, l, e, st);
     if (contours)
         put_contours(&at, e, st, ck);
+    if (regions)
+        put_regions(&at, l, e, st);
     return e;
 }
 

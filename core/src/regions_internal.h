@@ -94,4 +94,34 @@ op_status op__regions_build_layers_general(const op_chf *chf, const op_region_se
                                            op_arena *out, op_arena *scratch, op_regions *res,
                                            op_err *err);
 
+/* What a capture build's regions stage read and produced, kept in a rebuild entry so that
+ * a rebuild whose regions input is the capture's takes its regions instead of computing
+ * them (docs/spec/build3d-runtime.md §5.9). Every pointer is the entry's. */
+typedef struct op__region_base {
+    const uint32_t *cells; /* the field the capture partitioned: a rebuild's chf holds these */
+    const uint16_t *y;     /* very arrays (rule 1 compares the pointers) */
+    const uint32_t (*links)[4];
+    const uint16_t *span_layer; /* partition = layers: the entry's span layers, else NULL */
+    uint32_t span_count;
+    int width, depth, border, tile_cells; /* the frame of the field and of the border cut */
+    const uint8_t *areas;                 /* span_count: the areas the regions stage read */
+    const uint16_t *reg;                  /* span_count region ids after the border cut */
+    int region_count;                     /* after the cut: the border region's id */
+    const uint8_t *region_area;           /* region_count + 1 */
+    int border_region;                    /* the border cut's id (= region_count) */
+    const uint16_t *region_layer;         /* partition = layers: nregion_layer entries, else NULL */
+    int nregion_layer;
+    op_region_settings rs;
+} op__region_base;
+
+/* §5.9 rules 1-3: whether a regions stage on chf (after step 2.3) with span_layer, rs and
+ * a border cut of tile_cells core cells would read exactly what base's read. */
+int op__regions_base_fits(const op__region_base *base, const op_chf *chf,
+                          const uint16_t *span_layer, const op_region_settings *rs, int tile_cells);
+
+/* The regions of base after the border cut, copied into out: res, *region_layer (or NULL)
+ * and *border_region. OP_ENOMEM when out is full (nothing usable written). */
+op_status op__regions_from_base(const op__region_base *base, op_arena *out, op_regions *res,
+                                uint16_t **region_layer, int *border_region);
+
 #endif

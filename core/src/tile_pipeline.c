@@ -12,6 +12,7 @@
 #include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/limits.h"
+#include "regions_internal.h"
 
 static double now_ms(void)
 {
@@ -402,10 +403,20 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
     lap(st, OP_STAGE_SPANS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_SPANS)
         return s;
-    s = regions_step(l, out, scratch, st, err);
-    op_arena_release(scratch, m);
-    if (s == OP_OK)
-        s = cut_border(l, out, st, err);
+    /* A rebuild whose regions input is the capture's takes the capture's regions, border
+     * cut included (build3d-runtime.md §5.9): the span stage decided it (and then skipped
+     * the distance field, which only the regions stage reads). */
+    if (st->regions_reused) {
+        s = op__regions_from_base(cached->regions, out, &st->regions, &st->region_layer,
+                                  &st->border_region);
+        if (s != OP_OK)
+            return op_err_set(err, s, "tile (%d, %d): out of memory (regions)", tx, tz);
+    } else {
+        s = regions_step(l, out, scratch, st, err);
+        op_arena_release(scratch, m);
+        if (s == OP_OK)
+            s = cut_border(l, out, st, err);
+    }
     lap(st, OP_STAGE_REGIONS, &t0);
     if (s != OP_OK || st->skipped || last == OP_STAGE_REGIONS)
         return s;

@@ -9,6 +9,7 @@
 
 #include "distance_internal.h"
 #include "level_internal.h"
+#include "regions_internal.h"
 #include "volumes_internal.h"
 
 /* The tile's filtered heightfield from the level's input kind (build3d-spans.md §1.5-§1.9);
@@ -196,10 +197,21 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
     op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_AREA);
     chf->dist = NULL;
     st->span_layer = (uint16_t *)base->span_layer;
+    /* A rebuild whose regions stage would read exactly what the capture's read takes the
+     * capture's regions (build3d-runtime.md §5.9); decided here, on the final areas, so
+     * that the distance field is not computed for nothing. */
+    if (last != OP_STAGE_SPANS && cached && cached->regions) {
+        op_region_settings rs = {l->settings.partition, l->settings.min_region_area,
+                                 l->settings.merge_region_area};
+        st->regions_reused =
+            op__regions_base_fits(cached->regions, chf, st->span_layer, &rs, l->grid.tile_cells);
+    }
     /* The distance field is the span stage's last product, but only the watershed
-     * partition reads it: a build going further with another partition skips it
-     * (chf.dist stays NULL), as nothing after the regions depends on it. */
-    if (last != OP_STAGE_SPANS && l->settings.partition != OP_PARTITION_WATERSHED)
+     * partition's regions stage reads it: a build going further with another partition,
+     * or one that takes its regions from the entry, skips it (chf.dist stays NULL), as
+     * nothing after the regions depends on it. */
+    if (last != OP_STAGE_SPANS &&
+        (l->settings.partition != OP_PARTITION_WATERSHED || st->regions_reused))
         return OP_OK;
     if (cached && base->dist)
         return distance_update(base, chf, out, scratch, st, err);

@@ -52,17 +52,18 @@ int op_level_volume_tiles(const op_level *lvl, const op_volume *v, op_tile_rect 
 /* What a volume-only rebuild of one tile needs: the tile's compact heightfield before any
  * volume (areas before and after erosion) and, with partition = layers, its span layers;
  * and what lets a rebuild copy work its edit provably leaves alone: the capture build's
- * region per span, contours by region and polygons with their detail
- * (docs/spec/build3d-runtime.md §5.6-§5.8). One self-contained allocation, owned by the
- * caller. */
+ * regions (with the areas they were computed from), contours by region and polygons with
+ * their detail (docs/spec/build3d-runtime.md §5.6-§5.10). One self-contained allocation,
+ * owned by the caller. */
 typedef struct op_rebuild_entry op_rebuild_entry;
 
 /* Builds tile (tx, tz) from scratch with the volume set vols[0..nvols) (which must pass
  * op_volumes_check; the level's own volumes are not used) up to stage `last`, as
  * op_level_build_stages. When capture is not NULL, also makes *capture, the tile's rebuild
- * entry (NULL on any error; a skipped tile gets an entry too); it keeps contours (last at
- * least OP_STAGE_CONTOURS; the contour stage runs once more for it) and detail (last at
- * least OP_STAGE_DETAIL) for a rebuild to reuse. st's arrays come from out and scratch as
+ * entry (NULL on any error; a skipped tile gets an entry too); it keeps regions (last at
+ * least OP_STAGE_REGIONS, the tile not skipped), contours (last at least
+ * OP_STAGE_CONTOURS; the contour stage runs once more for it) and detail (last at least
+ * OP_STAGE_DETAIL) for a rebuild to reuse. st's arrays come from out and scratch as
  * op_level_build_stages; the entry from malloc, independent of both. */
 op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volume *vols, int nvols,
                               op_stage last, int keep_raw, op_arena *out, op_arena *scratch,
@@ -72,6 +73,8 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
  * up to stage `last`: the same result as op_level_build_tile of that tile with these volumes,
  * skipping rasterization, filters and compaction. e only read (several rebuilds may share it).
  * st's chf cells/y/h/links and span_layer point into e: keep e alive while st is used.
+ * When the regions are the entry's (st->regions_reused, build3d-runtime.md §5.9) chf.dist
+ * is NULL: only the regions stage reads the distance field, and it was not run.
  * An entry whose grid, agent rows or partition do not fit lvl is OP_EINVAL; an entry of the
  * right shape but stale geometry is not detected (drop entries a mesh edit reaches). */
 op_status op_level_rebuild_tile(const op_level *lvl, const op_rebuild_entry *e,

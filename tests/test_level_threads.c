@@ -321,6 +321,93 @@ Test(level_threads, bounds_keep_the_first_signed_zero)
     }
 }
 
+/* The copy marks (OP__TRI_COPY: the key, vertex bits in order and area, of an earlier
+ * triangle) against the definition, by sorting the keys: copies by index and by
+ * coordinates, the same vertices in another order or with another area (not copies),
+ * -0 against +0 (other bits: not copies), over many tiles, at 1 to 8 threads and on a
+ * pool. */
+typedef struct copy_key {
+    uint32_t w[10];
+    uint32_t t;
+} copy_key;
+
+static int copy_key_cmp(const void *pa, const void *pb)
+{
+    const copy_key *a = pa, *b = pb;
+    int c = memcmp(a->w, b->w, sizeof a->w);
+    return c ? c : (a->t > b->t) - (a->t < b->t);
+}
+
+Test(level_threads, copies_are_marked_as_the_sorted_keys_say)
+{
+    enum { NV = 3000, NT = 40000 };
+    static float v[3 * NV];
+    static int t[3 * NT];
+    static uint8_t areas[NT];
+    static copy_key keys[NT];
+    op_test_rng rng = {99};
+    for (int i = 0; i < NV; i++) {
+        /* Vertices on a coarse lattice over 300 m, so that coordinates repeat. */
+        v[3 * i + 0] = (float)op_test_rand_int(&rng, 0, 60) * 5.0f;
+        v[3 * i + 1] =
+            op_test_rand_int(&rng, 0, 9) == 0 ? -0.0f : (float)op_test_rand_int(&rng, 0, 1);
+        v[3 * i + 2] = (float)op_test_rand_int(&rng, 0, 60) * 5.0f;
+    }
+    for (int i = 0; i < NT; i++) {
+        int r = op_test_rand_int(&rng, 0, 9), j = i > 0 ? op_test_rand_int(&rng, 0, i - 1) : 0;
+        if (i > 0 && r < 3) { /* an earlier triangle again, maybe rotated or with another area */
+            int rot = r == 2 ? 1 : 0;
+            for (int k = 0; k < 3; k++)
+                t[3 * i + k] = t[3 * j + (k + rot) % 3];
+            areas[i] = op_test_rand_int(&rng, 0, 4) == 0 ? (uint8_t)(areas[j] ^ 1) : areas[j];
+        } else {
+            /* Near each other, so that the triangle stays small (a few tiles). */
+            int a = op_test_rand_int(&rng, 0, NV - 1);
+            t[3 * i + 0] = a;
+            t[3 * i + 1] = (a + op_test_rand_int(&rng, 1, 40)) % NV;
+            t[3 * i + 2] = (a + op_test_rand_int(&rng, 1, 40)) % NV;
+            areas[i] = (uint8_t)op_test_rand_int(&rng, 1, 3);
+        }
+    }
+    op_soup soup = {v, 3 * NV, t, 3 * NT, areas};
+    for (int i = 0; i < NT; i++) {
+        for (int k = 0; k < 3; k++)
+            memcpy(&keys[i].w[3 * k], &v[3 * t[3 * i + k]], 3 * sizeof(float));
+        keys[i].w[9] = areas[i];
+        keys[i].t = (uint32_t)i;
+    }
+    qsort(keys, NT, sizeof *keys, copy_key_cmp);
+    static uint8_t want[NT];
+    int copies = 0;
+    for (int i = 0; i < NT; i++) {
+        want[keys[i].t] = i > 0 && !memcmp(keys[i].w, keys[i - 1].w, sizeof keys[i].w);
+        copies += want[keys[i].t];
+    }
+    cr_assert_gt(copies, 5000, "only %d copies", copies);
+    op_settings s;
+    op_settings_default(&s);
+    s.tile_size = 6.0; /* 50 x 50 tiles over the lattice */
+    for (int th = 0; th <= 8; th++) {
+        op_pool *pool = NULL;
+        op_err e;
+        op_level *l;
+        if (th == 0) {
+            cr_assert_eq(op_pool_create(2, &pool, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(op_level_create_pool(&soup, &s, NULL, 0, pool, &l, &e), OP_OK, "%s",
+                         e.msg);
+        } else {
+            cr_assert_eq(op_level_create_threads(&soup, &s, NULL, 0, th, &l, &e), OP_OK, "%s",
+                         e.msg);
+        }
+        for (int i = 0; i < NT; i++)
+            cr_assert_eq(l->tri_class[i] == OP__TRI_COPY, want[i],
+                         "triangle %d at %d threads: marked %d, a copy %d", i, th,
+                         l->tri_class[i] == OP__TRI_COPY, want[i]);
+        op_level_destroy(l);
+        op_pool_destroy(pool);
+    }
+}
+
 /* An error found by a chunk other than the first is reported as the serial check
  * reports it: vertices before indices before areas, the lowest offender first. */
 static void same_error(op_soup *soup, const char *what)

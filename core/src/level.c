@@ -55,7 +55,9 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
  *   3. each triangle's tiles clamped to the range, counted into the chunk's own counts;
  *   4. (serial) prefix sums over (tile, chunk) in that order give each chunk's first
  *      slot in each bin;
- *   5. each chunk writes its triangles into its slots, in input order.
+ *   5. each chunk writes its triangles into its slots, in input order;
+ *   6. the bins, split into ranges of about equal entries, mark the copies of earlier
+ *      triangles (each triangle in its home bin only, see chunk_copies).
  * So every bin holds its triangles in input order and the level is the same for any
  * number of chunks or threads. One chunk (one thread) needs no per-chunk counts. */
 
@@ -93,9 +95,13 @@ typedef struct binning {
     tri_rect *rect;
     uint32_t *off, *ids;
     uint8_t *tri_class; /* phase 1: each triangle's area after classification */
-    uint32_t *hash;     /* phase 1: each triangle's key hash (mark_copies) */
+    uint32_t *hash;     /* phase 1: each triangle's key hash (phase 6) */
+    /* Phase 6: chunk i marks the copies of bins [copy_from[i], copy_from[i + 1]) with
+     * its own table of copy_cap[i] slots at copy_slots + copy_at[i]. */
+    uint32_t *copy_from, *copy_slots;
+    size_t *copy_at, *copy_cap;
     float slope_cos;
-    int phase;     /* 1, 3 or 5 */
+    int phase;     /* 1, 3, 5 or 6 */
     op_pool *pool; /* the caller's workers, or NULL: threads of each phase's own */
 } binning;
 
@@ -143,7 +149,7 @@ static void tri_key(const float *const q[3], uint32_t area, uint32_t key[10])
 }
 
 /* A hash of tri_key's ten words, taken as five 64-bit words straight from the vertices
- * (only the speed of mark_copies depends on it: keys are compared in full). */
+ * (only the speed of phase 6 depends on it: keys are compared in full). */
 static uint32_t tri_hash(const float *const q[3], uint32_t area)
 {
     uint32_t w[10];
@@ -258,6 +264,103 @@ static void chunk_fill(binning *b, bin_chunk *c)
     }
 }
 
+/* Phase 6: every triangle whose key equals an earlier one's is marked OP__TRI_COPY, so
+ * that every bin keeps the first occurrence of each key, which is what a tile build keeps
+ * (tile_build.c). Equal keys mean equal vertices, so equal tile rectangles: a triangle is
+ * looked at only in its home bin (the first of its rectangle), which holds every copy of
+ * it, in id order. A table per bin (probed by the phase-1 hashes, keys compared in full)
+ * stays in cache, and the bins split among the workers; each triangle is written by the
+ * one job that owns its home bin. */
+static int same_key(const binning *b, uint32_t t, uint32_t u)
+{
+    const float *v = b->soup->verts;
+    const int *ix = b->soup->tris;
+    const float *q[3], *r[3];
+    for (int k = 0; k < 3; k++) {
+        q[k] = &v[3 * (size_t)ix[3 * (size_t)t + (size_t)k]];
+        r[k] = &v[3 * (size_t)ix[3 * (size_t)u + (size_t)k]];
+    }
+    uint32_t kt[10], ku[10];
+    tri_key(q, b->soup->areas ? b->soup->areas[t] : OP_WALKABLE_AREA, kt);
+    tri_key(r, b->soup->areas ? b->soup->areas[u] : OP_WALKABLE_AREA, ku);
+    return !memcmp(kt, ku, sizeof kt);
+}
+
+/* Slots for a bin of n entries: a power of two of at least 2n (and 16). */
+static size_t copy_slots_for(size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    return cap;
+}
+
+static void chunk_copies(binning *b, int i)
+{
+    uint32_t *slot = b->copy_slots + b->copy_at[i];
+    for (uint32_t k = b->copy_from[i]; k < b->copy_from[i + 1]; k++) {
+        uint32_t a = b->off[k], e = b->off[k + 1];
+        if (e - a < 2)
+            continue; /* one triangle: no copy */
+        int32_t tx = (int32_t)(k % b->ntx), tz = (int32_t)(k / b->ntx);
+        size_t cap = copy_slots_for(e - a);
+        memset(slot, 0xff, cap * sizeof *slot);
+        for (uint32_t j = a; j < e; j++) {
+            uint32_t t = b->ids[j];
+            if (b->rect[t].x0 != tx || b->rect[t].z0 != tz)
+                continue; /* its home is another bin */
+            uint32_t h = b->hash[t];
+            size_t at = h & (cap - 1);
+            int copy = 0;
+            for (; slot[at] != 0xffffffffu; at = (at + 1) & (cap - 1)) {
+                uint32_t u = slot[at];
+                if (b->hash[u] == h && same_key(b, t, u)) {
+                    copy = 1;
+                    break;
+                }
+            }
+            if (copy)
+                b->tri_class[t] = OP__TRI_COPY;
+            else
+                slot[at] = t;
+        }
+    }
+}
+
+/* Phase 6's chunks: bins split where the entries before them reach an equal share, each
+ * chunk's table sized for its largest bin. */
+static op_status copy_chunks(binning *b, op_arena *scratch, op_err *err)
+{
+    int n = b->nchunks;
+    uint64_t total = b->off[b->ntiles];
+    b->copy_from = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *b->copy_from);
+    b->copy_at = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *b->copy_at);
+    b->copy_cap = op_arena_alloc(scratch, (size_t)n * sizeof *b->copy_cap);
+    if (!b->copy_from || !b->copy_at || !b->copy_cap)
+        return op_err_set(err, OP_ENOMEM, "level: out of memory (copy chunks)");
+    uint32_t k = 0;
+    for (int i = 0; i <= n; i++) {
+        uint64_t want = total * (uint64_t)i / (uint64_t)n;
+        while (k < b->ntiles && b->off[k] < want)
+            k++;
+        b->copy_from[i] = i == n ? (uint32_t)b->ntiles : k;
+    }
+    size_t slots = 0;
+    for (int i = 0; i < n; i++) {
+        size_t most = 0;
+        for (uint32_t t = b->copy_from[i]; t < b->copy_from[i + 1]; t++)
+            most = b->off[t + 1] - b->off[t] > most ? b->off[t + 1] - b->off[t] : most;
+        b->copy_at[i] = slots;
+        b->copy_cap[i] = copy_slots_for(most);
+        slots += b->copy_cap[i];
+    }
+    b->copy_slots = op_arena_alloc(scratch, slots * sizeof *b->copy_slots);
+    if (!b->copy_slots)
+        return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of copies)",
+                          slots * sizeof *b->copy_slots);
+    return OP_OK;
+}
+
 static op_status bin_job(void *user, int i, op_arena *out, op_arena *scratch, op_err *err)
 {
     (void)out;
@@ -271,8 +374,10 @@ static op_status bin_job(void *user, int i, op_arena *out, op_arena *scratch, op
             c->bad = chunk_scan(b, c);
     } else if (b->phase == 3) {
         chunk_count(b, c);
-    } else {
+    } else if (b->phase == 5) {
         chunk_fill(b, c);
+    } else {
+        chunk_copies(b, i);
     }
     return OP_OK;
 }
@@ -402,53 +507,6 @@ static op_status chunk_counts(binning *b, op_arena *scratch, op_err *err)
     return OP_OK;
 }
 
-/* After phase 1, serially: every triangle whose key equals an earlier one's is marked
- * OP__TRI_COPY (a hash table over the keys, probing by the phase-1 hashes). Equal
- * triangles fall in the same bins, so in every bin this leaves the first occurrence of
- * each key, which is what a tile build keeps (tile_build.c). */
-static op_status mark_copies(binning *b, op_arena *scratch, op_err *err)
-{
-    size_t n = b->soup->tris_len / 3, cap = 16;
-    while (cap < 2 * n)
-        cap *= 2;
-    op_arena_mark m = op_arena_get_mark(scratch);
-    uint32_t *slot = op_arena_alloc(scratch, cap * sizeof *slot);
-    if (!slot)
-        return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of copies)",
-                          cap * sizeof *slot);
-    memset(slot, 0xff, cap * sizeof *slot);
-    const float *v = b->soup->verts;
-    const int *ix = b->soup->tris;
-    for (size_t t = 0; t < n; t++) {
-        uint32_t h = b->hash[t];
-        size_t at = h & (cap - 1);
-        int copy = 0;
-        for (; slot[at] != 0xffffffffu; at = (at + 1) & (cap - 1)) {
-            uint32_t u = slot[at];
-            if (b->hash[u] != h)
-                continue;
-            const float *q[3], *r[3];
-            for (int k = 0; k < 3; k++) {
-                q[k] = &v[3 * (size_t)ix[3 * t + (size_t)k]];
-                r[k] = &v[3 * (size_t)ix[3 * (size_t)u + (size_t)k]];
-            }
-            uint32_t kt[10], ku[10];
-            tri_key(q, b->soup->areas ? b->soup->areas[t] : OP_WALKABLE_AREA, kt);
-            tri_key(r, b->soup->areas ? b->soup->areas[u] : OP_WALKABLE_AREA, ku);
-            if (!memcmp(kt, ku, sizeof kt)) {
-                copy = 1;
-                break;
-            }
-        }
-        if (copy)
-            b->tri_class[t] = OP__TRI_COPY;
-        else
-            slot[at] = (uint32_t)t;
-    }
-    op_arena_release(scratch, m);
-    return OP_OK;
-}
-
 /* Phase 1 on its own: run before the settings are checked, so that a bad soup is
  * reported first whatever else is wrong (as op_soup_validate always was). */
 static op_status check_soup(binning *b, int threads, op_arena *scratch, op_err *err)
@@ -466,7 +524,7 @@ static op_status check_soup(binning *b, int threads, op_arena *scratch, op_err *
     return st;
 }
 
-/* Phases 2 to 5: bounds, tile range and bins of a checked soup (see above). */
+/* Phases 2 to 6: bounds, tile range, bins and copies of a checked soup (see above). */
 static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratch, op_err *err)
 {
     op_status st;
@@ -474,7 +532,9 @@ static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratc
         (st = chunk_counts(b, scratch, err)) != OP_OK ||
         (st = run_phase(b, 3, threads, err)) != OP_OK ||
         (st = prefix_sums(b, l->arena, err)) != OP_OK ||
-        (st = run_phase(b, 5, threads, err)) != OP_OK)
+        (st = run_phase(b, 5, threads, err)) != OP_OK ||
+        (st = copy_chunks(b, scratch, err)) != OP_OK ||
+        (st = run_phase(b, 6, threads, err)) != OP_OK)
         return st;
     l->rect = b->range;
     l->bin_start = b->off;
@@ -545,8 +605,6 @@ static op_status soup_level(const op_soup *soup, const op_settings *s, const op_
     st = !l->tri_class ? op_err_set(err, OP_ENOMEM, "level: out of memory (triangle classes)")
          : scratch     ? check_soup(&b, threads, scratch, err)
                        : op_err_set(err, OP_ENOMEM, "level: out of memory");
-    if (st == OP_OK)
-        st = mark_copies(&b, scratch, err);
     if (st == OP_OK && soup->tris_len / 3 > 0xffffffffu)
         st = op_err_set(err, OP_ERANGE, "level: %zu triangles > 2^32 - 1", soup->tris_len / 3);
     if (st == OP_OK)

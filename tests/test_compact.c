@@ -268,9 +268,9 @@ Test(compact, links_equal_the_fixture_on_stacked_floors)
         op_arena_destroy(a);
     }
     cr_assert_gt(same, 500, "only %d neighbour columns with the same floors", same);
-    /* The same floors, not rising (a hand-made column: solids out of order, an area-0
-     * slab between): floors 6, 5, 14 with openings [6, 8), [5, 12), [14, sky). The span
-     * at 5 reaches the other column's span at 6 first, so floor-to-floor is not the rule. */
+    /* Hand-made columns (solids out of order, an area-0 slab between), the same floors
+     * next door: floors 6, 5, 14 with openings [6, 8), [5, 12), [14, sky). The span at 5
+     * reaches the other column's span at 6 first, so floor-to-floor is not the rule. */
     const col_span odd[4] = {{0, 6, 1}, {8, 10, 0}, {1, 5, 1}, {12, 14, 1}};
     hf_begin(&t, 2, 1);
     hf_column(&t, 0, 0, odd, 4);
@@ -278,6 +278,14 @@ Test(compact, links_equal_the_fixture_on_stacked_floors)
     op_arena *a = op_arena_create(0);
     op_chf chf = build(&t, a, 2, 1);
     assert_same_field(&chf, fixture_of(a, &t.hf, 2, 1));
+    /* Rising floors 6, 10, but the opening over 6 reaches 20 (an area-0 solid listed
+     * before the one at 10): the span at 10 reaches the other column's span at 6 first. */
+    const col_span late[3] = {{0, 6, 1}, {20, 22, 0}, {8, 10, 1}};
+    hf_begin(&t, 2, 1);
+    hf_column(&t, 0, 0, late, 3);
+    hf_column(&t, 1, 0, late, 3);
+    chf = build(&t, a, 2, 4);
+    assert_same_field(&chf, fixture_of(a, &t.hf, 2, 4));
     op_arena_destroy(a);
 }
 

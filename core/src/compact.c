@@ -210,13 +210,22 @@ static void links_both_rising(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0
     }
 }
 
-/* Whether [b0, b1) has the floors of [a0, a1), one for one. */
+/* Whether [b0, b1) has the floors of [a0, a1), one for one, and in both columns every
+ * span's opening ends at or below the next span's floor (always so in a column built
+ * from a heightfield; a hand-made column may hold a solid out of order above later
+ * ones, and then an opening that reaches past the next floor). */
 static int same_floors(const op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
 {
-    if (a1 - a0 != b1 - b0)
+    uint32_t n = a1 - a0;
+    if (b1 - b0 != n)
         return 0;
-    for (uint32_t i = 0; i < a1 - a0; i++)
-        if (chf->y[a0 + i] != chf->y[b0 + i])
+    const uint16_t *y = chf->y, *h = chf->h;
+    for (uint32_t i = 0; i < n; i++)
+        if (y[a0 + i] != y[b0 + i])
+            return 0;
+    for (uint32_t i = 0; i + 1 < n; i++)
+        if ((int)y[a0 + i] + h[a0 + i] > (int)y[a0 + i + 1] ||
+            (int)y[b0 + i] + h[b0 + i] > (int)y[b0 + i + 1])
             return 0;
     return 1;
 }
@@ -224,12 +233,12 @@ static int same_floors(const op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0,
 static void link_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1, int d)
 {
     int o = (d + 2) & 3;
-    int ra = rising(chf, a0, a1);
-    if (ra && same_floors(chf, a0, a1, b0, b1)) {
-        /* Two columns of the same rising floors (stacked floors next door): a span's
-         * opening ends at or below the next floor up, so it shares no height with a
-         * neighbour span of another floor, and the only candidate either way is the
-         * span of the same floor. Both candidates are then each other: mutual. */
+    if (same_floors(chf, a0, a1, b0, b1)) {
+        /* Two columns of the same floors (stacked floors next door): a span's opening
+         * ends at or below the next floor up, so it shares no height with a neighbour
+         * span of another floor (floors below end under its floor, floors above start
+         * over its opening), and the only candidate either way is the span of the same
+         * floor. Both candidates are then each other: mutual. */
         for (uint32_t i = 0; i < a1 - a0; i++) {
             int ok = can_link(chf, a0 + i, b0 + i);
             chf->links[a0 + i][d] = ok ? b0 + i : OP_NO_LINK;
@@ -237,7 +246,7 @@ static void link_pair(op_chf *chf, uint32_t a0, uint32_t a1, uint32_t b0, uint32
         }
         return;
     }
-    int rb = rising(chf, b0, b1);
+    int ra = rising(chf, a0, a1), rb = rising(chf, b0, b1);
     if (ra && rb) {
         links_both_rising(chf, a0, a1, b0, b1, d);
         links_both_rising(chf, b0, b1, a0, a1, o);

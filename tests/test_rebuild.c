@@ -992,6 +992,26 @@ typedef struct contour_case {
     op_arena *o, *s;
 } contour_case;
 
+/* The tile with the most regions (the first of them), built again to last in o, s. */
+static void build_richest_tile(const world *w, op_stage last, op_arena *o, op_arena *s,
+                               op_tile_stages *st)
+{
+    op_err e;
+    int best = -1, most = 0, tx, tz;
+    for (int i = 0; i < w->ntiles; i++) {
+        tile_of(w, i, &tx, &tz);
+        op_arena_reset(o);
+        cr_assert_eq(op_level_build_stages(w->lvl, tx, tz, last, 0, o, s, st, &e), OP_OK, "%s",
+                     e.msg);
+        if (!st->skipped && st->regions.region_count > most)
+            best = i, most = st->regions.region_count;
+    }
+    cr_assert_geq(best, 0);
+    tile_of(w, best, &tx, &tz);
+    op_arena_reset(o);
+    cr_assert_eq(op_level_build_stages(w->lvl, tx, tz, last, 0, o, s, st, &e), OP_OK, "%s", e.msg);
+}
+
 /* A dungeon tile with at least want regions, its contour stage as the capture runs it
  * (every region's contours and the per-region counts), as a contour base on its own field. */
 static void contour_case_open(world *w, contour_case *cc, int want)
@@ -1000,24 +1020,7 @@ static void contour_case_open(world *w, contour_case *cc, int want)
     cc->o = op_arena_create(0);
     cc->s = op_arena_create(0);
     op_err e;
-    /* The tile with the most regions (the first of them). */
-    int best = -1, most = 0;
-    for (int i = 0; i < w->ntiles; i++) {
-        int tx, tz;
-        tile_of(w, i, &tx, &tz);
-        op_arena_reset(cc->o);
-        cr_assert_eq(
-            op_level_build_stages(w->lvl, tx, tz, OP_STAGE_CONTOURS, 0, cc->o, cc->s, &cc->st, &e),
-            OP_OK, "%s", e.msg);
-        if (!cc->st.skipped && cc->st.regions.region_count > most)
-            best = i, most = cc->st.regions.region_count;
-    }
-    int tx, tz;
-    tile_of(w, best, &tx, &tz);
-    op_arena_reset(cc->o);
-    cr_assert_eq(
-        op_level_build_stages(w->lvl, tx, tz, OP_STAGE_CONTOURS, 0, cc->o, cc->s, &cc->st, &e),
-        OP_OK, "%s", e.msg);
+    build_richest_tile(w, OP_STAGE_CONTOURS, cc->o, cc->s, &cc->st);
     cr_assert_geq(cc->st.regions.region_count, want);
     op_contour_settings_default(&cc->cs);
     /* A small error: a region border that is no chord keeps its turns, so that area ids
@@ -1218,25 +1221,7 @@ static void region_case_open(world *w, region_case *rc)
     memset(rc, 0, sizeof *rc);
     rc->o = op_arena_create(0);
     rc->s = op_arena_create(0);
-    op_err e;
-    int best = -1, most = 0;
-    for (int i = 0; i < w->ntiles; i++) {
-        int tx, tz;
-        tile_of(w, i, &tx, &tz);
-        op_arena_reset(rc->o);
-        cr_assert_eq(
-            op_level_build_stages(w->lvl, tx, tz, OP_STAGE_REGIONS, 0, rc->o, rc->s, &rc->st, &e),
-            OP_OK, "%s", e.msg);
-        if (!rc->st.skipped && rc->st.regions.region_count > most)
-            best = i, most = rc->st.regions.region_count;
-    }
-    cr_assert_geq(best, 0);
-    int tx, tz;
-    tile_of(w, best, &tx, &tz);
-    op_arena_reset(rc->o);
-    cr_assert_eq(
-        op_level_build_stages(w->lvl, tx, tz, OP_STAGE_REGIONS, 0, rc->o, rc->s, &rc->st, &e),
-        OP_OK, "%s", e.msg);
+    build_richest_tile(w, OP_STAGE_REGIONS, rc->o, rc->s, &rc->st);
     cr_assert_geq(rc->st.regions.region_count, 4);
     const op_tile_stages *st = &rc->st;
     const op_chf *c = &st->chf;

@@ -133,7 +133,8 @@ static int list_tiles(const char *dir, char names[][64], int max)
         size_t l = strlen(de->d_name);
         if (l > 7 && !strcmp(de->d_name + l - 7, ".optile")) {
             cr_assert_lt(n, max);
-            snprintf(names[n++], 64, "%s", de->d_name);
+            cr_assert_lt(l, 64, "tile file name too long: %s", de->d_name);
+            memcpy(names[n++], de->d_name, l + 1);
         }
     }
     closedir(d);

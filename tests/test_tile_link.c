@@ -10,6 +10,7 @@
 
 #include "onepath/polys.h"
 #include "onepath/tile.h"
+#include "op_test.h"
 
 #define W       OP_NEI_WALL
 #define P(side) (OP_NEI_PORTAL | (side))
@@ -72,4 +73,125 @@ Test(tile_link, links_portals_and_walls_by_the_rules)
                      tile.neis[i], want[i]);
     op_arena_destroy(out);
     op_arena_destroy(scratch);
+}
+
+/* A layer's vertices are the mesh vertices its polygons use, in ascending mesh order
+ * (build3d-polys.md §5), whether the layer uses most of its id range (read off in one
+ * scan) or a few ids spread over it (sorted): random meshes of dense and sparse layers,
+ * each tile layer checked against the used set computed here by marking. */
+Test(tile_link, layer_vertices_are_the_used_ones_ascending)
+{
+    enum { NV = 300, NP = 120, NL = 4, NVP = 6 };
+    op_test_rng rng = {42};
+    for (int round = 0; round < 40; round++) {
+        int32_t verts[3 * NV];
+        for (int v = 0; v < NV; v++) { /* distinct cells inside the tile: 30 x 10 */
+            verts[3 * v + 0] = 5 + v % 30;
+            verts[3 * v + 1] = op_test_rand_int(&rng, 0, 20);
+            verts[3 * v + 2] = 5 + v / 30;
+        }
+        uint32_t polys[NP * NVP];
+        int layer_of[NP];
+        int np = 0;
+        while (np < NP) {
+            /* layer 0 anywhere; 1 a narrow band of ids far from 0; 2 and 3 a few ids
+             * spread over the whole range (sparse: the sort) */
+            int l = op_test_rand_int(&rng, 0, 9) < 6 ? 0 : op_test_rand_int(&rng, 1, NL - 1);
+            int lo = l == 1 ? 200 : 0, hi = l == 1 ? 239 : NV - 1;
+            uint32_t a, b, c;
+            if (l >= 2) {
+                int base = op_test_rand_int(&rng, 0, NV / 30 - 1) * 30; /* one row */
+                a = (uint32_t)(base + op_test_rand_int(&rng, 0, 29));
+                b = (uint32_t)((base + 30 + op_test_rand_int(&rng, 0, 29)) % NV);
+                c = (uint32_t)(base + op_test_rand_int(&rng, 0, 29));
+                if (op_test_rand_int(&rng, 0, 3))
+                    continue; /* keep layers 2 and 3 sparse */
+            } else {
+                a = (uint32_t)op_test_rand_int(&rng, lo, hi);
+                b = (uint32_t)op_test_rand_int(&rng, lo, hi);
+                c = (uint32_t)op_test_rand_int(&rng, lo, hi);
+            }
+            long ax = verts[3 * a], az = verts[3 * a + 2], bx = verts[3 * b], bz = verts[3 * b + 2],
+                 cx = verts[3 * c], cz = verts[3 * c + 2];
+            long o = (bx - ax) * (cz - az) - (bz - az) * (cx - ax);
+            if (o == 0)
+                continue;
+            if (o < 0) { /* counter-clockwise, x right and z up */
+                uint32_t t = b;
+                b = c;
+                c = t;
+            }
+            uint32_t *p = &polys[np * NVP];
+            p[0] = a, p[1] = b, p[2] = c;
+            for (int k = 3; k < NVP; k++)
+                p[k] = N;
+            layer_of[np++] = l;
+        }
+        int32_t en[NP * NVP];
+        uint16_t regs[NP];
+        uint8_t areas[NP];
+        for (int i = 0; i < NP * NVP; i++)
+            en[i] = OP_EDGE_INTERNAL;
+        for (int i = 0; i < NP; i++)
+            regs[i] = 1, areas[i] = 63;
+        op_poly_mesh pm;
+        memset(&pm, 0, sizeof pm);
+        pm.nverts = NV;
+        pm.verts = verts;
+        pm.npolys = NP;
+        pm.nvp = NVP;
+        pm.polys = polys;
+        pm.edge_neighbour = en;
+        pm.regs = regs;
+        pm.areas = areas;
+        pm.frame = (op_tile_frame){5, 32, 0.3, 9.6, 0.2};
+        op_settings s;
+        op_settings_default(&s);
+        op_tile_source src = {0, 0, 0.0, 0, 0.0, 0.0, NULL, 0};
+        op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+        op_tile tiles[NL];
+        int ntiles = 0;
+        op_err e;
+        cr_assert_eq(
+            op_tile_assemble(&pm, NULL, layer_of, NL, &src, &s, out, scratch, tiles, &ntiles, &e),
+            OP_OK, "round %d: %s", round, e.msg);
+        int k = 0;
+        for (int l = 0; l < NL; l++) {
+            int used[NV] = {0}, rank[NV], nused = 0, lpolys = 0;
+            for (int p = 0; p < NP; p++)
+                if (layer_of[p] == l) {
+                    lpolys++;
+                    for (int j = 0; j < 3; j++)
+                        used[polys[p * NVP + j]] = 1;
+                }
+            if (!lpolys)
+                continue;
+            for (int v = 0; v < NV; v++)
+                rank[v] = used[v] ? nused++ : -1;
+            cr_assert_lt(k, ntiles);
+            const op_tile *t = &tiles[k++];
+            cr_assert_eq(t->layer, l);
+            cr_assert_eq(t->nverts, nused, "round %d layer %d: %d vertices, want %d", round, l,
+                         t->nverts, nused);
+            for (int v = 0; v < NV; v++)
+                if (used[v]) {
+                    const float *o = &t->verts[3 * rank[v]];
+                    cr_assert(o[0] == op_tile_local(&pm.frame, verts[3 * v]) &&
+                                  o[2] == op_tile_local(&pm.frame, verts[3 * v + 2]),
+                              "round %d layer %d: vertex %d is not mesh vertex %d", round, l,
+                              rank[v], v);
+                }
+            int q = 0;
+            for (int p = 0; p < NP; p++)
+                if (layer_of[p] == l) {
+                    for (int j = 0; j < 3; j++)
+                        cr_assert_eq(t->polys[q * NVP + j], rank[polys[p * NVP + j]],
+                                     "round %d layer %d polygon %d", round, l, q);
+                    q++;
+                }
+        }
+        cr_assert_eq(k, ntiles);
+        op_arena_destroy(out);
+        op_arena_destroy(scratch);
+    }
 }

@@ -83,7 +83,7 @@ static op_status link_polys(op_tile *t, const uint16_t *seam, op_arena *scratch,
         const uint16_t *pv = &t->polys[(size_t)p * nvp];
         int n = poly_nverts(pv, nvp);
         for (int k = 0; k < n; k++) {
-            uint16_t a = pv[k], b = pv[(k + 1) % n];
+            uint16_t a = pv[k], b = pv[k + 1 < n ? k + 1 : 0];
             start[(a < b ? a : b) + 2]++;
         }
     }
@@ -93,7 +93,7 @@ static op_status link_polys(op_tile *t, const uint16_t *seam, op_arena *scratch,
         const uint16_t *pv = &t->polys[(size_t)p * nvp];
         int n = poly_nverts(pv, nvp);
         for (int k = 0; k < n; k++) {
-            uint16_t a = pv[k], b = pv[(k + 1) % n];
+            uint16_t a = pv[k], b = pv[k + 1 < n ? k + 1 : 0];
             edge_rec r = {a < b ? a : b, a < b ? b : a, (uint8_t)(a < b), (uint8_t)k, p};
             e[start[r.lo + 1]++] = r;
         }
@@ -146,21 +146,35 @@ static void count_layer(const layer_ctx *c, int layer, op_tile *t)
     const op_poly_mesh *pm = c->pm;
     t->npolys = t->ndverts = t->ndtris = 0;
     t->nverts = 0;
+    int lo = pm->nverts, hi = -1; /* the range of the used ids */
     for (int i = c->start[layer]; i < c->start[layer + 1]; i++) {
         int p = c->order[i];
         t->npolys++;
         const uint32_t *pv = &pm->polys[(size_t)p * pm->nvp];
         for (int k = 0; k < pm->nvp && pv[k] != OP_POLY_MESH_NULL; k++)
             if (c->remap[pv[k]] < 0) {
-                c->remap[pv[k]] = 0;
-                c->used[t->nverts++] = (int)pv[k];
+                int v = (int)pv[k];
+                c->remap[v] = 0;
+                c->used[t->nverts++] = v;
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
             }
         if (c->dm) {
             t->ndverts += (int)c->dm->meshes[4 * p + 1];
             t->ndtris += (int)c->dm->meshes[4 * p + 3];
         }
     }
-    qsort(c->used, (size_t)t->nverts, sizeof *c->used, cmp_int);
+    /* Ascending ids: a layer that uses most of its range (a one-layer tile uses every
+     * mesh vertex) is read off remap in one scan; a sparse one is sorted. Either way
+     * used[] ends up ascending, the same list. */
+    if ((size_t)(hi - lo + 1) <= 8 * (size_t)t->nverts) {
+        int n = 0;
+        for (int v = lo; v <= hi; v++)
+            if (c->remap[v] == 0)
+                c->used[n++] = v;
+    } else {
+        qsort(c->used, (size_t)t->nverts, sizeof *c->used, cmp_int);
+    }
     for (int i = 0; i < t->nverts; i++)
         c->remap[c->used[i]] = i;
 }
@@ -336,10 +350,10 @@ static int finite_f(float v)
     return v == v && v - v == 0.0f;
 }
 
-static op_status check_poly(const op_tile *t, int p, op_err *err)
+/* nv: poly_nverts of polygon p, computed once by op_tile_validate for the three checks. */
+static op_status check_poly(const op_tile *t, int p, int nv, op_err *err)
 {
     const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
-    int nv = poly_nverts(pv, t->nvp);
     for (int k = nv; k < t->nvp; k++)
         if (pv[k] != OP_POLY_NULL)
             return op_err_set(err, OP_EPROTO, "tile: polygon %d has a vertex after padding", p);
@@ -355,9 +369,9 @@ static op_status check_poly(const op_tile *t, int p, op_err *err)
     }
     double area2 = 0.0;
     for (int k = 0; k < nv; k++) {
-        const float *a = &t->verts[3 * pv[(k + nv - 1) % nv]];
+        const float *a = &t->verts[3 * pv[k > 0 ? k - 1 : nv - 1]];
         const float *b = &t->verts[3 * pv[k]];
-        const float *c = &t->verts[3 * pv[(k + 1) % nv]];
+        const float *c = &t->verts[3 * pv[k + 1 < nv ? k + 1 : 0]];
         if (op__orient2d(a[0], a[2], b[0], b[2], c[0], c[2]) < 0)
             return op_err_set(err, OP_EPROTO,
                               "tile: polygon %d turns clockwise at vertex %d (not convex or not "
@@ -372,10 +386,9 @@ static op_status check_poly(const op_tile *t, int p, op_err *err)
     return OP_OK;
 }
 
-static op_status check_neis(const op_tile *t, int p, op_err *err)
+static op_status check_neis(const op_tile *t, int p, int nv, op_err *err)
 {
     const uint16_t *pv = &t->polys[(size_t)p * t->nvp];
-    int nv = poly_nverts(pv, t->nvp);
     for (int k = 0; k < t->nvp; k++) {
         uint16_t n = t->neis[(size_t)p * t->nvp + k];
         if (k >= nv) {
@@ -384,7 +397,7 @@ static op_status check_neis(const op_tile *t, int p, op_err *err)
                                   p, k);
             continue;
         }
-        uint16_t a = pv[k], b = pv[(k + 1) % nv];
+        uint16_t a = pv[k], b = pv[k + 1 < nv ? k + 1 : 0];
         if (OP_NEI_IS_SEAM(n)) {
             int l = OP_NEI_SEAM_LAYER(n);
             if (l >= OP_MAX_LAYERS || l == t->layer)
@@ -407,7 +420,8 @@ static op_status check_neis(const op_tile *t, int p, op_err *err)
             const uint16_t *qv = &t->polys[(size_t)q * t->nvp];
             int qn = poly_nverts(qv, t->nvp), found = 0;
             for (int j = 0; j < qn; j++)
-                if (qv[j] == b && qv[(j + 1) % qn] == a && t->neis[(size_t)q * t->nvp + j] == p + 1)
+                if (qv[j] == b && qv[j + 1 < qn ? j + 1 : 0] == a &&
+                    t->neis[(size_t)q * t->nvp + j] == p + 1)
                     found = 1;
             if (!found)
                 return op_err_set(err, OP_EPROTO,
@@ -418,7 +432,7 @@ static op_status check_neis(const op_tile *t, int p, op_err *err)
     return OP_OK;
 }
 
-static op_status check_detail(const op_tile *t, int p, uint32_t *nextv, uint32_t *nextt,
+static op_status check_detail(const op_tile *t, int p, int nv, uint32_t *nextv, uint32_t *nextt,
                               op_err *err)
 {
     const uint32_t *d = &t->dmeshes[4 * p];
@@ -426,7 +440,6 @@ static op_status check_detail(const op_tile *t, int p, uint32_t *nextv, uint32_t
         d[3] > (uint32_t)t->ndtris - d[2])
         return op_err_set(err, OP_EPROTO, "tile: polygon %d detail range is not contiguous/inside",
                           p);
-    int nv = poly_nverts(&t->polys[(size_t)p * t->nvp], t->nvp);
     uint32_t lim = (uint32_t)nv + d[1];
     for (uint32_t i = 0; i < d[3]; i++) {
         const uint8_t *tri = &t->dtris[4 * (d[2] + i)];
@@ -465,8 +478,9 @@ op_status op_tile_validate(const op_tile *t, op_err *err)
     uint32_t nextv = 0, nextt = 0;
     for (int p = 0; p < t->npolys; p++) {
         op_status st;
-        if ((st = check_poly(t, p, err)) || (st = check_neis(t, p, err)) ||
-            (st = check_detail(t, p, &nextv, &nextt, err)))
+        int nv = poly_nverts(&t->polys[(size_t)p * t->nvp], t->nvp);
+        if ((st = check_poly(t, p, nv, err)) || (st = check_neis(t, p, nv, err)) ||
+            (st = check_detail(t, p, nv, &nextv, &nextt, err)))
             return st;
         if (t->areas[p] > OP_MAX_AREA)
             return op_err_set(err, OP_EPROTO, "tile: polygon %d area %u > 63", p, t->areas[p]);

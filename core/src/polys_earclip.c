@@ -144,10 +144,17 @@ static int diagonal(const ring *r, int a, int b)
 {
     if (!same_pos(r, a, b) && (!in_cone(r, a, b) || !in_cone(r, b, a)))
         return EAR_CONE;
+    /* Two closed segments meet only where their closed boxes do: an edge whose box misses
+     * the diagonal's cannot touch it, and skipping it leaves the first edge that does. */
+    const int32_t *x = r->x, *z = r->z;
+    int32_t x0 = x[a] < x[b] ? x[a] : x[b], x1 = x[a] ^ x[b] ^ x0;
+    int32_t z0 = z[a] < z[b] ? z[a] : z[b], z1 = z[a] ^ z[b] ^ z0;
     int c = a;
     do {
         int c1 = r->next[c];
-        if (!same_pos(r, c, a) && !same_pos(r, c, b) && !same_pos(r, c1, a) &&
+        int miss = (x[c] < x0 && x[c1] < x0) | (x[c] > x1 && x[c1] > x1) |
+                   (z[c] < z0 && z[c1] < z0) | (z[c] > z1 && z[c1] > z1);
+        if (!miss && !same_pos(r, c, a) && !same_pos(r, c, b) && !same_pos(r, c1, a) &&
             !same_pos(r, c1, b) && intersect(r, a, b, c, c1))
             return c;
         c = c1;

@@ -19,11 +19,15 @@
 #include "onepath/limits.h"
 #include "polys_internal.h"
 
+/* Directed edges of the live polygons by (from, to), chained per hash bucket. A
+ * polygon's entries are killed when it changes or goes; the new polygon's are appended. */
 typedef struct edge_table {
-    int mask;
-    int *head; /* mask + 1 buckets */
-    int *next; /* per entry */
-    int *poly, *edge;
+    int mask, n, cap;
+    int *head;      /* mask + 1 buckets */
+    int *next;      /* per entry */
+    int *from, *to; /* per entry: the edge's vertices */
+    int *poly, *k;  /* per entry: polygon slot and edge index, poly -1 once killed */
+    int *ent;       /* per polygon slot and edge: its entry */
 } edge_table;
 
 typedef struct merge_ctx {
@@ -42,22 +46,30 @@ static int pv(const op__polyset *ps, int p, int k)
     return ps->v[p * ps->nvp + k];
 }
 
-/* Entries are pushed in descending (poly, edge) order, so each chain ascends. */
-static void table_build(edge_table *t, const op__polyset *ps)
+static int pv_next(const op__polyset *ps, int p, int k)
 {
-    for (int b = 0; b <= t->mask; b++)
-        t->head[b] = -1;
-    int e = 0;
-    for (int p = ps->n - 1; p >= 0; p--) {
-        for (int k = ps->nv[p] - 1; k >= 0; k--, e++) {
-            int a = pv(ps, p, k), b = pv(ps, p, (k + 1) % ps->nv[p]);
-            uint32_t h = edge_hash(a, b) & (uint32_t)t->mask;
-            t->poly[e] = p;
-            t->edge[e] = k;
-            t->next[e] = t->head[h];
-            t->head[h] = e;
-        }
+    return ps->v[p * ps->nvp + (k + 1 < ps->nv[p] ? k + 1 : 0)];
+}
+
+static void table_add_poly(edge_table *t, const op__polyset *ps, int p)
+{
+    for (int k = 0; k < ps->nv[p]; k++) {
+        int e = t->n++, a = pv(ps, p, k), b = pv_next(ps, p, k);
+        uint32_t h = edge_hash(a, b) & (uint32_t)t->mask;
+        t->from[e] = a;
+        t->to[e] = b;
+        t->poly[e] = p;
+        t->k[e] = k;
+        t->next[e] = t->head[h];
+        t->head[h] = e;
+        t->ent[p * ps->nvp + k] = e;
     }
+}
+
+static void table_kill_poly(edge_table *t, const op__polyset *ps, int p)
+{
+    for (int k = 0; k < ps->nv[p]; k++)
+        t->poly[t->ent[p * ps->nvp + k]] = -1;
 }
 
 static int64_t vcross(const merge_ctx *m, int a, int b, int c)
@@ -180,67 +192,178 @@ static int64_t edge_len2(const merge_ctx *m, int a, int b)
     return dx * dx + dz * dz;
 }
 
-typedef struct best_merge {
-    int pa, pb;
+/* A candidate merge: A's edge ka against B's reverse edge kb, slots A < B, taken when
+ * the two polygons had versions va and vb (a polygon's version moves when it changes). */
+typedef struct cand {
     int64_t len2;
-    mring ring;
-} best_merge;
+    int pa, ka, pb, kb;
+    uint32_t va, vb;
+} cand;
 
-/* One round: the longest valid merge, first found on ties; 0 if there is none. */
-static int find_best(const merge_ctx *m, const edge_table *t, best_merge *best)
+/* The order a round's search meets candidates in: the longest edge first, then A's
+ * index, A's edge, B's index, B's edge (the chain order of the reverse edge). Slots keep
+ * the polygons' relative order (a merge keeps A's place and only removes B). */
+static int cand_before(const cand *x, const cand *y)
 {
-    const op__polyset *ps = m->ps;
-    mring r;
-    best->pa = -1;
-    for (int pa = 0; pa < ps->n; pa++) {
-        for (int ka = 0; ka < ps->nv[pa]; ka++) {
-            int a = pv(ps, pa, ka), b = pv(ps, pa, (ka + 1) % ps->nv[pa]);
-            int64_t len2 = edge_len2(m, a, b);
-            if (best->pa >= 0 && len2 <= best->len2)
-                continue;
-            for (int e = t->head[edge_hash(b, a) & (uint32_t)t->mask]; e >= 0; e = t->next[e]) {
-                int pb = t->poly[e], kb = t->edge[e];
-                if (pb <= pa || ps->nv[pa] + ps->nv[pb] - 2 > ps->nvp)
-                    continue;
-                if (pv(ps, pb, kb) != b || pv(ps, pb, (kb + 1) % ps->nv[pb]) != a)
-                    continue;
-                if (merge_valid(m, pa, ka, pb, kb, &r)) {
-                    best->pa = pa;
-                    best->pb = pb;
-                    best->len2 = len2;
-                    best->ring = r;
-                    break;
-                }
-            }
-        }
-    }
-    return best->pa >= 0;
+    if (x->len2 != y->len2)
+        return x->len2 > y->len2;
+    if (x->pa != y->pa)
+        return x->pa < y->pa;
+    if (x->ka != y->ka)
+        return x->ka < y->ka;
+    if (x->pb != y->pb)
+        return x->pb < y->pb;
+    return x->kb < y->kb;
 }
 
-static void apply(op__polyset *ps, const best_merge *bm)
+typedef struct cand_heap {
+    cand *c;
+    int n, cap;
+    op_arena *scratch;
+} cand_heap;
+
+static op_status heap_push(cand_heap *h, const cand *x, op_err *err)
+{
+    if (h->n == h->cap) {
+        int cap = h->cap * 2;
+        cand *c = op_arena_alloc(h->scratch, (size_t)cap * sizeof *c);
+        if (!c)
+            return op_err_set(err, OP_ENOMEM, "polys: merging needs %zu bytes of candidates",
+                              (size_t)cap * sizeof *c);
+        memcpy(c, h->c, (size_t)h->n * sizeof *c);
+        h->c = c;
+        h->cap = cap;
+    }
+    int i = h->n++;
+    while (i > 0 && cand_before(x, &h->c[(i - 1) / 2])) {
+        h->c[i] = h->c[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->c[i] = *x;
+    return OP_OK;
+}
+
+static cand heap_pop(cand_heap *h)
+{
+    cand top = h->c[0], last = h->c[--h->n];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        const cand *best = &last;
+        if (l < h->n && cand_before(&h->c[l], best))
+            m = l, best = &h->c[l];
+        if (l + 1 < h->n && cand_before(&h->c[l + 1], best))
+            m = l + 1;
+        if (m == i)
+            break;
+        h->c[i] = h->c[m];
+        i = m;
+    }
+    if (h->n > 0)
+        h->c[i] = last;
+    return top;
+}
+
+typedef struct merge_state {
+    merge_ctx m;
+    edge_table t;
+    cand_heap h;
+    uint8_t *alive;
+    uint32_t *ver;
+} merge_state;
+
+/* The candidates of polygon p's edges against the live polygons holding their reverse
+ * (only those after p with later_only: the first fill takes each pair from its A). */
+static op_status add_cands(merge_state *s, int p, int later_only, op_err *err)
+{
+    const op__polyset *ps = s->m.ps;
+    const edge_table *t = &s->t;
+    for (int k = 0; k < ps->nv[p]; k++) {
+        int a = pv(ps, p, k), b = pv_next(ps, p, k);
+        int64_t len2 = edge_len2(&s->m, a, b);
+        for (int e = t->head[edge_hash(b, a) & (uint32_t)t->mask]; e >= 0; e = t->next[e]) {
+            int q = t->poly[e];
+            if (q < 0 || q == p || (later_only && q < p) || t->from[e] != b || t->to[e] != a)
+                continue;
+            cand c = p < q ? (cand){len2, p, k, q, t->k[e], s->ver[p], s->ver[q]}
+                           : (cand){len2, q, t->k[e], p, k, s->ver[q], s->ver[p]};
+            op_status st = heap_push(&s->h, &c, err);
+            if (st != OP_OK)
+                return st;
+        }
+    }
+    return OP_OK;
+}
+
+/* Writes the merged ring into A's slot (removed joints left out). */
+static void write_ring(op__polyset *ps, int pa, const mring *r)
 {
     int nvp = ps->nvp, k = 0;
-    int *v = &ps->v[bm->pa * nvp];
-    int32_t *nb = &ps->nb[bm->pa * nvp];
+    int *v = &ps->v[pa * nvp];
+    int32_t *nb = &ps->nb[pa * nvp];
     /* A removed joint's incoming edge is a wall (neighbour 0), so the edge that now
      * spans it keeps the value 0 of its start vertex. */
-    for (int i = 0; i < bm->ring.n; i++) {
-        if (bm->ring.gone[i])
+    for (int i = 0; i < r->n; i++) {
+        if (r->gone[i])
             continue;
-        v[k] = bm->ring.v[i];
-        nb[k++] = bm->ring.nb[i];
+        v[k] = r->v[i];
+        nb[k++] = r->nb[i];
     }
-    ps->nv[bm->pa] = k;
+    ps->nv[pa] = k;
     for (int i = k; i < nvp; i++) {
         v[i] = -1;
         nb[i] = OP_EDGE_INTERNAL;
     }
-    int rest = ps->n - bm->pb - 1;
-    memmove(&ps->v[bm->pb * nvp], &ps->v[(bm->pb + 1) * nvp], (size_t)rest * nvp * sizeof(int));
-    memmove(&ps->nb[bm->pb * nvp], &ps->nb[(bm->pb + 1) * nvp],
-            (size_t)rest * nvp * sizeof(int32_t));
-    memmove(&ps->nv[bm->pb], &ps->nv[bm->pb + 1], (size_t)rest * sizeof(int));
-    ps->n--;
+}
+
+/* The live polygons moved up over the removed ones, in order. */
+static void compact(op__polyset *ps, const uint8_t *alive)
+{
+    int nvp = ps->nvp, k = 0;
+    for (int p = 0; p < ps->n; p++) {
+        if (!alive[p])
+            continue;
+        if (k != p) {
+            memcpy(&ps->v[k * nvp], &ps->v[p * nvp], (size_t)nvp * sizeof(int));
+            memcpy(&ps->nb[k * nvp], &ps->nb[p * nvp], (size_t)nvp * sizeof(int32_t));
+            ps->nv[k] = ps->nv[p];
+        }
+        k++;
+    }
+    ps->n = k;
+}
+
+/* The rounds of build3d-polys.md §3 (each takes the longest valid merge, first found in
+ * A index, A edge, B order on ties), with the candidates kept in a heap across rounds
+ * instead of searched afresh: a merge changes only A and B, so every other candidate
+ * keeps its key and its validity (merge_valid reads the two rings alone). A popped
+ * candidate whose polygons changed since it was taken is stale and dropped (the changed
+ * A's candidates were pushed anew); one that is invalid stays invalid until one of its
+ * polygons changes, so it is dropped too. The first valid one popped is therefore the
+ * round's merge. O(E log E) for E edges instead of O(E) a round. */
+static op_status merge_rounds(merge_state *s, op_err *err)
+{
+    op__polyset *ps = s->m.ps;
+    op_status st = OP_OK;
+    for (int p = 0; p < ps->n && st == OP_OK; p++)
+        st = add_cands(s, p, 1, err);
+    mring r;
+    while (st == OP_OK && s->h.n > 0) {
+        cand c = heap_pop(&s->h);
+        if (!s->alive[c.pa] || !s->alive[c.pb] || s->ver[c.pa] != c.va || s->ver[c.pb] != c.vb)
+            continue;
+        if (ps->nv[c.pa] + ps->nv[c.pb] - 2 > ps->nvp ||
+            !merge_valid(&s->m, c.pa, c.ka, c.pb, c.kb, &r))
+            continue;
+        table_kill_poly(&s->t, ps, c.pa);
+        table_kill_poly(&s->t, ps, c.pb);
+        write_ring(ps, c.pa, &r);
+        s->alive[c.pb] = 0;
+        s->ver[c.pa]++;
+        table_add_poly(&s->t, ps, c.pa);
+        st = add_cands(s, c.pa, 0, err);
+    }
+    return st;
 }
 
 op_status op__merge(op__polyset *ps, const int32_t *verts, const op_tile_frame *frame,
@@ -251,25 +374,43 @@ op_status op__merge(op__polyset *ps, const int32_t *verts, const op_tile_frame *
     int ne = 0;
     for (int p = 0; p < ps->n; p++)
         ne += ps->nv[p];
-    edge_table t;
-    t.mask = 1;
-    while (t.mask + 1 < 2 * ne)
-        t.mask = 2 * t.mask + 1;
-    size_t bytes = ((size_t)t.mask + 1 + 3 * (size_t)ne) * sizeof(int);
+    merge_state s;
+    memset(&s, 0, sizeof s);
+    s.m = (merge_ctx){ps, verts, frame};
+    edge_table *t = &s.t;
+    t->mask = 1;
+    while (t->mask + 1 < 2 * ne)
+        t->mask = 2 * t->mask + 1;
+    /* merges never add edges to the set: each merge appends at most nvp entries */
+    t->cap = ne + (ps->n - 1) * ps->nvp;
+    size_t nslot = (size_t)ps->n * (size_t)ps->nvp;
+    size_t bytes = ((size_t)t->mask + 1 + 6 * (size_t)t->cap + nslot) * sizeof(int) +
+                   (size_t)ps->n * (sizeof(uint32_t) + 1);
     int *mem = op_arena_alloc(scratch, bytes);
-    if (!mem)
-        return op_err_set(err, OP_ENOMEM, "polys: merging needs %zu bytes", bytes);
-    t.head = mem;
-    t.next = mem + t.mask + 1;
-    t.poly = t.next + ne;
-    t.edge = t.poly + ne;
-    merge_ctx m = {ps, verts, frame};
-    best_merge bm;
-    for (;;) {
-        table_build(&t, ps); /* merges never add edges: ne entries always suffice */
-        if (!find_best(&m, &t, &bm))
-            break;
-        apply(ps, &bm);
+    s.h.cap = ne > 16 ? ne : 16;
+    s.h.c = op_arena_alloc(scratch, (size_t)s.h.cap * sizeof *s.h.c);
+    s.h.scratch = scratch;
+    if (!mem || !s.h.c)
+        return op_err_set(err, OP_ENOMEM, "polys: merging needs %zu bytes",
+                          bytes + (size_t)s.h.cap * sizeof *s.h.c);
+    t->head = mem;
+    t->next = t->head + t->mask + 1;
+    t->from = t->next + t->cap;
+    t->to = t->from + t->cap;
+    t->poly = t->to + t->cap;
+    t->k = t->poly + t->cap;
+    t->ent = t->k + t->cap;
+    s.ver = (uint32_t *)(t->ent + nslot);
+    s.alive = (uint8_t *)(s.ver + ps->n);
+    for (int b = 0; b <= t->mask; b++)
+        t->head[b] = -1;
+    for (int p = 0; p < ps->n; p++) {
+        s.ver[p] = 0;
+        s.alive[p] = 1;
+        table_add_poly(t, ps, p);
     }
-    return OP_OK;
+    op_status st = merge_rounds(&s, err);
+    if (st == OP_OK)
+        compact(ps, s.alive);
+    return st;
 }

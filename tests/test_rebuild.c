@@ -184,7 +184,8 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
 /* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
  * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
 static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
-                        long *reused, long *npolys, long *creused, long *nregions, long *rreused)
+                        long *reused, long *npolys, long *creused, long *nregions, long *rreused,
+                        long *lreused)
 {
     op_arena_reset(w->out);
     op_arena_reset(w->scratch);
@@ -209,12 +210,16 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         cr_assert_eq(st.chf.dist == NULL, st.regions_reused == 1);
     if (rreused)
         *rreused += st.regions_reused;
+    /* Rule 11 keeps layers only when rule 9 did not take the whole stage, only with layers. */
+    cr_assert(st.layers_reused == 0 || (!st.regions_reused && st.region_layer));
+    if (lreused)
+        *lreused += st.layers_reused > 0;
     return signature(&st);
 }
 
 static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
 {
-    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL, NULL);
+    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 /* ---- random volumes ---- */
@@ -303,6 +308,7 @@ typedef struct edit_stats {
     long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
     long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
     long rreused, rebuilt; /* rebuilds that took the entry's regions, and all (not skipped) */
+    long lreused;          /* rebuilds that kept some span layers' regions (rule 11) */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -404,7 +410,7 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
                 continue;
             sig f = fresh(&w, i, set, n, NULL);
             sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys, &es->creused,
-                                 &es->regions, &es->rreused);
+                                 &es->regions, &es->rreused, &es->lreused);
             int tx, tz;
             tile_of(&w, i, &tx, &tz);
             cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
@@ -460,7 +466,7 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
@@ -474,11 +480,17 @@ static void sequences_on(const char *what, int steps)
         cr_assert_gt(es.rreused, 0, "%s %s: no regions reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.rreused, es.rebuilt, "%s %s: every rebuild reused its regions", what,
                      op_partition_name(parts[k]));
+        /* With layers, rebuilds that computed regions kept other layers' (rule 11) on the
+         * multi-floor level; never with another partition. */
+        if (parts[k] != OP_PARTITION_LAYERS)
+            cr_assert_eq(es.lreused, 0);
+        else if (strcmp(what, "multifloor") == 0)
+            cr_assert_gt(es.lreused, 0, "%s layers: no span layer kept", what);
         fprintf(stderr,
                 "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
-                "regions of %ld of %ld rebuilds reused\n",
+                "regions of %ld of %ld rebuilds reused, some layers' in %ld\n",
                 what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
-                es.rreused, es.rebuilt);
+                es.rreused, es.rebuilt, es.lreused);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,

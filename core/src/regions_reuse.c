@@ -172,17 +172,21 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
         return op__regions_nomem(err, "region layers", (size_t)nl + 1);
     memcpy(keep, b->settled, (size_t)nl);
     keep[nl] = 0;
-    for (uint32_t s0 = 0; s0 < n; s0 += 64) {
+    int nkept = 0;
+    for (int L = 0; L < nl; L++)
+        nkept += keep[L];
+    /* The compare stops as soon as no layer is left to keep (a one-floor tile under an
+     * obstacle: at its first changed span). */
+    for (uint32_t s0 = 0; s0 < n && nkept > 0; s0 += 64) {
         uint32_t s1 = n - s0 < 64 ? n : s0 + 64;
         if (memcmp(areas + s0, b->areas + s0, s1 - s0) == 0)
             continue;
         for (uint32_t s = s0; s < s1; s++)
-            if (areas[s] != b->areas[s] && sl[s] < nl)
+            if (areas[s] != b->areas[s] && sl[s] < nl && keep[sl[s]]) {
                 keep[sl[s]] = 0;
+                nkept--;
+            }
     }
-    int nkept = 0;
-    for (int L = 0; L < nl; L++)
-        nkept += keep[L];
     if (nkept == 0)
         return OP_OK;
         /* Class of a span: kept (its layer's regions are the base's) or relabelled. */

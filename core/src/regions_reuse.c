@@ -191,18 +191,29 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
         return OP_OK;
         /* Class of a span: kept (its layer's regions are the base's) or relabelled. */
 #define OP__KEPT(s) (sl[s] < nl && keep[sl[s]])
-    /* Step 1: components of the relabelled walkable spans, flood starts in index order. */
+    /* Steps 1 and 2 in one flood: components of the relabelled walkable spans (flood starts
+     * in index order), and while each is flooded its links to other components (R1 groups:
+     * links are mutual, so a link to a component flooded later is seen from that one) and
+     * to walkable spans of kept layers (anchors). Component arrays are bounded by the span
+     * count. */
     uint32_t *lab = op_arena_calloc(scratch, (size_t)n + 1, sizeof *lab);
     uint32_t *queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *queue);
     uint32_t *start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *start);
-    if (!lab || !queue || !start)
-        return op__regions_nomem(err, "region layers", (size_t)n * 12);
+    uint32_t *parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *parent);
+    uint32_t *size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *size);
+    uint8_t *flag = op_arena_alloc(scratch, (size_t)n + 2);
+    if (!lab || !queue || !start || !parent || !size || !flag)
+        return op__regions_nomem(err, "region layers", (size_t)n * 21);
     uint32_t count = 0, tail = 0;
+    parent[0] = 0;
+    flag[0] = 0;
     for (uint32_t s = 0; s < n; s++) {
         if (areas[s] == 0 || lab[s] != 0 || OP__KEPT(s))
             continue;
-        uint32_t id = ++count, head = tail;
+        uint32_t id = ++count, head = tail, h0 = tail;
+        uint8_t fl = 0;
         start[id] = s;
+        parent[id] = id;
         lab[s] = id;
         queue[tail++] = s;
         while (head < tail) {
@@ -212,46 +223,35 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
             uint16_t kc = sl[c];
             for (int d = 0; d < 4; d++) {
                 uint32_t m = l[d];
-                if (m != OP_NO_LINK && lab[m] == 0 && areas[m] == ac && sl[m] == kc) {
-                    lab[m] = id;
-                    queue[tail++] = m;
+                if (m == OP_NO_LINK || areas[m] == 0)
+                    continue;
+                uint32_t q = lab[m];
+                if (q == id)
+                    continue;
+                if (q == 0) {
+                    if (areas[m] == ac && sl[m] == kc) {
+                        lab[m] = id;
+                        queue[tail++] = m;
+                    } else if (OP__KEPT(m)) {
+                        fl |= ANCHORED;
+                    } /* else a relabelled span flooded later: it sees this link back */
+                    continue;
                 }
+                uint32_t x = root_of(parent, id), y = root_of(parent, q);
+                if (x != y)
+                    parent[x > y ? x : y] = x < y ? x : y;
             }
         }
+        size[id] = tail - h0;
+        flag[id] = fl;
     }
-    /* Step 2: groups, anchors and band spans (R1). */
     size_t nc = (size_t)count + 1;
-    uint32_t *parent = op_arena_alloc(scratch, nc * sizeof *parent);
     uint32_t *gsize = op_arena_calloc(scratch, nc, sizeof *gsize);
-    uint8_t *flag = op_arena_calloc(scratch, nc, 1);
     uint8_t *gflag = op_arena_calloc(scratch, nc, 1);
     uint32_t *newid = op_arena_calloc(scratch, nc, sizeof *newid);
-    uint32_t *size = op_arena_calloc(scratch, nc, sizeof *size);
     uint32_t *fb = op_arena_calloc(scratch, (size_t)b->border_region + 1, sizeof *fb);
-    if (!parent || !gsize || !flag || !gflag || !newid || !size || !fb)
-        return op__regions_nomem(err, "region layers", nc * 18);
-    for (uint32_t r = 0; r < nc; r++)
-        parent[r] = r;
-    for (uint32_t i = 0; i < tail; i++) { /* every relabelled walkable span */
-        uint32_t c = queue[i], r = lab[c];
-        size[r]++;
-        const uint32_t *l = links[c];
-        for (int d = 0; d < 4; d++) {
-            uint32_t m = l[d];
-            if (m == OP_NO_LINK || areas[m] == 0)
-                continue;
-            uint32_t q = lab[m];
-            if (q == r)
-                continue;
-            if (q == 0) { /* a walkable span without a label: a kept layer's */
-                flag[r] |= ANCHORED;
-                continue;
-            }
-            uint32_t a = root_of(parent, r), bq = root_of(parent, q);
-            if (a != bq)
-                parent[a > bq ? a : bq] = a < bq ? a : bq;
-        }
-    }
+    if (!gsize || !gflag || !newid || !fb)
+        return op__regions_nomem(err, "region layers", nc * 9);
     OP__BAND_RANGES(chf, for (uint32_t i = i0; i < i1; i++) flag[lab[i]] |= IN_BAND);
     for (uint32_t r = 1; r < nc; r++) {
         uint32_t g = root_of(parent, r);
@@ -284,6 +284,16 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
         return op__regions_nomem(err, "region layers", (size_t)n * 2 + k * 3);
     const uint16_t border_id = (uint16_t)(k + 1);
     const uint16_t *const breg = b->reg;
+    /* A kept span's region through its base id (every walkable span of a kept layer has
+     * one, the layer being settled): bmap[b] = b's new number for a kept region, the border
+     * region for the base's; 0 for the others, which no kept span holds. A relabelled
+     * walkable span's through its component (0 when removed); unwalkable spans have none. */
+    uint16_t *bmap = op_arena_alloc(scratch, ((size_t)b->border_region + 1) * sizeof *bmap);
+    if (!bmap)
+        return op__regions_nomem(err, "region layers", (size_t)b->border_region * 2);
+    for (int r = 0; r < b->border_region; r++)
+        bmap[r] = (uint16_t)fb[r];
+    bmap[b->border_region] = border_id;
     int bb = chf->border, inside = 0;
     for (int z = 0; z < chf->depth; z++) {
         const uint32_t *row = &chf->cells[(size_t)z * (size_t)chf->width];
@@ -291,20 +301,15 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
         int x0 = core_row ? bb : chf->width;
         int x1 =
             core_row ? (bb + tile_cells < chf->width ? bb + tile_cells : chf->width) : chf->width;
-        for (uint32_t s = row[0]; s < row[chf->width]; s++) {
-            uint16_t v;
-            if (OP__KEPT(s))
-                v = breg[s] == 0
-                        ? 0
-                        : (uint16_t)(breg[s] == b->border_region ? border_id : fb[breg[s]]);
-            else
-                v = (uint16_t)newid[lab[s]]; /* newid[0] = 0, a removed component's 0 */
-            int core = s >= row[x0] && s < row[x1];
-            if (!core && v != 0)
-                v = border_id;
-            inside |= core && v != 0;
+        for (uint32_t s = row[0]; s < row[x0]; s++) /* band */
+            reg[s] = areas[s] == 0 ? 0 : lab[s] ? (newid[lab[s]] ? border_id : 0) : bmap[breg[s]];
+        for (uint32_t s = row[x0]; s < row[x1]; s++) { /* core */
+            uint16_t v = areas[s] == 0 ? 0 : lab[s] ? (uint16_t)newid[lab[s]] : bmap[breg[s]];
+            inside |= v != 0;
             reg[s] = v;
         }
+        for (uint32_t s = row[x1]; s < row[chf->width]; s++) /* band */
+            reg[s] = areas[s] == 0 ? 0 : lab[s] ? (newid[lab[s]] ? border_id : 0) : bmap[breg[s]];
     }
 #undef OP__KEPT
     rl[0] = OP_NO_LAYER;

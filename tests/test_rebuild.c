@@ -184,7 +184,8 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
 /* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
  * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
 static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
-                        long *reused, long *npolys, long *creused, long *nregions, long *rreused)
+                        long *reused, long *npolys, long *creused, long *nregions, long *rreused,
+                        long *lreused)
 {
     op_arena_reset(w->out);
     op_arena_reset(w->scratch);
@@ -209,12 +210,16 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         cr_assert_eq(st.chf.dist == NULL, st.regions_reused == 1);
     if (rreused)
         *rreused += st.regions_reused;
+    /* Rule 11 keeps layers only when rule 9 did not take the whole stage, only with layers. */
+    cr_assert(st.layers_reused == 0 || (!st.regions_reused && st.region_layer));
+    if (lreused)
+        *lreused += st.layers_reused > 0;
     return signature(&st);
 }
 
 static sig cached(world *w, const op_rebuild_entry *en, const op_volume *v, int n)
 {
-    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL, NULL);
+    return cached_count(w, en, v, n, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 /* ---- random volumes ---- */
@@ -303,6 +308,7 @@ typedef struct edit_stats {
     long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
     long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
     long rreused, rebuilt; /* rebuilds that took the entry's regions, and all (not skipped) */
+    long lreused;          /* rebuilds that kept some span layers' regions (rule 11) */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -404,7 +410,7 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
                 continue;
             sig f = fresh(&w, i, set, n, NULL);
             sig c = cached_count(&w, ent[i], set, n, &es->reused, &es->polys, &es->creused,
-                                 &es->regions, &es->rreused);
+                                 &es->regions, &es->rreused, &es->lreused);
             int tx, tz;
             tile_of(&w, i, &tx, &tz);
             cr_assert(sig_eq(&f, &c), "%s %s step %d tile (%d, %d): rebuild differs", what,
@@ -460,7 +466,7 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
@@ -474,11 +480,17 @@ static void sequences_on(const char *what, int steps)
         cr_assert_gt(es.rreused, 0, "%s %s: no regions reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.rreused, es.rebuilt, "%s %s: every rebuild reused its regions", what,
                      op_partition_name(parts[k]));
+        /* With layers, rebuilds that computed regions kept other layers' (rule 11) on the
+         * multi-floor level; never with another partition. */
+        if (parts[k] != OP_PARTITION_LAYERS)
+            cr_assert_eq(es.lreused, 0);
+        else if (strcmp(what, "multifloor") == 0)
+            cr_assert_gt(es.lreused, 0, "%s layers: no span layer kept", what);
         fprintf(stderr,
                 "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
-                "regions of %ld of %ld rebuilds reused\n",
+                "regions of %ld of %ld rebuilds reused, some layers' in %ld\n",
                 what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
-                es.rreused, es.rebuilt);
+                es.rreused, es.rebuilt, es.lreused);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,
@@ -1514,4 +1526,289 @@ Test(rebuild, regions_reused_exactly_when_the_areas_are_the_captures, .timeout =
     regions_reuse_end_to_end("dungeon", OP_PARTITION_MONOTONE, 0, 502);
     regions_reuse_end_to_end("multifloor", OP_PARTITION_LAYERS, 0, 503);
     regions_reuse_end_to_end("multifloor", OP_PARTITION_LAYERS, 1, 504);
+}
+
+/* ---- regions of unchanged span layers, rule by rule (build3d-runtime.md §5.11) ---- */
+
+/* The oracle: the full layer-first labelling of chf (build3d-regions.md §4, §5 with R1) and
+ * the border cut of build3d-polys.md §2.3, written out here as tile_pipeline.c does it. */
+typedef struct layer_regions {
+    op_regions r;
+    uint16_t *rl;
+    int border, skipped, kept;
+} layer_regions;
+
+static void layers_full(const op_chf *c, const uint16_t *sl, int min_area, int tc, op_arena *o,
+                        op_arena *s, layer_regions *out)
+{
+    op_err e;
+    memset(out, 0, sizeof *out);
+    cr_assert_eq(op_regions_build_from_layers(c, sl, min_area, o, s, &out->r, &out->rl, &e), OP_OK,
+                 "%s", e.msg);
+    int b = c->border, border = out->r.region_count + 1, inside = 0;
+    for (int z = 0; z < c->depth; z++)
+        for (int x = 0; x < c->width; x++) {
+            int core = x >= b && x < b + tc && z >= b && z < b + tc;
+            for (uint32_t i = c->cells[z * c->width + x]; i < c->cells[z * c->width + x + 1]; i++) {
+                if (!core && out->r.reg[i])
+                    out->r.reg[i] = (uint16_t)border;
+                inside |= core && out->r.reg[i];
+            }
+        }
+    uint8_t *ra = op_arena_calloc(o, (size_t)border + 1, 1);
+    memcpy(ra, out->r.region_area, (size_t)border);
+    out->r.region_area = ra;
+    out->r.region_count = border;
+    out->border = border;
+    out->skipped = !inside;
+}
+
+static int layer_regions_eq(const layer_regions *a, const layer_regions *b, uint32_t n)
+{
+    return a->r.region_count == b->r.region_count && a->border == b->border &&
+           a->skipped == b->skipped && memcmp(a->r.reg, b->r.reg, (size_t)n * 2) == 0 &&
+           memcmp(a->r.region_area, b->r.region_area, (size_t)a->r.region_count + 1) == 0 &&
+           memcmp(a->rl, b->rl, (size_t)a->border * 2) == 0;
+}
+
+/* A base as a capture keeps it (rebuild.c), made from the full labelling of field c with
+ * areas base_areas (copied), plus rule 11's record. */
+static void layer_base_make(const op_chf *c, const uint16_t *sl, const uint8_t *base_areas,
+                            int min_area, int tc, op_arena *o, op_arena *s, op__region_base *b)
+{
+    op_chf cb = *c;
+    cb.areas = op_arena_alloc(o, (size_t)c->span_count + 1);
+    memcpy(cb.areas, base_areas, c->span_count);
+    layer_regions full;
+    layers_full(&cb, sl, min_area, tc, o, s, &full);
+    memset(b, 0, sizeof *b);
+    b->cells = c->cells;
+    b->y = c->y;
+    b->links = (const uint32_t(*)[4])c->links;
+    b->span_layer = sl;
+    b->span_count = c->span_count;
+    b->width = c->width;
+    b->depth = c->depth;
+    b->border = c->border;
+    b->tile_cells = tc;
+    b->areas = cb.areas;
+    b->reg = full.r.reg;
+    b->region_count = full.r.region_count;
+    b->region_area = full.r.region_area;
+    b->border_region = full.border;
+    b->region_layer = full.rl;
+    b->nregion_layer = full.border;
+    b->rs = (op_region_settings){OP_PARTITION_LAYERS, min_area, 0};
+    uint32_t *first;
+    uint8_t *settled;
+    op_err e;
+    cr_assert_eq(op__region_layers_record(&cb, sl, &full.r, full.border, min_area, o, &first,
+                                          &settled, &b->nlayers, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_not_null(first, "the record of a full labelling");
+    b->first = first;
+    b->settled = settled;
+}
+
+/* Rule 11 on field c (its areas) from base b: got, and checked against the full labelling
+ * when some layer was kept; returns the layers kept. */
+static int layers_against_full(const op__region_base *b, const op_chf *c, int min_area, int tc,
+                               op_arena *o, op_arena *s, const char *what, layer_regions *got)
+{
+    layer_regions want, mine;
+    op_err e;
+    if (!got)
+        got = &mine;
+    memset(got, 0, sizeof *got);
+    op_region_settings rs = b->rs;
+    cr_assert(op__regions_layers_fit(b, c, b->span_layer, &rs, tc));
+    cr_assert_eq(op__regions_layers_local(b, c, min_area, tc, o, s, &got->r, &got->rl, &got->border,
+                                          &got->skipped, &got->kept, &e),
+                 OP_OK, "%s", e.msg);
+    layers_full(c, b->span_layer, min_area, tc, o, s, &want);
+    if (got->kept > 0)
+        cr_assert(layer_regions_eq(got, &want, c->span_count), "%s: kept %d layers, differs", what,
+                  got->kept);
+    return got->kept;
+}
+
+/* The skip-th walkable span of layer L in the tile's core, two cells clear of the band. */
+static uint32_t core_span_of_layer(const op_chf *c, const uint16_t *sl, const uint8_t *areas, int L,
+                                   int tc, int skip)
+{
+    int b = c->border;
+    for (int z = b + 2; z < b + tc - 2; z++)
+        for (int x = b + 2; x < b + tc - 2; x++)
+            for (uint32_t i = c->cells[z * c->width + x]; i < c->cells[z * c->width + x + 1]; i++)
+                if (sl[i] == L && areas[i] != 0 && skip-- <= 0)
+                    return i;
+    return OP_NO_LINK;
+}
+
+/* A layer that is not settled: in the base, a walkable core span x of layer L1 that links
+ * to a walkable span t of another layer L2 is made its own one-span component (an area of
+ * its own, its other neighbours unwalkable): its group is t's, it survives, and L1 is not
+ * settled. The rebuild takes t away (L2 changes, L1 does not): x's group is x alone and
+ * goes. L1 must not be kept. 0 when st's core has no layer seam. */
+static int unsettled_case(const op_tile_stages *st, int min, op_arena *o, op_arena *s)
+{
+    const op_chf *c = &st->chf;
+    const uint16_t *sl = st->span_layer;
+    uint32_t n = c->span_count;
+    int tc = c->width - 2 * c->border, bb = c->border;
+    op_chf c2 = *c;
+    c2.areas = op_arena_alloc(o, (size_t)n + 1);
+    for (int cell = 0; cell < c->width * c->depth; cell++) {
+        int x0 = cell % c->width, z0 = cell / c->width;
+        if (x0 < bb + 1 || z0 < bb + 1 || x0 >= bb + tc - 1 || z0 >= bb + tc - 1)
+            continue;
+        for (uint32_t x = c->cells[cell]; x < c->cells[cell + 1]; x++) {
+            if (sl[x] == OP_NO_LAYER || c->areas[x] == 0)
+                continue;
+            int dt = -1;
+            for (int d = 0; d < 4 && dt < 0; d++) {
+                uint32_t t = c->links[x][d];
+                if (t != OP_NO_LINK && sl[t] != sl[x] && sl[t] != OP_NO_LAYER && c->areas[t])
+                    dt = d;
+            }
+            if (dt < 0)
+                continue;
+            uint32_t t = c->links[x][dt];
+            /* The rule reads the span layers as given: t's layer's spans in the rows more
+             * than two below x's become a layer of their own, unchanged by the edit (the
+             * generated tiles have two layers at most where floors meet). */
+            uint16_t *sl2 = op_arena_alloc(o, (size_t)n * 2 + 2), top = 0;
+            memcpy(sl2, sl, (size_t)n * 2);
+            for (uint32_t i = 0; i < n; i++)
+                if (sl[i] != OP_NO_LAYER && sl[i] >= top)
+                    top = (uint16_t)(sl[i] + 1);
+            for (int z = 0; z < z0 - 2; z++)
+                for (uint32_t i = c->cells[z * c->width]; i < c->cells[(z + 1) * c->width]; i++)
+                    if (sl[i] == sl[t])
+                        sl2[i] = top;
+            uint8_t *ba = op_arena_alloc(o, (size_t)n + 1);
+            memcpy(ba, c->areas, n);
+            uint8_t own = (uint8_t)((c->areas[x] % 62) + 2);
+            ba[x] = own == c->areas[t] ? 1 : own;
+            for (int d = 0; d < 4; d++)
+                if (d != dt && c->links[x][d] != OP_NO_LINK)
+                    ba[c->links[x][d]] = 0;
+            op__region_base b2;
+            layer_base_make(c, sl2, ba, min, tc, o, s, &b2);
+            if (b2.settled[sl2[x]] || !b2.settled[sl2[t]] || b2.reg[x] == 0 || !b2.settled[top])
+                continue;
+            memcpy(c2.areas, ba, n);
+            c2.areas[t] = 0;
+            int s1 = 0;
+            for (int L = 0; L < b2.nlayers; L++)
+                s1 += b2.settled[L] && L != sl2[t];
+            if (s1 == 0) /* nothing left to keep: no test of the rule */
+                continue;
+            int kept = layers_against_full(&b2, &c2, min, tc, o, s, "unsettled", NULL);
+            cr_assert_eq(kept, s1, "unsettled layer %d: kept %d of %d", sl2[x], kept, s1);
+            cr_assert_gt(kept, 0, "some layer kept: the comparison ran");
+            layer_regions want;
+            layers_full(&c2, sl2, min, tc, o, s, &want);
+            cr_assert_eq(want.r.reg[x], 0, "x is an island once t is gone");
+            /* Anchored: x's own layer changes instead (x takes yet another area), t's layer
+             * is kept. x's component is x alone, below MinRegionArea, but linked to t: its
+             * group holds a kept region and survives. */
+            memcpy(c2.areas, ba, n);
+            c2.areas[x] = (uint8_t)(ba[x] == 63 ? 62 : ba[x] + 1) == c->areas[t]
+                              ? (uint8_t)(ba[x] == 63 ? 61 : ba[x] + 2)
+                              : (uint8_t)(ba[x] == 63 ? 62 : ba[x] + 1);
+            kept = layers_against_full(&b2, &c2, min, tc, o, s, "anchored", NULL);
+            cr_assert_gt(kept, 0);
+            layers_full(&c2, sl2, min, tc, o, s, &want);
+            cr_assert_neq(want.r.reg[x], 0, "x survives through t");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+Test(rebuild, layer_regions_reuse_follows_each_rule)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_LAYERS);
+    op_arena *o = op_arena_create(0), *s = op_arena_create(0);
+    op_tile_stages st;
+    build_richest_tile(&w, OP_STAGE_REGIONS, o, s, &st);
+    const op_chf *c = &st.chf;
+    const uint16_t *sl = st.span_layer;
+    uint32_t n = c->span_count;
+    int tc = c->width - 2 * c->border, min = w.s.min_region_area;
+    op__region_base b;
+    layer_base_make(c, sl, c->areas, min, tc, o, s, &b);
+    cr_assert_geq(b.nlayers, 2, "a tile with several span layers");
+    int nsettled = 0;
+    for (int L = 0; L < b.nlayers; L++)
+        nsettled += b.settled[L];
+    cr_assert_geq(nsettled, 2);
+    op_chf c2 = *c;
+    c2.areas = op_arena_alloc(o, (size_t)n + 1);
+    /* Unchanged areas: every settled layer kept, the full labelling's bytes. */
+    memcpy(c2.areas, c->areas, n);
+    cr_assert_eq(layers_against_full(&b, &c2, min, tc, o, s, "unchanged", NULL), nsettled);
+    /* One span of one layer changed (to another walkable area, to none): the other settled
+     * layers are kept, the result is the full labelling's. */
+    int cases = 0;
+    for (int L = 0; L < b.nlayers; L++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t i = core_span_of_layer(c, sl, c->areas, L, tc, 37 * k);
+            if (i == OP_NO_LINK)
+                continue;
+            memcpy(c2.areas, c->areas, n);
+            c2.areas[i] = (uint8_t)(k == 2 ? 0 : (c->areas[i] % 63) + 1);
+            int kept = layers_against_full(&b, &c2, min, tc, o, s, "one span", NULL);
+            cr_assert_eq(kept, nsettled - b.settled[L], "layer %d span %u changed: kept %d", L, i,
+                         kept);
+            cases++;
+        }
+    cr_assert_geq(cases, 4);
+    /* Renumbering: a one-span region split off (another area) at the lowest-index walkable
+     * core span of a layer comes before later regions of the kept layers, whose ids then
+     * move (the result still the full labelling's). */
+    int moved = 0;
+    for (int L = 0; L < b.nlayers && !moved; L++) {
+        uint32_t i = core_span_of_layer(c, sl, c->areas, L, tc, 0);
+        if (i == OP_NO_LINK)
+            continue;
+        memcpy(c2.areas, c->areas, n);
+        c2.areas[i] = (uint8_t)((c->areas[i] % 63) + 1);
+        layer_regions got;
+        if (layers_against_full(&b, &c2, min, tc, o, s, "renumbered", &got) == 0)
+            continue;
+        /* A kept layer's core span whose id differs from its base id: renumbered. */
+        for (uint32_t t = 0; t < n && !moved; t++)
+            moved = b.reg[t] != 0 && b.reg[t] != b.border_region && sl[t] != L &&
+                    got.r.reg[t] != got.border && got.r.reg[t] != b.reg[t];
+    }
+    cr_assert(moved, "no kept region renumbered");
+    /* Every layer changed: nothing kept (the full path). */
+    memcpy(c2.areas, c->areas, n);
+    for (int L = 0; L < b.nlayers; L++)
+        for (uint32_t t = 0; t < n; t++)
+            if (sl[t] == L && c2.areas[t]) {
+                c2.areas[t] = 0;
+                break;
+            }
+    cr_assert_eq(layers_against_full(&b, &c2, min, tc, o, s, "every layer", NULL), 0);
+    /* Unsettled layer: on the first tile with a layer seam in its core. */
+    int unsettled = 0;
+    for (int i = 0; i < w.ntiles && !unsettled; i++) {
+        int tx, tz;
+        op_err e;
+        tile_of(&w, i, &tx, &tz);
+        op_arena_reset(o);
+        op_arena_reset(s);
+        cr_assert_eq(op_level_build_stages(w.lvl, tx, tz, OP_STAGE_REGIONS, 0, o, s, &st, &e),
+                     OP_OK, "%s", e.msg);
+        if (!st.skipped)
+            unsettled = unsettled_case(&st, min, o, s);
+    }
+    cr_assert(unsettled, "no layer seam to make an unsettled layer at");
+    op_arena_destroy(o);
+    op_arena_destroy(s);
+    world_close(&w);
 }

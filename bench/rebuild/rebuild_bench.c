@@ -58,6 +58,7 @@ typedef struct ours {
     long detail_reused, polys; /* over every rebuild: polygons whose detail was copied */
     long contours_reused, regions; /* and regions whose contours were (build3d-runtime §5.6-7) */
     long regions_reused, rebuilt;  /* rebuilds that took the entry's regions (§5.9), and all */
+    long layers_kept;              /* rebuilds that kept some span layers' regions (§5.11) */
     long add_calls, drop_calls;    /* op_level_rebuild_tile calls, warm-up included */
 } ours;
 
@@ -140,6 +141,7 @@ static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n
                 o->contours_reused += st.contours_reused;
                 o->regions += st.regions.region_count;
                 o->regions_reused += st.regions_reused;
+                o->layers_kept += st.layers_reused > 0;
                 o->rebuilt++;
             }
             o->stage_ms[OP_STAGE_TILE] += bench_now_ms() - e0;
@@ -458,8 +460,10 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
                ((double)tz.zlib_bytes / (tz.tiles ? tz.tiles : 1)));
     printf("| tiles kept / layers | %d | %d / %d | |\n", o.tiles, tz.tiles, tz.layers);
     printf("| reused from the entry (every rebuild) | detail of %ld / %ld polygons, contours of "
-           "%ld / %ld regions, regions of %ld / %ld rebuilds | | |\n",
-           o.detail_reused, o.polys, o.contours_reused, o.regions, o.regions_reused, o.rebuilt);
+           "%ld / %ld regions, regions of %ld / %ld rebuilds, some span layers' regions in %ld "
+           "| | |\n",
+           o.detail_reused, o.polys, o.contours_reused, o.regions, o.regions_reused, o.rebuilt,
+           o.layers_kept);
     printf("| op_level_rebuild_tile calls (warm-up included) | %ld adds, %ld drops | | |\n",
            o.add_calls, o.drop_calls);
     printf("| preprocessing (every tile), ms | %.1f | %.1f | |\n\n", ours_prep, tz.prepare_ms);

@@ -36,6 +36,13 @@ typedef struct contour_keep {
     op_contour_settings cs;
 } contour_keep;
 
+/* Rule 11's record (partition = layers), made in scratch before the entry is sized. */
+typedef struct layer_keep {
+    uint32_t *first; /* NULL: none */
+    uint8_t *settled;
+    int nlayers;
+} layer_keep;
+
 #define ALIGN 16
 
 static size_t up(size_t n)
@@ -89,15 +96,16 @@ static int areas_are_eroded(const op__tile_base *b, const op_tile_stages *st)
     return memcmp(st->chf.areas, b->eroded, st->chf.span_count) == 0;
 }
 
-static size_t region_bytes(const op__tile_base *b, const op_tile_stages *st)
+static size_t region_bytes(const op__tile_base *b, const op_tile_stages *st, const layer_keep *lk)
 {
     size_t n = st->chf.span_count;
     return (areas_are_eroded(b, st) ? 0 : up(n)) + up((size_t)st->regions.region_count + 1) +
-           (st->region_layer ? up((size_t)st->border_region * 2) : 0);
+           (st->region_layer ? up((size_t)st->border_region * 2) : 0) +
+           (lk->first ? up((size_t)st->border_region * 4) + up((size_t)lk->nlayers) : 0);
 }
 
 static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry *e,
-                        const op_tile_stages *st)
+                        const op_tile_stages *st, const layer_keep *lk)
 {
     op__region_base *b = &e->regions;
     uint32_t n = st->chf.span_count;
@@ -124,6 +132,11 @@ static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry 
     b->rs.partition = l->settings.partition;
     b->rs.min_region_area = l->settings.min_region_area;
     b->rs.merge_region_area = l->settings.merge_region_area;
+    if (lk->first) {
+        b->first = put(at, lk->first, (size_t)st->border_region * 4);
+        b->settled = put(at, lk->settled, (size_t)lk->nlayers);
+        b->nlayers = lk->nlayers;
+    }
     e->base.regions = b;
 }
 
@@ -211,7 +224,8 @@ static void put_contours(unsigned char **at, op_rebuild_entry *e, const op_tile_
 }
 
 static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b,
-                                 const op_tile_stages *st, op_stage last, const contour_keep *ck)
+                                 const op_tile_stages *st, op_stage last, const contour_keep *ck,
+                                 const layer_keep *lk)
 {
     const op_chf *c = &b->chf;
     size_t n = b->skipped ? 0 : c->span_count;
@@ -223,11 +237,12 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
     int regions = !b->skipped && keeps_regions(st, last);
     size_t bytes = up(sizeof(op_rebuild_entry));
     if (!b->skipped)
-        bytes +=
-            up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
-            (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) + (detail ? detail_bytes(st) : 0) +
-            (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
-            (regions ? region_bytes(b, st) : 0) + (detail || contours || regions ? up(n * 2) : 0);
+        bytes += up(ncells * 4) + 2 * up(n * 2) + up(n * sizeof *c->links) + 2 * up(n) +
+                 (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) +
+                 (detail ? detail_bytes(st) : 0) +
+                 (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
+                 (regions ? region_bytes(b, st, lk) : 0) +
+                 (detail || contours || regions ? up(n * 2) : 0);
     op_rebuild_entry *e = malloc(bytes);
     if (!e)
         return NULL;
@@ -260,7 +275,7 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
     if (contours)
         put_contours(&at, e, st, ck);
     if (regions)
-        put_regions(&at, l, e, st);
+        put_regions(&at, l, e, st, lk);
     return e;
 }
 
@@ -289,7 +304,15 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }
-    *capture_out = capture(lvl, tx, tz, &b, st, last, with_contours ? &ck : NULL);
+    layer_keep lk = {NULL, NULL, 0};
+    if (!b.skipped && keeps_regions(st, last) && st->region_layer && st->span_layer &&
+        (s = op__region_layers_record(&st->chf, st->span_layer, &st->regions, st->border_region,
+                                      lvl->settings.min_region_area, scratch, &lk.first,
+                                      &lk.settled, &lk.nlayers, err)) != OP_OK) {
+        op_arena_release(scratch, m);
+        return op__tile_err(s, tx, tz, -1, err);
+    }
+    *capture_out = capture(lvl, tx, tz, &b, st, last, with_contours ? &ck : NULL, &lk);
     op_arena_release(scratch, m);
     if (!*capture_out)
         return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (rebuild entry)", tx, tz);

@@ -112,12 +112,39 @@ typedef struct op__region_base {
     const uint16_t *region_layer;         /* partition = layers: nregion_layer entries, else NULL */
     int nregion_layer;
     op_region_settings rs;
+    /* §5.11 (partition = layers; NULL / 0 otherwise): each region's first span (entries
+     * 1 .. border_region - 1) and, per span layer 0 .. nlayers - 1, whether it is settled. */
+    const uint32_t *first;
+    const uint8_t *settled;
+    int nlayers;
 } op__region_base;
 
 /* §5.9 rules 1-3: whether a regions stage on chf (after step 2.3) with span_layer, rs and
  * a border cut of tile_cells core cells would read exactly what base's read. */
 int op__regions_base_fits(const op__region_base *base, const op_chf *chf,
                           const uint16_t *span_layer, const op_region_settings *rs, int tile_cells);
+
+/* §5.11, recorded by a capture: from the capture's field (areas = its regions input), its
+ * span layers and its regions after the cut, each region's first span (*first, entries
+ * 1 .. border_region - 1) and each span layer's settled flag (*settled, *nlayers entries),
+ * from scratch. *first is NULL when the regions are not the labelling's (nothing kept). */
+op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer,
+                                   const op_regions *cut, int border_region, int min_area,
+                                   op_arena *scratch, uint32_t **first, uint8_t **settled,
+                                   int *nlayers, op_err *err);
+
+/* §5.11 rules 9.1 and 9.2 (not 9.3) and the entry holds rule 11's data. */
+int op__regions_layers_fit(const op__region_base *base, const op_chf *chf,
+                           const uint16_t *span_layer, const op_region_settings *rs,
+                           int tile_cells);
+
+/* §5.11 on chf (fitting base by op__regions_layers_fit): *kept = the span layers kept, and
+ * when > 0 the regions after the border cut in res (arrays from out), *region_layer,
+ * *border_region and *skipped. *kept = 0: nothing written, compute the regions. */
+op_status op__regions_layers_local(const op__region_base *base, const op_chf *chf, int min_area,
+                                   int tile_cells, op_arena *out, op_arena *scratch,
+                                   op_regions *res, uint16_t **region_layer, int *border_region,
+                                   int *skipped, int *kept, op_err *err);
 
 /* The regions of base after the border cut, copied into out: res, *region_layer (or NULL)
  * and *border_region. OP_ENOMEM when out is full (nothing usable written). */

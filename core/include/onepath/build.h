@@ -106,6 +106,9 @@ typedef struct op_tile_stages {
     int regions_reused;  /* rebuilds: 1 when the regions (border cut included) were the
                             entry's (build3d-runtime.md §5.9; chf.dist is then NULL, not
                             computed); 0 in a build from scratch */
+    int layers_reused;   /* rebuilds, partition = layers: span layers whose regions were the
+                            entry's, renumbered (build3d-runtime.md §5.11); 0 when rule 9
+                            took the whole stage, nothing was kept, or from scratch */
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays

@@ -16,6 +16,46 @@
 #define P(side) (OP_NEI_PORTAL | (side))
 #define N       OP_POLY_MESH_NULL
 
+/* A mesh of nvp 6 over the caller's arrays on the demo frame (B = 5, 32 cells of 0.3), every
+ * edge internal (en filled here), region 1 and area 63 for every polygon. */
+static op_poly_mesh demo_mesh(int nverts, int32_t *verts, int npolys, uint32_t *polys, int32_t *en,
+                              uint16_t *regs, uint8_t *areas)
+{
+    for (int i = 0; i < npolys * 6; i++)
+        en[i] = OP_EDGE_INTERNAL;
+    for (int i = 0; i < npolys; i++)
+        regs[i] = 1, areas[i] = 63;
+    op_poly_mesh pm;
+    memset(&pm, 0, sizeof pm);
+    pm.nverts = nverts;
+    pm.verts = verts;
+    pm.npolys = npolys;
+    pm.nvp = 6;
+    pm.polys = polys;
+    pm.edge_neighbour = en;
+    pm.regs = regs;
+    pm.areas = areas;
+    pm.frame = (op_tile_frame){5, 32, 0.3, 9.6, 0.2};
+    return pm;
+}
+
+/* op_tile_assemble of tile (0, 0) with default settings and no detail; returns ntiles. */
+static int assemble(const op_poly_mesh *pm, const int *layer_of, int nlayers, op_arena *out,
+                    op_tile *tiles)
+{
+    op_settings s;
+    op_settings_default(&s);
+    op_tile_source src = {0, 0, 0.0, 0, 0.0, 0.0, NULL, 0};
+    op_arena *scratch = op_arena_create(0);
+    int ntiles = 0;
+    op_err e;
+    cr_assert_eq(
+        op_tile_assemble(pm, NULL, layer_of, nlayers, &src, &s, out, scratch, tiles, &ntiles, &e),
+        OP_OK, "%s", e.msg);
+    op_arena_destroy(scratch);
+    return ntiles;
+}
+
 Test(tile_link, links_portals_and_walls_by_the_rules)
 {
     /* Cell coordinates (B = 5, 32 cells of 0.3): local x = (c - 5) * 0.3, so cell 5 is
@@ -36,32 +76,14 @@ Test(tile_link, links_portals_and_walls_by_the_rules)
         1, 4, 2, N, N, N, /* C */
         4, 6, 7, 5, N, N, /* D: on z = 0 and x = TileSize */
     };
-    uint16_t regs[4] = {1, 1, 2, 1};
-    uint8_t areas[4] = {63, 63, 63, 63};
+    uint16_t regs[4];
+    uint8_t areas[4];
     int32_t en[24];
-    for (int i = 0; i < 24; i++)
-        en[i] = OP_EDGE_INTERNAL;
-    op_poly_mesh pm;
-    memset(&pm, 0, sizeof pm);
-    pm.nverts = 8;
-    pm.verts = verts;
-    pm.npolys = 4;
-    pm.nvp = 6;
-    pm.polys = polys;
-    pm.edge_neighbour = en;
-    pm.regs = regs;
-    pm.areas = areas;
-    pm.frame = (op_tile_frame){5, 32, 0.3, 9.6, 0.2};
-    op_settings s;
-    op_settings_default(&s);
-    op_tile_source src = {0, 0, 0.0, 0, 0.0, 0.0, NULL, 0};
-    op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_poly_mesh pm = demo_mesh(8, verts, 4, polys, en, regs, areas);
+    regs[2] = 2;
+    op_arena *out = op_arena_create(0);
     op_tile tile;
-    int ntiles = 0;
-    op_err e;
-    cr_assert_eq(op_tile_assemble(&pm, NULL, NULL, 1, &src, &s, out, scratch, &tile, &ntiles, &e),
-                 OP_OK, "%s", e.msg);
-    cr_assert_eq(ntiles, 1);
+    cr_assert_eq(assemble(&pm, NULL, 1, out, &tile), 1);
     static const uint16_t want[24] = {
         P(3), W,    W, P(0), W, W, /* A */
         W,    4,    W, W,    W, W, /* B: k1 to D (index 3, stored + 1) */
@@ -72,7 +94,6 @@ Test(tile_link, links_portals_and_walls_by_the_rules)
         cr_assert_eq(tile.neis[i], want[i], "polygon %d edge %d: %#x, want %#x", i / 6, i % 6,
                      tile.neis[i], want[i]);
     op_arena_destroy(out);
-    op_arena_destroy(scratch);
 }
 
 /* A layer's vertices are the mesh vertices its polygons use, in ascending mesh order
@@ -130,31 +151,10 @@ Test(tile_link, layer_vertices_are_the_used_ones_ascending)
         int32_t en[NP * NVP];
         uint16_t regs[NP];
         uint8_t areas[NP];
-        for (int i = 0; i < NP * NVP; i++)
-            en[i] = OP_EDGE_INTERNAL;
-        for (int i = 0; i < NP; i++)
-            regs[i] = 1, areas[i] = 63;
-        op_poly_mesh pm;
-        memset(&pm, 0, sizeof pm);
-        pm.nverts = NV;
-        pm.verts = verts;
-        pm.npolys = NP;
-        pm.nvp = NVP;
-        pm.polys = polys;
-        pm.edge_neighbour = en;
-        pm.regs = regs;
-        pm.areas = areas;
-        pm.frame = (op_tile_frame){5, 32, 0.3, 9.6, 0.2};
-        op_settings s;
-        op_settings_default(&s);
-        op_tile_source src = {0, 0, 0.0, 0, 0.0, 0.0, NULL, 0};
-        op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+        op_poly_mesh pm = demo_mesh(NV, verts, NP, polys, en, regs, areas);
+        op_arena *out = op_arena_create(0);
         op_tile tiles[NL];
-        int ntiles = 0;
-        op_err e;
-        cr_assert_eq(
-            op_tile_assemble(&pm, NULL, layer_of, NL, &src, &s, out, scratch, tiles, &ntiles, &e),
-            OP_OK, "round %d: %s", round, e.msg);
+        int ntiles = assemble(&pm, layer_of, NL, out, tiles);
         int k = 0;
         for (int l = 0; l < NL; l++) {
             int used[NV] = {0}, rank[NV], nused = 0, lpolys = 0;
@@ -192,6 +192,5 @@ Test(tile_link, layer_vertices_are_the_used_ones_ascending)
         }
         cr_assert_eq(k, ntiles);
         op_arena_destroy(out);
-        op_arena_destroy(scratch);
     }
 }

@@ -1239,12 +1239,14 @@ static int gen_blob(op_test_rng *rng, tset *t, int with_hole)
 }
 
 /* A star-shaped polygon around (0, 0) on the integer grid with random neighbour values
- * and rows, midpoints inserted into some wall edges. */
-static void gen_star(op_test_rng *rng, tset *t, int region, int cx, int cz)
+ * and rows, midpoints inserted into some wall edges: 3 .. max_m corners, radius up to
+ * 2 .. max_r cells. */
+static void gen_star_sized(op_test_rng *rng, tset *t, int region, int cx, int cz, int max_m,
+                           int max_r)
 {
     op_contour_vert *v = tset_begin(t, region);
-    int m = op_test_rand_int(rng, 3, 48), n = 0;
-    int rmax = op_test_rand_int(rng, 2, 40);
+    int m = op_test_rand_int(rng, 3, max_m), n = 0;
+    int rmax = op_test_rand_int(rng, 2, max_r);
     for (int k = 0; k < m; k++) {
         double a = 6.283185307179586 * (k + 0.8 * op_test_rand01(rng)) / m;
         double r = 1.0 + (rmax - 1) * op_test_rand01(rng);
@@ -1295,6 +1297,11 @@ static void gen_star(op_test_rng *rng, tset *t, int region, int cx, int cz)
     }
     memcpy(v, tmp, sizeof(op_contour_vert) * (size_t)k);
     tset_end(t, k);
+}
+
+static void gen_star(op_test_rng *rng, tset *t, int region, int cx, int cz)
+{
+    gen_star_sized(rng, t, region, cx, cz, 48, 40);
 }
 
 /* A random simple polygon: distinct random grid points in random order, untangled by
@@ -1427,6 +1434,19 @@ Test(polys, random_stars)
         tset *t = tset_new();
         gen_star(&rng, t, 1, 20, 20);
         check_all(t, pick_frame(seed), 3 + seed % 4, 1, seed);
+        free(t);
+    }
+}
+
+/* Contours of hundreds of corners: the merge's candidate heap fills and drops its stale
+ * entries, and its edge table fills and is built again, many times a contour. */
+Test(polys, random_big_stars)
+{
+    for (int seed = 0; seed < 24; seed++) {
+        op_test_rng rng = {0xb16ULL + (uint64_t)seed};
+        tset *t = tset_new();
+        gen_star_sized(&rng, t, 1, 20, 20, 700, 300);
+        check_all(t, pick_frame(seed), 4 + seed % 3, 1, seed);
         free(t);
     }
 }

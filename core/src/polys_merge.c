@@ -19,15 +19,16 @@
 #include "onepath/limits.h"
 #include "polys_internal.h"
 
-/* Directed edges of the live polygons by (from, to), chained per hash bucket. A
- * polygon's entries are killed when it changes or goes; the new polygon's are appended. */
+/* Directed edges of the live polygons, chained per hash bucket of (from, to). A
+ * polygon's entries are killed when it changes or goes; the new polygon's are appended,
+ * and the table is built again from the live polygons when it is full (live edges never
+ * exceed the first count: a merge removes at least two). */
 typedef struct edge_table {
     int mask, n, cap;
-    int *head;      /* mask + 1 buckets */
-    int *next;      /* per entry */
-    int *from, *to; /* per entry: the edge's vertices */
-    int *poly, *k;  /* per entry: polygon slot and edge index, poly -1 once killed */
-    int *ent;       /* per polygon slot and edge: its entry */
+    int *head;     /* mask + 1 buckets */
+    int *next;     /* per entry */
+    int *poly, *k; /* per entry: polygon slot and edge index, poly -1 once killed */
+    int *ent;      /* per polygon slot and edge: its entry */
 } edge_table;
 
 typedef struct merge_ctx {
@@ -54,10 +55,8 @@ static int pv_next(const op__polyset *ps, int p, int k)
 static void table_add_poly(edge_table *t, const op__polyset *ps, int p)
 {
     for (int k = 0; k < ps->nv[p]; k++) {
-        int e = t->n++, a = pv(ps, p, k), b = pv_next(ps, p, k);
-        uint32_t h = edge_hash(a, b) & (uint32_t)t->mask;
-        t->from[e] = a;
-        t->to[e] = b;
+        int e = t->n++;
+        uint32_t h = edge_hash(pv(ps, p, k), pv_next(ps, p, k)) & (uint32_t)t->mask;
         t->poly[e] = p;
         t->k[e] = k;
         t->next[e] = t->head[h];
@@ -70,6 +69,16 @@ static void table_kill_poly(edge_table *t, const op__polyset *ps, int p)
 {
     for (int k = 0; k < ps->nv[p]; k++)
         t->poly[t->ent[p * ps->nvp + k]] = -1;
+}
+
+static void table_fill(edge_table *t, const op__polyset *ps, const uint8_t *alive)
+{
+    for (int b = 0; b <= t->mask; b++)
+        t->head[b] = -1;
+    t->n = 0;
+    for (int p = 0; p < ps->n; p++)
+        if (alive[p])
+            table_add_poly(t, ps, p);
 }
 
 static int64_t vcross(const merge_ctx *m, int a, int b, int c)
@@ -219,37 +228,13 @@ static int cand_before(const cand *x, const cand *y)
 typedef struct cand_heap {
     cand *c;
     int n, cap;
-    op_arena *scratch;
 } cand_heap;
 
-static op_status heap_push(cand_heap *h, const cand *x, op_err *err)
+static void sift_down(cand_heap *h, int i, cand x)
 {
-    if (h->n == h->cap) {
-        int cap = h->cap * 2;
-        cand *c = op_arena_alloc(h->scratch, (size_t)cap * sizeof *c);
-        if (!c)
-            return op_err_set(err, OP_ENOMEM, "polys: merging needs %zu bytes of candidates",
-                              (size_t)cap * sizeof *c);
-        memcpy(c, h->c, (size_t)h->n * sizeof *c);
-        h->c = c;
-        h->cap = cap;
-    }
-    int i = h->n++;
-    while (i > 0 && cand_before(x, &h->c[(i - 1) / 2])) {
-        h->c[i] = h->c[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->c[i] = *x;
-    return OP_OK;
-}
-
-static cand heap_pop(cand_heap *h)
-{
-    cand top = h->c[0], last = h->c[--h->n];
-    int i = 0;
     for (;;) {
         int l = 2 * i + 1, m = i;
-        const cand *best = &last;
+        const cand *best = &x;
         if (l < h->n && cand_before(&h->c[l], best))
             m = l, best = &h->c[l];
         if (l + 1 < h->n && cand_before(&h->c[l + 1], best))
@@ -259,8 +244,14 @@ static cand heap_pop(cand_heap *h)
         h->c[i] = h->c[m];
         i = m;
     }
+    h->c[i] = x;
+}
+
+static cand heap_pop(cand_heap *h)
+{
+    cand top = h->c[0], last = h->c[--h->n];
     if (h->n > 0)
-        h->c[i] = last;
+        sift_down(h, 0, last);
     return top;
 }
 
@@ -270,7 +261,46 @@ typedef struct merge_state {
     cand_heap h;
     uint8_t *alive;
     uint32_t *ver;
+    op_arena *scratch;
 } merge_state;
+
+static int stale(const merge_state *s, const cand *c)
+{
+    return !s->alive[c->pa] || !s->alive[c->pb] || s->ver[c->pa] != c->va || s->ver[c->pb] != c->vb;
+}
+
+/* A full heap first drops its stale candidates (and is heapified again); it grows only
+ * when more than half of it is live. */
+static op_status heap_push(merge_state *s, const cand *x, op_err *err)
+{
+    cand_heap *h = &s->h;
+    if (h->n == h->cap) {
+        int n = 0;
+        for (int i = 0; i < h->n; i++)
+            if (!stale(s, &h->c[i]))
+                h->c[n++] = h->c[i];
+        h->n = n;
+        for (int i = n / 2 - 1; i >= 0; i--)
+            sift_down(h, i, h->c[i]);
+        if (2 * n > h->cap) {
+            int cap = h->cap * 2;
+            cand *c = op_arena_alloc(s->scratch, (size_t)cap * sizeof *c);
+            if (!c)
+                return op_err_set(err, OP_ENOMEM, "polys: merging needs %zu bytes of candidates",
+                                  (size_t)cap * sizeof *c);
+            memcpy(c, h->c, (size_t)n * sizeof *c);
+            h->c = c;
+            h->cap = cap;
+        }
+    }
+    int i = h->n++;
+    while (i > 0 && cand_before(x, &h->c[(i - 1) / 2])) {
+        h->c[i] = h->c[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->c[i] = *x;
+    return OP_OK;
+}
 
 /* The candidates of polygon p's edges against the live polygons holding their reverse
  * (only those after p with later_only: the first fill takes each pair from its A). */
@@ -283,11 +313,12 @@ static op_status add_cands(merge_state *s, int p, int later_only, op_err *err)
         int64_t len2 = edge_len2(&s->m, a, b);
         for (int e = t->head[edge_hash(b, a) & (uint32_t)t->mask]; e >= 0; e = t->next[e]) {
             int q = t->poly[e];
-            if (q < 0 || q == p || (later_only && q < p) || t->from[e] != b || t->to[e] != a)
+            if (q < 0 || q == p || (later_only && q < p) || pv(ps, q, t->k[e]) != b ||
+                pv_next(ps, q, t->k[e]) != a)
                 continue;
             cand c = p < q ? (cand){len2, p, k, q, t->k[e], s->ver[p], s->ver[q]}
                            : (cand){len2, q, t->k[e], p, k, s->ver[q], s->ver[p]};
-            op_status st = heap_push(&s->h, &c, err);
+            op_status st = heap_push(s, &c, err);
             if (st != OP_OK)
                 return st;
         }
@@ -350,7 +381,7 @@ static op_status merge_rounds(merge_state *s, op_err *err)
     mring r;
     while (st == OP_OK && s->h.n > 0) {
         cand c = heap_pop(&s->h);
-        if (!s->alive[c.pa] || !s->alive[c.pb] || s->ver[c.pa] != c.va || s->ver[c.pb] != c.vb)
+        if (stale(s, &c))
             continue;
         if (ps->nv[c.pa] + ps->nv[c.pb] - 2 > ps->nvp ||
             !merge_valid(&s->m, c.pa, c.ka, c.pb, c.kb, &r))
@@ -360,7 +391,10 @@ static op_status merge_rounds(merge_state *s, op_err *err)
         write_ring(ps, c.pa, &r);
         s->alive[c.pb] = 0;
         s->ver[c.pa]++;
-        table_add_poly(&s->t, ps, c.pa);
+        if (s->t.n + ps->nvp > s->t.cap)
+            table_fill(&s->t, ps, s->alive);
+        else
+            table_add_poly(&s->t, ps, c.pa);
         st = add_cands(s, c.pa, 0, err);
     }
     return st;
@@ -381,34 +415,31 @@ op_status op__merge(op__polyset *ps, const int32_t *verts, const op_tile_frame *
     t->mask = 1;
     while (t->mask + 1 < 2 * ne)
         t->mask = 2 * t->mask + 1;
-    /* merges never add edges to the set: each merge appends at most nvp entries */
-    t->cap = ne + (ps->n - 1) * ps->nvp;
+    /* room for the live edges (at most ne) and half as many appended before a refill: a
+     * refill, O(ne), comes at most every ne / (2 nvp) merges */
+    t->cap = ne + ne / 2 + ps->nvp;
     size_t nslot = (size_t)ps->n * (size_t)ps->nvp;
-    size_t bytes = ((size_t)t->mask + 1 + 6 * (size_t)t->cap + nslot) * sizeof(int) +
+    size_t bytes = ((size_t)t->mask + 1 + 3 * (size_t)t->cap + nslot) * sizeof(int) +
                    (size_t)ps->n * (sizeof(uint32_t) + 1);
     int *mem = op_arena_alloc(scratch, bytes);
-    s.h.cap = ne > 16 ? ne : 16;
+    s.h.cap = 16; /* grows by halves of live candidates (heap_push) */
     s.h.c = op_arena_alloc(scratch, (size_t)s.h.cap * sizeof *s.h.c);
-    s.h.scratch = scratch;
+    s.scratch = scratch;
     if (!mem || !s.h.c)
         return op_err_set(err, OP_ENOMEM, "polys: merging needs %zu bytes",
                           bytes + (size_t)s.h.cap * sizeof *s.h.c);
     t->head = mem;
     t->next = t->head + t->mask + 1;
-    t->from = t->next + t->cap;
-    t->to = t->from + t->cap;
-    t->poly = t->to + t->cap;
+    t->poly = t->next + t->cap;
     t->k = t->poly + t->cap;
     t->ent = t->k + t->cap;
     s.ver = (uint32_t *)(t->ent + nslot);
     s.alive = (uint8_t *)(s.ver + ps->n);
-    for (int b = 0; b <= t->mask; b++)
-        t->head[b] = -1;
     for (int p = 0; p < ps->n; p++) {
         s.ver[p] = 0;
         s.alive[p] = 1;
-        table_add_poly(t, ps, p);
     }
+    table_fill(t, ps, s.alive);
     op_status st = merge_rounds(&s, err);
     if (st == OP_OK)
         compact(ps, s.alive);

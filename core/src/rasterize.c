@@ -932,13 +932,18 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                     const double oy = h->origin[1], ch = h->ch;
                     const int rows = h->rows, area = rc->area;
                     const uint32_t base = (uint32_t)z * (uint32_t)w + (uint32_t)tr->tx0 - 1u;
+                    /* Each cell's division is issued before the previous cell's push:
+                     * a mispredicted fold test in the push then no longer discards
+                     * (and waits again for) the next division. Slot k1 + 1 exists
+                     * (its quotient is not used). */
+                    dpair tn = dp_scale(dp_set(dp_lo(s.lo[k0]), dp_lo(s.hi[k0])), oy, ch);
                     for (int k = k0; k <= k1; k++) {
-                        dpair lo = s.lo[k], hi = s.hi[k];
+                        dpair t = tn, lo = s.lo[k], hi = s.hi[k];
                         s.lo[k] = inf;
                         s.hi[k] = ninf;
+                        tn = dp_scale(dp_set(dp_lo(s.lo[k + 1]), dp_lo(s.hi[k + 1])), oy, ch);
                         if (dp_hi(hi) > zb && dp_hi(lo) < zt)
-                            emit_hf(h, oy, ch, rows, base + (uint32_t)k, area, dp_lo(lo),
-                                    dp_lo(hi));
+                            emit_rows(h, rows, base + (uint32_t)k, area, t);
                     }
                 }
                 s.lo[k0 - 1] = s.lo[kend - 1] = s.lo[kend] = inf;

@@ -277,3 +277,120 @@ Test(rasterize_rule, wide_grids_match_the_literal_rule)
         total += one_case(&rng, iter, 1);
     cr_assert_gt(total, 4000, "only %ld fragments compared", total);
 }
+
+/* ---- the fragment's rows (§3.4) and the heightfield path ---- */
+
+/* §3.4 written out with libm's floor and ceil. */
+static int rows_of(const op_heightfield *hf, double ymin, double ymax, int *smin, int *smax)
+{
+    double fmin = floor((ymin - hf->origin[1]) / hf->ch);
+    double fmax = ceil((ymax - hf->origin[1]) / hf->ch);
+    if (fmax < fmin + 1)
+        fmax = fmin + 1;
+    if (fmax <= 0 || fmin >= hf->rows)
+        return 0;
+    *smin = fmin < 0 ? 0 : (int)fmin;
+    *smax = fmax > hf->rows ? hf->rows : (int)fmax;
+    return 1;
+}
+
+static frags one_tri;
+
+/* op_rasterize (fragments pushed straight into the columns, rows from the cell sums)
+ * against op_triangle_fragments' fragments turned into rows by rows_of and added one
+ * by one: random triangles on random grids whose few rows put many fragments
+ * partly or wholly below row 0 and above the last row, some tops and bottoms on
+ * row lines, with a few areas so that fragments fold. */
+Test(rasterize_rule, heightfield_rows_follow_the_fragments)
+{
+    op_test_rng rng = {4099};
+    long kept = 0, dropped = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        op_arena_reset(arena);
+        double cs = iter % 3 ? 0.25 : 0.05 + op_test_rand01(&rng);
+        double ch = iter % 2 ? 0.125 : 0.02 + op_test_rand01(&rng) * 0.5;
+        int w = op_test_rand_int(&rng, 1, iter % 7 ? 20 : 90), d = op_test_rand_int(&rng, 1, 20);
+        int rows = op_test_rand_int(&rng, 1, 12);
+        double o[3] = {(op_test_rand01(&rng) - 0.5) * 20, (op_test_rand01(&rng) - 0.5) * 4,
+                       (op_test_rand01(&rng) - 0.5) * 20};
+        op_heightfield a, b;
+        op_err e;
+        cr_assert_eq(op_heightfield_init(&a, arena, w, d, rows, o, cs, ch, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_heightfield_init(&b, arena, w, d, rows, o, cs, ch, &e), OP_OK, "%s", e.msg);
+        int nt = op_test_rand_int(&rng, 1, 24);
+        float v[3 * 3 * 24];
+        int tris[3 * 24];
+        uint8_t areas[24];
+        for (int t = 0; t < nt; t++) {
+            int span = op_test_rand_int(&rng, 1, iter % 7 ? 6 : w + 4);
+            double bx = o[0] + (double)op_test_rand_int(&rng, -span, w) * cs;
+            double bz = o[2] + (double)op_test_rand_int(&rng, -span, d) * cs;
+            for (int k = 0; k < 3; k++) {
+                float *p = &v[9 * t + 3 * k];
+                p[0] = coord(&rng, bx, cs, span);
+                p[2] = coord(&rng, bz, cs, span);
+                /* From a little below row 0 to a little above the last row; a quarter
+                 * of the heights on a row line. */
+                double y = o[1] + (op_test_rand01(&rng) * (rows + 4) - 2) * ch;
+                if (op_test_rand_int(&rng, 0, 3) == 0)
+                    y = o[1] + (double)op_test_rand_int(&rng, -2, rows + 2) * ch;
+                p[1] = (float)y;
+            }
+            if (op_test_rand_int(&rng, 0, 7) == 0) { /* flat */
+                v[9 * t + 4] = v[9 * t + 1];
+                v[9 * t + 7] = v[9 * t + 1];
+            }
+            float *p0 = &v[9 * t], *p1 = p0 + 3, *p2 = p0 + 6;
+            int deg = op_test_rand_int(&rng, 0, 9);
+            if (deg == 0) { /* a wall, on a line or not */
+                p2[0] = p1[0];
+                p2[2] = p1[2];
+            } else if (deg == 1 || deg == 2) { /* an edge along z = const, often a line */
+                p1[2] = p0[2];
+                if (deg == 2) /* and the third vertex in the cells beside it */
+                    p2[2] = (float)((double)p0[2] + (op_test_rand01(&rng) - 0.5) * cs);
+            } else if (deg == 3) { /* a point */
+                memcpy(p1, p0, sizeof(float) * 3);
+                memcpy(p2, p0, sizeof(float) * 3);
+            }
+            for (int k = 0; k < 3; k++)
+                tris[3 * t + k] = 3 * t + k;
+            areas[t] = (uint8_t)(op_test_rand_int(&rng, 0, 2) ? 63 : op_test_rand_int(&rng, 1, 3));
+        }
+        cr_assert_eq(op_rasterize(&a, v, (size_t)(3 * nt), tris, areas, (size_t)nt, 0, &e), OP_OK,
+                     "%s", e.msg);
+        for (int t = 0; t < nt; t++) {
+            one_tri.n = 0;
+            op_triangle_fragments(&b, &v[9 * t], &v[9 * t + 3], &v[9 * t + 6], collect, &one_tri);
+            for (int i = 0; i < one_tri.n; i++) {
+                int smin, smax;
+                const frag *f = &one_tri.v[i];
+                if (!rows_of(&b, f->ymin, f->ymax, &smin, &smax)) {
+                    dropped++;
+                    continue;
+                }
+                kept++;
+                cr_assert_eq(op_heightfield_add_span(&b, f->x, f->z, smin, smax, areas[t], 0, &e),
+                             OP_OK, "%s", e.msg);
+            }
+        }
+        cr_assert_eq(a.span_count, b.span_count, "iter %d: %u spans, the fragments give %u", iter,
+                     a.span_count, b.span_count);
+        for (int c = 0; c < w * d; c++) {
+            uint32_t sa = a.heads[c], sb = b.heads[c];
+            while (sa != OP_NO_SPAN && sb != OP_NO_SPAN) {
+                const op_hf_span *p = &a.spans[sa], *q = &b.spans[sb];
+                cr_assert(p->smin == q->smin && p->smax == q->smax && p->area == q->area,
+                          "iter %d column %d: [%d, %d) area %d, the fragments give [%d, %d) "
+                          "area %d",
+                          iter, c, p->smin, p->smax, p->area, q->smin, q->smax, q->area);
+                sa = p->next;
+                sb = q->next;
+            }
+            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN, "iter %d column %d: span counts differ",
+                      iter, c);
+        }
+    }
+    cr_assert_gt(kept, 50000, "only %ld fragments kept", kept);
+    cr_assert_gt(dropped, 5000, "only %ld fragments dropped", dropped);
+}

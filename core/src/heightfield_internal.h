@@ -127,10 +127,10 @@ static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int s
     if (h != OP_NO_SPAN && h >= hf->frag_first) {
         op_hf_frag *g = &hf->frags[h];
         if (g->area == area && smin <= g->smax && g->smin <= smax) {
-            if (smin < g->smin)
-                g->smin = (uint16_t)smin;
-            if (smax > g->smax)
-                g->smax = (uint16_t)smax;
+            /* Selects, not branches: which end grows follows the geometry. */
+            const int lo = g->smin, hi = g->smax;
+            g->smin = (uint16_t)(smin < lo ? smin : lo);
+            g->smax = (uint16_t)(smax > hi ? smax : hi);
             return;
         }
     }

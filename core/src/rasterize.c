@@ -356,11 +356,10 @@ static inline int row_polygon(const vtx *tri, const vtx *qb, const int *hb, cons
     return m;
 }
 
-/* Rows of a fragment (§3.4) and its push into the column. */
-static inline void emit_hf(op_heightfield *hf, double oy, double ch, int rows, uint32_t col,
-                           int area, double ymin, double ymax)
+/* Rows of a fragment (§3.4) from t = ((ymin - oy) / ch, (ymax - oy) / ch) and its push
+ * into the column. */
+static inline void emit_rows(op_heightfield *hf, int rows, uint32_t col, int area, dpair t)
 {
-    dpair t = dp_scale(dp_set(ymin, ymax), oy, ch); /* (ymin - oy) / ch, (ymax - oy) / ch */
     /* floor and ceil in integers: |t| < 2^51 here (coordinates within 2^21, the
      * origin within 2^40, ch >= 0.001), so the conversions are exact. */
     double t0 = dp_lo(t), t1 = dp_hi(t);
@@ -374,6 +373,12 @@ static inline void emit_hf(op_heightfield *hf, double oy, double ch, int rows, u
     int smin = fmin < 0 ? 0 : (int)fmin;
     int smax = fmax > rows ? rows : (int)fmax;
     op__hf_push(hf, col, smin, smax, area);
+}
+
+static inline void emit_hf(op_heightfield *hf, double oy, double ch, int rows, uint32_t col,
+                           int area, double ymin, double ymax)
+{
+    emit_rows(hf, rows, col, area, dp_scale(dp_set(ymin, ymax), oy, ch));
 }
 
 static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
@@ -849,6 +854,12 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
     cap caps[2];
     cap *cb = &caps[0], *ct = &caps[1];
     cell_sums s;
+    /* Every slot empty; a row takes its cells' sums and leaves its slots empty again
+     * (below), rather than emptying its range before it starts. */
+    for (int k = 0; k <= tr->t + 1; k++) {
+        s.lo[k] = inf;
+        s.hi[k] = ninf;
+    }
     cap_at(tr, rc->zl[kz0], cb);
     for (int64_t z = kz0; z <= kz1; z++) {
         double zb = rc->zl[z], zt = rc->zl[z + 1];
@@ -884,10 +895,6 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                         return st;
                 }
                 int k0 = x0 - tr->tx0 + 1, k1 = x1 - tr->tx0 + 1;
-                for (int k = k0 - 1; k <= k1 + 1; k++) {
-                    s.lo[k] = inf;
-                    s.hi[k] = ninf;
-                }
                 sums_cap(tr, &s, cb);
                 sums_cap(tr, &s, ct);
                 if (inb) {
@@ -898,6 +905,9 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                     sums_edge(tr, &s, bl, tl);
                 }
                 sums_edge(tr, &s, trp, br);
+                /* The row's points are in slots k0 - 1 .. kend: the cells' slots are
+                 * emptied as they are read, the others after. */
+                const int kend = k1 + 1;
                 /* Cell kx1 has a point right of its left line iff a vertex of R in
                  * it is not on that line, iff R's greatest x is beyond the line. */
                 if (x1 == kx1) {
@@ -911,21 +921,33 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                  * row's lines iff some z > zb and some z < zt (an empty set has none). */
                 if (rc->fn) {
                     for (int k = k0; k <= k1; k++) {
-                        if (dp_hi(s.hi[k]) > zb && dp_hi(s.lo[k]) < zt)
-                            rc->fn(rc->fn_ctx, k - 1 + tr->tx0, (int)z, dp_lo(s.lo[k]),
-                                   dp_lo(s.hi[k]));
+                        dpair lo = s.lo[k], hi = s.hi[k];
+                        s.lo[k] = inf;
+                        s.hi[k] = ninf;
+                        if (dp_hi(hi) > zb && dp_hi(lo) < zt)
+                            rc->fn(rc->fn_ctx, k - 1 + tr->tx0, (int)z, dp_lo(lo), dp_lo(hi));
                     }
                 } else {
                     op_heightfield *h = rc->hf;
                     const double oy = h->origin[1], ch = h->ch;
                     const int rows = h->rows, area = rc->area;
                     const uint32_t base = (uint32_t)z * (uint32_t)w + (uint32_t)tr->tx0 - 1u;
+                    /* Each cell's division is issued before the previous cell's push:
+                     * a mispredicted fold test in the push then no longer discards
+                     * (and waits again for) the next division. Slot k1 + 1 exists
+                     * (its quotient is not used). */
+                    dpair tn = dp_scale(dp_set(dp_lo(s.lo[k0]), dp_lo(s.hi[k0])), oy, ch);
                     for (int k = k0; k <= k1; k++) {
-                        if (dp_hi(s.hi[k]) > zb && dp_hi(s.lo[k]) < zt)
-                            emit_hf(h, oy, ch, rows, base + (uint32_t)k, area, dp_lo(s.lo[k]),
-                                    dp_lo(s.hi[k]));
+                        dpair t = tn, lo = s.lo[k], hi = s.hi[k];
+                        s.lo[k] = inf;
+                        s.hi[k] = ninf;
+                        tn = dp_scale(dp_set(dp_lo(s.lo[k + 1]), dp_lo(s.hi[k + 1])), oy, ch);
+                        if (dp_hi(hi) > zb && dp_hi(lo) < zt)
+                            emit_rows(h, rows, base + (uint32_t)k, area, t);
                     }
                 }
+                s.lo[k0 - 1] = s.lo[kend - 1] = s.lo[kend] = inf;
+                s.hi[k0 - 1] = s.hi[kend - 1] = s.hi[kend] = ninf;
             }
         }
         cap *t = cb; /* the top line is the next row's bottom line */

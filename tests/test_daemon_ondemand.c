@@ -364,7 +364,16 @@ Test(daemon_ondemand, slow_on_demand_builds_never_delay_a_cached_read, .timeout 
     uint64_t built = s1.builds - s0.builds;
     cr_assert_geq(built, 6, "only %llu of %d big tiles were built on demand",
                   (unsigned long long)built, with_layers);
-    cr_assert_gt(reads, 10, "%d cached reads while the big tiles built", reads);
+    /* Something was measured: reads all through the window, at least one for every two
+     * builds' time (what the gap bound below implies), and never fewer than three. The
+     * count itself scales with the window, which faster builds shorten: a fixed count
+     * failed on a loaded machine once the rasterizer got quicker. */
+    int want = (int)((end - start) / (2 * build_ms));
+    want = want < 3 ? 3 : want;
+    cr_assert_geq(reads, want,
+                  "%d cached reads while the big tiles built for %.0f ms (%.1f ms "
+                  "a build), want %d",
+                  reads, end - start, build_ms, want);
     /* Were builds to take every nng callback thread, no reader would get an answer for
      * several builds' time (4 builds at once on 2 CPUs: at least twice a build; 4 to 16
      * builds' time measured with no limit on such builds), while on a busy machine the

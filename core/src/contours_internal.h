@@ -55,11 +55,11 @@ typedef struct op__contour_base {
 
 /* The regions of a build whose contours are the base's (§5.7), from scratch. */
 typedef struct op__contour_plan {
-    uint8_t *skip;   /* region_count + 1: 1 when region r is copied */
-    int *from;       /* region_count + 1: the base region r copies */
-    int32_t *rename; /* base region_count + 1: the build's id of a base region that a copied
-                        contour names (valid for those only) */
-    int count;       /* regions copied */
+    uint8_t *skip; /* region_count + 1: 1 when region r is copied */
+    int *from;     /* region_count + 1: the base region r copies */
+    int32_t **nbr; /* region_count + 1: for a copied region r, the neighbour values of its
+                      base contours' vertices renamed by g_r (§5.7), in the base's order */
+    int count;     /* regions copied */
 } op__contour_plan;
 
 /* Decides which regions copy their contours (contours_reuse.c); count 0 when none or when

@@ -7,7 +7,8 @@
  * One pass over the spans pairs each span's id in the build (a) with its id in the base (b):
  * a base id is clean when all its spans carry one build id, a build id when all its spans
  * carry one base id; a region whose id is clean both ways has the span set of its partner.
- * Then each candidate's base contours are read for the neighbour values they name.
+ * Then the links across each candidate's spans pair its neighbours' base ids with their build
+ * ids (rule 3): only the spans next to a region matter, not whether its neighbours are clean.
  */
 #include <string.h>
 
@@ -82,10 +83,8 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
         pair(n2b, ndirty, a, a);
         pair(b2n, bdirty, a, a);
     }
-    /* Base spans without a region have none in the build either: a neighbour value 0 of a
-     * base contour (no link, or a link to such a span) is then 0 in the build too. */
-    int zero_clean = !bdirty[0] && (b2n[0] == UNSET || b2n[0] == 0);
-    plan->rename = b2n;
+    /* Rule 2: the regions whose span set is one base region's, with its area and role. */
+    int ncand = 0;
     for (int r = 1; r <= nn; r++) {
         int b = n2b[r];
         if (ndirty[r] || b <= 0 || bdirty[b])
@@ -93,30 +92,97 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
         if (regs->region_area[r] != base->region_area[b] ||
             (r == cs->border_region) != (b == base->border_region))
             continue;
-        int ok = 1;
-        for (int k = base->first[b]; ok && k < base->first[b + 1]; k++) {
-            const op_contour *c = &base->contours[k];
-            for (int i = 0; ok && i < c->nverts; i++) {
-                int v = c->verts[i].neighbour;
-                if (v == OP_TILE_BORDER || v == b)
-                    continue;
-                if (v == 0) {
-                    ok = zero_clean;
-                    continue;
-                }
-                if (v < 0 || v > nb || bdirty[v] || b2n[v] == UNSET || b2n[v] <= 0) {
-                    ok = 0;
-                    continue;
-                }
-                int a = b2n[v];
-                ok = !ndirty[a] && regs->region_area[a] == base->region_area[v] &&
-                     (v == base->border_region) == (a == cs->border_region);
-            }
-        }
-        if (!ok)
-            continue;
         plan->skip[r] = 1;
         plan->from[r] = b;
+        ncand++;
+    }
+    if (ncand == 0)
+        return OP_OK;
+    /* Rule 3 reads the links across each candidate's spans (the same spans in both builds):
+     * two passes bucket them by region, (v, w) packed as v << 16 | w. */
+    const uint32_t(*const links)[4] = chf->links;
+    uint32_t *start = op_arena_calloc(scratch, (size_t)nn + 2, sizeof *start);
+    if (!start)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
+    for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
+        int a = reg[s];
+        if (!plan->skip[a])
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = links[s][d];
+            start[a + 1] += t != OP_NO_LINK && reg[t] != a;
+        }
+    }
+    for (int r = 0; r <= nn; r++)
+        start[r + 1] += start[r];
+    uint32_t *pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
+    uint32_t *fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
+    int32_t *gv = op_arena_alloc(scratch, ((size_t)nb + 1) * sizeof *gv);
+    int32_t *vstamp = op_arena_calloc(scratch, (size_t)nb + 1, sizeof *vstamp);
+    int32_t *wstamp = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *wstamp);
+    plan->nbr = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *plan->nbr);
+    if (!pairs || !fill || !gv || !vstamp || !wstamp || !plan->nbr)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
+    memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
+    for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
+        int a = reg[s];
+        if (!plan->skip[a])
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = links[s][d];
+            if (t != OP_NO_LINK && reg[t] != a)
+                pairs[fill[a]++] = (uint32_t)breg[t] << 16 | reg[t];
+        }
+    }
+    for (int r = 1; r <= nn; r++) {
+        if (!plan->skip[r])
+            continue;
+        int b = plan->from[r], ok = 1;
+        /* g_r from the pairs: one to one, 0 only with 0, areas and the border role kept. */
+        for (uint32_t k = start[r]; ok && k < start[r + 1]; k++) {
+            int v = (int)(pairs[k] >> 16), w = (int)(pairs[k] & 0xffff);
+            if (vstamp[v] == r) {
+                ok = gv[v] == w;
+                continue;
+            }
+            if (wstamp[w] == r || (v == 0) != (w == 0)) {
+                ok = 0;
+                continue;
+            }
+            vstamp[v] = r;
+            wstamp[w] = r;
+            gv[v] = w;
+            ok = v == 0 || (regs->region_area[w] == base->region_area[v] &&
+                            (v == base->border_region) == (w == cs->border_region));
+        }
+        /* Rule 4, and the renamed neighbour values of the copy. */
+        int nv = 0;
+        for (int k = base->first[b]; k < base->first[b + 1]; k++)
+            nv += base->contours[k].nverts;
+        int32_t *to = ok ? op_arena_alloc(scratch, ((size_t)nv + 1) * sizeof *to) : NULL;
+        if (ok && !to)
+            return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)",
+                              nn);
+        for (int k = base->first[b], i = 0; ok && k < base->first[b + 1]; k++) {
+            const op_contour *c = &base->contours[k];
+            for (int q = 0; ok && q < c->nverts; q++, i++) {
+                int v = c->verts[q].neighbour;
+                if (v == OP_TILE_BORDER || v == 0)
+                    to[i] = v;
+                else if (v == b)
+                    to[i] = r;
+                else if (v > 0 && v <= nb && vstamp[v] == r)
+                    to[i] = gv[v];
+                else
+                    ok = 0;
+            }
+        }
+        if (!ok) {
+            plan->skip[r] = 0;
+            plan->from[r] = 0;
+            continue;
+        }
+        plan->nbr[r] = to;
         plan->count++;
     }
     return OP_OK;

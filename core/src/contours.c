@@ -438,7 +438,8 @@ op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
         b.plan = &plan;
         if (reused)
             *reused = plan.count;
-        st = op__contours_trace_skip(chf, regs, plan.skip, scratch, scratch, &b.loops, err);
+        st = op__contours_trace_marked(chf, regs, plan.skip, plan.mask, plan.edges, plan.skipped,
+                                       scratch, scratch, &b.loops, err);
     } else {
         st =
             op__contours_trace(chf, regs, cs, cs->keep_raw ? out : scratch, scratch, &b.loops, err);

@@ -62,10 +62,12 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     /* Spans whose id is the same on both sides (most of them) only mark the id, recorded
      * once after the pass; the others are paired one by one. */
     uint8_t *same = op_arena_calloc(scratch, (size_t)(nn > nb ? nn : nb) + 1, 1);
-    if (!same)
+    uint32_t *cnt = op_arena_calloc(scratch, (size_t)nn + 2, sizeof *cnt); /* spans a region */
+    if (!same || !cnt)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
     for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
         int a = reg[s], b = breg[s];
+        cnt[a]++;
         if (a == b) {
             same[a] = 1;
             continue;
@@ -98,48 +100,34 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     }
     if (ncand == 0)
         return OP_OK;
-    /* Rule 3 reads the links across each candidate's spans (the same spans in both builds):
-     * two passes bucket them by region, (v, w) packed as v << 16 | w. */
-    const uint32_t(*const links)[4] = chf->links;
-    uint32_t *start = op_arena_calloc(scratch, (size_t)nn + 2, sizeof *start);
-    if (!start)
-        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
-    for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
-        int a = reg[s];
-        if (!plan->skip[a])
-            continue;
-        for (int d = 0; d < 4; d++) {
-            uint32_t t = links[s][d];
-            start[a + 1] += t != OP_NO_LINK && reg[t] != a;
-        }
-    }
-    for (int r = 0; r <= nn; r++)
-        start[r + 1] += start[r];
-    uint32_t *pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
+    /* Rule 3 reads the links across each candidate's spans (the same spans in both builds),
+     * bucketed by region, at most four a span: one pass collects them and marks every other
+     * span for the trace. */
+    uint32_t *start = op_arena_alloc(scratch, ((size_t)nn + 2) * sizeof *start);
     uint32_t *fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
+    if (!start || !fill)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
+    start[0] = 0;
+    for (int r = 0; r <= nn; r++)
+        start[r + 1] = start[r] + (plan->skip[r] ? 4 * cnt[r] : 0);
+    memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
+    uint32_t *pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
     int32_t *gv = op_arena_alloc(scratch, ((size_t)nb + 1) * sizeof *gv);
     int32_t *vstamp = op_arena_calloc(scratch, (size_t)nb + 1, sizeof *vstamp);
     int32_t *wstamp = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *wstamp);
+    uint8_t *failed = op_arena_calloc(scratch, (size_t)nn + 1, 1);
     plan->nbr = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *plan->nbr);
-    if (!pairs || !fill || !gv || !vstamp || !wstamp || !plan->nbr)
+    plan->mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
+    if (!pairs || !gv || !vstamp || !wstamp || !failed || !plan->nbr || !plan->mask)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
-    memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
-    for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
-        int a = reg[s];
-        if (!plan->skip[a])
-            continue;
-        for (int d = 0; d < 4; d++) {
-            uint32_t t = links[s][d];
-            if (t != OP_NO_LINK && reg[t] != a)
-                pairs[fill[a]++] = (uint32_t)breg[t] << 16 | reg[t];
-        }
-    }
+    plan->edges = op__contours_mark_pairs(chf, reg, breg, plan->skip, plan->mask, pairs, fill);
+    int nfailed = 0;
     for (int r = 1; r <= nn; r++) {
         if (!plan->skip[r])
             continue;
         int b = plan->from[r], ok = 1;
         /* g_r from the pairs: one to one, 0 only with 0, areas and the border role kept. */
-        for (uint32_t k = start[r]; ok && k < start[r + 1]; k++) {
+        for (uint32_t k = start[r]; ok && k < fill[r]; k++) {
             int v = (int)(pairs[k] >> 16), w = (int)(pairs[k] & 0xffff);
             if (vstamp[v] == r) {
                 ok = gv[v] == w;
@@ -180,10 +168,16 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
         if (!ok) {
             plan->skip[r] = 0;
             plan->from[r] = 0;
+            failed[r] = 1;
+            nfailed++;
             continue;
         }
         plan->nbr[r] = to;
         plan->count++;
+        plan->skipped += cnt[r];
     }
+    /* The candidates that do not copy are traced: their spans get their marks now. */
+    if (nfailed > 0)
+        plan->edges += op__contours_mark_regions(chf, reg, failed, plan->mask);
     return OP_OK;
 }

@@ -32,7 +32,7 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
  * pairs[fill[r]++] (the links across r, §5.7 rule 3); every other span gets its marks as
  * op__contours_trace's. Returns the boundary edges marked. */
 size_t op__contours_mark_pairs(const op_chf *chf, const uint16_t *reg, const uint16_t *breg,
-                               const uint8_t *cand, uint8_t *mask, uint32_t *pairs, uint32_t *fill);
+                               const uint8_t *cand, uint8_t *mask, uint32_t *pairs, size_t *fill);
 
 /* Marks the spans of the regions r with which[r] (candidates that did not copy after all).
  * Returns their boundary edges. */

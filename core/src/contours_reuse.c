@@ -103,13 +103,13 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     /* Rule 3 reads the links across each candidate's spans (the same spans in both builds),
      * bucketed by region, at most four a span: one pass collects them and marks every other
      * span for the trace. */
-    uint32_t *start = op_arena_alloc(scratch, ((size_t)nn + 2) * sizeof *start);
-    uint32_t *fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
+    size_t *start = op_arena_alloc(scratch, ((size_t)nn + 2) * sizeof *start);
+    size_t *fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
     if (!start || !fill)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
     start[0] = 0;
     for (int r = 0; r <= nn; r++)
-        start[r + 1] = start[r] + (plan->skip[r] ? 4 * cnt[r] : 0);
+        start[r + 1] = start[r] + (plan->skip[r] ? 4 * (size_t)cnt[r] : 0);
     memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
     uint32_t *pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
     int32_t *gv = op_arena_alloc(scratch, ((size_t)nb + 1) * sizeof *gv);
@@ -127,7 +127,7 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
             continue;
         int b = plan->from[r], ok = 1;
         /* g_r from the pairs: one to one, 0 only with 0, areas and the border role kept. */
-        for (uint32_t k = start[r]; ok && k < fill[r]; k++) {
+        for (size_t k = start[r]; ok && k < fill[r]; k++) {
             int v = (int)(pairs[k] >> 16), w = (int)(pairs[k] & 0xffff);
             if (vstamp[v] == r) {
                 ok = gv[v] == w;

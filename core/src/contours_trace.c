@@ -127,7 +127,7 @@ static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint
 }
 
 size_t op__contours_mark_pairs(const op_chf *chf, const uint16_t *reg, const uint16_t *breg,
-                               const uint8_t *cand, uint8_t *mask, uint32_t *pairs, uint32_t *fill)
+                               const uint8_t *cand, uint8_t *mask, uint32_t *pairs, size_t *fill)
 {
     const uint32_t(*const links)[4] = chf->links;
     size_t total = 0;

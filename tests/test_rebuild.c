@@ -1204,6 +1204,39 @@ Test(rebuild, contour_reuse_follows_each_rule)
         s += 97;
     }
     cr_assert_gt(gained, 0);
+    /* Rule 3 reads only the links across b: a span inside region k (all its links to k)
+     * losing its region, as under an obstacle, leaves every other region's copy, though k
+     * is no longer clean; the same on a span of k next to another region r stops r's. */
+    int inner = 0, edge = 0;
+    for (uint32_t s = 0; s < n && (inner < 3 || edge < 3); s++) {
+        int k = cc.st.regions.reg[s], all_k = 1, other = 0;
+        if (k == 0 || k == border)
+            continue;
+        for (int d = 0; d < 4; d++) {
+            uint32_t t = chf->links[s][d];
+            all_k &= t != OP_NO_LINK && cc.st.regions.reg[t] == k;
+            if (t != OP_NO_LINK && cc.st.regions.reg[t] != k && cc.st.regions.reg[t] != 0)
+                other = cc.st.regions.reg[t];
+        }
+        if ((all_k && inner < 3) || (other && edge < 3)) {
+            memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+            memcpy(r2.region_area, cc.st.regions.region_area, (size_t)nr + 1);
+            r2.reg[s] = 0;
+            cr_assert_eq(contours_against_fresh(&cc, chf, &r2, &reused), 1);
+            if (all_k) {
+                cr_assert_eq(reused, live - 1, "span %u inside region %d: %d of %d copied", s, k,
+                             reused, live);
+                inner++;
+            } else {
+                cr_assert_leq(reused, live - 2, "span %u of %d next to %d: %d of %d copied", s, k,
+                              other, reused, live);
+                edge++;
+            }
+            s += 53;
+        }
+    }
+    cr_assert_gt(inner, 0);
+    cr_assert_gt(edge, 0);
     /* Rule 1: another field (equal bytes, other arrays): nothing copies. */
     op_chf c2 = *chf;
     c2.y = op_arena_alloc(cc.o, (size_t)n * 2 + 2);

@@ -344,7 +344,7 @@ static op_status build_region(build *b, int r, int *buf)
 static op_status copy_region(build *b, int r, int from)
 {
     const op__contour_base *cb = b->base;
-    const int32_t *rename = b->plan->rename;
+    const int32_t *nbr = b->plan->nbr[r];
     for (int k = cb->first[from]; k < cb->first[from + 1]; k++) {
         const op_contour *bc = &cb->contours[k];
         op_contour *c = &b->res->contours[b->res->count++];
@@ -358,8 +358,7 @@ static op_status copy_region(build *b, int r, int from)
             return nomem(b, "contour vertices", (size_t)bc->nverts * sizeof *c->verts);
         for (int i = 0; i < bc->nverts; i++) {
             c->verts[i] = bc->verts[i];
-            int32_t v = bc->verts[i].neighbour;
-            c->verts[i].neighbour = v > 0 ? rename[v] : v;
+            c->verts[i].neighbour = *nbr++;
         }
     }
     b->res->raw_fallbacks += cb->fallbacks[from];
@@ -439,7 +438,8 @@ op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
         b.plan = &plan;
         if (reused)
             *reused = plan.count;
-        st = op__contours_trace_skip(chf, regs, plan.skip, scratch, scratch, &b.loops, err);
+        st = op__contours_trace_marked(chf, regs, plan.skip, plan.mask, plan.edges, plan.skipped,
+                                       scratch, scratch, &b.loops, err);
     } else {
         st =
             op__contours_trace(chf, regs, cs, cs->keep_raw ? out : scratch, scratch, &b.loops, err);

@@ -27,12 +27,26 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
                              const op_contour_settings *cs, op_arena *verts_arena,
                              op_arena *scratch, op__loops *res, op_err *err);
 
-/* op__contours_trace of the whole field (cs without a layer view) that leaves out the loops
- * of every region r with skip[r] != 0 (skip: region_count + 1 flags); the other loops are
- * those op__contours_trace gives, in the same order. */
-op_status op__contours_trace_skip(const op_chf *chf, const op_regions *regs, const uint8_t *skip,
-                                  op_arena *verts_arena, op_arena *scratch, op__loops *res,
-                                  op_err *err);
+/* One pass over the spans for a reuse plan: the span of a region r with cand[r] gets no marks
+ * and appends, for each of its links to a span t of another region, breg[t] << 16 | reg[t] at
+ * pairs[fill[r]++] (the links across r, §5.7 rule 3); every other span gets its marks as
+ * op__contours_trace's. Returns the boundary edges marked. */
+size_t op__contours_mark_pairs(const op_chf *chf, const uint16_t *reg, const uint16_t *breg,
+                               const uint8_t *cand, uint8_t *mask, uint32_t *pairs, size_t *fill);
+
+/* Marks the spans of the regions r with which[r] (candidates that did not copy after all).
+ * Returns their boundary edges. */
+size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const uint8_t *which,
+                                 uint8_t *mask);
+
+/* op__contours_trace of the whole field (cs without a layer view) on marks made already, leaving
+ * out the loops of every region r with skip[r] != 0: mask holds every span's marks but the
+ * skipped regions' (none), total the boundary edges marked, skipped the skipped regions' spans.
+ * The other loops are those op__contours_trace gives, in the same order. */
+op_status op__contours_trace_marked(const op_chf *chf, const op_regions *regs, const uint8_t *skip,
+                                    uint8_t *mask, size_t total, size_t skipped,
+                                    op_arena *verts_arena, op_arena *scratch, op__loops *res,
+                                    op_err *err);
 
 /* One contour build's result by region, kept in a rebuild entry so that a rebuild can copy
  * the contours of a region the edit provably left alone (docs/spec/build3d-runtime.md §5.7).
@@ -55,11 +69,14 @@ typedef struct op__contour_base {
 
 /* The regions of a build whose contours are the base's (§5.7), from scratch. */
 typedef struct op__contour_plan {
-    uint8_t *skip;   /* region_count + 1: 1 when region r is copied */
-    int *from;       /* region_count + 1: the base region r copies */
-    int32_t *rename; /* base region_count + 1: the build's id of a base region that a copied
-                        contour names (valid for those only) */
-    int count;       /* regions copied */
+    uint8_t *skip;  /* region_count + 1: 1 when region r is copied */
+    int *from;      /* region_count + 1: the base region r copies */
+    int32_t **nbr;  /* region_count + 1: for a copied region r, the neighbour values of its
+                       base contours' vertices renamed by g_r (§5.7), in the base's order */
+    int count;      /* regions copied */
+    uint8_t *mask;  /* with count > 0: the trace's marks of every span not copied */
+    size_t edges;   /* their boundary edges */
+    size_t skipped; /* the copied regions' spans */
 } op__contour_plan;
 
 /* Decides which regions copy their contours (contours_reuse.c); count 0 when none or when

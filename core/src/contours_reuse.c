@@ -7,7 +7,8 @@
  * One pass over the spans pairs each span's id in the build (a) with its id in the base (b):
  * a base id is clean when all its spans carry one build id, a build id when all its spans
  * carry one base id; a region whose id is clean both ways has the span set of its partner.
- * Then each candidate's base contours are read for the neighbour values they name.
+ * Then the links across each candidate's spans pair its neighbours' base ids with their build
+ * ids (rule 3): only the spans next to a region matter, not whether its neighbours are clean.
  */
 #include <string.h>
 
@@ -61,10 +62,12 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     /* Spans whose id is the same on both sides (most of them) only mark the id, recorded
      * once after the pass; the others are paired one by one. */
     uint8_t *same = op_arena_calloc(scratch, (size_t)(nn > nb ? nn : nb) + 1, 1);
-    if (!same)
+    uint32_t *cnt = op_arena_calloc(scratch, (size_t)nn + 2, sizeof *cnt); /* spans a region */
+    if (!same || !cnt)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
     for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
         int a = reg[s], b = breg[s];
+        cnt[a]++;
         if (a == b) {
             same[a] = 1;
             continue;
@@ -82,10 +85,8 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
         pair(n2b, ndirty, a, a);
         pair(b2n, bdirty, a, a);
     }
-    /* Base spans without a region have none in the build either: a neighbour value 0 of a
-     * base contour (no link, or a link to such a span) is then 0 in the build too. */
-    int zero_clean = !bdirty[0] && (b2n[0] == UNSET || b2n[0] == 0);
-    plan->rename = b2n;
+    /* Rule 2: the regions whose span set is one base region's, with its area and role. */
+    int ncand = 0;
     for (int r = 1; r <= nn; r++) {
         int b = n2b[r];
         if (ndirty[r] || b <= 0 || bdirty[b])
@@ -93,31 +94,90 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
         if (regs->region_area[r] != base->region_area[b] ||
             (r == cs->border_region) != (b == base->border_region))
             continue;
-        int ok = 1;
-        for (int k = base->first[b]; ok && k < base->first[b + 1]; k++) {
-            const op_contour *c = &base->contours[k];
-            for (int i = 0; ok && i < c->nverts; i++) {
-                int v = c->verts[i].neighbour;
-                if (v == OP_TILE_BORDER || v == b)
-                    continue;
-                if (v == 0) {
-                    ok = zero_clean;
-                    continue;
-                }
-                if (v < 0 || v > nb || bdirty[v] || b2n[v] == UNSET || b2n[v] <= 0) {
-                    ok = 0;
-                    continue;
-                }
-                int a = b2n[v];
-                ok = !ndirty[a] && regs->region_area[a] == base->region_area[v] &&
-                     (v == base->border_region) == (a == cs->border_region);
-            }
-        }
-        if (!ok)
-            continue;
         plan->skip[r] = 1;
         plan->from[r] = b;
-        plan->count++;
+        ncand++;
     }
+    if (ncand == 0)
+        return OP_OK;
+    /* Rule 3 reads the links across each candidate's spans (the same spans in both builds),
+     * bucketed by region, at most four a span: one pass collects them and marks every other
+     * span for the trace. */
+    size_t *start = op_arena_alloc(scratch, ((size_t)nn + 2) * sizeof *start);
+    size_t *fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
+    if (!start || !fill)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
+    start[0] = 0;
+    for (int r = 0; r <= nn; r++)
+        start[r + 1] = start[r] + (plan->skip[r] ? 4 * (size_t)cnt[r] : 0);
+    memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
+    uint32_t *pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
+    int32_t *gv = op_arena_alloc(scratch, ((size_t)nb + 1) * sizeof *gv);
+    int32_t *vstamp = op_arena_calloc(scratch, (size_t)nb + 1, sizeof *vstamp);
+    int32_t *wstamp = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *wstamp);
+    uint8_t *failed = op_arena_calloc(scratch, (size_t)nn + 1, 1);
+    plan->nbr = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *plan->nbr);
+    plan->mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
+    if (!pairs || !gv || !vstamp || !wstamp || !failed || !plan->nbr || !plan->mask)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
+    plan->edges = op__contours_mark_pairs(chf, reg, breg, plan->skip, plan->mask, pairs, fill);
+    int nfailed = 0;
+    for (int r = 1; r <= nn; r++) {
+        if (!plan->skip[r])
+            continue;
+        int b = plan->from[r], ok = 1;
+        /* g_r from the pairs: one to one, 0 only with 0, areas and the border role kept. */
+        for (size_t k = start[r]; ok && k < fill[r]; k++) {
+            int v = (int)(pairs[k] >> 16), w = (int)(pairs[k] & 0xffff);
+            if (vstamp[v] == r) {
+                ok = gv[v] == w;
+                continue;
+            }
+            if (wstamp[w] == r || (v == 0) != (w == 0)) {
+                ok = 0;
+                continue;
+            }
+            vstamp[v] = r;
+            wstamp[w] = r;
+            gv[v] = w;
+            ok = v == 0 || (regs->region_area[w] == base->region_area[v] &&
+                            (v == base->border_region) == (w == cs->border_region));
+        }
+        /* Rule 4, and the renamed neighbour values of the copy. */
+        int nv = 0;
+        for (int k = base->first[b]; k < base->first[b + 1]; k++)
+            nv += base->contours[k].nverts;
+        int32_t *to = ok ? op_arena_alloc(scratch, ((size_t)nv + 1) * sizeof *to) : NULL;
+        if (ok && !to)
+            return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)",
+                              nn);
+        for (int k = base->first[b], i = 0; ok && k < base->first[b + 1]; k++) {
+            const op_contour *c = &base->contours[k];
+            for (int q = 0; ok && q < c->nverts; q++, i++) {
+                int v = c->verts[q].neighbour;
+                if (v == OP_TILE_BORDER || v == 0)
+                    to[i] = v;
+                else if (v == b)
+                    to[i] = r;
+                else if (v > 0 && v <= nb && vstamp[v] == r)
+                    to[i] = gv[v];
+                else
+                    ok = 0;
+            }
+        }
+        if (!ok) {
+            plan->skip[r] = 0;
+            plan->from[r] = 0;
+            failed[r] = 1;
+            nfailed++;
+            continue;
+        }
+        plan->nbr[r] = to;
+        plan->count++;
+        plan->skipped += cnt[r];
+    }
+    /* The candidates that do not copy are traced: their spans get their marks now. */
+    if (nfailed > 0)
+        plan->edges += op__contours_mark_regions(chf, reg, failed, plan->mask);
     return OP_OK;
 }

@@ -126,27 +126,44 @@ static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint
     return total;
 }
 
-/* mark_whole leaving the spans of skipped regions unmarked. Returns the boundary edges of
- * the others; *skipped gets the skipped spans (each has at most four). */
-static __attribute__((noinline)) size_t mark_skip(const op_chf *chf, const uint16_t *reg,
-                                                  const uint8_t *skip, uint8_t *mask,
-                                                  size_t *skipped)
+size_t op__contours_mark_pairs(const op_chf *chf, const uint16_t *reg, const uint16_t *breg,
+                               const uint8_t *cand, uint8_t *mask, uint32_t *pairs, size_t *fill)
 {
     const uint32_t(*const links)[4] = chf->links;
-    size_t total = 0, nskip = 0;
+    size_t total = 0;
     for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
         uint32_t r = reg[s], m = 0;
-        if (skip[r]) {
-            mask[s] = 0;
-            nskip++;
-            continue;
-        }
         if (r != 0)
             m = boundary_bits(links[s], reg, r);
+        if (cand[r]) {
+            mask[s] = 0;
+            /* The boundary edges with a link are the links across the region. */
+            for (uint32_t bits = m; bits; bits &= bits - 1) {
+                uint32_t t = links[s][__builtin_ctz(bits)];
+                if (t != OP_NO_LINK)
+                    pairs[fill[r]++] = (uint32_t)breg[t] << 16 | reg[t];
+            }
+            continue;
+        }
         mask[s] = (uint8_t)(m | (m << 4));
         total += edge_count[m];
     }
-    *skipped = nskip;
+    return total;
+}
+
+size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const uint8_t *which,
+                                 uint8_t *mask)
+{
+    const uint32_t(*const links)[4] = chf->links;
+    size_t total = 0;
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        uint32_t r = reg[s];
+        if (!which[r])
+            continue;
+        uint32_t m = boundary_bits(links[s], reg, r);
+        mask[s] = (uint8_t)(m | (m << 4));
+        total += edge_count[m];
+    }
     return total;
 }
 
@@ -244,20 +261,22 @@ static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
     return closed;
 }
 
+/* marked: the marks of every span not skipped are in mask already (op__contours_mark_pairs),
+ * total their boundary edges and skipped the skipped spans. */
 static op_status trace(const op_chf *chf, const op_regions *regs, const op_contour_settings *cs,
-                       const uint8_t *skip, op_arena *verts_arena, op_arena *scratch,
-                       op__loops *res, op_err *err)
+                       const uint8_t *skip, uint8_t *marked, size_t total, size_t skipped,
+                       op_arena *verts_arena, op_arena *scratch, op__loops *res, op_err *err)
 {
     memset(res, 0, sizeof *res);
     const uint16_t *reg = regs->reg;
     view v = {chf, reg, cs ? cs->span_layer : NULL, cs ? (uint16_t)cs->layer : 0,
               cs ? cs->border_region : 0};
-    uint8_t *mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
+    uint8_t *mask = marked ? marked : op_arena_alloc(scratch, (size_t)chf->span_count + 1);
     if (!mask)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (%zu bytes of edge marks)",
                           (size_t)chf->span_count + 1);
-    size_t skipped = 0;
-    size_t total = skip ? mark_skip(chf, reg, skip, mask, &skipped) : mark_boundaries(&v, mask);
+    if (!marked)
+        total = mark_boundaries(&v, mask);
     if (skip && total + 4 * skipped > INT_MAX) {
         /* The limit is the whole field's: count the skipped regions' edges too (their spans
          * are marked again, then cleared). */
@@ -309,12 +328,13 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
                              const op_contour_settings *cs, op_arena *verts_arena,
                              op_arena *scratch, op__loops *res, op_err *err)
 {
-    return trace(chf, regs, cs, NULL, verts_arena, scratch, res, err);
+    return trace(chf, regs, cs, NULL, NULL, 0, 0, verts_arena, scratch, res, err);
 }
 
-op_status op__contours_trace_skip(const op_chf *chf, const op_regions *regs, const uint8_t *skip,
-                                  op_arena *verts_arena, op_arena *scratch, op__loops *res,
-                                  op_err *err)
+op_status op__contours_trace_marked(const op_chf *chf, const op_regions *regs, const uint8_t *skip,
+                                    uint8_t *mask, size_t total, size_t skipped,
+                                    op_arena *verts_arena, op_arena *scratch, op__loops *res,
+                                    op_err *err)
 {
-    return trace(chf, regs, NULL, skip, verts_arena, scratch, res, err);
+    return trace(chf, regs, NULL, skip, mask, total, skipped, verts_arena, scratch, res, err);
 }

@@ -3,12 +3,12 @@
  * triangles of one contour into convex polygons of at most nvp vertices.
  *
  * Input/output: an op__polyset (mesh vertex indices and edge neighbour values),
- * merged in place; polygon order is kept (a merged polygon stays at A's index, B is
- * removed and the polygons after it move up by one).
- * Each round builds a table of directed edges, then scans A, A's edges, and the
- * polygons B > A holding the reverse edge (ascending); the longest shared edge whose
- * merge is valid wins, the first found on ties. A round is O(E) plus O(nvp) per
- * candidate that could still win, and there are fewer rounds than triangles.
+ * merged in place; polygon order is kept (a merged polygon stays at A's slot, B's slot
+ * dies, and the live slots are moved up in order at the end).
+ * Each round takes the longest shared edge whose merge is valid, the first in (A, A's
+ * edge, B, B's edge) order on ties. The candidates live in a heap kept across rounds
+ * (merge_rounds says why that gives the round's choice) over a hash table of the live
+ * polygons' directed edges: O(E log E) for a contour of E edges.
  * Validity: joints turn left or straight in cells (long cross products) and in
  * float32 tile-local positions (exact orientation), no repeated vertex; a joint
  * that is collinear in cells between two wall edges is removed instead (the turns

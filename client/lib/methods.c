@@ -544,6 +544,27 @@ op_status op_client_tile_range_wait(op_client *c, const char *level, const int r
     return st;
 }
 
+/* A result's 'hashes' array (one uint64 a layer, so at most OP_MAX_LAYERS) into *out
+ * (the caller's free function frees it on any return) and *n. */
+static op_status read_hashes(const msgpack_object *a, uint64_t **out, int *n, op_err *err)
+{
+    uint32_t len = a->via.array.size;
+    if (len > OP_MAX_LAYERS)
+        return op_err_set(err, OP_EPROTO, "client: result 'hashes' has %u entries, more than %d",
+                          len, OP_MAX_LAYERS);
+    *out = calloc(len ? len : 1, sizeof **out);
+    if (!*out)
+        return op_err_set(err, OP_ENOMEM, "client: out of memory for %u hashes", len);
+    for (uint32_t i = 0; i < len; i++) {
+        const msgpack_object *h = &a->via.array.ptr[i];
+        if (h->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+            return op_err_set(err, OP_EPROTO, "client: result 'hashes[%u]' is not a uint64", i);
+        (*out)[i] = h->via.u64;
+    }
+    *n = (int)len;
+    return OP_OK;
+}
+
 /* ---- tiles in Detour form ---- */
 
 void op_client_detour_tile_free(op_client_detour_tile *t)
@@ -573,19 +594,10 @@ static op_status read_detour(const msgpack_object *m, op_client_detour_tile *t, 
         return op_err_set(err, OP_EPROTO, "client: result 'data' is not bin or nil");
     t->tx = (int)tx;
     t->tz = (int)tz;
-    uint32_t n = a->via.array.size;
-    t->hashes = calloc(n ? n : 1, sizeof *t->hashes);
-    if (!t->hashes)
-        return op_err_set(err, OP_ENOMEM, "client: out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        const msgpack_object *h = &a->via.array.ptr[i];
-        if (h->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-            op_client_detour_tile_free(t);
-            return op_err_set(err, OP_EPROTO, "client: result 'hashes[%u]' is not a uint", i);
-        }
-        t->hashes[i] = h->via.u64;
+    if ((st = read_hashes(a, &t->hashes, &t->nhashes, err)) != OP_OK) {
+        op_client_detour_tile_free(t);
+        return st;
     }
-    t->nhashes = (int)n;
     if (d->type == MSGPACK_OBJECT_BIN) {
         size_t len = d->via.bin.size;
         if (!(t->data = malloc(len ? len : 1))) {
@@ -657,17 +669,7 @@ static op_status read_change(const msgpack_object *m, op_client_change *t, op_er
         return st;
     t->tx = (int)tx;
     t->tz = (int)tz;
-    uint32_t n = a->via.array.size;
-    t->hashes = calloc(n ? n : 1, sizeof *t->hashes);
-    if (!t->hashes)
-        return op_err_set(err, OP_ENOMEM, "client: out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        if (a->via.array.ptr[i].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-            return op_err_set(err, OP_EPROTO, "client: hash %u is not a uint64", i);
-        t->hashes[i] = a->via.array.ptr[i].via.u64;
-    }
-    t->nhashes = (int)n;
-    return OP_OK;
+    return read_hashes(a, &t->hashes, &t->nhashes, err);
 }
 
 op_status op_client_changes_since(op_client *c, const char *level, uint64_t version, int wait_ms,

@@ -249,15 +249,17 @@ static void put_polys(unsigned char **at, op_rebuild_entry *e, const contour_kee
     b->poly_nv = put(at, r->poly_nv, r->npolys);
     b->poly_v = put(at, r->poly_v, r->npolys * nvp * 4);
     b->poly_e = put(at, r->poly_e, r->npolys * nvp * 4);
-    for (int i = 0, j = 0; i < e->contours.first[e->contours.region_count + 1]; i++) {
+    int j = 0;
+    for (int i = 0; i < e->contours.first[e->contours.region_count + 1]; i++) {
         const op_contour *c = &e->contours.contours[i];
         if (c->region == e->contours.border_region)
             continue;
-        if (b->contours[j].nverts > 0)
-            b->contours[j].verts = c->verts;
+        if (j < b->count)
+            b->contours[j].verts = b->contours[j].nverts > 0 ? c->verts : NULL;
         j++;
     }
-    e->base.polys = b;
+    /* The record is of these contours, one for one (keep_polys), or it is not kept. */
+    e->base.polys = j == b->count ? b : NULL;
 }
 
 static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b,

@@ -100,6 +100,8 @@ typedef struct world {
     op_arena *out, *scratch;
     double (*floors)[3]; /* world points of walkable floors (no volume), where volumes go */
     int nfloors;
+    long preused, pcontours; /* over the rebuilds: contours whose polygons were the entry's
+                                (build3d-runtime.md §5.12), and all contours polygonized */
 } world;
 
 static void world_open(world *w, const char *what, op_partition p)
@@ -199,6 +201,10 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         *reused += st.detail_reused;
     if (npolys && !st.skipped)
         *npolys += st.polys.npolys;
+    cr_assert_leq(st.polys_reused, st.contours.count);
+    w->preused += st.polys_reused;
+    if (!st.skipped)
+        w->pcontours += st.contours.count;
     cr_assert_leq(st.contours_reused, st.regions.region_count);
     if (creused)
         *creused += st.contours_reused;
@@ -305,10 +311,11 @@ static void random_shape(op_test_rng *g, const world *w, op_volume *v)
 
 typedef struct edit_stats {
     long compared, changed;
-    long reused, polys;    /* rebuilt polygons whose detail was the entry's, and all of them */
-    long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
-    long rreused, rebuilt; /* rebuilds that took the entry's regions, and all (not skipped) */
-    long lreused;          /* rebuilds that kept some span layers' regions (rule 11) */
+    long reused, polys;      /* rebuilt polygons whose detail was the entry's, and all of them */
+    long creused, regions;   /* rebuilt regions whose contours were the entry's, and all */
+    long rreused, rebuilt;   /* rebuilds that took the entry's regions, and all (not skipped) */
+    long lreused;            /* rebuilds that kept some span layers' regions (rule 11) */
+    long preused, pcontours; /* contours whose polygons were the entry's (rule 12), and all */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -458,6 +465,8 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
     free(ent);
     free(base);
     free(dirty);
+    es->preused = w.preused;
+    es->pcontours = w.pcontours;
     world_close(&w);
 }
 
@@ -466,7 +475,7 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        edit_stats es = {0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
@@ -474,6 +483,10 @@ static void sequences_on(const char *what, int steps)
                      op_partition_name(parts[k]));
         cr_assert_gt(es.creused, 0, "%s %s: no contours reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.creused, es.regions, "%s %s: every region's contours reused", what,
+                     op_partition_name(parts[k]));
+        /* Both polygon paths ran (rule 12): contours copied from the entry and computed. */
+        cr_assert_gt(es.preused, 0, "%s %s: no polygons reused", what, op_partition_name(parts[k]));
+        cr_assert_lt(es.preused, es.pcontours, "%s %s: every contour's polygons reused", what,
                      op_partition_name(parts[k]));
         /* Both regions paths ran: rebuilds that took the entry's regions (tiles the edit
          * left alone, edits undone) and rebuilds that computed them. */
@@ -488,9 +501,10 @@ static void sequences_on(const char *what, int steps)
             cr_assert_gt(es.lreused, 0, "%s layers: no span layer kept", what);
         fprintf(stderr,
                 "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
-                "regions of %ld of %ld rebuilds reused, some layers' in %ld\n",
+                "regions of %ld of %ld rebuilds reused, some layers' in %ld, polygons of %ld of "
+                "%ld contours\n",
                 what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
-                es.rreused, es.rebuilt, es.lreused);
+                es.rreused, es.rebuilt, es.lreused, es.preused, es.pcontours);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,

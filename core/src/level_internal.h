@@ -54,6 +54,8 @@ typedef struct op__tile_base {
                                                 base computed (§5.7), or NULL */
     const struct op__region_base *regions;   /* in an entry: the regions a build from this
                                                 base computed (§5.9), or NULL */
+    const struct op__poly_base *polys;       /* in an entry: the polygons a build from this
+                                                base computed, by contour (§5.12), or NULL */
 } op__tile_base;
 
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).

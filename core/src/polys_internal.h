@@ -61,4 +61,39 @@ typedef struct op__polyset {
 op_status op__merge(op__polyset *ps, const int32_t *verts, const op_tile_frame *frame,
                     op_arena *scratch, op_err *err);
 
+/* One base contour's polygons in contour-local form (docs/spec/build3d-runtime.md §5.12):
+ * what a rebuild needs to copy them onto a contour of the same geometry. */
+typedef struct op__poly_base_contour {
+    const op_contour_vert *verts; /* the base contour's vertices (kept in the entry) */
+    int nverts;                   /* 0: not recorded (never matches) */
+    uint32_t hash;                /* of nverts and every (x, y, z) in order */
+    int nk, kept_at;              /* kept vertices: keep[], weld_rep[], same_nb[] at kept_at */
+    int npolys, polys_at;         /* poly_nv[polys_at ...], poly_v / poly_e at nvp times it */
+    int degenerate;               /* its DegenerateEars */
+} op__poly_base_contour;
+
+/* The polygon stage of one build, by contour (§5.12). Arrays are the record's owner's. */
+typedef struct op__poly_base {
+    op_tile_frame frame;
+    int nvp, count;
+    op__poly_base_contour *contours;
+    int *order;        /* contour indices by (hash, index) */
+    int32_t *keep;     /* kept vertex j -> its contour vertex index */
+    int32_t *weld_rep; /* smallest kept index welded to the same mesh vertex as j */
+    int32_t *same_nb;  /* smallest kept index with the same neighbour value as j */
+    uint8_t *poly_nv;
+    int32_t *poly_v;      /* local kept indices (weld representatives), -1 in unused slots */
+    int32_t *poly_e;      /* -1: OP_EDGE_INTERNAL, else a kept index whose neighbour value the edge
+                             carries */
+    size_t nkept, npolys; /* array lengths */
+} op__poly_base;
+
+/* op_polys_build, copying the polygons of every contour that meets §5.12 against base (NULL:
+ * none); *reused (when not NULL) gets the number of contours copied. rec (when not NULL)
+ * receives this build's record, arrays from rec_arena, verts pointing into cset. */
+op_status op__polys_build_reuse(const op_contour_set *cset, const op_tile_frame *frame, int nvp,
+                                const op__poly_base *base, int *reused, op__poly_base *rec,
+                                op_arena *rec_arena, op_arena *out, op_arena *scratch,
+                                op_poly_mesh *mesh, op_err *err);
+
 #endif

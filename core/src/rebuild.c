@@ -14,6 +14,7 @@
 #include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/rebuild.h"
+#include "polys_internal.h"
 #include "regions_internal.h"
 #include "volumes_internal.h"
 
@@ -25,6 +26,7 @@ struct op_rebuild_entry {
     op__detail_base detail;    /* base.detail points here when the capture kept the detail */
     op__contour_base contours; /* base.contours points here when it kept the contours */
     op__region_base regions;   /* base.regions points here when it kept the regions */
+    op__poly_base polys;       /* base.polys points here when it kept the polygons */
     const uint16_t *reg;       /* region per span after the border cut (all three) */
 };
 
@@ -34,6 +36,8 @@ typedef struct contour_keep {
     op_contour_set set;
     op__contour_record rec;
     op_contour_settings cs;
+    int with_polys; /* polys holds the polygon stage's record on set (§5.12) */
+    op__poly_base polys;
 } contour_keep;
 
 /* Rule 11's record (partition = layers), made in scratch before the entry is sized. */
@@ -223,6 +227,41 @@ static void put_contours(unsigned char **at, op_rebuild_entry *e, const op_tile_
     e->base.contours = b;
 }
 
+static size_t poly_bytes(const op__poly_base *p)
+{
+    return up((size_t)p->count * sizeof *p->contours) + up((size_t)p->count * sizeof(int)) +
+           3 * up(p->nkept * 4) + up(p->npolys) + 2 * up(p->npolys * (size_t)p->nvp * 4);
+}
+
+/* The record's contours are the polygon stage's: the kept contours of the regions below the
+ * border region, in order; their vertices are the entry's copies (put_contours). */
+static void put_polys(unsigned char **at, op_rebuild_entry *e, const contour_keep *k)
+{
+    const op__poly_base *r = &k->polys;
+    op__poly_base *b = &e->polys;
+    *b = *r;
+    size_t nvp = (size_t)r->nvp;
+    b->contours = put(at, r->contours, (size_t)r->count * sizeof *r->contours);
+    b->order = put(at, r->order, (size_t)r->count * sizeof(int));
+    b->keep = put(at, r->keep, r->nkept * 4);
+    b->weld_rep = put(at, r->weld_rep, r->nkept * 4);
+    b->same_nb = put(at, r->same_nb, r->nkept * 4);
+    b->poly_nv = put(at, r->poly_nv, r->npolys);
+    b->poly_v = put(at, r->poly_v, r->npolys * nvp * 4);
+    b->poly_e = put(at, r->poly_e, r->npolys * nvp * 4);
+    int j = 0;
+    for (int i = 0; i < e->contours.first[e->contours.region_count + 1]; i++) {
+        const op_contour *c = &e->contours.contours[i];
+        if (c->region == e->contours.border_region)
+            continue;
+        if (j < b->count)
+            b->contours[j].verts = b->contours[j].nverts > 0 ? c->verts : NULL;
+        j++;
+    }
+    /* The record is of these contours, one for one (keep_polys), or it is not kept. */
+    e->base.polys = j == b->count ? b : NULL;
+}
+
 static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__tile_base *b,
                                  const op_tile_stages *st, op_stage last, const contour_keep *ck,
                                  const layer_keep *lk)
@@ -241,6 +280,7 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
                  (layers ? up(n * 2) : 0) + (dist ? up(n * 4) : 0) +
                  (detail ? detail_bytes(st) : 0) +
                  (contours ? contour_bytes(ck, st->regions.region_count) : 0) +
+                 (contours && ck->with_polys ? poly_bytes(&ck->polys) : 0) +
                  (regions ? region_bytes(b, st, lk) : 0) +
                  (detail || contours || regions ? up(n * 2) : 0);
     op_rebuild_entry *e = malloc(bytes);
@@ -274,9 +314,43 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
         put_detail(&at, l, e, st);
     if (contours)
         put_contours(&at, e, st, ck);
+    if (contours && ck->with_polys)
+        put_polys(&at, e, ck);
     if (regions)
         put_regions(&at, l, e, st, lk);
     return e;
+}
+
+/* Rule 12's record: the polygon stage run again on the kept contours the build's polygon
+ * stage read (those below the border region), recording; kept only when it gives the build's
+ * mesh (it always does: the same input). */
+static op_status keep_polys(const op_level *l, const op_tile_stages *st, contour_keep *k,
+                            op_arena *scratch, op_err *err)
+{
+    const op_contour_set *all = &k->set;
+    op_contour_set set = *all;
+    set.contours = op_arena_alloc(scratch, ((size_t)all->count + 1) * sizeof *set.contours);
+    if (!set.contours)
+        return op_err_set(err, OP_ENOMEM, "rebuild: out of memory (polygon record)");
+    set.count = 0;
+    for (int i = 0; i < all->count; i++)
+        if (all->contours[i].region != st->border_region)
+            set.contours[set.count++] = all->contours[i];
+    op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
+                       l->settings.cell_height};
+    op_poly_mesh mesh;
+    op_status s = op__polys_build_reuse(&set, &f, l->settings.max_verts_per_poly, NULL, NULL,
+                                        &k->polys, scratch, scratch, scratch, &mesh, err);
+    if (s != OP_OK)
+        return s;
+    const op_poly_mesh *pm = &st->polys;
+    size_t nvp = (size_t)pm->nvp;
+    k->with_polys =
+        mesh.nverts == pm->nverts && mesh.npolys == pm->npolys && mesh.nvp == pm->nvp &&
+        (pm->npolys == 0 ||
+         (memcmp(mesh.polys, pm->polys, (size_t)pm->npolys * nvp * 4) == 0 &&
+          memcmp(mesh.edge_neighbour, pm->edge_neighbour, (size_t)pm->npolys * nvp * 4) == 0));
+    return OP_OK;
 }
 
 op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volume *vols, int nvols,
@@ -301,6 +375,12 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
     if (with_contours &&
         (s = op__contours_build_reuse(&st->chf, &st->regions, &ck.cs, NULL, NULL, &ck.rec, out,
                                       scratch, &ck.set, err)) != OP_OK) {
+        op_arena_release(scratch, m);
+        return op__tile_err(s, tx, tz, -1, err);
+    }
+    ck.with_polys = 0;
+    if (with_contours && last >= OP_STAGE_POLYS &&
+        (s = keep_polys(lvl, st, &ck, scratch, err)) != OP_OK) {
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }

@@ -12,6 +12,7 @@
 #include "detail_internal.h"
 #include "level_internal.h"
 #include "onepath/limits.h"
+#include "polys_internal.h"
 #include "regions_internal.h"
 
 static double now_ms(void)
@@ -267,8 +268,11 @@ static op_status mesh_steps(const op_level *l, const op__tile_base *cached, op_s
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
-    op_status s = op_polys_build(&st->contours, &f, l->settings.max_verts_per_poly, out, scratch,
-                                 &st->polys, err);
+    /* A rebuild copies the polygons of the contours whose input is the base's
+     * (build3d-runtime.md §5.12). */
+    op_status s = op__polys_build_reuse(&st->contours, &f, l->settings.max_verts_per_poly,
+                                        cached ? cached->polys : NULL, &st->polys_reused, NULL,
+                                        NULL, out, scratch, &st->polys, err);
     op_arena_release(scratch, m); /* the stage's scratch is dead (op__tile_build) */
     if (s != OP_OK)
         s = op__tile_err(s, st->tx, st->tz, mesh_layer(st, fixed_layer), err);

@@ -103,6 +103,8 @@ typedef struct op_tile_stages {
                             (build3d-runtime.md §5.6); 0 in a build from scratch */
     int contours_reused; /* rebuilds: regions whose contours were copied from the entry
                             (build3d-runtime.md §5.7); 0 in a build from scratch */
+    int polys_reused;    /* rebuilds: contours whose polygons were copied from the entry
+                            (build3d-runtime.md §5.12); 0 in a build from scratch */
     int regions_reused;  /* rebuilds: 1 when the regions (border cut included) were the
                             entry's (build3d-runtime.md §5.9; chf.dist is then NULL, not
                             computed); 0 in a build from scratch */

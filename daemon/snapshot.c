@@ -59,6 +59,7 @@ void opd_part_unref(opd_part *p)
     free(p->cell_keys);
     free(p->cell_off);
     free(p->ids);
+    free(p->cell_box);
     free(p->big);
     free(p->big_rect);
     free(p->occ);
@@ -214,8 +215,84 @@ static int big_reach(const opd_part *p, size_t t, const op_tile_grid *g, const o
     return 0;
 }
 
+/* The index of key k in keys[0 .. n) (increasing), or n. */
+static size_t key_find(const uint64_t *keys, size_t n, uint64_t k)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && keys[lo] == k ? lo : n;
+}
+
+/* ===== per-tile bounds (opd_tile_box) ===== */
+
+static inline float min3(float a, float b, float c)
+{
+    float m = b < a ? b : a;
+    return c < m ? c : m;
+}
+
+static inline float max3(float a, float b, float c)
+{
+    float m = b > a ? b : a;
+    return c > m ? c : m;
+}
+
+/* Adds triangle t of p to bounds b (first: b holds nothing yet): kept in the order of
+ * ids, so that a value equal to the kept one (by ==) replaces it only when its triangle
+ * comes first (opd_tile_box). */
+static void box_add(opd_tile_box *b, int first, const opd_part *p, uint32_t t)
+{
+    const int *ix = &p->tris[3 * (size_t)t];
+    const float *p0 = &p->verts[3 * (size_t)ix[0]], *p1 = &p->verts[3 * (size_t)ix[1]],
+                *p2 = &p->verts[3 * (size_t)ix[2]];
+    float v[6];
+    for (int a = 0; a < 3; a++) {
+        v[a] = min3(p0[a], p1[a], p2[a]);
+        v[3 + a] = max3(p0[a], p1[a], p2[a]);
+    }
+    for (int k = 0; k < 6; k++) {
+        int take =
+            first || (k < 3 ? v[k] < b->v[k] : v[k] > b->v[k]) || (v[k] == b->v[k] && t < b->id[k]);
+        if (take) {
+            b->v[k] = v[k];
+            b->id[k] = t;
+        }
+    }
+}
+
+int opd_part_tile_box(const opd_part *p, int tx, int tz, float bmin[3], float bmax[3])
+{
+    if (p->nt == 0 || tx < p->rect.tx0 || tx > p->rect.tx1 || tz < p->rect.tz0 || tz > p->rect.tz1)
+        return 0;
+    opd_tile_box b;
+    int any = 0;
+    size_t c = key_find(p->cell_keys, p->ncells, opd_tile_key(tx, tz));
+    if (c < p->ncells) {
+        b = p->cell_box[c];
+        any = 1;
+    }
+    for (size_t i = 0; i < p->nbig; i++) {
+        const op_tile_range *r = &p->big_rect[i];
+        if (tx < r->tx0 || tx > r->tx1 || tz < r->tz0 || tz > r->tz1)
+            continue;
+        box_add(&b, !any, p, p->big[i]);
+        any = 1;
+    }
+    if (any) {
+        memcpy(bmin, b.v, 3 * sizeof(float));
+        memcpy(bmax, b.v + 3, 3 * sizeof(float));
+    }
+    return any;
+}
+
 /* Each triangle's tiles, the part's rectangle (their union), the small triangles' per-tile
- * lists, the big triangles and the tiles they reach. */
+ * lists and bounds, the big triangles and the tiles they reach. */
 static op_status part_bin(opd_part *p, const op_settings *s, const char *name, op_err *err)
 {
     op_tile_range own;
@@ -318,6 +395,12 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     free(h.key);
     free(h.val);
     free(tr);
+    /* Each tile's bounds once, so that a build makes its level without the scan. */
+    if (st == OP_OK && !(p->cell_box = malloc((p->ncells + 1) * sizeof *p->cell_box)))
+        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles", name, p->ncells);
+    for (size_t c = 0; st == OP_OK && c < p->ncells; c++)
+        for (uint32_t i = p->cell_off[c]; i < p->cell_off[c + 1]; i++)
+            box_add(&p->cell_box[c], i == p->cell_off[c], p, p->ids[i]);
     /* The tiles a span may come from: every small list's tile and the big ones' reach. */
     key_list occ = {0};
     for (size_t c = 0; st == OP_OK && c < p->ncells; c++)
@@ -332,8 +415,9 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     } else {
         free(occ.k);
     }
-    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * 12 + (size_t)pairs * 4 +
-               p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 + 6 * OPD_ALLOC_OVERHEAD;
+    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * (12 + sizeof(opd_tile_box)) +
+               (size_t)pairs * 4 + p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 +
+               7 * OPD_ALLOC_OVERHEAD;
     return st;
 }
 
@@ -358,20 +442,6 @@ op_status opd_part_make(const opd_mesh *m, const op_settings *s, opd_part **out,
     return OP_OK;
 }
 
-/* The index of key k in keys[0 .. n) (increasing), or n. */
-static size_t key_find(const uint64_t *keys, size_t n, uint64_t k)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && keys[lo] == k ? lo : n;
-}
-
 size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out)
 {
     if (p->nt == 0 || tx < p->rect.tx0 || tx > p->rect.tx1 || tz < p->rect.tz0 || tz > p->rect.tz1)
@@ -382,26 +452,26 @@ size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out)
         small = p->ids + p->cell_off[c];
         ns = p->cell_off[c + 1] - p->cell_off[c];
     }
-    /* Both lists are in input order: merged, so is the tile's. */
     size_t n = 0, i = 0;
+    if (!out) { /* a count (a build's first call, for the buffer): no merge */
+        for (size_t b = 0; b < p->nbig; b++) {
+            const op_tile_range *r = &p->big_rect[b];
+            n += tx >= r->tx0 && tx <= r->tx1 && tz >= r->tz0 && tz <= r->tz1;
+        }
+        return ns + n;
+    }
+    /* Both lists are in input order: merged, so is the tile's. */
     for (size_t b = 0; b < p->nbig; b++) {
         const op_tile_range *r = &p->big_rect[b];
         if (tx < r->tx0 || tx > r->tx1 || tz < r->tz0 || tz > r->tz1)
             continue;
-        while (i < ns && small[i] < p->big[b]) {
-            if (out)
-                out[n] = small[i];
-            n++;
-            i++;
-        }
-        if (out)
-            out[n] = p->big[b];
-        n++;
+        while (i < ns && small[i] < p->big[b])
+            out[n++] = small[i++];
+        out[n++] = p->big[b];
     }
-    for (; i < ns; i++, n++)
-        if (out)
-            out[n] = small[i];
-    return n;
+    if (i < ns)
+        memcpy(out + n, small + i, (ns - i) * sizeof *out);
+    return n + (ns - i);
 }
 
 /* ===== snapshots ===== */

@@ -247,13 +247,13 @@ static op_status tile_level(const opd_snap *sn, int tx, int tz, int with_tris, t
 {
     op_status st = with_tris ? tile_soup_make(sn, tx, tz, ts, err) : OP_OK;
     float bmin[3], bmax[3];
-    if (st == OP_OK && ts->from && opd_part_tile_box(ts->from, tx, tz, bmin, bmax))
+    if (st == OP_OK && ts->from && opd_part_tile_box(ts->from, tx, tz, bmin, bmax) == 1)
         /* The part's soup was checked, its lists made by the selection and their bounds
          * kept, when it was put: the level is made without reading a triangle. */
         st = op_level_create_tile_known(ts->from->whole, tx, tz, ts->ids, ts->n, bmin, bmax, lvl,
                                         err);
     else if (st == OP_OK && ts->from)
-        st = op_level_create_tile_of(ts->from->whole, tx, tz, ts->ids, ts->n, lvl, err);
+        st = op_level_create_tile_of(ts->from->whole, tx, tz, ts->ids, ts->n, lvl, err); /* scan */
     else if (st == OP_OK)
         st = op_level_create_tile(&ts->soup, &sn->settings, NULL, 0, tx, tz, ts->ids, ts->n, lvl,
                                   err);

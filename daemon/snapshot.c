@@ -101,6 +101,7 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *
 typedef struct key_table {
     uint64_t *key;
     uint32_t *val;
+    float *box; /* 6 a slot: the bounds of its tile's small triangles so far */
     size_t cap, last;
 } key_table;
 
@@ -229,7 +230,7 @@ static size_t key_find(const uint64_t *keys, size_t n, uint64_t k)
     return lo < n && keys[lo] == k ? lo : n;
 }
 
-/* ===== per-tile bounds (opd_tile_box) ===== */
+/* ===== per-tile bounds (opd_part_tile_box) ===== */
 
 static inline float min3(float a, float b, float c)
 {
@@ -243,26 +244,40 @@ static inline float max3(float a, float b, float c)
     return c > m ? c : m;
 }
 
-/* Adds triangle t of p to bounds b (first: b holds nothing yet): kept in the order of
- * ids, so that a value equal to the kept one (by ==) replaces it only when its triangle
- * comes first (opd_tile_box). */
-static void box_add(opd_tile_box *b, int first, const opd_part *p, uint32_t t)
+/* Triangle t's box as op_level_create_tile_of's scan makes it: min xyz, max xyz of its
+ * three vertices by min3 / max3 (which keep the first of equal values). */
+static void tri_box(const opd_part *p, uint32_t t, float v[6])
 {
     const int *ix = &p->tris[3 * (size_t)t];
     const float *p0 = &p->verts[3 * (size_t)ix[0]], *p1 = &p->verts[3 * (size_t)ix[1]],
                 *p2 = &p->verts[3 * (size_t)ix[2]];
-    float v[6];
-    for (int a = 0; a < 3; a++) {
-        v[a] = min3(p0[a], p1[a], p2[a]);
-        v[3 + a] = max3(p0[a], p1[a], p2[a]);
-    }
-    for (int k = 0; k < 6; k++) {
-        int take =
-            first || (k < 3 ? v[k] < b->v[k] : v[k] > b->v[k]) || (v[k] == b->v[k] && t < b->id[k]);
-        if (take) {
-            b->v[k] = v[k];
-            b->id[k] = t;
-        }
+    v[0] = min3(p0[0], p1[0], p2[0]);
+    v[1] = min3(p0[1], p1[1], p2[1]);
+    v[2] = min3(p0[2], p1[2], p2[2]);
+    v[3] = max3(p0[0], p1[0], p2[0]);
+    v[4] = max3(p0[1], p1[1], p2[1]);
+    v[5] = max3(p0[2], p1[2], p2[2]);
+}
+
+/* Bounds b of a list in input order, then a box v of a later triangle: the scan's step
+ * (a value replaces the kept one only when strictly smaller / greater). Starting from
+ * +inf / -inf is the scan's first step, every coordinate being finite. */
+static inline void box_step(float *restrict b, const float *restrict v)
+{
+    /* Written out: six minss / maxss, no loop (a put does this for every pair). */
+    b[0] = v[0] < b[0] ? v[0] : b[0];
+    b[1] = v[1] < b[1] ? v[1] : b[1];
+    b[2] = v[2] < b[2] ? v[2] : b[2];
+    b[3] = v[3] > b[3] ? v[3] : b[3];
+    b[4] = v[4] > b[4] ? v[4] : b[4];
+    b[5] = v[5] > b[5] ? v[5] : b[5];
+}
+
+static void box_empty(float b[6])
+{
+    for (int k = 0; k < 3; k++) {
+        b[k] = INFINITY;
+        b[3 + k] = -INFINITY;
     }
 }
 
@@ -270,23 +285,33 @@ int opd_part_tile_box(const opd_part *p, int tx, int tz, float bmin[3], float bm
 {
     if (p->nt == 0 || tx < p->rect.tx0 || tx > p->rect.tx1 || tz < p->rect.tz0 || tz > p->rect.tz1)
         return 0;
-    opd_tile_box b;
+    float b[6];
     int any = 0;
     size_t c = key_find(p->cell_keys, p->ncells, opd_tile_key(tx, tz));
     if (c < p->ncells) {
-        b = p->cell_box[c];
+        memcpy(b, p->cell_box[c], sizeof b);
         any = 1;
+    } else {
+        box_empty(b);
     }
+    /* The big triangles come between the small ones in input order: a value of one equal
+     * to the kept one but of other bits (-0 and +0) would need the order of the two, which
+     * the kept bounds do not hold; then the caller scans. */
     for (size_t i = 0; i < p->nbig; i++) {
         const op_tile_range *r = &p->big_rect[i];
         if (tx < r->tx0 || tx > r->tx1 || tz < r->tz0 || tz > r->tz1)
             continue;
-        box_add(&b, !any, p, p->big[i]);
+        float v[6];
+        tri_box(p, p->big[i], v);
+        for (int k = 0; k < 6; k++)
+            if (v[k] == b[k] && signbit(v[k]) != signbit(b[k]))
+                return -1;
+        box_step(b, v);
         any = 1;
     }
     if (any) {
-        memcpy(bmin, b.v, 3 * sizeof(float));
-        memcpy(bmax, b.v + 3, 3 * sizeof(float));
+        memcpy(bmin, b, 3 * sizeof(float));
+        memcpy(bmax, b + 3, 3 * sizeof(float));
     }
     return any;
 }
@@ -335,6 +360,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
         st = op_err_set(err, OP_ELIMIT, "mesh '%s': %llu (triangle, tile) pairs > 2^32 - 1", name,
                         (unsigned long long)pairs);
     else if (!(h.key = calloc(h.cap, sizeof *h.key)) || !(h.val = calloc(h.cap, sizeof *h.val)) ||
+             !(h.box = malloc(h.cap * 6 * sizeof *h.box)) ||
              !(p->ids = malloc((pairs ? pairs : 1) * sizeof *p->ids)) ||
              !(p->big = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big)) ||
              !(p->big_rect = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big_rect)))
@@ -356,6 +382,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
                 size_t i = key_slot(&h, k);
                 if (!h.key[i]) {
                     h.key[i] = k;
+                    box_empty(&h.box[6 * i]);
                     p->ncells++;
                 }
                 h.val[i]++;
@@ -385,22 +412,29 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
         const op_tile_range *q = &tr[t];
         if ((uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1) > OPD_PART_SMALL)
             continue;
+        /* Each tile's bounds too, in the same (input) order as its list: a build then
+         * makes the tile's level without the scan (opd_part_tile_box). */
+        float v[6];
+        tri_box(p, (uint32_t)t, v);
         for (int z = q->tz0; z <= q->tz1; z++)
             for (int x = q->tx0; x <= q->tx1; x++) {
                 size_t i = key_slot(&h, opd_tile_key(x, z));
                 p->ids[h.val[i]++] = (uint32_t)t;
+                box_step(&h.box[6 * i], v);
                 h.last = i;
             }
     }
-    free(h.key);
-    free(h.val);
-    free(tr);
-    /* Each tile's bounds once, so that a build makes its level without the scan. */
     if (st == OP_OK && !(p->cell_box = malloc((p->ncells + 1) * sizeof *p->cell_box)))
         st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles", name, p->ncells);
-    for (size_t c = 0; st == OP_OK && c < p->ncells; c++)
-        for (uint32_t i = p->cell_off[c]; i < p->cell_off[c + 1]; i++)
-            box_add(&p->cell_box[c], i == p->cell_off[c], p, p->ids[i]);
+    for (size_t c = 0; st == OP_OK && c < p->ncells; c++) {
+        size_t i = key_slot(&h, p->cell_keys[c]);
+        memcpy(p->cell_box[c], &h.box[6 * i], sizeof p->cell_box[c]);
+        h.last = i;
+    }
+    free(h.key);
+    free(h.val);
+    free(h.box);
+    free(tr);
     /* The tiles a span may come from: every small list's tile and the big ones' reach. */
     key_list occ = {0};
     for (size_t c = 0; st == OP_OK && c < p->ncells; c++)
@@ -415,7 +449,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     } else {
         free(occ.k);
     }
-    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * (12 + sizeof(opd_tile_box)) +
+    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * (12 + sizeof *p->cell_box) +
                (size_t)pairs * 4 + p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 +
                7 * OPD_ALLOC_OVERHEAD;
     return st;

@@ -80,7 +80,7 @@ static void settings(op_settings *s)
 }
 
 typedef struct counts {
-    int tiles, signed_zero, with_big;
+    int tiles, signed_zero, with_big, unknown;
 } counts;
 
 /* Every tile of p's range and a ring around it: the kept bounds are the scan's, bit for
@@ -94,10 +94,14 @@ static void check_part(const opd_part *p, counts *c)
             size_t n = opd_part_tile(p, tx, tz, NULL);
             float kmin[3], kmax[3];
             int have = opd_part_tile_box(p, tx, tz, kmin, kmax);
-            cr_assert_eq(have, n > 0, "tile (%d, %d): %zu triangles, kept bounds %d", tx, tz, n,
-                         have);
+            cr_assert_eq(have != 0, n > 0, "tile (%d, %d): %zu triangles, kept bounds %d", tx, tz,
+                         n, have);
             if (!n)
                 continue;
+            if (have < 0) { /* a -0 / +0 tie the kept bounds cannot order: builds scan */
+                c->unknown++;
+                continue;
+            }
             uint32_t *ids = malloc(n * sizeof *ids);
             cr_assert_eq(opd_part_tile(p, tx, tz, ids), n, "tile (%d, %d): count and list", tx, tz);
             for (size_t i = 1; i < n; i++)
@@ -189,6 +193,10 @@ Test(daemon_tilebox, kept_bounds_are_the_scans_on_random_soups_and_edits)
     cr_assert_gt(c.tiles, 500, "%d tiles", c.tiles);
     cr_assert_gt(c.signed_zero, 20, "%d signed zeros", c.signed_zero);
     cr_assert_gt(c.with_big, 100, "%d tiles with big triangles", c.with_big);
+    /* ... and the scan is left to few. */
+    cr_assert_lt(c.unknown * 20, c.tiles, "%d of %d tiles scanned", c.unknown, c.tiles);
+    cr_log_info("%d tiles, %d signed zeros, %d with big triangles, %d scanned", c.tiles,
+                c.signed_zero, c.with_big, c.unknown);
 }
 
 /* The daemon's build of every tile of a one-mesh snapshot (its level made from the kept

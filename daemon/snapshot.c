@@ -79,10 +79,21 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *
     if (!p->verts || !p->tris)
         return op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu vertices", m->name,
                           p->nv);
-    for (size_t k = 0; k < 3 * p->nv; k++)
-        p->verts[k] = le_float(m->verts + 4 * k);
-    for (size_t k = 0; k < 3 * p->nt; k++)
-        p->tris[k] = le_int(m->tris + 4 * k);
+    const uint32_t one = 1;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    if (low == 1 && sizeof(float) == 4 && sizeof(int) == 4) {
+        /* A little-endian host: the upload's bytes are already the arrays. */
+        if (p->nv)
+            memcpy(p->verts, m->verts, p->nv * 12);
+        if (p->nt)
+            memcpy(p->tris, m->tris, p->nt * 12);
+    } else {
+        for (size_t k = 0; k < 3 * p->nv; k++)
+            p->verts[k] = le_float(m->verts + 4 * k);
+        for (size_t k = 0; k < 3 * p->nt; k++)
+            p->tris[k] = le_int(m->tris + 4 * k);
+    }
     p->areas = m->areas;
     p->soup = (op_soup){p->verts, 3 * p->nv, p->tris, 3 * p->nt, p->areas};
     op_err e;
@@ -323,8 +334,14 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     op_tile_range own;
     op_err e;
     /* The mesh alone must fit in the tile limit (a level holding it spans at least as many
-     * tiles); this also checks the grid's cell size. */
-    if (op_soup_tile_range(&p->soup, s, &own, &e) != OP_OK)
+     * tiles); this also checks the grid's cell size. The soup's bounds are the mesh's box
+     * (content.c takes the same vertices in the same order as op_soup_bounds): a soup of
+     * its two corners has them, so the check and its message are op_soup_tile_range's
+     * without reading every vertex again. */
+    float corners[6] = {p->bmin[0], p->bmin[1], p->bmin[2], p->bmax[0], p->bmax[1], p->bmax[2]};
+    const int corner_tri[3] = {0, 1, 1};
+    const op_soup box = {corners, 6, corner_tri, 3, NULL};
+    if (op_soup_tile_range(&box, s, &own, &e) != OP_OK)
         return op_err_set(err, e.status, "mesh '%s': %s", name, e.msg);
     op_tile_grid g;
     op_tile_grid_derive(s, &g);

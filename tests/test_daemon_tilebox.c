@@ -252,3 +252,67 @@ Test(daemon_tilebox, builds_from_kept_bounds_are_the_offline_bake)
     op_arena_destroy(out);
     op_arena_destroy(scratch);
 }
+
+/* The part's tile-limit check (made from the mesh's box) against op_soup_tile_range over
+ * the whole decoded soup: the same status and message, on meshes around the limit; and
+ * the decoded arrays against the upload's bytes read as little-endian. */
+Test(daemon_tilebox, tile_limit_from_the_box_is_the_soups)
+{
+    rng r = {0x853c49e6748fea9bull};
+    int over = 0, under = 0;
+    for (int round = 0; round < 200; round++) {
+        int nt = 1 + (int)(next(&r) % 6);
+        size_t nv = 3 * (size_t)nt;
+        float *v = malloc(nv * 3 * sizeof *v);
+        int32_t *t = malloc(nv * sizeof *t);
+        float span = (float)(1 + next(&r) % 4000);
+        for (size_t k = 0; k < 3 * nv; k++)
+            v[k] = coord(&r, span);
+        for (size_t k = 0; k < nv; k++)
+            t[k] = (int32_t)(next(&r) % nv);
+        op_settings s;
+        op_settings_default(&s);
+        s.tile_size = 0.5 + (double)(next(&r) % 40) / 10.0;
+        s.cell_size = s.tile_size / (double)(1 + next(&r) % 32);
+        op_soup soup = {v, 3 * nv, (int *)t, nv, NULL};
+        op_tile_range rr;
+        op_err want, got;
+        op_status ws = op_soup_tile_range(&soup, &s, &rr, &want);
+        opd_mesh *m;
+        cr_assert_eq(opd_mesh_make("m", (const uint8_t *)v, nv * 12, (const uint8_t *)t, nv * 4,
+                                   NULL, 0, &m, &got),
+                     OP_OK, "%s", got.msg);
+        opd_part *p = NULL;
+        op_status gs = opd_part_make(m, &s, &p, &got);
+        if (ws != OP_OK) {
+            char msg[OP_ERR_MSG_MAX + 16];
+            snprintf(msg, sizeof msg, "mesh 'm': %s", want.msg);
+            cr_assert_eq(gs, ws, "round %d: %s", round, got.msg);
+            cr_assert_str_eq(got.msg, msg);
+            over++;
+        } else {
+            cr_assert_eq(gs, OP_OK, "round %d: %s", round, got.msg);
+            for (size_t k = 0; k < 3 * nv; k++) {
+                const uint8_t *b = m->verts + 4 * k;
+                uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                             (uint32_t)b[3] << 24,
+                         w;
+                memcpy(&w, &p->verts[k], 4);
+                cr_assert_eq(u, w, "vertex coordinate %zu", k);
+            }
+            for (size_t k = 0; k < nv; k++) {
+                const uint8_t *b = m->tris + 4 * k;
+                int32_t i = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                      (uint32_t)b[3] << 24);
+                cr_assert_eq(p->tris[k], i, "index %zu", k);
+            }
+            under++;
+            opd_part_unref(p);
+        }
+        opd_mesh_free(m);
+        free(v);
+        free(t);
+    }
+    cr_assert_gt(over, 10, "%d over the limit", over);
+    cr_assert_gt(under, 10, "%d under it", under);
+}

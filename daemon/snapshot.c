@@ -116,7 +116,7 @@ typedef struct key_table {
     size_t cap, last;
 } key_table;
 
-static size_t key_slot(const key_table *h, uint64_t k)
+static inline size_t key_slot(const key_table *h, uint64_t k)
 {
     if (h->key[h->last] == k) /* neighbouring triangles mostly share tiles */
         return h->last;
@@ -257,7 +257,7 @@ static inline float max3(float a, float b, float c)
 
 /* Triangle t's box as op_level_create_tile_of's scan makes it: min xyz, max xyz of its
  * three vertices by min3 / max3 (which keep the first of equal values). */
-static void tri_box(const opd_part *p, uint32_t t, float v[6])
+static inline void tri_box(const opd_part *p, uint32_t t, float v[6])
 {
     const int *ix = &p->tris[3 * (size_t)t];
     const float *p0 = &p->verts[3 * (size_t)ix[0]], *p1 = &p->verts[3 * (size_t)ix[1]],

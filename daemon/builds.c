@@ -10,10 +10,11 @@
  * made once when the mesh was put). So a build prepares a level of its tile alone over
  * exactly those triangles, not binned again: for a tile whose triangles all come from one
  * part (every tile of a level of one mesh) over that part's soup, borrowed and checked
- * when the mesh was put, with the part's list (op_level_create_tile_of, which checks only
- * the list); otherwise over a soup gathered from the parts' lists in part (name) order
- * (op_level_create_tile, which checks the gathered triangles). Then the two calls `onepath bake`
- * makes per tile: the blobs are byte-identical to an offline bake of the level.
+ * when the mesh was put, with the part's list and the bounds the part keeps for the tile
+ * (op_level_create_tile_known: nothing of the list is read again); otherwise over a soup
+ * gathered from the parts' lists in part (name) order (op_level_create_tile, which checks
+ * the gathered triangles). Then the two calls `onepath bake` makes per tile: the blobs are
+ * byte-identical to an offline bake of the level.
  *
  * Volumes: a build gets only the volumes whose reach holds its tile (build3d-runtime.md
  * §4.5; the reach widened by one more cell than the core's, so the subset holds every
@@ -245,8 +246,14 @@ static op_status tile_level(const opd_snap *sn, int tx, int tz, int with_tris, t
                             op_level **lvl, op_err *err)
 {
     op_status st = with_tris ? tile_soup_make(sn, tx, tz, ts, err) : OP_OK;
-    if (st == OP_OK && ts->from) /* the part's soup was checked when it was put */
-        st = op_level_create_tile_of(ts->from->whole, tx, tz, ts->ids, ts->n, lvl, err);
+    float bmin[3], bmax[3];
+    if (st == OP_OK && ts->from && opd_part_tile_box(ts->from, tx, tz, bmin, bmax) == 1)
+        /* The part's soup was checked, its lists made by the selection and their bounds
+         * kept, when it was put: the level is made without reading a triangle. */
+        st = op_level_create_tile_known(ts->from->whole, tx, tz, ts->ids, ts->n, bmin, bmax, lvl,
+                                        err);
+    else if (st == OP_OK && ts->from)
+        st = op_level_create_tile_of(ts->from->whole, tx, tz, ts->ids, ts->n, lvl, err); /* scan */
     else if (st == OP_OK)
         st = op_level_create_tile(&ts->soup, &sn->settings, NULL, 0, tx, tz, ts->ids, ts->n, lvl,
                                   err);

@@ -58,11 +58,13 @@ typedef struct opd_part {
                         (op_level_create_tile_of) */
     int has_box;
     float bmin[3], bmax[3];
-    op_tile_range rect;  /* every tile a triangle reaches (when nt > 0) */
-    size_t ncells;       /* tiles with a list of small triangles: */
-    uint64_t *cell_keys; /* ncells, increasing */
-    uint32_t *cell_off;  /* ncells + 1: tile i's triangles are ids[cell_off[i] .. [i+1]) */
-    uint32_t *ids;       /* in input order */
+    op_tile_range rect;   /* every tile a triangle reaches (when nt > 0) */
+    size_t ncells;        /* tiles with a list of small triangles: */
+    uint64_t *cell_keys;  /* ncells, increasing */
+    uint32_t *cell_off;   /* ncells + 1: tile i's triangles are ids[cell_off[i] .. [i+1]) */
+    uint32_t *ids;        /* in input order */
+    float (*cell_box)[6]; /* ncells: the bounds of tile i's small triangles as
+                             op_level_create_tile_of's scan makes them (min xyz, max xyz) */
     size_t nbig;
     uint32_t *big;           /* the big triangles, in input order, */
     op_tile_range *big_rect; /* and their tiles */
@@ -91,6 +93,12 @@ void opd_part_unref(opd_part *p);
 /* The part's triangles of tile (tx, tz) in input order, written to out (when not NULL);
  * returns their count. */
 size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out);
+/* The bounds op_level_create_tile_of gives the level of tile (tx, tz) over the part's
+ * triangles of it (opd_part_tile), from the part's per-tile bounds and its big triangles
+ * (no scan of the list): 1. 0: the tile has none of the part's triangles. -1: a big
+ * triangle's value ties the kept one with other bits (-0, +0), whose order the kept
+ * bounds do not know: scan. */
+int opd_part_tile_box(const opd_part *p, int tx, int tz, float bmin[3], float bmax[3]);
 
 /* A level version: settings, parts and volumes in name order. Immutable; shared by the
  * level and the builds that read it. */

@@ -59,6 +59,7 @@ void opd_part_unref(opd_part *p)
     free(p->cell_keys);
     free(p->cell_off);
     free(p->ids);
+    free(p->cell_box);
     free(p->big);
     free(p->big_rect);
     free(p->occ);
@@ -78,10 +79,21 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *
     if (!p->verts || !p->tris)
         return op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu vertices", m->name,
                           p->nv);
-    for (size_t k = 0; k < 3 * p->nv; k++)
-        p->verts[k] = le_float(m->verts + 4 * k);
-    for (size_t k = 0; k < 3 * p->nt; k++)
-        p->tris[k] = le_int(m->tris + 4 * k);
+    const uint32_t one = 1;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    if (low == 1 && sizeof(float) == 4 && sizeof(int) == 4) {
+        /* A little-endian host: the upload's bytes are already the arrays. */
+        if (p->nv)
+            memcpy(p->verts, m->verts, p->nv * 12);
+        if (p->nt)
+            memcpy(p->tris, m->tris, p->nt * 12);
+    } else {
+        for (size_t k = 0; k < 3 * p->nv; k++)
+            p->verts[k] = le_float(m->verts + 4 * k);
+        for (size_t k = 0; k < 3 * p->nt; k++)
+            p->tris[k] = le_int(m->tris + 4 * k);
+    }
     p->areas = m->areas;
     p->soup = (op_soup){p->verts, 3 * p->nv, p->tris, 3 * p->nt, p->areas};
     op_err e;
@@ -100,10 +112,11 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *
 typedef struct key_table {
     uint64_t *key;
     uint32_t *val;
+    float *box; /* 6 a slot: the bounds of its tile's small triangles so far */
     size_t cap, last;
 } key_table;
 
-static size_t key_slot(const key_table *h, uint64_t k)
+static inline size_t key_slot(const key_table *h, uint64_t k)
 {
     if (h->key[h->last] == k) /* neighbouring triangles mostly share tiles */
         return h->last;
@@ -214,15 +227,121 @@ static int big_reach(const opd_part *p, size_t t, const op_tile_grid *g, const o
     return 0;
 }
 
+/* The index of key k in keys[0 .. n) (increasing), or n. */
+static size_t key_find(const uint64_t *keys, size_t n, uint64_t k)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && keys[lo] == k ? lo : n;
+}
+
+/* ===== per-tile bounds (opd_part_tile_box) ===== */
+
+static inline float min3(float a, float b, float c)
+{
+    float m = b < a ? b : a;
+    return c < m ? c : m;
+}
+
+static inline float max3(float a, float b, float c)
+{
+    float m = b > a ? b : a;
+    return c > m ? c : m;
+}
+
+/* Triangle t's box as op_level_create_tile_of's scan makes it: min xyz, max xyz of its
+ * three vertices by min3 / max3 (which keep the first of equal values). */
+static inline void tri_box(const opd_part *p, uint32_t t, float v[6])
+{
+    const int *ix = &p->tris[3 * (size_t)t];
+    const float *p0 = &p->verts[3 * (size_t)ix[0]], *p1 = &p->verts[3 * (size_t)ix[1]],
+                *p2 = &p->verts[3 * (size_t)ix[2]];
+    v[0] = min3(p0[0], p1[0], p2[0]);
+    v[1] = min3(p0[1], p1[1], p2[1]);
+    v[2] = min3(p0[2], p1[2], p2[2]);
+    v[3] = max3(p0[0], p1[0], p2[0]);
+    v[4] = max3(p0[1], p1[1], p2[1]);
+    v[5] = max3(p0[2], p1[2], p2[2]);
+}
+
+/* Bounds b of a list in input order, then a box v of a later triangle: the scan's step
+ * (a value replaces the kept one only when strictly smaller / greater). Starting from
+ * +inf / -inf is the scan's first step, every coordinate being finite. */
+static inline void box_step(float *restrict b, const float *restrict v)
+{
+    /* Written out: six minss / maxss, no loop (a put does this for every pair). */
+    b[0] = v[0] < b[0] ? v[0] : b[0];
+    b[1] = v[1] < b[1] ? v[1] : b[1];
+    b[2] = v[2] < b[2] ? v[2] : b[2];
+    b[3] = v[3] > b[3] ? v[3] : b[3];
+    b[4] = v[4] > b[4] ? v[4] : b[4];
+    b[5] = v[5] > b[5] ? v[5] : b[5];
+}
+
+static void box_empty(float b[6])
+{
+    for (int k = 0; k < 3; k++) {
+        b[k] = INFINITY;
+        b[3 + k] = -INFINITY;
+    }
+}
+
+int opd_part_tile_box(const opd_part *p, int tx, int tz, float bmin[3], float bmax[3])
+{
+    if (p->nt == 0 || tx < p->rect.tx0 || tx > p->rect.tx1 || tz < p->rect.tz0 || tz > p->rect.tz1)
+        return 0;
+    float b[6];
+    int any = 0;
+    size_t c = key_find(p->cell_keys, p->ncells, opd_tile_key(tx, tz));
+    if (c < p->ncells) {
+        memcpy(b, p->cell_box[c], sizeof b);
+        any = 1;
+    } else {
+        box_empty(b);
+    }
+    /* The big triangles come between the small ones in input order: a value of one equal
+     * to the kept one but of other bits (-0 and +0) would need the order of the two, which
+     * the kept bounds do not hold; then the caller scans. */
+    for (size_t i = 0; i < p->nbig; i++) {
+        const op_tile_range *r = &p->big_rect[i];
+        if (tx < r->tx0 || tx > r->tx1 || tz < r->tz0 || tz > r->tz1)
+            continue;
+        float v[6];
+        tri_box(p, p->big[i], v);
+        for (int k = 0; k < 6; k++)
+            if (v[k] == b[k] && signbit(v[k]) != signbit(b[k]))
+                return -1;
+        box_step(b, v);
+        any = 1;
+    }
+    if (any) {
+        memcpy(bmin, b, 3 * sizeof(float));
+        memcpy(bmax, b + 3, 3 * sizeof(float));
+    }
+    return any;
+}
+
 /* Each triangle's tiles, the part's rectangle (their union), the small triangles' per-tile
- * lists, the big triangles and the tiles they reach. */
+ * lists and bounds, the big triangles and the tiles they reach. */
 static op_status part_bin(opd_part *p, const op_settings *s, const char *name, op_err *err)
 {
     op_tile_range own;
     op_err e;
     /* The mesh alone must fit in the tile limit (a level holding it spans at least as many
-     * tiles); this also checks the grid's cell size. */
-    if (op_soup_tile_range(&p->soup, s, &own, &e) != OP_OK)
+     * tiles); this also checks the grid's cell size. The soup's bounds are the mesh's box
+     * (content.c takes the same vertices in the same order as op_soup_bounds): a soup of
+     * its two corners has them, so the check and its message are op_soup_tile_range's
+     * without reading every vertex again. */
+    float corners[6] = {p->bmin[0], p->bmin[1], p->bmin[2], p->bmax[0], p->bmax[1], p->bmax[2]};
+    const int corner_tri[3] = {0, 1, 1};
+    const op_soup box = {corners, 6, corner_tri, 3, NULL};
+    if (op_soup_tile_range(&box, s, &own, &e) != OP_OK)
         return op_err_set(err, e.status, "mesh '%s': %s", name, e.msg);
     op_tile_grid g;
     op_tile_grid_derive(s, &g);
@@ -258,6 +377,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
         st = op_err_set(err, OP_ELIMIT, "mesh '%s': %llu (triangle, tile) pairs > 2^32 - 1", name,
                         (unsigned long long)pairs);
     else if (!(h.key = calloc(h.cap, sizeof *h.key)) || !(h.val = calloc(h.cap, sizeof *h.val)) ||
+             !(h.box = malloc(h.cap * 6 * sizeof *h.box)) ||
              !(p->ids = malloc((pairs ? pairs : 1) * sizeof *p->ids)) ||
              !(p->big = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big)) ||
              !(p->big_rect = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big_rect)))
@@ -279,6 +399,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
                 size_t i = key_slot(&h, k);
                 if (!h.key[i]) {
                     h.key[i] = k;
+                    box_empty(&h.box[6 * i]);
                     p->ncells++;
                 }
                 h.val[i]++;
@@ -308,15 +429,28 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
         const op_tile_range *q = &tr[t];
         if ((uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1) > OPD_PART_SMALL)
             continue;
+        /* Each tile's bounds too, in the same (input) order as its list: a build then
+         * makes the tile's level without the scan (opd_part_tile_box). */
+        float v[6];
+        tri_box(p, (uint32_t)t, v);
         for (int z = q->tz0; z <= q->tz1; z++)
             for (int x = q->tx0; x <= q->tx1; x++) {
                 size_t i = key_slot(&h, opd_tile_key(x, z));
                 p->ids[h.val[i]++] = (uint32_t)t;
+                box_step(&h.box[6 * i], v);
                 h.last = i;
             }
     }
+    if (st == OP_OK && !(p->cell_box = malloc((p->ncells + 1) * sizeof *p->cell_box)))
+        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles", name, p->ncells);
+    for (size_t c = 0; st == OP_OK && c < p->ncells; c++) {
+        size_t i = key_slot(&h, p->cell_keys[c]);
+        memcpy(p->cell_box[c], &h.box[6 * i], sizeof p->cell_box[c]);
+        h.last = i;
+    }
     free(h.key);
     free(h.val);
+    free(h.box);
     free(tr);
     /* The tiles a span may come from: every small list's tile and the big ones' reach. */
     key_list occ = {0};
@@ -332,8 +466,9 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     } else {
         free(occ.k);
     }
-    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * 12 + (size_t)pairs * 4 +
-               p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 + 6 * OPD_ALLOC_OVERHEAD;
+    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * (12 + sizeof *p->cell_box) +
+               (size_t)pairs * 4 + p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 +
+               7 * OPD_ALLOC_OVERHEAD;
     return st;
 }
 
@@ -358,20 +493,6 @@ op_status opd_part_make(const opd_mesh *m, const op_settings *s, opd_part **out,
     return OP_OK;
 }
 
-/* The index of key k in keys[0 .. n) (increasing), or n. */
-static size_t key_find(const uint64_t *keys, size_t n, uint64_t k)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && keys[lo] == k ? lo : n;
-}
-
 size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out)
 {
     if (p->nt == 0 || tx < p->rect.tx0 || tx > p->rect.tx1 || tz < p->rect.tz0 || tz > p->rect.tz1)
@@ -382,26 +503,26 @@ size_t opd_part_tile(const opd_part *p, int tx, int tz, uint32_t *out)
         small = p->ids + p->cell_off[c];
         ns = p->cell_off[c + 1] - p->cell_off[c];
     }
-    /* Both lists are in input order: merged, so is the tile's. */
     size_t n = 0, i = 0;
+    if (!out) { /* a count (a build's first call, for the buffer): no merge */
+        for (size_t b = 0; b < p->nbig; b++) {
+            const op_tile_range *r = &p->big_rect[b];
+            n += tx >= r->tx0 && tx <= r->tx1 && tz >= r->tz0 && tz <= r->tz1;
+        }
+        return ns + n;
+    }
+    /* Both lists are in input order: merged, so is the tile's. */
     for (size_t b = 0; b < p->nbig; b++) {
         const op_tile_range *r = &p->big_rect[b];
         if (tx < r->tx0 || tx > r->tx1 || tz < r->tz0 || tz > r->tz1)
             continue;
-        while (i < ns && small[i] < p->big[b]) {
-            if (out)
-                out[n] = small[i];
-            n++;
-            i++;
-        }
-        if (out)
-            out[n] = p->big[b];
-        n++;
+        while (i < ns && small[i] < p->big[b])
+            out[n++] = small[i++];
+        out[n++] = p->big[b];
     }
-    for (; i < ns; i++, n++)
-        if (out)
-            out[n] = small[i];
-    return n;
+    if (i < ns)
+        memcpy(out + n, small + i, (ns - i) * sizeof *out);
+    return n + (ns - i);
 }
 
 /* ===== snapshots ===== */

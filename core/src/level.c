@@ -762,9 +762,11 @@ static int tile_reachable(const op_tile_grid *g, double origin, int t)
 }
 
 /* Makes l (soup, settings and grid set) the level of tile (tx, tz) alone over ids[0 .. n);
- * checked: the soup was validated whole (only ids and the selection are checked). */
+ * checked: the soup was validated whole (only ids and the selection are checked); known:
+ * NULL, or the bounds tile_scan would give (min xyz, max xyz; n > 0), which the caller
+ * vouches for with the list, so that nothing a triangle is read. */
 static op_status one_tile(op_level *l, int tx, int tz, const uint32_t *ids, size_t n, int checked,
-                          op_err *err)
+                          const float *known, op_err *err)
 {
     const op_tile_grid *g = &l->grid;
     if (n && !ids)
@@ -788,9 +790,13 @@ static op_status one_tile(op_level *l, int tx, int tz, const uint32_t *ids, size
     float bb[6] = {0};
     bb[0] = bb[3] = (float)grid_line(g->origin_x, g->cs, (int64_t)tx * g->tile_cells);
     bb[2] = bb[5] = (float)grid_line(g->origin_z, g->cs, (int64_t)tz * g->tile_cells);
-    op_status st = tile_scan(&l->soup, ids, n, lines, tx, tz, checked, bb, err);
-    if (st != OP_OK)
-        return st;
+    if (known) {
+        memcpy(bb, known, sizeof bb);
+    } else {
+        op_status st = tile_scan(&l->soup, ids, n, lines, tx, tz, checked, bb, err);
+        if (st != OP_OK)
+            return st;
+    }
     l->kind = OP_LEVEL_SOUP;
     l->rect = (op_tile_rect){tx, tz, tx, tz};
     memcpy(l->bmin, bb, sizeof l->bmin);
@@ -821,7 +827,7 @@ op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const 
     if (st != OP_OK)
         return st;
     l->soup = *soup;
-    if ((st = one_tile(l, tx, tz, ids, n, 0, err)) != OP_OK) {
+    if ((st = one_tile(l, tx, tz, ids, n, 0, NULL, err)) != OP_OK) {
         op_level_destroy(l);
         return st;
     }
@@ -848,8 +854,9 @@ op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, co
     return OP_OK;
 }
 
-op_status op_level_create_tile_of(const op_level *base, int tx, int tz, const uint32_t *ids,
-                                  size_t n, op_level **out, op_err *err)
+/* op_level_create_tile_of, with known bounds (NULL: scanned). */
+static op_status tile_of(const op_level *base, int tx, int tz, const uint32_t *ids, size_t n,
+                         const float *known, op_level **out, op_err *err)
 {
     *out = NULL;
     if (!base || base->kind != OP_LEVEL_SOUP || !base->soup_checked)
@@ -868,13 +875,29 @@ op_status op_level_create_tile_of(const op_level *base, int tx, int tz, const ui
     l->grid = base->grid;
     l->span = base->span;
     l->soup = base->soup;
-    op_status st = one_tile(l, tx, tz, ids, n, 1, err);
+    op_status st = one_tile(l, tx, tz, ids, n, 1, known, err);
     if (st != OP_OK) {
         op_level_destroy(l);
         return st;
     }
     *out = l;
     return OP_OK;
+}
+
+op_status op_level_create_tile_of(const op_level *base, int tx, int tz, const uint32_t *ids,
+                                  size_t n, op_level **out, op_err *err)
+{
+    return tile_of(base, tx, tz, ids, n, NULL, out, err);
+}
+
+op_status op_level_create_tile_known(const op_level *base, int tx, int tz, const uint32_t *ids,
+                                     size_t n, const float bmin[3], const float bmax[3],
+                                     op_level **out, op_err *err)
+{
+    if (n == 0 || !bmin || !bmax) /* no triangle: the corner, as op_level_create_tile_of */
+        return tile_of(base, tx, tz, ids, n, NULL, out, err);
+    float known[6] = {bmin[0], bmin[1], bmin[2], bmax[0], bmax[1], bmax[2]};
+    return tile_of(base, tx, tz, ids, n, known, out, err);
 }
 
 /* Tile range and bounds of a columns input (width x depth columns, rows rows from

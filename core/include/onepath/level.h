@@ -47,4 +47,16 @@ op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, co
 op_status op_level_create_tile_of(const op_level *base, int tx, int tz, const uint32_t *ids,
                                   size_t n, op_level **out, op_err *err);
 
+/* op_level_create_tile_of for a caller that keeps what that call computes from the list:
+ * bmin, bmax the bounds op_level_create_tile_of gives (op_level_bounds) the level of tile
+ * (tx, tz) over the same ids, which the caller vouches are the tile's selection. Nothing
+ * of a listed triangle is read or checked again (O(1), where op_level_create_tile_of is
+ * O(n)); base and the tile are checked as there. Bounds other than those, or ids that are
+ * not the selection, give a level whose tile is not the bake's. n 0 (or NULL bounds): as
+ * op_level_create_tile_of. onepathd keeps each tile's bounds per mesh from when the mesh
+ * was put. */
+op_status op_level_create_tile_known(const op_level *base, int tx, int tz, const uint32_t *ids,
+                                     size_t n, const float bmin[3], const float bmax[3],
+                                     op_level **out, op_err *err);
+
 #endif

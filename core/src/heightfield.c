@@ -387,6 +387,32 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
             hf->span_count++;
             continue;
         }
+        if (first_commit && hf->frags[hf->frags[h].next].next == OP_NO_SPAN) {
+            /* Two fragments (the next most common: a floor and what stands on it or
+             * hangs above, two triangles' fragments that do not fold): build_from_keys
+             * for n = 2 written out, the lower smin first. */
+            if ((st = span_room(hf, 2, cap_max, err)) != OP_OK)
+                break;
+            const op_hf_frag *f = &hf->frags[h], *g = &hf->frags[f->next];
+            const op_hf_frag *lo = g->smin < f->smin ? g : f, *up = lo == g ? f : g;
+            uint32_t sp = hf->span_slots;
+            hf->heads[c] = sp;
+            if (up->smin <= lo->smax) { /* one group */
+                int gmax = up->smax > lo->smax ? up->smax : lo->smax, thr = hf->merge_threshold;
+                int a = gmax - lo->smax <= thr ? lo->area : 0;
+                int b = gmax - up->smax <= thr ? up->area : 0;
+                hf->spans[sp] =
+                    (op_hf_span){lo->smin, (uint16_t)gmax, (uint8_t)(a > b ? a : b), OP_NO_SPAN};
+                hf->span_slots++;
+                hf->span_count++;
+            } else {
+                hf->spans[sp] = (op_hf_span){lo->smin, lo->smax, lo->area, sp + 1};
+                hf->spans[sp + 1] = (op_hf_span){up->smin, up->smax, up->area, OP_NO_SPAN};
+                hf->span_slots += 2;
+                hf->span_count += 2;
+            }
+            continue;
+        }
         if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
             break;
     }

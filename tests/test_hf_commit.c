@@ -1,7 +1,7 @@
 /*
  * A heightfield's first commit (build3d-spans.md §3.5), what every tile build runs: its
- * columns of one and two fragments take their own paths (heightfield.c), the others the
- * general rebuild. Each is checked against §3.5 written out here on the fragments as
+ * columns of one, two and three fragments take their own paths (heightfield.c), the
+ * others the general rebuild. Each is checked against §3.5 written out here on the fragments as
  * pushed: sorted by smin, touching fragments (smin <= the group's top) united, the area
  * the largest among the group's fragments whose top is within the threshold of the
  * group's top (0 when none is).
@@ -57,11 +57,12 @@ static int rule_spans(rfrag *f, int n, int thr, rfrag *out)
 
 #define MAXF 12
 
-/* Random fields of columns with 0 to MAXF fragments (mostly one or two), heights in a
+/* Random fields of columns with 0 to MAXF fragments (mostly one to three), heights in a
  * few rows so that they overlap, touch (smin = the other's smax) or leave a gap of one,
  * areas among a few values so that pushes fold and groups mix areas. Returns the
- * columns that reached the commit with exactly two fragments. */
-static long one_field(op_test_rng *r)
+ * columns that reached the commit with exactly two fragments (and counts those with
+ * three in *three). */
+static long one_field(op_test_rng *r, long *three)
 {
     int w = op_test_rand_int(r, 1, 9), d = op_test_rand_int(r, 1, 9), rows = 40;
     double o[3] = {0, 0, 0};
@@ -81,7 +82,7 @@ static long one_field(op_test_rng *r)
     static const int areas[4] = {0, 1, 63, 63};
     for (int c = 0; c < ncols; c++) {
         int k = op_test_rand_int(r, 0, 9);
-        int n = k == 0 ? 0 : (k < 3 ? 1 : (k < 7 ? 2 : op_test_rand_int(r, 3, MAXF)));
+        int n = k == 0 ? 0 : (k < 3 ? 1 : (k < 6 ? 2 : (k < 8 ? 3 : op_test_rand_int(r, 3, MAXF))));
         int base = op_test_rand_int(r, 0, 20);
         np[c] = n;
         for (int i = 0; i < n; i++) {
@@ -99,6 +100,7 @@ static long one_field(op_test_rng *r)
         for (uint32_t i = hf.frag_heads[c]; i != OP_NO_SPAN; i = hf.frags[i].next)
             n++;
         two += n == 2;
+        *three += n == 3;
     }
     cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
     if (hf.frag_count == 0) /* no span: nothing laid out (no span array) */
@@ -132,10 +134,11 @@ static long one_field(op_test_rng *r)
 Test(hf_commit, first_commit_follows_the_merge_rule)
 {
     op_test_rng rng = {20261207};
-    long two = 0;
+    long two = 0, three = 0;
     for (int field_no = 0; field_no < 3000; field_no++) {
-        two += one_field(&rng);
+        two += one_field(&rng, &three);
         op_arena_reset(arena);
     }
     cr_assert_gt(two, 20000, "only %ld columns of two fragments", two);
+    cr_assert_gt(three, 10000, "only %ld columns of three fragments", three);
 }

@@ -413,6 +413,44 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
             }
             continue;
         }
+        if (first_commit && hf->frags[hf->frags[hf->frags[h].next].next].next == OP_NO_SPAN) {
+            /* Three fragments: sorted by smin with three exchanges, then split into
+             * groups at the gaps, as build_from_keys. */
+            if ((st = span_room(hf, 3, cap_max, err)) != OP_OK)
+                break;
+            const op_hf_frag *q[3], *t;
+            q[0] = &hf->frags[h];
+            q[1] = &hf->frags[q[0]->next];
+            q[2] = &hf->frags[q[1]->next];
+            if (q[1]->smin < q[0]->smin)
+                t = q[0], q[0] = q[1], q[1] = t;
+            if (q[2]->smin < q[1]->smin)
+                t = q[1], q[1] = q[2], q[2] = t;
+            if (q[1]->smin < q[0]->smin)
+                t = q[0], q[0] = q[1], q[1] = t;
+            uint32_t sp0 = hf->span_slots, sp = sp0;
+            const int thr = hf->merge_threshold;
+            for (int i = 0; i < 3;) {
+                int gmax = q[i]->smax, j = i + 1;
+                for (; j < 3 && q[j]->smin <= gmax; j++)
+                    gmax = q[j]->smax > gmax ? q[j]->smax : gmax;
+                int area = q[i]->area;
+                if (j > i + 1) {
+                    area = 0;
+                    for (int k = i; k < j; k++)
+                        if (gmax - q[k]->smax <= thr && q[k]->area > area)
+                            area = q[k]->area;
+                }
+                hf->spans[sp] = (op_hf_span){q[i]->smin, (uint16_t)gmax, (uint8_t)area, sp + 1};
+                sp++;
+                i = j;
+            }
+            hf->spans[sp - 1].next = OP_NO_SPAN;
+            hf->heads[c] = sp0;
+            hf->span_count += sp - sp0;
+            hf->span_slots = sp;
+            continue;
+        }
         if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
             break;
     }

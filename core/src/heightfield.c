@@ -387,6 +387,70 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
             hf->span_count++;
             continue;
         }
+        if (first_commit && hf->frags[hf->frags[h].next].next == OP_NO_SPAN) {
+            /* Two fragments (the next most common: a floor and what stands on it or
+             * hangs above, two triangles' fragments that do not fold): build_from_keys
+             * for n = 2 written out, the lower smin first. */
+            if ((st = span_room(hf, 2, cap_max, err)) != OP_OK)
+                break;
+            const op_hf_frag *f = &hf->frags[h], *g = &hf->frags[f->next];
+            const op_hf_frag *lo = g->smin < f->smin ? g : f, *up = lo == g ? f : g;
+            uint32_t sp = hf->span_slots;
+            hf->heads[c] = sp;
+            if (up->smin <= lo->smax) { /* one group */
+                int gmax = up->smax > lo->smax ? up->smax : lo->smax, thr = hf->merge_threshold;
+                int a = gmax - lo->smax <= thr ? lo->area : 0;
+                int b = gmax - up->smax <= thr ? up->area : 0;
+                hf->spans[sp] =
+                    (op_hf_span){lo->smin, (uint16_t)gmax, (uint8_t)(a > b ? a : b), OP_NO_SPAN};
+                hf->span_slots++;
+                hf->span_count++;
+            } else {
+                hf->spans[sp] = (op_hf_span){lo->smin, lo->smax, lo->area, sp + 1};
+                hf->spans[sp + 1] = (op_hf_span){up->smin, up->smax, up->area, OP_NO_SPAN};
+                hf->span_slots += 2;
+                hf->span_count += 2;
+            }
+            continue;
+        }
+        if (first_commit && hf->frags[hf->frags[hf->frags[h].next].next].next == OP_NO_SPAN) {
+            /* Three fragments: sorted by smin with three exchanges, then split into
+             * groups at the gaps, as build_from_keys. */
+            if ((st = span_room(hf, 3, cap_max, err)) != OP_OK)
+                break;
+            const op_hf_frag *q[3], *t;
+            q[0] = &hf->frags[h];
+            q[1] = &hf->frags[q[0]->next];
+            q[2] = &hf->frags[q[1]->next];
+            if (q[1]->smin < q[0]->smin)
+                t = q[0], q[0] = q[1], q[1] = t;
+            if (q[2]->smin < q[1]->smin)
+                t = q[1], q[1] = q[2], q[2] = t;
+            if (q[1]->smin < q[0]->smin)
+                t = q[0], q[0] = q[1], q[1] = t;
+            uint32_t sp0 = hf->span_slots, sp = sp0;
+            const int thr = hf->merge_threshold;
+            for (int i = 0; i < 3;) {
+                int gmax = q[i]->smax, j = i + 1;
+                for (; j < 3 && q[j]->smin <= gmax; j++)
+                    gmax = q[j]->smax > gmax ? q[j]->smax : gmax;
+                int area = q[i]->area;
+                if (j > i + 1) {
+                    area = 0;
+                    for (int k = i; k < j; k++)
+                        if (gmax - q[k]->smax <= thr && q[k]->area > area)
+                            area = q[k]->area;
+                }
+                hf->spans[sp] = (op_hf_span){q[i]->smin, (uint16_t)gmax, (uint8_t)area, sp + 1};
+                sp++;
+                i = j;
+            }
+            hf->spans[sp - 1].next = OP_NO_SPAN;
+            hf->heads[c] = sp0;
+            hf->span_count += sp - sp0;
+            hf->span_slots = sp;
+            continue;
+        }
         if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
             break;
     }

@@ -1,0 +1,144 @@
+/*
+ * A heightfield's first commit (build3d-spans.md §3.5), what every tile build runs: its
+ * columns of one, two and three fragments take their own paths (heightfield.c), the
+ * others the general rebuild. Each is checked against §3.5 written out here on the fragments as
+ * pushed: sorted by smin, touching fragments (smin <= the group's top) united, the area
+ * the largest among the group's fragments whose top is within the threshold of the
+ * group's top (0 when none is).
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "../core/src/heightfield_internal.h"
+#include "onepath/spans.h"
+#include "op_test.h"
+
+static op_arena *arena;
+
+static void setup(void)
+{
+    arena = op_arena_create(0);
+}
+static void teardown(void)
+{
+    op_arena_destroy(arena);
+}
+
+TestSuite(hf_commit, .init = setup, .fini = teardown);
+
+typedef struct rfrag {
+    int smin, smax, area;
+} rfrag;
+
+static int by_smin(const void *a, const void *b)
+{
+    const rfrag *x = a, *y = b;
+    return (x->smin > y->smin) - (x->smin < y->smin);
+}
+
+/* §3.5 on n fragments: the spans into out, their number returned. */
+static int rule_spans(rfrag *f, int n, int thr, rfrag *out)
+{
+    qsort(f, (size_t)n, sizeof *f, by_smin);
+    int m = 0;
+    for (int i = 0; i < n;) {
+        int gmax = f[i].smax, j = i + 1;
+        for (; j < n && f[j].smin <= gmax; j++)
+            gmax = f[j].smax > gmax ? f[j].smax : gmax;
+        int area = 0;
+        for (int k = i; k < j; k++)
+            if (gmax - f[k].smax <= thr && f[k].area > area)
+                area = f[k].area;
+        out[m++] = (rfrag){f[i].smin, gmax, area};
+        i = j;
+    }
+    return m;
+}
+
+#define MAXF 12
+
+/* Random fields of columns with 0 to MAXF fragments (mostly one to three), heights in a
+ * few rows so that they overlap, touch (smin = the other's smax) or leave a gap of one,
+ * areas among a few values so that pushes fold and groups mix areas. Returns the
+ * columns that reached the commit with exactly two fragments (and counts those with
+ * three in *three). */
+static long one_field(op_test_rng *r, long *three)
+{
+    int w = op_test_rand_int(r, 1, 9), d = op_test_rand_int(r, 1, 9), rows = 40;
+    double o[3] = {0, 0, 0};
+    op_heightfield hf;
+    op_err e;
+    cr_assert_eq(op_heightfield_init(&hf, arena, w, d, rows, o, 1, 1, &e), OP_OK, "%s", e.msg);
+    int thr = op_test_rand_int(r, 0, 3);
+    cr_assert_eq(op__hf_threshold(&hf, thr, &e), OP_OK, "%s", e.msg);
+    hf.merge_threshold = thr; /* as op_rasterize_ids sets it */
+    int ncols = w * d;
+    rfrag(*pushed)[MAXF] = op_arena_alloc(arena, (size_t)ncols * sizeof *pushed);
+    int *np = op_arena_alloc(arena, (size_t)ncols * sizeof *np);
+    cr_assert(pushed && np);
+    cr_assert_eq(op__hf_reserve(&hf, (size_t)ncols * MAXF, &e), OP_OK, "%s", e.msg);
+    uint32_t first = op__hf_begin(&hf);
+    cr_assert_eq(first, 0);
+    static const int areas[4] = {0, 1, 63, 63};
+    for (int c = 0; c < ncols; c++) {
+        int k = op_test_rand_int(r, 0, 9);
+        int n = k == 0 ? 0 : (k < 3 ? 1 : (k < 6 ? 2 : (k < 8 ? 3 : op_test_rand_int(r, 3, MAXF))));
+        int base = op_test_rand_int(r, 0, 20);
+        np[c] = n;
+        for (int i = 0; i < n; i++) {
+            int smin = base + op_test_rand_int(r, 0, 8);
+            int smax = smin + op_test_rand_int(r, 1, 6);
+            int area = op_test_rand_int(r, 0, 4) == 4 ? op_test_rand_int(r, 2, 62)
+                                                      : areas[op_test_rand_int(r, 0, 3)];
+            pushed[c][i] = (rfrag){smin, smax, area};
+            op__hf_push(&hf, (uint32_t)c, smin, smax, area);
+        }
+    }
+    long two = 0;
+    for (int c = 0; c < ncols; c++) {
+        int n = 0;
+        for (uint32_t i = hf.frag_heads[c]; i != OP_NO_SPAN; i = hf.frags[i].next)
+            n++;
+        two += n == 2;
+        *three += n == 3;
+    }
+    cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
+    if (hf.frag_count == 0) /* no span: nothing laid out (no span array) */
+        return two;
+    cr_assert(op__hf_flat(&hf), "a first commit lays the columns out in order");
+    uint32_t total = 0;
+    for (int c = 0; c < ncols; c++) {
+        rfrag want[MAXF];
+        int m = rule_spans(pushed[c], np[c], thr, want), k = 0;
+        cr_assert_eq(hf.col_start[c], total, "column %d starts at %u, not %u", c, hf.col_start[c],
+                     total);
+        for (uint32_t s = hf.heads[c]; s != OP_NO_SPAN; s = hf.spans[s].next, k++) {
+            cr_assert_lt(k, m, "column %d: more spans than the rule's %d", c, m);
+            cr_assert_eq(s, total + (uint32_t)k, "column %d span %d is not in its slot", c, k);
+            const op_hf_span *sp = &hf.spans[s];
+            cr_assert(sp->smin == want[k].smin && sp->smax == want[k].smax &&
+                          sp->area == want[k].area,
+                      "column %d (%d fragments, threshold %d) span %d: [%d, %d) area %d, the "
+                      "rule [%d, %d) area %d",
+                      c, np[c], thr, k, sp->smin, sp->smax, sp->area, want[k].smin, want[k].smax,
+                      want[k].area);
+        }
+        cr_assert_eq(k, m, "column %d: %d spans, the rule gives %d", c, k, m);
+        total += (uint32_t)m;
+    }
+    cr_assert_eq(hf.col_start[ncols], total);
+    cr_assert_eq(hf.span_count, total);
+    return two;
+}
+
+Test(hf_commit, first_commit_follows_the_merge_rule)
+{
+    op_test_rng rng = {20261207};
+    long two = 0, three = 0;
+    for (int field_no = 0; field_no < 3000; field_no++) {
+        two += one_field(&rng, &three);
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(two, 20000, "only %ld columns of two fragments", two);
+    cr_assert_gt(three, 10000, "only %ld columns of three fragments", three);
+}

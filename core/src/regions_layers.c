@@ -276,20 +276,20 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
                               op_arena *scratch, op_regions *res, uint16_t **region_layer,
                               op_err *err)
 {
-    const uint32_t n = chf->span_count, nw = op__walkable_count(chf);
+    /* Arrays are sized by the span count, not by the walkable spans: counting those would
+     * be one more pass over the spans. */
+    const uint32_t n = chf->span_count;
     const uint32_t(*const links)[4] = chf->links;
     const uint8_t *const areas = chf->areas;
     uint32_t *lab = op_arena_calloc(scratch, (size_t)n + 1, sizeof *lab);
-    uint32_t *queue = op_arena_alloc(scratch, ((size_t)nw + 1) * sizeof *queue);
-    /* Per component (at most one a walkable span): first span, size, R1 group parent, group
-     * size and "some span in the band", then its number. */
-    uint32_t *start = op_arena_alloc(scratch, ((size_t)nw + 2) * sizeof *start);
-    uint32_t *size = op_arena_alloc(scratch, ((size_t)nw + 2) * sizeof *size);
-    uint32_t *parent = op_arena_alloc(scratch, ((size_t)nw + 2) * sizeof *parent);
-    uint32_t *gsize = op_arena_calloc(scratch, (size_t)nw + 2, sizeof *gsize);
-    uint8_t *band = op_arena_calloc(scratch, (size_t)nw + 2, 1);
-    if (!lab || !queue || !start || !size || !parent || !gsize || !band)
-        return op__regions_nomem(err, "components", (size_t)n * 4 + (size_t)nw * 21);
+    uint32_t *queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *queue);
+    /* Per component (at most one a span): first span, size (then its number), R1 group
+     * parent; after the flood, group size and "some span in the band". */
+    uint32_t *start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *start);
+    uint32_t *size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *size);
+    uint32_t *parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *parent);
+    if (!lab || !queue || !start || !size || !parent)
+        return op__regions_nomem(err, "components", (size_t)n * 20);
     uint32_t count = 0;
     parent[0] = 0;
     for (uint32_t s = 0; s < n; s++) {
@@ -330,6 +330,10 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
         }
         size[id] = tail;
     }
+    uint32_t *gsize = op_arena_calloc(scratch, (size_t)count + 1, sizeof *gsize);
+    uint8_t *band = op_arena_calloc(scratch, (size_t)count + 1, 1);
+    if (!gsize || !band)
+        return op__regions_nomem(err, "components", (size_t)count * 5);
     /* The band (clarifications.md regions 5): chf->border cells on each side. */
     int b = chf->border, w = chf->width, d = chf->depth;
     for (int z = 0; b > 0 && z < d; z++) {

@@ -25,7 +25,6 @@
 #include "onepath/obj.h"
 #include "onepath/rebuild.h"
 #include "onepath/tile_codec.h"
-#include "op_fields.h"
 #include "op_test.h"
 
 #include "../core/src/contours_internal.h"
@@ -101,7 +100,6 @@ typedef struct world {
     op_arena *out, *scratch;
     double (*floors)[3]; /* world points of walkable floors (no volume), where volumes go */
     int nfloors;
-    long regions_only; /* rebuilds that kept base regions (rule 13) but no whole layer */
 } world;
 
 static void world_open(world *w, const char *what, op_partition p)
@@ -216,11 +214,6 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
     cr_assert(st.layers_reused == 0 || (!st.regions_reused && st.region_layer));
     if (lreused)
         *lreused += st.layers_reused > 0;
-    /* Rule 13 keeps at least every region of a kept layer; it alone can keep regions of a
-     * tile with one span layer. */
-    cr_assert(st.layers_reused == 0 || st.regions_kept > 0 || st.skipped);
-    cr_assert(st.regions_kept == 0 || (!st.regions_reused && st.region_layer));
-    w->regions_only += st.regions_kept > 0 && st.layers_reused == 0;
     return signature(&st);
 }
 
@@ -316,7 +309,6 @@ typedef struct edit_stats {
     long creused, regions; /* rebuilt regions whose contours were the entry's, and all */
     long rreused, rebuilt; /* rebuilds that took the entry's regions, and all (not skipped) */
     long lreused;          /* rebuilds that kept some span layers' regions (rule 11) */
-    long regions_only;     /* rebuilds that kept regions (rule 13) but no whole layer */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -466,7 +458,6 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
     free(ent);
     free(base);
     free(dirty);
-    es->regions_only += w.regions_only;
     world_close(&w);
 }
 
@@ -475,7 +466,7 @@ static void sequences_on(const char *what, int steps)
     static const op_partition parts[] = {OP_PARTITION_WATERSHED, OP_PARTITION_MONOTONE,
                                          OP_PARTITION_LAYERS};
     for (int k = 0; k < 3; k++) {
-        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        edit_stats es = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         edit_sequence(what, parts[k], steps, 1000 + (uint64_t)k, &es);
         /* Both detail paths ran: polygons copied from the entry and polygons computed. */
         cr_assert_gt(es.reused, 0, "%s %s: no detail reused", what, op_partition_name(parts[k]));
@@ -495,13 +486,6 @@ static void sequences_on(const char *what, int steps)
             cr_assert_eq(es.lreused, 0);
         else if (strcmp(what, "multifloor") == 0)
             cr_assert_gt(es.lreused, 0, "%s layers: no span layer kept", what);
-        if (parts[k] != OP_PARTITION_LAYERS)
-            cr_assert_eq(es.regions_only, 0);
-        else if (strcmp(what, "dungeon") == 0)
-            cr_assert_gt(es.regions_only, 0, "dungeon layers: no region kept on one layer");
-        if (parts[k] == OP_PARTITION_LAYERS)
-            fprintf(stderr, "%s layers: regions kept without a whole layer in %ld rebuilds\n", what,
-                    es.regions_only);
         fprintf(stderr,
                 "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
                 "regions of %ld of %ld rebuilds reused, some layers' in %ld\n",
@@ -1584,7 +1568,7 @@ Test(rebuild, regions_reused_exactly_when_the_areas_are_the_captures, .timeout =
 typedef struct layer_regions {
     op_regions r;
     uint16_t *rl;
-    int border, skipped, kept, regions_kept;
+    int border, skipped, kept;
 } layer_regions;
 
 static void layers_full(const op_chf *c, const uint16_t *sl, int min_area, int tc, op_arena *o,
@@ -1648,18 +1632,15 @@ static void layer_base_make(const op_chf *c, const uint16_t *sl, const uint8_t *
     b->region_layer = full.rl;
     b->nregion_layer = full.border;
     b->rs = (op_region_settings){OP_PARTITION_LAYERS, min_area, 0};
-    uint32_t *first, *rsize;
+    uint32_t *first;
     uint8_t *settled;
-    uint16_t *pre;
     op_err e;
     cr_assert_eq(op__region_layers_record(&cb, sl, &full.r, full.border, min_area, o, &first,
-                                          &settled, &b->nlayers, &pre, &rsize, &e),
+                                          &settled, &b->nlayers, &e),
                  OP_OK, "%s", e.msg);
     cr_assert_not_null(first, "the record of a full labelling");
     b->first = first;
     b->settled = settled;
-    b->pre = pre;
-    b->rsize = rsize;
 }
 
 /* Rule 11 on field c (its areas) from base b: got, and checked against the full labelling
@@ -1675,10 +1656,10 @@ static int layers_against_full(const op__region_base *b, const op_chf *c, int mi
     op_region_settings rs = b->rs;
     cr_assert(op__regions_layers_fit(b, c, b->span_layer, &rs, tc));
     cr_assert_eq(op__regions_layers_local(b, c, min_area, tc, o, s, &got->r, &got->rl, &got->border,
-                                          &got->skipped, &got->kept, &got->regions_kept, &e),
+                                          &got->skipped, &got->kept, &e),
                  OP_OK, "%s", e.msg);
     layers_full(c, b->span_layer, min_area, tc, o, s, &want);
-    if (got->kept > 0 || got->regions_kept > 0)
+    if (got->kept > 0)
         cr_assert(layer_regions_eq(got, &want, c->span_count), "%s: kept %d layers, differs", what,
                   got->kept);
     return got->kept;
@@ -1863,83 +1844,4 @@ Test(rebuild, layer_regions_reuse_follows_each_rule)
     op_arena_destroy(o);
     op_arena_destroy(s);
     world_close(&w);
-}
-
-/* ---- regions of untouched, settled regions, rule by rule (build3d-runtime.md §5.13) ---- */
-
-/* Field `rows` (op_test_field_from_text: one span a cell, every span on span layer 0, as
- * a one-floor tile's geometry field gives) with a band of `border` cells, as the capture's;
- * then the areas edited by each (x, z, area) of `edit` and rule 13 run on the edit against
- * the full labelling (layers_against_full compares whenever a region is kept). Returns the
- * regions kept; q[i] gets the full labelling's region of cell (at[i][0], at[i][1]). */
-static int rule13_case(const char *const *rows, int depth, int border, int min,
-                       const int (*edit)[3], int nedit, const int (*at)[2], int nat, int *q,
-                       const char *what)
-{
-    op_arena *o = op_arena_create(0), *s = op_arena_create(0);
-    op_chf *c = op_test_field_from_text(o, rows, depth);
-    c->border = border;
-    uint16_t *sl = op_arena_calloc(o, (size_t)c->span_count + 1, sizeof *sl);
-    int tc = c->width - 2 * c->border;
-    op__region_base b;
-    layer_base_make(c, sl, c->areas, min, tc, o, s, &b);
-    op_chf c2 = *c;
-    c2.areas = op_arena_alloc(o, (size_t)c->span_count + 1);
-    memcpy(c2.areas, c->areas, c->span_count);
-    for (int i = 0; i < nedit; i++)
-        c2.areas[c->cells[edit[i][1] * c->width + edit[i][0]]] = (uint8_t)edit[i][2];
-    layer_regions got, want;
-    cr_assert_eq(layers_against_full(&b, &c2, min, tc, o, s, what, &got), 0,
-                 "%s: the one span layer changed: not kept", what);
-    layers_full(&c2, sl, min, tc, o, s, &want);
-    for (int i = 0; i < nat; i++)
-        q[i] = want.r.reg[c->cells[at[i][1] * c->width + at[i][0]]];
-    op_arena_destroy(s);
-    op_arena_destroy(o);
-    return got.regions_kept;
-}
-
-Test(rebuild, region_rule_13_by_hand)
-{
-    int q[2];
-    /* Region C (area 3, rows 0-3) is settled and far from every edit: kept in each case,
-     * so each case takes the rule's path and is compared with the full labelling. */
-    /* Untouched: A (area 63) loses a span; B (area 2) is not linked to it: A relabelled,
-     * B and C kept. */
-    static const char *const sep[] = {"3333333333333333", "3333333333333333", "3333333333333333",
-                                      "3333333333333333", "0000000000000000", "##########000000",
-                                      "##########000000", "0000000000000000", "0000002222222222"};
-    static const int e1[][3] = {{2, 5, 0}};
-    cr_assert_eq(rule13_case(sep, 9, 0, 8, e1, 1, NULL, 0, q, "untouched"), 2);
-    /* Touched through a link: A's span next to B takes B's area and joins B in the full
-     * labelling. B has no changed span, but a changed span of its layer links to it: not
-     * kept (kept, B would miss the span). */
-    static const char *const touch[] = {"3333333333333333", "3333333333333333", "3333333333333333",
-                                        "3333333333333333", "0000000000000000", "##########222222",
-                                        "##########222222"};
-    static const int e2[][3] = {{9, 5, 2}};
-    static const int a2[][2] = {{9, 5}, {10, 5}};
-    cr_assert_eq(rule13_case(touch, 7, 0, 8, e2, 1, a2, 2, q, "touched"), 1);
-    cr_assert(q[0] != 0 && q[0] == q[1], "the span joined B: %d, %d", q[0], q[1]);
-    /* Not settled: S (area 5, 3 spans) survived in the base through its group with A; the
-     * edit cuts A down to the 2 spans next to S, far from S: S is untouched, but its group
-     * now has 5 < 8 spans and goes. S must be relabelled (kept, it would survive). */
-    static const char *const small[] = {"3333333333333333", "3333333333333333", "3333333333333333",
-                                        "3333333333333333", "0000000000000000", "555##########000"};
-    static const int e3[][3] = {{5, 5, 0}, {6, 5, 0},  {7, 5, 0},  {8, 5, 0},
-                                {9, 5, 0}, {10, 5, 0}, {11, 5, 0}, {12, 5, 0}};
-    static const int a3[][2] = {{1, 5}, {3, 5}};
-    cr_assert_eq(rule13_case(small, 6, 0, 8, e3, 8, a3, 2, q, "unsettled"), 1);
-    cr_assert(q[0] == 0 && q[1] == 0, "S and what is left of A are an island: %d, %d", q[0], q[1]);
-    /* The same with a band of 2 cells: S has band spans, so it is settled (a band span
-     * keeps a group, clarifications.md regions 5), untouched, and kept. */
-    cr_assert_eq(rule13_case(small, 6, 2, 8, e3, 8, a3, 2, q, "band"), 2);
-    cr_assert(q[0] != 0, "S stays");
-    /* A changed span with no walkable neighbour of its layer: only its own change makes
-     * its one-span region dirty (MinRegionArea 0: the region is settled). */
-    static const char *const lone[] = {"3333333333333333", "3333333333333333", "3333333333333333",
-                                       "3333333333333333", "0000000000000000", "0000000700000000",
-                                       "0000000000000000"};
-    static const int e4[][3] = {{7, 5, 9}};
-    cr_assert_eq(rule13_case(lone, 7, 0, 0, e4, 1, NULL, 0, q, "lone span"), 1);
 }

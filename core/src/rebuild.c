@@ -41,8 +41,6 @@ typedef struct layer_keep {
     uint32_t *first; /* NULL: none */
     uint8_t *settled;
     int nlayers;
-    uint16_t *pre;   /* rule 13: region per span before the cut */
-    uint32_t *rsize; /* rule 13: size and band bit per region */
 } layer_keep;
 
 #define ALIGN 16
@@ -103,8 +101,7 @@ static size_t region_bytes(const op__tile_base *b, const op_tile_stages *st, con
     size_t n = st->chf.span_count;
     return (areas_are_eroded(b, st) ? 0 : up(n)) + up((size_t)st->regions.region_count + 1) +
            (st->region_layer ? up((size_t)st->border_region * 2) : 0) +
-           (lk->first ? 2 * up((size_t)st->border_region * 4) + up((size_t)lk->nlayers) + up(n * 2)
-                      : 0);
+           (lk->first ? up((size_t)st->border_region * 4) + up((size_t)lk->nlayers) : 0);
 }
 
 static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry *e,
@@ -139,8 +136,6 @@ static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry 
         b->first = put(at, lk->first, (size_t)st->border_region * 4);
         b->settled = put(at, lk->settled, (size_t)lk->nlayers);
         b->nlayers = lk->nlayers;
-        b->pre = put(at, lk->pre, (size_t)n * 2);
-        b->rsize = put(at, lk->rsize, (size_t)st->border_region * 4);
     }
     e->base.regions = b;
 }
@@ -309,12 +304,11 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }
-    layer_keep lk = {NULL, NULL, 0, NULL, NULL};
+    layer_keep lk = {NULL, NULL, 0};
     if (!b.skipped && keeps_regions(st, last) && st->region_layer && st->span_layer &&
         (s = op__region_layers_record(&st->chf, st->span_layer, &st->regions, st->border_region,
                                       lvl->settings.min_region_area, scratch, &lk.first,
-                                      &lk.settled, &lk.nlayers, &lk.pre, &lk.rsize, err)) !=
-            OP_OK) {
+                                      &lk.settled, &lk.nlayers, err)) != OP_OK) {
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }

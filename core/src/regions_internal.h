@@ -125,14 +125,7 @@ typedef struct op__region_base {
     const uint32_t *first;
     const uint8_t *settled;
     int nlayers;
-    /* §5.13 (with rule 11's data): each span's region before the border cut (0: none), and
-     * per region (entries 1 .. border_region - 1) its span count before the cut, band
-     * included, with OP__RSIZE_BAND set when one of them lies in the band. */
-    const uint16_t *pre;
-    const uint32_t *rsize;
 } op__region_base;
-
-#define OP__RSIZE_BAND 0x80000000u
 
 /* §5.9 rules 1-3: whether a regions stage on chf (after step 2.3) with span_layer, rs and
  * a border cut of tile_cells core cells would read exactly what base's read. */
@@ -142,28 +135,24 @@ int op__regions_base_fits(const op__region_base *base, const op_chf *chf,
 /* §5.11, recorded by a capture: from the capture's field (areas = its regions input), its
  * span layers and its regions after the cut, each region's first span (*first, entries
  * 1 .. border_region - 1) and each span layer's settled flag (*settled, *nlayers entries),
- * from scratch; and rule 13's record, *pre (span_count entries) and *rsize (entries
- * 1 .. border_region - 1). *first is NULL when the regions are not the labelling's
- * (nothing kept). */
+ * from scratch. *first is NULL when the regions are not the labelling's (nothing kept). */
 op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer,
                                    const op_regions *cut, int border_region, int min_area,
                                    op_arena *scratch, uint32_t **first, uint8_t **settled,
-                                   int *nlayers, uint16_t **pre, uint32_t **rsize, op_err *err);
+                                   int *nlayers, op_err *err);
 
 /* §5.11 rules 9.1 and 9.2 (not 9.3) and the entry holds rule 11's data. */
 int op__regions_layers_fit(const op__region_base *base, const op_chf *chf,
                            const uint16_t *span_layer, const op_region_settings *rs,
                            int tile_cells);
 
-/* §5.11 and §5.13 on chf (fitting base by op__regions_layers_fit): *kept = the span layers
- * kept (rule 11), *regions_kept = the base regions kept (rule 13, those of kept layers
- * included), and when either is > 0 the regions after the border cut in res (arrays from
- * out), *region_layer, *border_region and *skipped. Both 0: nothing written, compute the
- * regions. */
+/* §5.11 on chf (fitting base by op__regions_layers_fit): *kept = the span layers kept, and
+ * when > 0 the regions after the border cut in res (arrays from out), *region_layer,
+ * *border_region and *skipped. *kept = 0: nothing written, compute the regions. */
 op_status op__regions_layers_local(const op__region_base *base, const op_chf *chf, int min_area,
                                    int tile_cells, op_arena *out, op_arena *scratch,
                                    op_regions *res, uint16_t **region_layer, int *border_region,
-                                   int *skipped, int *kept, int *regions_kept, op_err *err);
+                                   int *skipped, int *kept, op_err *err);
 
 /* The regions of base after the border cut, copied into out: res, *region_layer (or NULL)
  * and *border_region. OP_ENOMEM when out is full (nothing usable written). */

@@ -86,13 +86,11 @@ op_status op__regions_from_base(const op__region_base *b, op_arena *out, op_regi
 op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer,
                                    const op_regions *cut, int border_region, int min_area,
                                    op_arena *scratch, uint32_t **first, uint8_t **settled,
-                                   int *nlayers, uint16_t **pre, uint32_t **rsize, op_err *err)
+                                   int *nlayers, op_err *err)
 {
     *first = NULL;
     *settled = NULL;
     *nlayers = 0;
-    *pre = NULL;
-    *rsize = NULL;
     uint32_t n = chf->span_count;
     int nl = 0;
     for (uint32_t s = 0; s < n; s++)
@@ -108,11 +106,8 @@ op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer
     uint8_t *band = op_arena_calloc(scratch, nlab, 1);
     uint32_t *fst = op_arena_calloc(scratch, (size_t)border_region + 1, sizeof *fst);
     uint8_t *set = op_arena_alloc(scratch, (size_t)nl + 1);
-    uint32_t *num = op_arena_calloc(scratch, nlab, sizeof *num); /* label -> region, 0: gone */
-    uint32_t *rsz = op_arena_calloc(scratch, (size_t)border_region + 1, sizeof *rsz);
-    uint16_t *pr = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *pr);
-    if (!start || !size || !band || !fst || !set || !num || !rsz || !pr)
-        return op__regions_nomem(err, "region layers", nlab * 13 + (size_t)n * 2);
+    if (!start || !size || !band || !fst || !set)
+        return op__regions_nomem(err, "region layers", nlab * 9);
     for (uint32_t s = n; s-- > 0;) { /* descending: start[] ends at the smallest span */
         uint32_t r = lab.reg[s];
         start[r] = s;
@@ -132,25 +127,19 @@ op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer
         if (++k >= border_region)
             return OP_OK; /* not the labelling's regions: keep nothing */
         fst[k] = start[r];
-        num[r] = (uint32_t)k;
-        rsz[k] = size[r] | (band[r] ? OP__RSIZE_BAND : 0);
     }
     if (k != border_region - 1)
         return OP_OK;
-    for (uint32_t s = 0; s < n; s++)
-        pr[s] = (uint16_t)num[lab.reg[s]];
     *first = fst;
     *settled = set;
     *nlayers = nl;
-    *pre = pr;
-    *rsize = rsz;
     return OP_OK;
 }
 
 int op__regions_layers_fit(const op__region_base *b, const op_chf *chf, const uint16_t *span_layer,
                            const op_region_settings *rs, int tile_cells)
 {
-    return b && b->first && b->settled && b->pre && b->rsize && span_layer && rs &&
+    return b && b->first && b->settled && span_layer && rs &&
            rs->partition == OP_PARTITION_LAYERS && field_fits(b, chf, span_layer, rs, tile_cells);
 }
 
@@ -169,66 +158,39 @@ enum { ANCHORED = 1, IN_BAND = 2 };
 op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, int min_area,
                                    int tile_cells, op_arena *out, op_arena *scratch,
                                    op_regions *res, uint16_t **region_layer, int *border_region,
-                                   int *skipped, int *kept, int *regions_kept, op_err *err)
+                                   int *skipped, int *kept, op_err *err)
 {
     *kept = 0;
-    *regions_kept = 0;
     const uint32_t n = chf->span_count;
-    const int nl = b->nlayers, nr = b->border_region;
+    const int nl = b->nlayers;
     const uint16_t *const sl = b->span_layer;
-    const uint16_t *const pre = b->pre;
     const uint8_t *const areas = chf->areas;
     const uint32_t(*const links)[4] = chf->links;
-    /* keep[L]: settled and no area of L changed (rule 11); keep[nl] stands for "no layer"
-     * (never). dirty[r]: a span of base region r changed area, or a span of r links to a
-     * changed span of its own span layer (rule 13). */
+    /* keep[L]: settled and no area of L changed; keep[nl] stands for "no layer" (never). */
     uint8_t *keep = op_arena_alloc(scratch, (size_t)nl + 1);
-    uint8_t *dirty = op_arena_calloc(scratch, (size_t)nr + 1, 1);
-    uint8_t *keepr = op_arena_alloc(scratch, (size_t)nr + 1);
-    if (!keep || !dirty || !keepr)
-        return op__regions_nomem(err, "region layers", (size_t)nl + 2 * (size_t)nr + 3);
+    if (!keep)
+        return op__regions_nomem(err, "region layers", (size_t)nl + 1);
     memcpy(keep, b->settled, (size_t)nl);
     keep[nl] = 0;
     int nkept = 0;
     for (int L = 0; L < nl; L++)
         nkept += keep[L];
-    for (uint32_t s0 = 0; s0 < n; s0 += 64) {
+    /* The compare stops as soon as no layer is left to keep (a one-floor tile under an
+     * obstacle: at its first changed span). */
+    for (uint32_t s0 = 0; s0 < n && nkept > 0; s0 += 64) {
         uint32_t s1 = n - s0 < 64 ? n : s0 + 64;
         if (memcmp(areas + s0, b->areas + s0, s1 - s0) == 0)
             continue;
-        for (uint32_t s = s0; s < s1; s++) {
-            if (areas[s] == b->areas[s])
-                continue;
-            if (sl[s] < nl && keep[sl[s]]) {
+        for (uint32_t s = s0; s < s1; s++)
+            if (areas[s] != b->areas[s] && sl[s] < nl && keep[sl[s]]) {
                 keep[sl[s]] = 0;
                 nkept--;
             }
-            dirty[pre[s]] = 1;
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = links[s][d];
-                if (m != OP_NO_LINK && sl[m] == sl[s])
-                    dirty[pre[m]] = 1;
-            }
-        }
     }
-    /* Rule 13: a base region is kept when its layer is, or when it is settled (MinRegionArea
-     * spans or a band span) and not dirty. */
-    const uint32_t *rsize = b->rsize;
-    int nkr = 0;
-    keepr[0] = 0;
-    keepr[nr] = 0;
-    for (int r = 1; r < nr; r++) {
-        int settled =
-            (rsize[r] & ~OP__RSIZE_BAND) >= (uint32_t)min_area || (rsize[r] & OP__RSIZE_BAND);
-        uint16_t L = b->region_layer[r];
-        keepr[r] = (uint8_t)((L < nl && keep[L]) || (settled && !dirty[r]));
-        nkr += keepr[r];
-    }
-    if (nkept == 0 && nkr == 0)
+    if (nkept == 0)
         return OP_OK;
-        /* Class of a span: kept (its base region is kept, so are its id and spans) or
-         * relabelled. */
-#define OP__KEPT(s) (keepr[pre[s]])
+        /* Class of a span: kept (its layer's regions are the base's) or relabelled. */
+#define OP__KEPT(s) (sl[s] < nl && keep[sl[s]])
     /* Steps 1 and 2 in one flood: components of the relabelled walkable spans (flood starts
      * in index order), and while each is flooded its links to other components (R1 groups:
      * links are mutual, so a link to a component flooded later is seen from that one) and
@@ -305,7 +267,7 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     const uint16_t *rlb = b->region_layer;
     uint32_t k = 0, j = 1;
     for (int r = 1; r <= b->border_region; r++) {
-        int base_next = r < b->border_region && keepr[r];
+        int base_next = r < b->border_region && rlb[r] < nl && keep[rlb[r]];
         if (r < b->border_region && !base_next)
             continue;
         for (; j < nc && (r == b->border_region || start[j] < b->first[r]); j++) {
@@ -373,6 +335,5 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     *border_region = border_id;
     *skipped = !inside;
     *kept = nkept;
-    *regions_kept = nkr;
     return OP_OK;
 }

@@ -412,9 +412,8 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
         if (s != OP_OK)
             return op_err_set(err, s, "tile (%d, %d): out of memory (regions)", tx, tz);
     } else {
-        /* With layers, the span layers whose areas the edit left alone, and the settled
-         * regions it did not touch, keep the capture's regions, renumbered
-         * (build3d-runtime.md §5.11, §5.13). */
+        /* With layers, the span layers whose areas the edit left alone keep the capture's
+         * regions, renumbered (build3d-runtime.md §5.11). */
         op_region_settings rs = {l->settings.partition, l->settings.min_region_area,
                                  l->settings.merge_region_area};
         if (cached && op__regions_layers_fit(cached->regions, &st->chf, st->span_layer, &rs,
@@ -422,9 +421,9 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
             s = op__regions_layers_local(cached->regions, &st->chf, rs.min_region_area,
                                          l->grid.tile_cells, out, scratch, &st->regions,
                                          &st->region_layer, &st->border_region, &st->skipped,
-                                         &st->layers_reused, &st->regions_kept, err);
+                                         &st->layers_reused, err);
         op_arena_release(scratch, m);
-        if (s == OP_OK && st->layers_reused == 0 && st->regions_kept == 0) {
+        if (s == OP_OK && st->layers_reused == 0) {
             s = regions_step(l, out, scratch, st, err);
             op_arena_release(scratch, m);
             if (s == OP_OK)

@@ -109,9 +109,6 @@ typedef struct op_tile_stages {
     int layers_reused;   /* rebuilds, partition = layers: span layers whose regions were the
                             entry's, renumbered (build3d-runtime.md §5.11); 0 when rule 9
                             took the whole stage, nothing was kept, or from scratch */
-    int regions_kept;    /* rebuilds, partition = layers: regions whose spans and place in
-                            the numbering were the entry's (build3d-runtime.md §5.13, those
-                            of kept layers included); 0 as layers_reused */
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays

@@ -975,3 +975,100 @@ Test(layers, label_pairs_equal_every_pair, .timeout = 120)
         op_arena_destroy(a);
     }
 }
+
+/* ---- the one-flood layer-first labelling against its two steps ---- */
+
+static void assert_same_layer_labels(const op_chf *chf, const uint16_t *key, int min_area,
+                                     const char *what)
+{
+    op_arena *a = op_arena_create(0), *scratch = op_arena_create(0);
+    op_regions r1, r2;
+    uint16_t *rl1, *rl2;
+    op_err e;
+    cr_assert_eq(op_regions_build_from_layers(chf, key, min_area, a, scratch, &r1, &rl1, &e), OP_OK,
+                 "%s: %s", what, e.msg);
+    cr_assert_eq(
+        op__regions_build_from_layers_two_step(chf, key, min_area, a, scratch, &r2, &rl2, &e),
+        OP_OK, "%s: %s", what, e.msg);
+    cr_assert_eq(r1.region_count, r2.region_count, "%s: region count", what);
+    cr_assert_eq(r1.span_count, r2.span_count, "%s", what);
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        cr_assert_eq(r1.reg[s], r2.reg[s], "%s: span %u", what, s);
+    for (int r = 0; r <= r1.region_count; r++) {
+        cr_assert_eq(r1.region_area[r], r2.region_area[r], "%s: area of region %d", what, r);
+        cr_assert_eq(rl1[r], rl2[r], "%s: layer of region %d", what, r);
+    }
+    op_arena_destroy(scratch);
+    op_arena_destroy(a);
+}
+
+/* Random fields with their span layers and with random keys (components then cut across
+ * areas and keys everywhere: many R1 groups of several components), bands of 0 and 3
+ * cells, MinRegionArea from 0 to past most components; and generated multi-floor and
+ * dungeon-like tiles with their own span layers. */
+Test(layers, one_flood_labelling_equals_components_then_filter, .timeout = 120)
+{
+    for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
+        const rcase *c = &cases[i / 2];
+        op_arena *a = op_arena_create(0), *scratch = op_arena_create(0);
+        op_chf *chf = i % 2 ? storey_field(a, c->seed + 300, c->w, c->d, c->floors, c->nareas)
+                            : random_field(a, c->seed + 300, c->w, c->d, c->floors, c->nareas);
+        uint16_t *sl;
+        int nl;
+        op_err e;
+        cr_assert_eq(op_regions_span_layers(chf, a, scratch, &sl, &nl, &e), OP_OK, "%s", e.msg);
+        uint16_t *rk = op_arena_alloc(a, ((size_t)chf->span_count + 1) * sizeof *rk);
+        uint64_t x = c->seed * 0x9E3779B97F4A7C15ull + 1;
+        for (uint32_t s = 0; s < chf->span_count; s++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            rk[s] = (uint16_t)(x % 3);
+        }
+        static const int mins[] = {0, 3, 12, 50, 400};
+        for (int border = 0; border <= 3; border += 3)
+            for (int m = 0; m < 5; m++) {
+                chf->border = border;
+                char what[96];
+                snprintf(what, sizeof what, "case %zu border %d min %d span layers", i, border,
+                         mins[m]);
+                assert_same_layer_labels(chf, sl, mins[m], what);
+                snprintf(what, sizeof what, "case %zu border %d min %d random keys", i, border,
+                         mins[m]);
+                assert_same_layer_labels(chf, rk, mins[m], what);
+            }
+        op_arena_destroy(scratch);
+        op_arena_destroy(a);
+    }
+    static const char *const gens[] = {"multifloor", "furniture"};
+    for (int gi = 0; gi < 2; gi++) {
+        op_arena *in = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
+        op_soup soup;
+        op_err e;
+        cr_assert_eq(op_levelgen(gens[gi], 64, 1, in, &soup, &e), OP_OK, "%s", e.msg);
+        op_settings s;
+        op_settings_default(&s);
+        s.partition = OP_PARTITION_LAYERS;
+        op_level *lvl;
+        cr_assert_eq(op_level_create(&soup, &s, NULL, 0, &lvl, &e), OP_OK, "%s", e.msg);
+        int tiles = 0;
+        for (int tz = 0; tz < 4; tz++)
+            for (int tx = 0; tx < 4; tx++) {
+                op_tile_stages st;
+                if (op_level_build_stages(lvl, tx, tz, OP_STAGE_SPANS, 0, out, scratch, &st, &e) !=
+                        OP_OK ||
+                    st.skipped || !st.span_layer)
+                    continue;
+                tiles++;
+                for (int m = 0; m < 3; m++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s tile (%d, %d) min %d", gens[gi], tx, tz,
+                             m * 40);
+                    assert_same_layer_labels(&st.chf, st.span_layer, m * 40, what);
+                }
+            }
+        cr_assert_gt(tiles, 0, "%s: no tile built", gens[gi]);
+        op_level_destroy(lvl);
+        op_arena_destroy(scratch);
+        op_arena_destroy(out);
+        op_arena_destroy(in);
+    }
+}

@@ -606,3 +606,33 @@ Test(volumes, mode_and_magnitude_are_validated)
     cr_assert_eq(op_volume_validate(&v, &e), OP_ERANGE);
     cr_assert(strstr(e.msg, "\"door1\"") && strstr(e.msg, "area = 64"), "%s", e.msg);
 }
+
+/* The whole message, prefix included, for each check that names the volume: validation
+ * formats the name only on failure (volumes.c), so this pins that the deferred prefix is
+ * the one every message had, 'volumes: volume I "NAME" (KIND): ', for each kind, with and
+ * without an index and a name. The expected strings are written out here, not derived. */
+Test(volumes, refusal_messages_whole)
+{
+    op_err e;
+    op_volume v = box(0, 0, 0, 1, 1, 1, 64);
+    strcpy(v.name, "door1");
+    cr_assert_eq(op_volume_validate(&v, &e), OP_ERANGE);
+    cr_assert_str_eq(e.msg, "volumes: volume \"door1\" (box): area = 64 outside [0, 63]");
+    v = cylinder(0, 0, -1, 0, 1, 3);
+    cr_assert_eq(op_volume_validate(&v, &e), OP_ERANGE);
+    cr_assert_str_eq(e.msg, "volumes: volume (cylinder): radius bmax[0] = -1 is not > 0");
+    double tri[] = {0, 0, 0, 4, 4, 0}; /* clockwise */
+    v = prism(tri, 3, 0, 1, 3);
+    strcpy(v.name, "p");
+    op_arena *a = op_arena_create(0);
+    op_chf *chf = grid(a, 4, 4, 0.0, 0.0);
+    op_volume vs[3] = {box(-9.0, -9.0, -9.0, 9.0, 9.0, 9.0, 3),
+                       box(-9.0, -9.0, -9.0, 9.0, 9.0, 9.0, 3), v};
+    cr_assert_eq(op_volumes_apply(chf, vs, 3, OP_VOLUME_AREA, &e), OP_EINVAL);
+    cr_assert_str_eq(e.msg, "volumes: volume 2 \"p\" (prism): pts turn right or back at point 1 "
+                            "(not convex and counter-clockwise)");
+    vs[1].bmin[1] = 10.0;
+    cr_assert_eq(op_volumes_apply(chf, vs, 3, OP_VOLUME_AREA, &e), OP_ERANGE);
+    cr_assert_str_eq(e.msg, "volumes: volume 1 (box): ymin bmin[1] = 10 > ymax bmax[1] = 9");
+    op_arena_destroy(a);
+}

@@ -297,17 +297,33 @@ static void pick_reference(pair_cols *pc, int c, size_t bn)
         pc->stamp++; /* nothing marked: every label enters */
 }
 
-/* Visits the entering labels of every column of two spans or more, in column order, each
- * label once a column: counts them per label (cols NULL) or writes column c into
- * cols[at[x]++] for entering label x. */
-static void entering_columns(pair_cols *pc, uint32_t *count, uint32_t *at, uint32_t *cols)
+/* The columns of two spans or more, in column order, into multi (room for every cell):
+ * their count. Found once for the two passes of entering_columns, which then skip the
+ * one-span columns of a floor without reading them again. */
+static uint32_t multi_span_columns(const op_chf *chf, uint32_t *multi)
+{
+    uint32_t n = 0;
+    const uint32_t *const cells = chf->cells;
+    for (int c = 0, nc = chf->width * chf->depth; c < nc; c++) {
+        multi[n] = (uint32_t)c;
+        n += cells[c + 1] - cells[c] >= 2;
+    }
+    return n;
+}
+
+/* Visits the entering labels of every column of multi[0 .. nmulti) (the columns of two
+ * spans or more, multi_span_columns), in column order, each label once a column: counts
+ * them per label (cols NULL) or writes column c into cols[at[x]++] for entering label x. */
+static void entering_columns(pair_cols *pc, const uint32_t *multi, uint32_t nmulti, uint32_t *count,
+                             uint32_t *at, uint32_t *cols)
 {
     const op_chf *chf = pc->chf;
-    for (int c = 0; c < chf->width * chf->depth; c++) {
+    for (uint32_t k = 0; k < nmulti; k++) {
+        int c = (int)multi[k];
         size_t bn;
         /* A column with fewer than two labelled spans shares no pair, and cannot hold
          * both labels of a pair that a later column takes it as the reference for. */
-        if (chf->cells[c + 1] - chf->cells[c] < 2 || (bn = labelled(pc, c)) < 2)
+        if ((bn = labelled(pc, c)) < 2)
             continue;
         pick_reference(pc, c, bn);
         for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
@@ -352,10 +368,13 @@ op_status op__overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t
     uint32_t *seen = op_arena_calloc(scratch, nl, sizeof *seen);
     uint32_t *row = op_arena_alloc(scratch, 2 * nl * sizeof *row);
     uint32_t *size = op_arena_calloc(scratch, nl + 1, sizeof *size);
-    if (!pc.mark || !ecount || !estart || !seen || !row || !size)
-        return op__regions_nomem(err, "overlap sets", nl * 28);
+    size_t ncells = (size_t)chf->width * (size_t)chf->depth;
+    uint32_t *multi = op_arena_alloc(scratch, (ncells + 1) * sizeof *multi);
+    if (!pc.mark || !ecount || !estart || !seen || !row || !size || !multi)
+        return op__regions_nomem(err, "overlap sets", nl * 28 + ncells * 4);
+    uint32_t nmulti = multi_span_columns(chf, multi);
     /* The entering columns of each label, grouped by label (a counting sort). */
-    entering_columns(&pc, ecount, NULL, NULL);
+    entering_columns(&pc, multi, nmulti, ecount, NULL, NULL);
     estart[0] = 0;
     for (uint32_t x = 0; x <= count; x++)
         estart[x + 1] = estart[x] + ecount[x];
@@ -365,7 +384,7 @@ op_status op__overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t
         return op__regions_nomem(err, "overlap sets", ((size_t)estart[nl] + 1) * 4);
     for (uint32_t x = 0; x <= count; x++)
         at[x] = estart[x];
-    entering_columns(&pc, NULL, at, cols);
+    entering_columns(&pc, multi, nmulti, NULL, at, cols);
     /* Pass 1: the size of each set before deduplication, |R(x)| plus the R(y) holding x. */
     for (uint32_t x = 1; x <= count; x++) {
         uint32_t n = shared_with(chf, reg, area, same_area, x, cols + estart[x],

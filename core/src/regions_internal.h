@@ -94,6 +94,14 @@ op_status op__regions_build_layers_general(const op_chf *chf, const op_region_se
                                            op_arena *out, op_arena *scratch, op_regions *res,
                                            op_err *err);
 
+/* op_regions_build_from_layers as the two steps it was written from, op__components with
+ * the span layers as key and then op__filter without merging (the oracle tests compare
+ * the one-flood labelling with). */
+op_status op__regions_build_from_layers_two_step(const op_chf *chf, const uint16_t *span_layer,
+                                                 int min_region_area, op_arena *out,
+                                                 op_arena *scratch, op_regions *res,
+                                                 uint16_t **region_layer, op_err *err);
+
 /* What a capture build's regions stage read and produced, kept in a rebuild entry so that
  * a rebuild whose regions input is the capture's takes its regions instead of computing
  * them (docs/spec/build3d-runtime.md §5.9). Every pointer is the entry's. */

@@ -262,6 +262,132 @@ op_status op_regions_span_layers(const op_chf *geometry_chf, op_arena *out, op_a
     return OP_OK;
 }
 
+/* Layer-first labelling in one flood (build3d-regions.md §4 "Layer-first partition", §5
+ * with R1, no merging): the same labels as op__components(key) followed by op__filter
+ * (min_area, 0), which tests/test_regions_layers.c compares it with, without their second
+ * and third passes over the spans. Components are flooded in span index order, so their ids
+ * are their first spans' order, which is the order §5.3 numbers the survivors in. While a
+ * component is flooded, a link from it to a span of an earlier component joins their R1
+ * groups (any non-zero areas); a link to a walkable span not yet labelled is seen again
+ * from that span's component (links are mutual), so every link between two components
+ * joins them once the flood is over, as the filter's scan does. Sizes are the flood's
+ * queue lengths; band spans are marked from the band's span ranges alone. */
+static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_area, op_arena *out,
+                              op_arena *scratch, op_regions *res, uint16_t **region_layer,
+                              op_err *err)
+{
+    /* Arrays are sized by the span count, not by the walkable spans: counting those would
+     * be one more pass over the spans. */
+    const uint32_t n = chf->span_count;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    uint32_t *lab = op_arena_calloc(scratch, (size_t)n + 1, sizeof *lab);
+    uint32_t *queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *queue);
+    /* Per component (at most one a span): first span, size (then its number), R1 group
+     * parent; after the flood, group size and "some span in the band". */
+    uint32_t *start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *start);
+    uint32_t *size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *size);
+    uint32_t *parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *parent);
+    if (!lab || !queue || !start || !size || !parent)
+        return op__regions_nomem(err, "components", (size_t)n * 20);
+    uint32_t count = 0;
+    parent[0] = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        if (areas[s] == 0 || lab[s] != 0)
+            continue;
+        const uint32_t id = ++count;
+        uint32_t head = 0, tail = 0;
+        start[id] = s;
+        parent[id] = id;
+        lab[s] = id;
+        queue[tail++] = s;
+        while (head < tail) {
+            uint32_t c = queue[head++];
+            const uint32_t *l = links[c];
+            uint8_t ac = areas[c];
+            uint16_t kc = key[c];
+#define OP__FLOOD(d)                                                                               \
+    do {                                                                                           \
+        uint32_t m = l[d], q;                                                                      \
+        if (m == OP_NO_LINK || (q = lab[m]) == id || areas[m] == 0)                                \
+            break;                                                                                 \
+        if (q == 0) {                                                                              \
+            if (areas[m] == ac && key[m] == kc) {                                                  \
+                lab[m] = id;                                                                       \
+                queue[tail++] = m;                                                                 \
+            }                                                                                      \
+            break;                                                                                 \
+        }                                                                                          \
+        uint32_t x = op__find_root(parent, id), y = op__find_root(parent, q);                      \
+        if (x != y) /* the smaller root stays, as in the filter */                                 \
+            parent[x > y ? x : y] = x < y ? x : y;                                                 \
+    } while (0)
+            OP__FLOOD(0);
+            OP__FLOOD(1);
+            OP__FLOOD(2);
+            OP__FLOOD(3);
+#undef OP__FLOOD
+        }
+        size[id] = tail;
+    }
+    uint32_t *gsize = op_arena_calloc(scratch, (size_t)count + 1, sizeof *gsize);
+    uint8_t *band = op_arena_calloc(scratch, (size_t)count + 1, 1);
+    if (!gsize || !band)
+        return op__regions_nomem(err, "components", (size_t)count * 5);
+    /* The band (clarifications.md regions 5): chf->border cells on each side. */
+    int b = chf->border, w = chf->width, d = chf->depth;
+    for (int z = 0; b > 0 && z < d; z++) {
+        const uint32_t *row = &chf->cells[(size_t)z * (size_t)w];
+        int band_row = z < b || z >= d - b;
+        int x0 = band_row ? w : (b < w ? b : w);
+        int x1 = band_row ? w : (w - b > x0 ? w - b : x0);
+        for (uint32_t i = row[0]; i < row[x0]; i++)
+            band[lab[i]] = 1;
+        for (uint32_t i = row[x1]; i < row[w]; i++)
+            band[lab[i]] = 1;
+    }
+    /* Islands: a group's root is its smallest component, so it is summed into before any
+     * later member reads it; then each survivor is numbered in component (first span)
+     * order. size[] becomes the number. */
+    for (uint32_t r = 1; r <= count; r++) {
+        uint32_t g = op__find_root(parent, r);
+        gsize[g] += size[r];
+        band[g] |= band[r];
+    }
+    uint32_t k = 0;
+    uint32_t *newid = size;
+    newid[0] = 0;
+    for (uint32_t r = 1; r <= count; r++) {
+        uint32_t g = parent[r]; /* compressed by the loop above */
+        newid[r] = gsize[g] < (uint32_t)min_area && !band[g] ? 0 : ++k;
+    }
+    if (k > OP_MAX_REGIONS)
+        return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
+                          OP_MAX_REGIONS);
+    op_arena_mark mark = op_arena_get_mark(out);
+    uint16_t *reg = op_arena_alloc(out, ((size_t)n + 1) * sizeof *reg);
+    uint8_t *rarea = op_arena_calloc(out, (size_t)k + 1, 1);
+    uint16_t *rl = op_arena_alloc(out, ((size_t)k + 1) * sizeof *rl);
+    if (!reg || !rarea || !rl) {
+        op_arena_release(out, mark);
+        return op__regions_nomem(err, "result", (size_t)n * 2 + (size_t)k * 3 + 3);
+    }
+    for (uint32_t s = 0; s < n; s++)
+        reg[s] = (uint16_t)newid[lab[s]];
+    rl[0] = OP_NO_LAYER;
+    for (uint32_t r = 1; r <= count; r++)
+        if (newid[r]) {
+            rarea[newid[r]] = areas[start[r]];
+            rl[newid[r]] = key[start[r]];
+        }
+    res->span_count = n;
+    res->region_count = (int)k;
+    res->reg = reg;
+    res->region_area = rarea;
+    *region_layer = rl;
+    return OP_OK;
+}
+
 op_status op_regions_build_from_layers(const op_chf *chf, const uint16_t *span_layer,
                                        int min_region_area, op_arena *out, op_arena *scratch,
                                        op_regions *res, uint16_t **region_layer, op_err *err)
@@ -271,6 +397,14 @@ op_status op_regions_build_from_layers(const op_chf *chf, const uint16_t *span_l
         return op_err_set(err, OP_EINVAL, "regions: bad arguments to build_from_layers");
     if (min_region_area < 0)
         return op_err_set(err, OP_ERANGE, "regions: min_region_area = %d < 0", min_region_area);
+    return label_layers(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
+}
+
+op_status op__regions_build_from_layers_two_step(const op_chf *chf, const uint16_t *span_layer,
+                                                 int min_region_area, op_arena *out,
+                                                 op_arena *scratch, op_regions *res,
+                                                 uint16_t **region_layer, op_err *err)
+{
     op__labels lab;
     op_status st;
     if ((st = op__components(chf, span_layer, scratch, &lab, err)) ||

@@ -221,26 +221,30 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
             const uint32_t *l = links[c];
             uint8_t ac = areas[c];
             uint16_t kc = sl[c];
-            for (int d = 0; d < 4; d++) {
-                uint32_t m = l[d];
-                if (m == OP_NO_LINK || areas[m] == 0)
-                    continue;
-                uint32_t q = lab[m];
-                if (q == id)
-                    continue;
-                if (q == 0) {
-                    if (areas[m] == ac && sl[m] == kc) {
-                        lab[m] = id;
-                        queue[tail++] = m;
-                    } else if (OP__KEPT(m)) {
-                        fl |= ANCHORED;
-                    } /* else a relabelled span flooded later: it sees this link back */
-                    continue;
-                }
-                uint32_t x = root_of(parent, id), y = root_of(parent, q);
-                if (x != y)
-                    parent[x > y ? x : y] = x < y ? x : y;
-            }
+            /* The usual link first: to a span already in this component. */
+#define OP__VISIT(d)                                                                               \
+    do {                                                                                           \
+        uint32_t m = l[d], q;                                                                      \
+        if (m == OP_NO_LINK || (q = lab[m]) == id || areas[m] == 0)                                \
+            break;                                                                                 \
+        if (q == 0) {                                                                              \
+            if (areas[m] == ac && sl[m] == kc) {                                                   \
+                lab[m] = id;                                                                       \
+                queue[tail++] = m;                                                                 \
+            } else if (OP__KEPT(m)) {                                                              \
+                fl |= ANCHORED;                                                                    \
+            } /* else a relabelled span flooded later: it sees this link back */                   \
+            break;                                                                                 \
+        }                                                                                          \
+        uint32_t x = root_of(parent, id), y = root_of(parent, q);                                  \
+        if (x != y)                                                                                \
+            parent[x > y ? x : y] = x < y ? x : y;                                                 \
+    } while (0)
+            OP__VISIT(0);
+            OP__VISIT(1);
+            OP__VISIT(2);
+            OP__VISIT(3);
+#undef OP__VISIT
         }
         size[id] = tail - h0;
         flag[id] = fl;

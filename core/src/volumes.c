@@ -13,6 +13,7 @@
  * a tile, each covering a few hundred cells.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,13 @@
 #include "volumes_internal.h"
 
 static const char *const kind_names[] = {"box", "cylinder", "prism"};
+
+/* Which volume a validation message is about: its name is formatted only when a check
+ * fails (validation runs on every volume of every rebuild; formatting is most of its cost). */
+typedef struct vwho {
+    const op_volume *v;
+    int index; /* position in its array, or -1 */
+} vwho;
 
 /* 'volume 3 "door1" (box)' into buf: the prefix of every validation message. */
 static const char *volume_name(const op_volume *v, int index, char *buf, size_t n)
@@ -36,7 +44,23 @@ static const char *volume_name(const op_volume *v, int index, char *buf, size_t 
     return buf;
 }
 
-static op_status check_finite(const op_volume *v, const char *who, op_err *err)
+/* op_err_set with the message "volumes: <who>: <fmt...>". */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static op_status
+fail(op_err *err, op_status status, const vwho *w, const char *fmt, ...)
+{
+    char who[128], rest[OP_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rest, sizeof rest, fmt, ap);
+    va_end(ap);
+    return op_err_set(err, status, "volumes: %s: %s", volume_name(w->v, w->index, who, sizeof who),
+                      rest);
+}
+
+static op_status check_finite(const op_volume *v, const vwho *who, op_err *err)
 {
     static const char *const names[6] = {"bmin[0]", "bmin[1]", "bmin[2]",
                                          "bmax[0]", "bmax[1]", "bmax[2]"};
@@ -47,11 +71,9 @@ static op_status check_finite(const op_volume *v, const char *who, op_err *err)
         if (!used[v->kind][i])
             continue;
         if (!isfinite(x))
-            return op_err_set(err, OP_EINVAL, "volumes: %s: %s = %g is not finite", who, names[i],
-                              x);
+            return fail(err, OP_EINVAL, who, "%s = %g is not finite", names[i], x);
         if (fabs(x) > OP_MAX_ORIGIN)
-            return op_err_set(err, OP_ERANGE, "volumes: %s: %s = %g is beyond +-%g", who, names[i],
-                              x, OP_MAX_ORIGIN);
+            return fail(err, OP_ERANGE, who, "%s = %g is beyond +-%g", names[i], x, OP_MAX_ORIGIN);
     }
     return OP_OK;
 }
@@ -72,18 +94,16 @@ static int upper_half(const double e[2])
 
 /* §6 rule 3: convex and counter-clockwise means no zero edge, every turn left or straight
  * (never back), and the edge directions go round exactly once. */
-static op_status check_prism(const op_volume *v, const char *who, op_err *err)
+static op_status check_prism(const op_volume *v, const vwho *who, op_err *err)
 {
     if (v->npts < 3 || v->npts > OP_MAX_PRISM_VERTS)
-        return op_err_set(err, OP_ERANGE, "volumes: %s: npts = %d outside [3, %d]", who, v->npts,
-                          OP_MAX_PRISM_VERTS);
+        return fail(err, OP_ERANGE, who, "npts = %d outside [3, %d]", v->npts, OP_MAX_PRISM_VERTS);
     for (int i = 0; i < 2 * v->npts; i++) {
         if (!isfinite(v->pts[i]))
-            return op_err_set(err, OP_EINVAL, "volumes: %s: pts[%d] = %g is not finite", who, i,
-                              v->pts[i]);
+            return fail(err, OP_EINVAL, who, "pts[%d] = %g is not finite", i, v->pts[i]);
         if (fabs(v->pts[i]) > OP_MAX_ORIGIN)
-            return op_err_set(err, OP_ERANGE, "volumes: %s: pts[%d] = %g is beyond +-%g", who, i,
-                              v->pts[i], OP_MAX_ORIGIN);
+            return fail(err, OP_ERANGE, who, "pts[%d] = %g is beyond +-%g", i, v->pts[i],
+                        OP_MAX_ORIGIN);
     }
     int wraps = 0;
     for (int i = 0; i < v->npts; i++) {
@@ -91,53 +111,48 @@ static op_status check_prism(const op_volume *v, const char *who, op_err *err)
         prism_edge(v, i, a);
         prism_edge(v, (i + 1) % v->npts, b);
         if (a[0] == 0.0 && a[1] == 0.0)
-            return op_err_set(err, OP_EINVAL, "volumes: %s: pts point %d repeats point %d", who,
-                              (i + 1) % v->npts, i);
+            return fail(err, OP_EINVAL, who, "pts point %d repeats point %d", (i + 1) % v->npts, i);
         double cross = a[0] * b[1] - a[1] * b[0];
         double dot = a[0] * b[0] + a[1] * b[1];
         if (cross < 0.0 || (cross == 0.0 && dot < 0.0))
-            return op_err_set(err, OP_EINVAL,
-                              "volumes: %s: pts turn right or back at point %d (not convex and "
-                              "counter-clockwise)",
-                              who, (i + 1) % v->npts);
+            return fail(err, OP_EINVAL, who,
+                        "pts turn right or back at point %d (not convex and "
+                        "counter-clockwise)",
+                        (i + 1) % v->npts);
         wraps += !upper_half(a) && upper_half(b);
     }
     if (wraps != 1)
-        return op_err_set(err, OP_EINVAL, "volumes: %s: pts wind %d times round (must be once)",
-                          who, wraps);
+        return fail(err, OP_EINVAL, who, "pts wind %d times round (must be once)", wraps);
     return OP_OK;
 }
 
 static op_status validate_one(const op_volume *v, int index, op_err *err)
 {
-    char who[128];
     if ((int)v->kind < OP_VOLUME_BOX || (int)v->kind > OP_VOLUME_PRISM) {
         if (index >= 0)
             return op_err_set(err, OP_EINVAL, "volumes: volume %d: kind = %d is unknown", index,
                               (int)v->kind);
         return op_err_set(err, OP_EINVAL, "volumes: kind = %d is unknown", (int)v->kind);
     }
-    volume_name(v, index, who, sizeof who);
+    const vwho w = {v, index}, *who = &w;
     if ((int)v->mode != OP_VOLUME_AREA && (int)v->mode != OP_VOLUME_OBSTACLE)
-        return op_err_set(err, OP_EINVAL, "volumes: %s: mode = %d is unknown", who, (int)v->mode);
+        return fail(err, OP_EINVAL, who, "mode = %d is unknown", (int)v->mode);
     if (v->area < 0 || v->area > OP_MAX_AREA)
-        return op_err_set(err, OP_ERANGE, "volumes: %s: area = %d outside [0, %d]", who, v->area,
-                          OP_MAX_AREA);
+        return fail(err, OP_ERANGE, who, "area = %d outside [0, %d]", v->area, OP_MAX_AREA);
     op_status st = check_finite(v, who, err);
     if (st != OP_OK)
         return st;
     if (v->bmin[1] > v->bmax[1])
-        return op_err_set(err, OP_ERANGE, "volumes: %s: ymin bmin[1] = %g > ymax bmax[1] = %g", who,
-                          v->bmin[1], v->bmax[1]);
+        return fail(err, OP_ERANGE, who, "ymin bmin[1] = %g > ymax bmax[1] = %g", v->bmin[1],
+                    v->bmax[1]);
     if (v->kind == OP_VOLUME_BOX) {
         for (int i = 0; i < 3; i += 2)
             if (v->bmin[i] > v->bmax[i])
-                return op_err_set(err, OP_ERANGE, "volumes: %s: bmin[%d] = %g > bmax[%d] = %g", who,
-                                  i, v->bmin[i], i, v->bmax[i]);
+                return fail(err, OP_ERANGE, who, "bmin[%d] = %g > bmax[%d] = %g", i, v->bmin[i], i,
+                            v->bmax[i]);
     } else if (v->kind == OP_VOLUME_CYLINDER) {
         if (!(v->bmax[0] > 0.0))
-            return op_err_set(err, OP_ERANGE, "volumes: %s: radius bmax[0] = %g is not > 0", who,
-                              v->bmax[0]);
+            return fail(err, OP_ERANGE, who, "radius bmax[0] = %g is not > 0", v->bmax[0]);
     } else {
         return check_prism(v, who, err);
     }

@@ -1262,6 +1262,78 @@ Test(rebuild, contour_reuse_follows_each_rule)
     world_close(&w);
 }
 
+/* With a base, the region ids are checked by the reuse plan's pass over the spans (a span
+ * whose id is the base's only counted, ids above region_count found among the counts): the
+ * status and message must be a build's from scratch (the oracle) on every kind of bad id. */
+static void ids_as_a_build(contour_case *cc, const op_chf *chf, const op_regions *regs,
+                           const char *what)
+{
+    op_contour_set a, b;
+    op_err ea, eb;
+    op_status sa = op_contours_build(chf, regs, &cc->cs, cc->o, cc->s, &a, &ea);
+    op_status sb =
+        op__contours_build_reuse(chf, regs, &cc->cs, &cc->base, NULL, NULL, cc->o, cc->s, &b, &eb);
+    cr_assert_eq(sa, OP_EINVAL, "%s: %s", what, sa == OP_OK ? "accepted" : ea.msg);
+    cr_assert_eq(sb, sa, "%s: status %d, a build's %d (%s)", what, sb, sa,
+                 sb == OP_OK ? "accepted" : eb.msg);
+    cr_assert_str_eq(eb.msg, ea.msg, "%s", what);
+    cr_assert(b.count == 0 && b.width == 0 && b.contours == NULL,
+              "%s: a failed build leaves its result cleared", what);
+}
+
+Test(rebuild, contour_reuse_checks_ids_as_a_build)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_WATERSHED);
+    contour_case cc;
+    contour_case_open(&w, &cc, 5);
+    const op_chf *chf = &cc.st.chf;
+    uint32_t n = chf->span_count;
+    int nr = cc.st.regions.region_count;
+    op_regions r2 = cc.st.regions;
+    r2.reg = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    /* An id above region_count where the base has another (first, middle, last span; just
+     * above and the largest). */
+    uint32_t at[3] = {0, n / 2, n - 1};
+    for (int k = 0; k < 3; k++)
+        for (int v = 0; v < 2; v++) {
+            memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+            r2.reg[at[k]] = (uint16_t)(v == 0 ? nr + 1 : 0xffff);
+            ids_as_a_build(&cc, chf, &r2, "an id above region_count");
+        }
+    /* region_count lowered: the spans of id nr carry the base's id, so the pass only counts
+     * them; alone, then after and before a bad id of the other kind (the first is named). */
+    r2.region_count = nr - 1;
+    uint32_t first = 0;
+    while (cc.st.regions.reg[first] != nr)
+        first++;
+    memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+    ids_as_a_build(&cc, chf, &r2, "region_count lowered");
+    cr_assert_lt(first + 1, n);
+    r2.reg[first + 1 + (n - first - 1) / 2] = 0xffff;
+    ids_as_a_build(&cc, chf, &r2, "region_count lowered, a bad id after");
+    if (first > 0) {
+        memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+        r2.reg[first / 2] = 0xffff;
+        ids_as_a_build(&cc, chf, &r2, "region_count lowered, a bad id before");
+    }
+    /* A base that does not fit (another field): the check is the build's own pass. */
+    op_chf c2 = *chf;
+    c2.y = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    memcpy(c2.y, chf->y, (size_t)n * 2);
+    r2.region_count = nr;
+    memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+    r2.reg[n / 3] = (uint16_t)(nr + 1);
+    ids_as_a_build(&cc, &c2, &r2, "another field");
+    /* And valid ids with a base still build (the counts taken for the check are the plan's). */
+    int reused = -1;
+    cr_assert_eq(contours_against_fresh(&cc, chf, &cc.st.regions, &reused), 0);
+    cr_assert_gt(reused, 0);
+    op_arena_destroy(cc.o);
+    op_arena_destroy(cc.s);
+    world_close(&w);
+}
+
 /* ---- regions reuse, rule by rule (build3d-runtime.md §5.9) ---- */
 
 /* A tile's regions stage from scratch (the tile with the most regions) and a region base on

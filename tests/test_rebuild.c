@@ -1334,6 +1334,116 @@ Test(rebuild, contour_reuse_checks_ids_as_a_build)
     world_close(&w);
 }
 
+/* The trace of a layer view (op_contour_settings.span_layer: each layer of a tile apart) walks
+ * with the view's link and neighbour tests, the whole field's with none (the walk is compiled
+ * once for each). Oracle: the layer's spans alone as a field of their own (links leaving the
+ * layer cut), traced whole. The raw loops must agree vertex by vertex (corners' heights read
+ * only in the layer), but at a seam: a cut link is 0 there, the layer view names the other
+ * layer's region (0 for the band's or none). */
+Test(rebuild, contour_trace_of_a_layer_view_is_its_layer_alone)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_LAYERS);
+    op_arena *o = op_arena_create(0), *sc = op_arena_create(0);
+    int seams = 0, heights = 0, layered = 0;
+    for (int tile = 0; tile < w.ntiles; tile++) {
+        op_arena_reset(o);
+        op_arena_reset(sc);
+        op_tile_stages st;
+        int tx, tz;
+        op_err te;
+        tile_of(&w, tile, &tx, &tz);
+        cr_assert_eq(op_level_build_stages(w.lvl, tx, tz, OP_STAGE_REGIONS, 0, o, sc, &st, &te),
+                     OP_OK, "%s", te.msg);
+        if (st.skipped || !st.span_layer)
+            continue;
+        const op_chf *chf = &st.chf;
+        const op_regions *regs = &st.regions;
+        uint32_t n = chf->span_count;
+        size_t ncell = (size_t)chf->width * chf->depth;
+        int nl = 0;
+        for (uint32_t s = 0; s < n; s++)
+            if (regs->reg[s] && st.span_layer[s] != OP_NO_LAYER && st.span_layer[s] + 1 > nl)
+                nl = st.span_layer[s] + 1;
+        layered += nl >= 2;
+        uint32_t *to = op_arena_alloc(o, (size_t)n * 4 + 4);
+        for (int L = 0; L < nl; L++) {
+            op_contour_settings cs;
+            op_contour_settings_default(&cs);
+            cs.span_layer = st.span_layer;
+            cs.layer = L;
+            cs.border_region = st.border_region;
+            op_chf sub = *chf;
+            op_regions sr = *regs;
+            sub.cells = op_arena_alloc(o, (ncell + 1) * 4);
+            sub.y = op_arena_alloc(o, (size_t)n * 2 + 2);
+            sub.links = op_arena_alloc(o, (size_t)n * sizeof *sub.links + 16);
+            sr.reg = op_arena_alloc(o, (size_t)n * 2 + 2);
+            uint32_t m = 0;
+            for (size_t c = 0; c < ncell; c++) {
+                sub.cells[c] = m;
+                for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+                    int in = regs->reg[s] != 0 && st.span_layer[s] == L;
+                    to[s] = in ? m : OP_NO_LINK;
+                    if (in) {
+                        sub.y[m] = chf->y[s];
+                        sr.reg[m++] = regs->reg[s];
+                    }
+                }
+            }
+            sub.cells[ncell] = m;
+            sub.span_count = sr.span_count = m;
+            for (uint32_t s = 0; s < n; s++)
+                for (int d = 0; to[s] != OP_NO_LINK && d < 4; d++) {
+                    uint32_t t = chf->links[s][d];
+                    sub.links[to[s]][d] = t == OP_NO_LINK ? OP_NO_LINK : to[t];
+                }
+            op__loops lv, ov;
+            op_err e;
+            cr_assert_eq(op__contours_trace(chf, regs, &cs, o, sc, &lv, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(op__contours_trace(&sub, &sr, NULL, o, sc, &ov, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(lv.count, ov.count, "layer %d: %d loops, alone %d", L, lv.count, ov.count);
+            cr_assert_eq(lv.start[lv.count], ov.start[ov.count], "layer %d: raw vertices", L);
+            for (int i = 0; i < lv.count; i++) {
+                cr_assert_eq(lv.region[i], ov.region[i]);
+                cr_assert_eq(lv.start[i], ov.start[i]);
+            }
+            for (size_t k = 0; k < lv.start[lv.count]; k++) {
+                const op_contour_vert *a = &lv.verts[k], *b = &ov.verts[k];
+                cr_assert(a->x == b->x && a->y == b->y && a->z == b->z, "layer %d vertex %zu", L,
+                          k);
+                if (a->neighbour != b->neighbour) {
+                    cr_assert(b->neighbour == 0 && a->neighbour > 0 &&
+                                  a->neighbour != st.border_region,
+                              "layer %d vertex %zu: neighbour %d, alone %d", L, k, a->neighbour,
+                              b->neighbour);
+                    seams++;
+                }
+            }
+            /* The whole field's trace of these spans reads heights across the layers: the
+             * oracle is not that one (else the test would not see a walk of the wrong kind). */
+            op_contour_settings all = cs;
+            all.span_layer = NULL;
+            op__loops wv;
+            cr_assert_eq(op__contours_trace(chf, regs, &all, o, sc, &wv, &e), OP_OK, "%s", e.msg);
+            for (int i = 0, j = 0; i < ov.count && j < wv.count; j++) {
+                if (wv.region[j] != ov.region[i] ||
+                    wv.start[j + 1] - wv.start[j] != ov.start[i + 1] - ov.start[i])
+                    continue;
+                for (size_t k = 0; k < ov.start[i + 1] - ov.start[i]; k++)
+                    heights += wv.verts[wv.start[j] + k].y != ov.verts[ov.start[i] + k].y;
+                i++;
+            }
+        }
+    }
+    cr_assert_gt(layered, 0, "tiles of several layers");
+    cr_assert_gt(seams, 0, "seams between layers");
+    cr_assert_gt(heights, 0, "corner heights that the other layers would raise");
+    op_arena_destroy(o);
+    op_arena_destroy(sc);
+    world_close(&w);
+}
+
 /* ---- regions reuse, rule by rule (build3d-runtime.md §5.9) ---- */
 
 /* A tile's regions stage from scratch (the tile with the most regions) and a region base on

@@ -29,6 +29,7 @@
 
 #include "../core/src/contours_internal.h"
 #include "../core/src/detail_internal.h"
+#include "../core/src/level_internal.h"
 #include "../core/src/regions_internal.h"
 
 /* ---- what a build produced, as bytes ---- */
@@ -180,6 +181,20 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
     cr_assert_eq(op_level_build_tile(w->lvl, tx, tz, v, n, OP_STAGE_TILE, 0, w->out, w->scratch,
                                      &st, cap, &e),
                  OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
+    const op__tile_base *tb = cap ? op__rebuild_entry_base(*cap) : NULL;
+    if (tb && tb->contours) {
+        /* The spans per region the capture recorded, counted again from its own ids (the
+         * plan trusts them to skip the spans of unchanged ids). */
+        const op__contour_base *cb = tb->contours;
+        cr_assert_not_null(cb->spans);
+        uint32_t *count = calloc((size_t)cb->region_count + 1, sizeof *count);
+        for (uint32_t s = 0; s < cb->span_count; s++)
+            count[cb->reg[s]]++;
+        for (int b = 0; b <= cb->region_count; b++)
+            cr_assert_eq(cb->spans[b], count[b], "tile (%d, %d) region %d: %u spans recorded, %u",
+                         tx, tz, b, cb->spans[b], count[b]);
+        free(count);
+    }
     return signature(&st);
 }
 
@@ -1080,6 +1095,12 @@ static void contour_case_open(world *w, contour_case *cc, int want)
     b->first = cc->rec.first;
     b->fallbacks = cc->rec.fallbacks;
     b->dropped = cc->rec.dropped;
+    /* The spans per region as the capture counts them (contours_against_fresh also runs the
+     * plan without them, the pass reading every span: the oracle of its own). */
+    uint32_t *spans = op_arena_calloc(cc->o, (size_t)nr + 1, sizeof *spans);
+    for (uint32_t s = 0; s < n; s++)
+        spans[reg[s]]++;
+    b->spans = spans;
 }
 
 /* Contours of regs on cc's field (chf given: cc's or a copy), from scratch and with cc's
@@ -1095,6 +1116,18 @@ static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_
                                           &reuse_set, &e),
                  OP_OK, "%s", e.msg);
     cr_assert(contours_eq(&fresh_set, &reuse_set), "reused contours differ from fresh ones");
+    /* Without the base's spans per region the plan reads every span: the same copies. */
+    op__contour_base plain = cc->base;
+    plain.spans = NULL;
+    op_contour_set plain_set;
+    int plain_reused = -1;
+    cr_assert_eq(op__contours_build_reuse(chf, regs, &cc->cs, &plain, &plain_reused, NULL, cc->o,
+                                          cc->s, &plain_set, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(contours_eq(&fresh_set, &plain_set), "reused contours differ from fresh ones");
+    if (reused)
+        cr_assert_eq(*reused, plain_reused, "%d regions copied, %d reading every span", *reused,
+                     plain_reused);
     return !contours_eq(&fresh_set, &cc->set);
 }
 

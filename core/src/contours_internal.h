@@ -65,6 +65,7 @@ typedef struct op__contour_base {
     const int *first;           /* region_count + 2: region b's contours [first[b], first[b+1]) */
     const int *fallbacks;       /* region_count + 1: RawFallbacks counted for region b */
     const int *dropped;         /* region_count + 1: DroppedHoles counted for region b */
+    const uint32_t *spans;      /* region_count + 1: the spans of id b in reg (0 too), or NULL */
 } op__contour_base;
 
 /* The regions of a build whose contours are the base's (§5.7), from scratch. */

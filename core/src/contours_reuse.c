@@ -38,6 +38,15 @@ static inline void pair(int32_t *map, uint8_t *dirty, int x, int y)
         dirty[x] = 1;
 }
 
+/* Whether the four ids from a equal the four from b. */
+static inline int ids4_equal(const uint16_t *a, const uint16_t *b)
+{
+    uint64_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return x == y;
+}
+
 op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
                                 const op_contour_settings *cs, const op__contour_base *base,
                                 op_arena *scratch, op__contour_plan *plan, op_err *err)
@@ -69,17 +78,44 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     uint32_t *cnt = op_arena_calloc(scratch, (size_t)most + 2, sizeof *cnt); /* spans a region */
     if (!same || !cnt)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
-    for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
-        int a = reg[s], b = breg[s];
-        if (a == b) {
-            same[a]++;
-            continue;
+    if (base->spans) {
+        /* The base's spans a region known, a span whose id is unchanged need not be read
+         * alone: four spans compared at once, and the spans of base id b that keep it are
+         * its spans less those that do not (counted here, in same[b] first). */
+        uint32_t s = 0, n = chf->span_count;
+        for (;;) {
+            while (n - s >= 4 && ids4_equal(reg + s, breg + s))
+                s += 4;
+            if (s == n)
+                break;
+            uint32_t e = n - s >= 4 ? s + 4 : n;
+            for (; s < e; s++) {
+                int a = reg[s], b = breg[s];
+                if (a == b)
+                    continue;
+                if (a > nn || b > nb) /* as below */
+                    return OP_OK;
+                cnt[a]++;
+                same[b]++;
+                pair(n2b, ndirty, a, b);
+                pair(b2n, bdirty, b, a);
+            }
         }
-        if (a > nn || b > nb) /* a: not valid (the caller's check says so); b: not the base's */
-            return OP_OK;
-        cnt[a]++;
-        pair(n2b, ndirty, a, b);
-        pair(b2n, bdirty, b, a);
+        for (int b = 0; b <= nb; b++)
+            same[b] = base->spans[b] - same[b];
+    } else {
+        for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
+            int a = reg[s], b = breg[s];
+            if (a == b) {
+                same[a]++;
+                continue;
+            }
+            if (a > nn || b > nb) /* a: not valid (the caller's check says so); b: not the base's */
+                return OP_OK;
+            cnt[a]++;
+            pair(n2b, ndirty, a, b);
+            pair(b2n, bdirty, b, a);
+        }
     }
     for (int a = nn + 1; a <= nb; a++)
         if (same[a])

@@ -29,6 +29,7 @@
 
 #include "../core/src/contours_internal.h"
 #include "../core/src/detail_internal.h"
+#include "../core/src/level_internal.h"
 #include "../core/src/regions_internal.h"
 
 /* ---- what a build produced, as bytes ---- */
@@ -180,6 +181,20 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
     cr_assert_eq(op_level_build_tile(w->lvl, tx, tz, v, n, OP_STAGE_TILE, 0, w->out, w->scratch,
                                      &st, cap, &e),
                  OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
+    const op__tile_base *tb = cap ? op__rebuild_entry_base(*cap) : NULL;
+    if (tb && tb->contours) {
+        /* The spans per region the capture recorded, counted again from its own ids (the
+         * plan trusts them to skip the spans of unchanged ids). */
+        const op__contour_base *cb = tb->contours;
+        cr_assert_not_null(cb->spans);
+        uint32_t *count = calloc((size_t)cb->region_count + 1, sizeof *count);
+        for (uint32_t s = 0; s < cb->span_count; s++)
+            count[cb->reg[s]]++;
+        for (int b = 0; b <= cb->region_count; b++)
+            cr_assert_eq(cb->spans[b], count[b], "tile (%d, %d) region %d: %u spans recorded, %u",
+                         tx, tz, b, cb->spans[b], count[b]);
+        free(count);
+    }
     return signature(&st);
 }
 
@@ -1080,6 +1095,12 @@ static void contour_case_open(world *w, contour_case *cc, int want)
     b->first = cc->rec.first;
     b->fallbacks = cc->rec.fallbacks;
     b->dropped = cc->rec.dropped;
+    /* The spans per region as the capture counts them (contours_against_fresh also runs the
+     * plan without them, the pass reading every span: the oracle of its own). */
+    uint32_t *spans = op_arena_calloc(cc->o, (size_t)nr + 1, sizeof *spans);
+    for (uint32_t s = 0; s < n; s++)
+        spans[reg[s]]++;
+    b->spans = spans;
 }
 
 /* Contours of regs on cc's field (chf given: cc's or a copy), from scratch and with cc's
@@ -1095,6 +1116,18 @@ static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_
                                           &reuse_set, &e),
                  OP_OK, "%s", e.msg);
     cr_assert(contours_eq(&fresh_set, &reuse_set), "reused contours differ from fresh ones");
+    /* Without the base's spans per region the plan reads every span: the same copies. */
+    op__contour_base plain = cc->base;
+    plain.spans = NULL;
+    op_contour_set plain_set;
+    int plain_reused = -1;
+    cr_assert_eq(op__contours_build_reuse(chf, regs, &cc->cs, &plain, &plain_reused, NULL, cc->o,
+                                          cc->s, &plain_set, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(contours_eq(&fresh_set, &plain_set), "reused contours differ from fresh ones");
+    if (reused)
+        cr_assert_eq(*reused, plain_reused, "%d regions copied, %d reading every span", *reused,
+                     plain_reused);
     return !contours_eq(&fresh_set, &cc->set);
 }
 
@@ -1259,6 +1292,188 @@ Test(rebuild, contour_reuse_follows_each_rule)
     cr_assert_eq(reused, 0);
     op_arena_destroy(cc.o);
     op_arena_destroy(cc.s);
+    world_close(&w);
+}
+
+/* With a base, the region ids are checked by the reuse plan's pass over the spans (a span
+ * whose id is the base's only counted, ids above region_count found among the counts): the
+ * status and message must be a build's from scratch (the oracle) on every kind of bad id. */
+static void ids_as_a_build(contour_case *cc, const op_chf *chf, const op_regions *regs,
+                           const char *what)
+{
+    op_contour_set a, b;
+    op_err ea, eb;
+    op_status sa = op_contours_build(chf, regs, &cc->cs, cc->o, cc->s, &a, &ea);
+    op_status sb =
+        op__contours_build_reuse(chf, regs, &cc->cs, &cc->base, NULL, NULL, cc->o, cc->s, &b, &eb);
+    cr_assert_eq(sa, OP_EINVAL, "%s: %s", what, sa == OP_OK ? "accepted" : ea.msg);
+    cr_assert_eq(sb, sa, "%s: status %d, a build's %d (%s)", what, sb, sa,
+                 sb == OP_OK ? "accepted" : eb.msg);
+    cr_assert_str_eq(eb.msg, ea.msg, "%s", what);
+    cr_assert(b.count == 0 && b.width == 0 && b.contours == NULL,
+              "%s: a failed build leaves its result cleared", what);
+}
+
+Test(rebuild, contour_reuse_checks_ids_as_a_build)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_WATERSHED);
+    contour_case cc;
+    contour_case_open(&w, &cc, 5);
+    const op_chf *chf = &cc.st.chf;
+    uint32_t n = chf->span_count;
+    int nr = cc.st.regions.region_count;
+    op_regions r2 = cc.st.regions;
+    r2.reg = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    /* An id above region_count where the base has another (first, middle, last span; just
+     * above and the largest). */
+    uint32_t at[3] = {0, n / 2, n - 1};
+    for (int k = 0; k < 3; k++)
+        for (int v = 0; v < 2; v++) {
+            memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+            r2.reg[at[k]] = (uint16_t)(v == 0 ? nr + 1 : 0xffff);
+            ids_as_a_build(&cc, chf, &r2, "an id above region_count");
+        }
+    /* region_count lowered: the spans of id nr carry the base's id, so the pass only counts
+     * them; alone, then after and before a bad id of the other kind (the first is named). */
+    r2.region_count = nr - 1;
+    uint32_t first = 0;
+    while (cc.st.regions.reg[first] != nr)
+        first++;
+    memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+    ids_as_a_build(&cc, chf, &r2, "region_count lowered");
+    cr_assert_lt(first + 1, n);
+    r2.reg[first + 1 + (n - first - 1) / 2] = 0xffff;
+    ids_as_a_build(&cc, chf, &r2, "region_count lowered, a bad id after");
+    if (first > 0) {
+        memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+        r2.reg[first / 2] = 0xffff;
+        ids_as_a_build(&cc, chf, &r2, "region_count lowered, a bad id before");
+    }
+    /* A base that does not fit (another field): the check is the build's own pass. */
+    op_chf c2 = *chf;
+    c2.y = op_arena_alloc(cc.o, (size_t)n * 2 + 2);
+    memcpy(c2.y, chf->y, (size_t)n * 2);
+    r2.region_count = nr;
+    memcpy(r2.reg, cc.st.regions.reg, (size_t)n * 2);
+    r2.reg[n / 3] = (uint16_t)(nr + 1);
+    ids_as_a_build(&cc, &c2, &r2, "another field");
+    /* And valid ids with a base still build (the counts taken for the check are the plan's). */
+    int reused = -1;
+    cr_assert_eq(contours_against_fresh(&cc, chf, &cc.st.regions, &reused), 0);
+    cr_assert_gt(reused, 0);
+    op_arena_destroy(cc.o);
+    op_arena_destroy(cc.s);
+    world_close(&w);
+}
+
+/* The trace of a layer view (op_contour_settings.span_layer: each layer of a tile apart) walks
+ * with the view's link and neighbour tests, the whole field's with none (the walk is compiled
+ * once for each). Oracle: the layer's spans alone as a field of their own (links leaving the
+ * layer cut), traced whole. The raw loops must agree vertex by vertex (corners' heights read
+ * only in the layer), but at a seam: a cut link is 0 there, the layer view names the other
+ * layer's region (0 for the band's or none). */
+Test(rebuild, contour_trace_of_a_layer_view_is_its_layer_alone)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_LAYERS);
+    op_arena *o = op_arena_create(0), *sc = op_arena_create(0);
+    int seams = 0, heights = 0, layered = 0;
+    for (int tile = 0; tile < w.ntiles; tile++) {
+        op_arena_reset(o);
+        op_arena_reset(sc);
+        op_tile_stages st;
+        int tx, tz;
+        op_err te;
+        tile_of(&w, tile, &tx, &tz);
+        cr_assert_eq(op_level_build_stages(w.lvl, tx, tz, OP_STAGE_REGIONS, 0, o, sc, &st, &te),
+                     OP_OK, "%s", te.msg);
+        if (st.skipped || !st.span_layer)
+            continue;
+        const op_chf *chf = &st.chf;
+        const op_regions *regs = &st.regions;
+        uint32_t n = chf->span_count;
+        size_t ncell = (size_t)chf->width * chf->depth;
+        int nl = 0;
+        for (uint32_t s = 0; s < n; s++)
+            if (regs->reg[s] && st.span_layer[s] != OP_NO_LAYER && st.span_layer[s] + 1 > nl)
+                nl = st.span_layer[s] + 1;
+        layered += nl >= 2;
+        uint32_t *to = op_arena_alloc(o, (size_t)n * 4 + 4);
+        for (int L = 0; L < nl; L++) {
+            op_contour_settings cs;
+            op_contour_settings_default(&cs);
+            cs.span_layer = st.span_layer;
+            cs.layer = L;
+            cs.border_region = st.border_region;
+            op_chf sub = *chf;
+            op_regions sr = *regs;
+            sub.cells = op_arena_alloc(o, (ncell + 1) * 4);
+            sub.y = op_arena_alloc(o, (size_t)n * 2 + 2);
+            sub.links = op_arena_alloc(o, (size_t)n * sizeof *sub.links + 16);
+            sr.reg = op_arena_alloc(o, (size_t)n * 2 + 2);
+            uint32_t m = 0;
+            for (size_t c = 0; c < ncell; c++) {
+                sub.cells[c] = m;
+                for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++) {
+                    int in = regs->reg[s] != 0 && st.span_layer[s] == L;
+                    to[s] = in ? m : OP_NO_LINK;
+                    if (in) {
+                        sub.y[m] = chf->y[s];
+                        sr.reg[m++] = regs->reg[s];
+                    }
+                }
+            }
+            sub.cells[ncell] = m;
+            sub.span_count = sr.span_count = m;
+            for (uint32_t s = 0; s < n; s++)
+                for (int d = 0; to[s] != OP_NO_LINK && d < 4; d++) {
+                    uint32_t t = chf->links[s][d];
+                    sub.links[to[s]][d] = t == OP_NO_LINK ? OP_NO_LINK : to[t];
+                }
+            op__loops lv, ov;
+            op_err e;
+            cr_assert_eq(op__contours_trace(chf, regs, &cs, o, sc, &lv, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(op__contours_trace(&sub, &sr, NULL, o, sc, &ov, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(lv.count, ov.count, "layer %d: %d loops, alone %d", L, lv.count, ov.count);
+            cr_assert_eq(lv.start[lv.count], ov.start[ov.count], "layer %d: raw vertices", L);
+            for (int i = 0; i < lv.count; i++) {
+                cr_assert_eq(lv.region[i], ov.region[i]);
+                cr_assert_eq(lv.start[i], ov.start[i]);
+            }
+            for (size_t k = 0; k < lv.start[lv.count]; k++) {
+                const op_contour_vert *a = &lv.verts[k], *b = &ov.verts[k];
+                cr_assert(a->x == b->x && a->y == b->y && a->z == b->z, "layer %d vertex %zu", L,
+                          k);
+                if (a->neighbour != b->neighbour) {
+                    cr_assert(b->neighbour == 0 && a->neighbour > 0 &&
+                                  a->neighbour != st.border_region,
+                              "layer %d vertex %zu: neighbour %d, alone %d", L, k, a->neighbour,
+                              b->neighbour);
+                    seams++;
+                }
+            }
+            /* The whole field's trace of these spans reads heights across the layers: the
+             * oracle is not that one (else the test would not see a walk of the wrong kind). */
+            op_contour_settings all = cs;
+            all.span_layer = NULL;
+            op__loops wv;
+            cr_assert_eq(op__contours_trace(chf, regs, &all, o, sc, &wv, &e), OP_OK, "%s", e.msg);
+            for (int i = 0, j = 0; i < ov.count && j < wv.count; j++) {
+                if (wv.region[j] != ov.region[i] ||
+                    wv.start[j + 1] - wv.start[j] != ov.start[i + 1] - ov.start[i])
+                    continue;
+                for (size_t k = 0; k < ov.start[i + 1] - ov.start[i]; k++)
+                    heights += wv.verts[wv.start[j] + k].y != ov.verts[ov.start[i] + k].y;
+                i++;
+            }
+        }
+    }
+    cr_assert_gt(layered, 0, "tiles of several layers");
+    cr_assert_gt(seams, 0, "seams between layers");
+    cr_assert_gt(heights, 0, "corner heights that the other layers would raise");
+    op_arena_destroy(o);
+    op_arena_destroy(sc);
     world_close(&w);
 }
 

@@ -69,6 +69,13 @@ static op_status check_input(const op_chf *chf, const op_regions *regs, op_err *
                           regs->region_count, OP_MAX_REGIONS);
     if (chf->span_count > 0 && (!regs->reg || !regs->region_area))
         return op_err_set(err, OP_EINVAL, "contours: regions without arrays");
+    return OP_OK;
+}
+
+/* Every span's id at most region_count: a pass of its own, unless a reuse plan's pass made
+ * the check on the way (op__contour_plan.checked). */
+static op_status check_ids(const op_chf *chf, const op_regions *regs, op_err *err)
+{
     for (uint32_t s = 0; s < chf->span_count; s++)
         if (regs->reg[s] > regs->region_count)
             return op_err_set(err, OP_EINVAL, "contours: span %u has region %d > region_count %d",
@@ -407,6 +414,8 @@ op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
     op_status st = op_contour_settings_validate(cs, err);
     if (st == OP_OK)
         st = check_input(chf, regs, err);
+    if (st == OP_OK && !base)
+        st = check_ids(chf, regs, err);
     if (st != OP_OK)
         return st;
     res->width = chf->width;
@@ -433,6 +442,10 @@ op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
     op__contour_plan plan;
     if (base && (st = op__contour_plan_make(chf, regs, cs, base, scratch, &plan, err)) != OP_OK)
         return st;
+    if (base && !plan.checked && (st = check_ids(chf, regs, err)) != OP_OK) {
+        memset(res, 0, sizeof *res);
+        return st;
+    }
     if (base && plan.count > 0) {
         b.base = base;
         b.plan = &plan;
@@ -474,6 +487,8 @@ op_status op_contours_trace(const op_chf *chf, const op_regions *regs, op_arena 
         return op_err_set(err, OP_EINVAL, "contours: NULL %s", !res ? "result" : "arena");
     memset(res, 0, sizeof *res);
     op_status st = check_input(chf, regs, err);
+    if (st == OP_OK)
+        st = check_ids(chf, regs, err);
     op__loops loops;
     if (st == OP_OK)
         st = op__contours_trace(chf, regs, NULL, out, scratch, &loops, err);

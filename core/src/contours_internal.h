@@ -56,7 +56,7 @@ typedef struct op__contour_base {
     const uint16_t *y;
     const uint32_t (*links)[4];
     uint32_t span_count;
-    const uint16_t *reg; /* region per span (after the border cut) */
+    const uint16_t *reg; /* region per span (after the border cut), each <= region_count */
     int region_count;    /* ids 1..region_count, the border band's included */
     const uint8_t *region_area;
     double max_error;
@@ -65,6 +65,7 @@ typedef struct op__contour_base {
     const int *first;           /* region_count + 2: region b's contours [first[b], first[b+1]) */
     const int *fallbacks;       /* region_count + 1: RawFallbacks counted for region b */
     const int *dropped;         /* region_count + 1: DroppedHoles counted for region b */
+    const uint32_t *spans;      /* region_count + 1: the spans of id b in reg (0 too), or NULL */
 } op__contour_base;
 
 /* The regions of a build whose contours are the base's (§5.7), from scratch. */
@@ -77,10 +78,13 @@ typedef struct op__contour_plan {
     uint8_t *mask;  /* with count > 0: the trace's marks of every span not copied */
     size_t edges;   /* their boundary edges */
     size_t skipped; /* the copied regions' spans */
+    int checked;    /* 1: every span's id was found at most region_count (the input check) */
 } op__contour_plan;
 
 /* Decides which regions copy their contours (contours_reuse.c); count 0 when none or when
- * base does not fit (another field, other settings, a layer view, keep_raw). */
+ * base does not fit (another field, other settings, a layer view, keep_raw). checked 1 when
+ * its pass over the spans found every id of regs at most region_count (0: not known, the
+ * caller checks). */
 op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
                                 const op_contour_settings *cs, const op__contour_base *base,
                                 op_arena *scratch, op__contour_plan *plan, op_err *err);

@@ -38,6 +38,15 @@ static inline void pair(int32_t *map, uint8_t *dirty, int x, int y)
         dirty[x] = 1;
 }
 
+/* Whether the four ids from a equal the four from b. */
+static inline int ids4_equal(const uint16_t *a, const uint16_t *b)
+{
+    uint64_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return x == y;
+}
+
 op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
                                 const op_contour_settings *cs, const op__contour_base *base,
                                 op_arena *scratch, op__contour_plan *plan, op_err *err)
@@ -59,29 +68,65 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     for (int i = 0; i <= nb; i++)
         b2n[i] = UNSET;
     const uint16_t *reg = regs->reg, *breg = base->reg;
-    /* Spans whose id is the same on both sides (most of them) only mark the id, recorded
-     * once after the pass; the others are paired one by one. */
-    uint8_t *same = op_arena_calloc(scratch, (size_t)(nn > nb ? nn : nb) + 1, 1);
-    uint32_t *cnt = op_arena_calloc(scratch, (size_t)nn + 2, sizeof *cnt); /* spans a region */
+    /* Spans whose id is the same on both sides (most of them) are only counted, the ids
+     * paired once after the pass; the others are paired one by one. The pass also checks the
+     * build's ids against region_count (the input check, which the caller then leaves out):
+     * a span whose id is the base's is at most nb (the capture's check), so only the other
+     * spans compare, and the ids above nn are found among the counts. */
+    int most = nn > nb ? nn : nb;
+    uint32_t *same = op_arena_calloc(scratch, (size_t)most + 1, sizeof *same);
+    uint32_t *cnt = op_arena_calloc(scratch, (size_t)most + 2, sizeof *cnt); /* spans a region */
     if (!same || !cnt)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
-    for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
-        int a = reg[s], b = breg[s];
-        cnt[a]++;
-        if (a == b) {
-            same[a] = 1;
-            continue;
+    if (base->spans) {
+        /* The base's spans a region known, a span whose id is unchanged need not be read
+         * alone: four spans compared at once, and the spans of base id b that keep it are
+         * its spans less those that do not (counted here, in same[b] first). */
+        uint32_t s = 0, n = chf->span_count;
+        for (;;) {
+            while (n - s >= 4 && ids4_equal(reg + s, breg + s))
+                s += 4;
+            if (s == n)
+                break;
+            uint32_t e = n - s >= 4 ? s + 4 : n;
+            for (; s < e; s++) {
+                int a = reg[s], b = breg[s];
+                if (a == b)
+                    continue;
+                if (a > nn || b > nb) /* as below */
+                    return OP_OK;
+                cnt[a]++;
+                same[b]++;
+                pair(n2b, ndirty, a, b);
+                pair(b2n, bdirty, b, a);
+            }
         }
-        if (b > nb) /* cannot be the base's (its ids are checked on capture) */
-            return OP_OK;
-        pair(n2b, ndirty, a, b);
-        pair(b2n, bdirty, b, a);
+        for (int b = 0; b <= nb; b++)
+            same[b] = base->spans[b] - same[b];
+    } else {
+        for (uint32_t s = 0, n = chf->span_count; s < n; s++) {
+            int a = reg[s], b = breg[s];
+            if (a == b) {
+                same[a]++;
+                continue;
+            }
+            if (a > nn || b > nb) /* a: not valid (the caller's check says so); b: not the base's */
+                return OP_OK;
+            cnt[a]++;
+            pair(n2b, ndirty, a, b);
+            pair(b2n, bdirty, b, a);
+        }
     }
-    for (int a = 0; a <= (nn > nb ? nn : nb); a++) {
+    for (int a = nn + 1; a <= nb; a++)
+        if (same[a])
+            return OP_OK; /* ids above region_count: the caller's check reports the first */
+    plan->checked = 1;
+    for (int a = 0; a <= nn; a++) {
         if (!same[a])
             continue;
         if (a > nb)
             return OP_OK;
+        cnt[a] += same[a];
         pair(n2b, ndirty, a, a);
         pair(b2n, bdirty, a, a);
     }

@@ -214,12 +214,16 @@ typedef struct tracer {
 } tracer;
 
 /* Walks one loop from (s, d) in cell (x, z). Returns 0 when the walk does not close
- * within every state of the field (links that are not mutual). */
-static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
+ * within every state of the field (links that are not mutual). whole (a constant in each
+ * caller): the view is the whole field's, so that every layer test folds away. */
+static inline __attribute__((always_inline)) int walk_loop_in(tracer *t, uint32_t s, int d, int x,
+                                                              int z, int whole)
 {
     /* The view is copied: stores to the byte mask could alias it, and it would be reloaded
      * at every step. */
-    const view v = *t->v;
+    view v = *t->v;
+    if (whole)
+        v.key = NULL;
     uint8_t *const mask = t->mask;
     op_contour_vert *const verts = t->verts;
     const size_t cap = t->cap;
@@ -259,6 +263,19 @@ static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
     } while (s != s0 || d != d0);
     t->nverts = nverts;
     return closed;
+}
+
+static int walk_loop(tracer *t, uint32_t s, int d, int x, int z)
+{
+    return t->v->key ? walk_loop_in(t, s, d, x, z, 0) : walk_loop_in(t, s, d, x, z, 1);
+}
+
+/* Whether none of the eight spans' marks from m has an untraced edge (a high nibble bit). */
+static inline int none_untraced8(const uint8_t *m)
+{
+    uint64_t w;
+    memcpy(&w, m, sizeof w);
+    return (w & 0xf0f0f0f0f0f0f0f0u) == 0;
 }
 
 /* marked: the marks of every span not skipped are in mask already (op__contours_mark_pairs),
@@ -301,6 +318,11 @@ static op_status trace(const op_chf *chf, const op_regions *regs, const op_conto
     int count = 0;
     /* Loops start in span index order; the cell of a start is looked up (a few per tile). */
     for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        /* Most spans have no edge to trace (inside a region, or copied): eight at a time. */
+        while (ns - s >= 8 && none_untraced8(mask + s))
+            s += 8;
+        if (s == ns)
+            break;
         if (!(mask[s] >> 4))
             continue;
         while (mask[s] >> 4) {

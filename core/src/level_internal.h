@@ -58,6 +58,10 @@ typedef struct op__tile_base {
                                                 base computed, by contour (§5.12), or NULL */
 } op__tile_base;
 
+struct op_rebuild_entry;
+/* The base an entry keeps (tests read what the capture recorded), or NULL for NULL. */
+const op__tile_base *op__rebuild_entry_base(const struct op_rebuild_entry *e);
+
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).
  * cached == NULL: from scratch; *base receives the tile's base (complete, eroded areas and
  * span layers included, when want_base). cached != NULL: from that base (complete). Then

@@ -189,7 +189,8 @@ static void put_detail(unsigned char **at, const op_level *l, op_rebuild_entry *
 static size_t contour_bytes(const contour_keep *k, int nregions)
 {
     size_t n = up((size_t)k->set.count * sizeof(op_contour)) +
-               3 * up(((size_t)nregions + 2) * sizeof(int)) + up((size_t)nregions + 1);
+               3 * up(((size_t)nregions + 2) * sizeof(int)) + up((size_t)nregions + 1) +
+               up(((size_t)nregions + 1) * sizeof(uint32_t));
     for (int i = 0; i < k->set.count; i++)
         n += up((size_t)k->set.contours[i].nverts * sizeof(op_contour_vert));
     return n;
@@ -224,6 +225,13 @@ static void put_contours(unsigned char **at, op_rebuild_entry *e, const op_tile_
     b->first = put(at, k->rec.first, ((size_t)nr + 2) * sizeof(int));
     b->fallbacks = put(at, k->rec.fallbacks, ((size_t)nr + 2) * sizeof(int));
     b->dropped = put(at, k->rec.dropped, ((size_t)nr + 2) * sizeof(int));
+    /* Spans a region: the plan's pass then skips the spans whose id is unchanged unread. */
+    uint32_t *spans = put(at, NULL, 0);
+    memset(spans, 0, ((size_t)nr + 1) * sizeof *spans);
+    for (uint32_t i = 0; i < st->chf.span_count; i++)
+        spans[e->reg[i]]++;
+    *at += up(((size_t)nr + 1) * sizeof *spans);
+    b->spans = spans;
     e->base.contours = b;
 }
 
@@ -441,6 +449,11 @@ op_status op_level_rebuild_tile(const op_level *lvl, const op_rebuild_entry *e,
 size_t op_rebuild_entry_bytes(const op_rebuild_entry *e)
 {
     return e ? e->bytes : 0;
+}
+
+const op__tile_base *op__rebuild_entry_base(const op_rebuild_entry *e)
+{
+    return e ? &e->base : NULL;
 }
 
 void op_rebuild_entry_tile(const op_rebuild_entry *e, int *tx, int *tz)

@@ -81,8 +81,9 @@ static op_status cut_border(const op_level *l, op_arena *out, op_tile_stages *st
         int x0 = core_row ? b : chf->width;
         int x1 = core_row ? (b + tc < chf->width ? b + tc : chf->width) : chf->width;
         relabel(r->reg, row[0], row[x0], border_id);
-        for (uint32_t i = row[x0]; i < row[x1]; i++)
-            inside |= r->reg[i] != 0;
+        /* Whether any core span has a region: the first one found settles it. */
+        for (uint32_t i = row[x0]; !inside && i < row[x1]; i++)
+            inside = r->reg[i] != 0;
         relabel(r->reg, row[x1], row[chf->width], border_id);
     }
     uint8_t *areas = op_arena_alloc(out, (size_t)border_id + 1);

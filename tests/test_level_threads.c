@@ -7,6 +7,7 @@
  * exactly, and hand-made cost lists.
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "../core/src/level_internal.h"
 #include "onepath/build.h"
 #include "onepath/levelgen.h"
+#include "onepath/limits.h"
 #include "onepath/parallel.h"
 #include "op_test.h"
 
@@ -564,5 +566,142 @@ Test(level_threads, job_order_puts_the_fullest_bins_first)
     free(seen);
     free(order);
     op_level_destroy(l);
+    op_arena_destroy(a);
+}
+
+/* §2's classification written out (float32, the spec's operations in its order), as the
+ * oracle of the scan's inlined copy. */
+static int walkable_by_the_spec(const float *a, const float *b, const float *c, float slope_cos)
+{
+    float e0[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    float e1[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    float n[3] = {e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2],
+                  e0[0] * e1[1] - e0[1] * e1[0]};
+    float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    if (!(len2 > 0.0f))
+        return 0;
+    float d = 1.0f / sqrtf(len2);
+    return n[1] * d > slope_cos;
+}
+
+/* The whole preparation against naive references on random soups: the classes (the
+ * spec's float32 test, exact 45-degree slopes on an integer lattice, degenerate
+ * triangles with a repeated or collinear vertex), the copies (an earlier triangle with
+ * the same key, found by comparing with every earlier one; duplicates by index, by
+ * coordinates, -0 against +0, with and without areas), the bins (op_tile_buckets) at 1
+ * to 4 threads. Single-tile triangles (small tiles or large ones) take the scan's short
+ * path, many-tile ones the general. */
+Test(level_threads, classes_copies_and_bins_match_naive_references)
+{
+    enum { NV = 700, NT = 6000 };
+    static float v[3 * NV];
+    static int t[3 * NT];
+    static uint8_t areas[NT], want[NT];
+    op_test_rng rng = {2026};
+    for (int round = 0; round < 6; round++) {
+        int span = round < 3 ? 6 : 60; /* few distinct coordinates, or many */
+        for (int i = 0; i < NV; i++)
+            for (int a = 0; a < 3; a++) {
+                int r = op_test_rand_int(&rng, 0, 19);
+                v[3 * i + a] = r == 0 ? -0.0f : (float)op_test_rand_int(&rng, 0, span);
+            }
+        for (int i = 0; i < NT; i++) {
+            int r = op_test_rand_int(&rng, 0, 9);
+            if (i > 0 && r < 2) { /* an earlier triangle again, maybe with another area */
+                int j = op_test_rand_int(&rng, 0, i - 1);
+                memcpy(&t[3 * i], &t[3 * j], 3 * sizeof *t);
+                areas[i] = op_test_rand_int(&rng, 0, 3) ? areas[j] : (uint8_t)(areas[j] ^ 2);
+            } else {
+                for (int k = 0; k < 3; k++)
+                    t[3 * i + k] = op_test_rand_int(&rng, 0, NV - 1);
+                if (r == 2) /* degenerate: a vertex twice */
+                    t[3 * i + 2] = t[3 * i];
+                areas[i] = (uint8_t)op_test_rand_int(&rng, 0, OP_MAX_AREA);
+            }
+        }
+        if (round == 1) { /* a collinear triangle by coordinates */
+            float line[9] = {1, 2, 3, 2, 3, 4, 4, 5, 6};
+            memcpy(v, line, sizeof line);
+            t[0] = 0, t[1] = 1, t[2] = 2;
+        }
+        for (int with_areas = 0; with_areas < 2; with_areas++) {
+            op_soup soup = {v, 3 * NV, t, 3 * NT, with_areas ? areas : NULL};
+            op_settings s;
+            op_settings_default(&s);
+            s.tile_size = round % 3 == 0 ? 200.0 : (round % 3 == 1 ? 8.0 : 1.5);
+            int copies = 0;
+            for (int i = 0; i < NT; i++) {
+                uint32_t ki[10], kj[10];
+                for (int k = 0; k < 3; k++)
+                    memcpy(&ki[3 * k], &v[3 * t[3 * i + k]], 3 * sizeof(float));
+                ki[9] = with_areas ? areas[i] : OP_WALKABLE_AREA;
+                want[i] = 0;
+                for (int j = 0; j < i && !want[i]; j++) {
+                    for (int k = 0; k < 3; k++)
+                        memcpy(&kj[3 * k], &v[3 * t[3 * j + k]], 3 * sizeof(float));
+                    kj[9] = with_areas ? areas[j] : OP_WALKABLE_AREA;
+                    want[i] = !memcmp(ki, kj, sizeof ki);
+                }
+                copies += want[i];
+            }
+            cr_assert_gt(copies, NT / 10, "only %d copies", copies);
+            for (int th = 1; th <= 4; th++) {
+                same_as_serial_with(&soup, &s, th);
+                op_err e;
+                op_level *l;
+                cr_assert_eq(op_level_create_threads(&soup, &s, NULL, 0, th, &l, &e), OP_OK, "%s",
+                             e.msg);
+                int walkable = 0, exact = 0;
+                for (int i = 0; i < NT; i++) {
+                    const float *a = &v[3 * t[3 * i]], *b = &v[3 * t[3 * i + 1]],
+                                *c = &v[3 * t[3 * i + 2]];
+                    int w = walkable_by_the_spec(a, b, c, l->span.slope_cos);
+                    /* The spec's test at >= instead: a slope of exactly the limit. */
+                    float e0[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+                    float e1[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+                    float ny = e0[2] * e1[0] - e0[0] * e1[2];
+                    float n2 = (e0[1] * e1[2] - e0[2] * e1[1]) * (e0[1] * e1[2] - e0[2] * e1[1]) +
+                               ny * ny +
+                               (e0[0] * e1[1] - e0[1] * e1[0]) * (e0[0] * e1[1] - e0[1] * e1[0]);
+                    exact += n2 > 0.0f && ny * (1.0f / sqrtf(n2)) == l->span.slope_cos;
+                    walkable += w;
+                    int area = with_areas ? areas[i] : OP_WALKABLE_AREA;
+                    int cls = want[i] ? (int)OP__TRI_COPY : (w ? area : 0);
+                    cr_assert_eq(l->tri_class[i], cls, "round %d, triangle %d at %d threads", round,
+                                 i, th);
+                }
+                cr_assert_gt(walkable, NT / 10);
+                if (round < 3)
+                    cr_assert_gt(exact, 0, "no slope of exactly the limit");
+                op_level_destroy(l);
+            }
+        }
+    }
+}
+
+/* The fused index test (one unsigned comparison an index) at its edges, in every
+ * chunk: -1, INT_MIN, INT_MAX, the vertex count itself; the vertex count minus one is
+ * fine. Errors as the serial check reports them. */
+Test(level_threads, index_edges_are_reported_as_the_serial_check)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup g;
+    gen("terrain", 128, a, &g);
+    size_t nv = g.verts_len, nt = g.tris_len;
+    int *t = malloc(nt * sizeof *t);
+    op_soup soup = {g.verts, nv, t, nt, NULL};
+    const int bad[] = {-1, INT_MIN, INT_MAX, (int)(nv / 3)};
+    const size_t at[] = {0, 1, 2, nt / 2 + 1, nt - 1};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        for (size_t j = 0; j < sizeof at / sizeof *at; j++) {
+            memcpy(t, g.tris, nt * sizeof *t);
+            t[at[j]] = bad[i];
+            same_error(&soup, "index edge");
+        }
+    memcpy(t, g.tris, nt * sizeof *t);
+    t[nt - 1] = (int)(nv / 3 - 1);
+    t[0] = (int)(nv / 3 - 1);
+    same_as_serial(&soup, 4);
+    free(t);
     op_arena_destroy(a);
 }

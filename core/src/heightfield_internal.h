@@ -5,6 +5,8 @@
 #ifndef ONEPATH_HEIGHTFIELD_INTERNAL_H
 #define ONEPATH_HEIGHTFIELD_INTERNAL_H
 
+#include <math.h>
+
 #include "onepath/spans.h"
 
 /* floor and ceil without libm calls (x86-64 has no rounding instruction in its
@@ -22,6 +24,25 @@ static inline double op__ceil(double x)
         return x;
     double t = (double)(int64_t)x;
     return t < x ? t + 1.0 : t;
+}
+
+/* §2's classification, inline for the level's scan (one call a triangle was a fifth of
+ * its cost); op_triangle_walkable is this. float32 throughout, as
+ * rcMarkWalkableTriangles: e0 = v1 - v0, e1 = v2 - v0, n = e0 x e1; the operations and
+ * their order are normative (docs/spec/build3d-spans.md §2). */
+static inline int op__triangle_walkable(const float *v0, const float *v1, const float *v2,
+                                        float slope_cos)
+{
+    float e0x = v1[0] - v0[0], e0y = v1[1] - v0[1], e0z = v1[2] - v0[2];
+    float e1x = v2[0] - v0[0], e1y = v2[1] - v0[1], e1z = v2[2] - v0[2];
+    float nx = e0y * e1z - e0z * e1y;
+    float ny = e0z * e1x - e0x * e1z;
+    float nz = e0x * e1y - e0y * e1x;
+    float len2 = nx * nx + ny * ny + nz * nz;
+    if (!(len2 > 0.0f))
+        return 0; /* degenerate: Recast's 0 * inf = NaN fails the test as well */
+    float d = 1.0f / sqrtf(len2);
+    return ny * d > slope_cos;
 }
 
 /* CellOf (§1.2) from an estimate with 1/cs, corrected against the lines themselves.

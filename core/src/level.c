@@ -133,10 +133,18 @@ static inline void axis_tiles(float lo, float hi, const op__axis_grid *a, int32_
  * vertices they use (the first one seen winning ties, as op_soup_bounds, so that merging
  * chunks in order gives its result) and each triangle's tiles before the range is known
  * (clamped in phase 3). 1 when an index or a coordinate is bad. */
-static int bad_indices(const int *ti, size_t nv)
+static inline int bad_indices(const int *ti, uint32_t lim)
 {
-    return ti[0] < 0 || (size_t)ti[0] >= nv || ti[1] < 0 || (size_t)ti[1] >= nv || ti[2] < 0 ||
-           (size_t)ti[2] >= nv;
+    /* A negative index is 2^31 or more as uint32_t, beyond lim (see index_limit): one
+     * test and one branch for the three. */
+    return ((uint32_t)ti[0] >= lim) | ((uint32_t)ti[1] >= lim) | ((uint32_t)ti[2] >= lim);
+}
+
+/* The bound for bad_indices: the vertex count, at most 2^31 (every int index at or
+ * above 0 is below it then, and no negative one is). */
+static uint32_t index_limit(size_t nv)
+{
+    return nv < 0x80000000u ? (uint32_t)nv : 0x80000000u;
 }
 
 /* A triangle's key: its three vertices' float32 bits in order and its input area
@@ -149,30 +157,32 @@ static void tri_key(const float *const q[3], uint32_t area, uint32_t key[10])
 }
 
 /* A hash of tri_key's ten words, taken as five 64-bit words straight from the vertices
- * (only the speed of phase 6 depends on it: keys are compared in full). */
-static uint32_t tri_hash(const float *const q[3], uint32_t area)
+ * (only the speed of phase 6 depends on it: keys are compared in full). One multiply a
+ * word; the final fold brings the high bits, which depend on every word's every bit,
+ * down to the low ones the tables probe with. */
+static inline uint32_t tri_hash(const float *p0, const float *p1, const float *p2, uint32_t area)
 {
     uint32_t w[10];
-    memcpy(&w[0], q[0], 3 * sizeof(float));
-    memcpy(&w[3], q[1], 3 * sizeof(float));
-    memcpy(&w[6], q[2], 3 * sizeof(float));
+    memcpy(&w[0], p0, 3 * sizeof(float));
+    memcpy(&w[3], p1, 3 * sizeof(float));
+    memcpy(&w[6], p2, 3 * sizeof(float));
     w[9] = area;
     uint64_t h = 0x9e3779b97f4a7c15u;
 #pragma GCC unroll 5
-    for (int j = 0; j < 10; j += 2) {
+    for (int j = 0; j < 10; j += 2)
         h = (h ^ ((uint64_t)w[j] | (uint64_t)w[j + 1] << 32)) * 0xff51afd7ed558ccdu;
-        h ^= h >> 31;
-    }
-    return (uint32_t)h;
+    h ^= h >> 29;
+    return (uint32_t)(h ^ h >> 32);
 }
 
 static int chunk_scan(const binning *b, bin_chunk *c)
 {
     const float *v = b->soup->verts;
     const int *ix = b->soup->tris;
-    size_t nv = b->soup->verts_len / 3;
-    const float M = (float)OP_MAX_COORD;
-    if (bad_indices(&ix[3 * c->t0], nv))
+    const uint8_t *areas = b->soup->areas;
+    uint32_t lim = index_limit(b->soup->verts_len / 3);
+    const float M = (float)OP_MAX_COORD, slope_cos = b->slope_cos;
+    if (bad_indices(&ix[3 * c->t0], lim))
         return 1;
     const float *p = &v[3 * (size_t)ix[3 * c->t0]];
     float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
@@ -181,11 +191,15 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     op__axis_grid ax, az;
     op__axis_grid_init(&ax, g, g->origin_x);
     op__axis_grid_init(&az, g, g->origin_z);
+    tri_rect *rect = b->rect;
+    uint8_t *tri_class = b->tri_class;
+    uint32_t *hash = b->hash;
     for (size_t t = c->t0; t < c->t1; t++) {
-        if (bad_indices(&ix[3 * t], nv))
+        const int *ti = &ix[3 * t];
+        if (bad_indices(ti, lim))
             return 1;
-        const float *p0 = &v[3 * (size_t)ix[3 * t]], *p1 = &v[3 * (size_t)ix[3 * t + 1]],
-                    *p2 = &v[3 * (size_t)ix[3 * t + 2]];
+        const float *p0 = &v[3 * (size_t)ti[0]], *p1 = &v[3 * (size_t)ti[1]],
+                    *p2 = &v[3 * (size_t)ti[2]];
         float x0 = p0[0], x1 = p0[0], z0 = p0[2], z1 = p0[2];
         x0 = p1[0] < x0 ? p1[0] : x0;
         x1 = p1[0] > x1 ? p1[0] : x1;
@@ -200,6 +214,10 @@ static int chunk_scan(const binning *b, bin_chunk *c)
         y1 = p1[1] > y1 ? p1[1] : y1;
         y0 = p2[1] < y0 ? p2[1] : y0;
         y1 = p2[1] > y1 ? p2[1] : y1;
+        /* A vertex of another chunk's range may be bad (NaN fails this too): the cell
+         * arithmetic only ever sees valid coordinates. */
+        if (!(x0 >= -M && x1 <= M && z0 >= -M && z1 <= M))
+            return 1;
         /* The bounds from the triangle's box: a running min (max) that keeps the first
          * of equal values (a -0 before a +0) gives the same over the box ends in
          * triangle order as over every vertex in order. */
@@ -209,19 +227,14 @@ static int chunk_scan(const binning *b, bin_chunk *c)
         by1 = y1 > by1 ? y1 : by1;
         bz0 = z0 < bz0 ? z0 : bz0;
         bz1 = z1 > bz1 ? z1 : bz1;
-        const float *q[3] = {p0, p1, p2};
-        /* A vertex of another chunk's range may be bad (NaN fails this too): the cell
-         * arithmetic only ever sees valid coordinates. */
-        if (!(x0 >= -M && x1 <= M && z0 >= -M && z1 <= M))
-            return 1;
         if (tiles) {
-            tri_rect *r = &b->rect[t];
+            tri_rect *r = &rect[t];
             axis_tiles(x0, x1, &ax, &r->x0, &r->x1);
             axis_tiles(z0, z1, &az, &r->z0, &r->z1);
         }
-        int area = b->soup->areas ? b->soup->areas[t] : OP_WALKABLE_AREA;
-        b->tri_class[t] = (uint8_t)(op_triangle_walkable(p0, p1, p2, b->slope_cos) ? area : 0);
-        b->hash[t] = tri_hash(q, (uint32_t)area);
+        uint32_t area = areas ? areas[t] : OP_WALKABLE_AREA;
+        tri_class[t] = (uint8_t)(op__triangle_walkable(p0, p1, p2, slope_cos) ? area : 0);
+        hash[t] = tri_hash(p0, p1, p2, area);
     }
     float bb[6] = {bx0, by0, bz0, bx1, by1, bz1};
     memcpy(c->bmin, bb, sizeof c->bmin);
@@ -233,6 +246,8 @@ static int chunk_scan(const binning *b, bin_chunk *c)
 static void chunk_count(binning *b, bin_chunk *c)
 {
     const op_tile_range *r = &b->range;
+    uint32_t *count = c->count;
+    size_t ntx = b->ntx;
     uint64_t pairs = 0;
     for (size_t t = c->t0; t < c->t1; t++) {
         tri_rect *q = &b->rect[t];
@@ -245,9 +260,14 @@ static void chunk_count(binning *b, bin_chunk *c)
             q->x1 = 0;
             continue;
         }
+        if (q->x0 == q->x1 && q->z0 == q->z1) { /* one tile, most triangles */
+            count[(size_t)q->z0 * ntx + (size_t)q->x0]++;
+            pairs++;
+            continue;
+        }
         for (int32_t tz = q->z0; tz <= q->z1; tz++)
             for (int32_t tx = q->x0; tx <= q->x1; tx++)
-                c->count[(size_t)tz * b->ntx + (size_t)tx]++;
+                count[(size_t)tz * ntx + (size_t)tx]++;
         pairs += (uint64_t)(q->x1 - q->x0 + 1) * (uint64_t)(q->z1 - q->z0 + 1);
     }
     c->pairs = pairs;
@@ -255,12 +275,17 @@ static void chunk_count(binning *b, bin_chunk *c)
 
 static void chunk_fill(binning *b, bin_chunk *c)
 {
-    uint32_t *cur = c->count;
+    uint32_t *cur = c->count, *ids = b->ids;
+    size_t ntx = b->ntx;
     for (size_t t = c->t0; t < c->t1; t++) {
         const tri_rect *q = &b->rect[t];
+        if (q->x0 == q->x1 && q->z0 == q->z1) { /* one tile, as in chunk_count */
+            ids[cur[(size_t)q->z0 * ntx + (size_t)q->x0]++] = (uint32_t)t;
+            continue;
+        }
         for (int32_t tz = q->z0; tz <= q->z1; tz++)
             for (int32_t tx = q->x0; tx <= q->x1; tx++)
-                b->ids[cur[(size_t)tz * b->ntx + (size_t)tx]++] = (uint32_t)t;
+                ids[cur[(size_t)tz * ntx + (size_t)tx]++] = (uint32_t)t;
     }
 }
 
@@ -286,11 +311,14 @@ static int same_key(const binning *b, uint32_t t, uint32_t u)
     return !memcmp(kt, ku, sizeof kt);
 }
 
-/* Slots for a bin of n entries: a power of two of at least 2n (and 16). */
+/* Slots for a bin of n entries: a power of two above n (and at least 16). Only the
+ * entries at home go in, so some slot stays empty and the load stays about the share
+ * of triangles at home, below 1; clearing twice the slots, as before, cost more than
+ * the longer probes save (callgrind, docs/benchmarks.md). */
 static size_t copy_slots_for(size_t n)
 {
     size_t cap = 16;
-    while (cap < 2 * n)
+    while (cap <= n)
         cap *= 2;
     return cap;
 }

@@ -37,17 +37,7 @@
 
 int op_triangle_walkable(const float *v0, const float *v1, const float *v2, float slope_cos)
 {
-    /* float32 throughout, as rcMarkWalkableTriangles: e0 = v1 - v0, e1 = v2 - v0, n = e0 x e1. */
-    float e0x = v1[0] - v0[0], e0y = v1[1] - v0[1], e0z = v1[2] - v0[2];
-    float e1x = v2[0] - v0[0], e1y = v2[1] - v0[1], e1z = v2[2] - v0[2];
-    float nx = e0y * e1z - e0z * e1y;
-    float ny = e0z * e1x - e0x * e1z;
-    float nz = e0x * e1y - e0y * e1x;
-    float len2 = nx * nx + ny * ny + nz * nz;
-    if (!(len2 > 0.0f))
-        return 0; /* degenerate: Recast's 0 * inf = NaN fails the test as well */
-    float d = 1.0f / sqrtf(len2);
-    return ny * d > slope_cos;
+    return op__triangle_walkable(v0, v1, v2, slope_cos); /* heightfield_internal.h */
 }
 
 int op_triangle_may_be_walkable(const float *v0, const float *v1, const float *v2, float slope_cos)

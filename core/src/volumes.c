@@ -269,7 +269,8 @@ static void row_range(const op_chf *chf, const op_volume *v, int *y0, int *y1)
     *y1 = first_row_above(chf, 0, v->bmax[1], 1);
 }
 
-static int apply_one(op_chf *chf, const op_volume *v)
+/* rows, when not NULL, widens to the rows [rows[0], rows[1]] of every span changed. */
+static int apply_one(op_chf *chf, const op_volume *v, int *rows)
 {
     double lo[2], hi[2];
     int y0, y1, changed = 0;
@@ -279,7 +280,8 @@ static int apply_one(op_chf *chf, const op_volume *v)
     int x1 = end_centre_at_most(chf->origin[0], chf->cs, chf->width, hi[0]);
     int z0 = first_centre_at_least(chf->origin[2], chf->cs, chf->depth, lo[1]);
     int z1 = end_centre_at_most(chf->origin[2], chf->cs, chf->depth, hi[1]);
-    for (int z = z0; z < z1; z++)
+    for (int z = z0; z < z1; z++) {
+        int row_changed = 0;
         for (int x = x0; x < x1; x++) {
             int c = x + z * chf->width;
             if (chf->cells[c] == chf->cells[c + 1])
@@ -292,18 +294,27 @@ static int apply_one(op_chf *chf, const op_volume *v)
                 if (chf->areas[s] != OP_NULL_AREA && chf->y[s] >= y0 && chf->y[s] < y1 &&
                     chf->areas[s] != (uint8_t)v->area) {
                     chf->areas[s] = (uint8_t)v->area;
-                    changed = 1;
+                    row_changed = 1;
                 }
         }
+        if (row_changed && rows) {
+            rows[0] = z < rows[0] ? z : rows[0];
+            rows[1] = z > rows[1] ? z : rows[1];
+        }
+        changed |= row_changed;
+    }
     return changed;
 }
 
-int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode)
+int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode,
+                            int rows[2])
 {
     int changed = 0;
+    if (rows)
+        rows[0] = chf->depth, rows[1] = -1;
     for (int i = 0; i < nvols; i++)
         if (vols[i].mode == mode)
-            changed |= apply_one(chf, &vols[i]);
+            changed |= apply_one(chf, &vols[i], rows);
     if (changed)
         chf->dist = NULL; /* areas changed: a distance field built before is stale */
     return changed;
@@ -331,6 +342,6 @@ op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_vol
         return st;
     if ((int)mode != OP_VOLUME_AREA && (int)mode != OP_VOLUME_OBSTACLE)
         return op_err_set(err, OP_EINVAL, "volumes: mode = %d is unknown", (int)mode);
-    op__volumes_apply_valid(chf, vols, nvols, mode);
+    op__volumes_apply_valid(chf, vols, nvols, mode, NULL);
     return OP_OK;
 }

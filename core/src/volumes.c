@@ -269,8 +269,9 @@ static void row_range(const op_chf *chf, const op_volume *v, int *y0, int *y1)
     *y1 = first_row_above(chf, 0, v->bmax[1], 1);
 }
 
-/* rows, when not NULL, widens to the rows [rows[0], rows[1]] of every span changed. */
-static int apply_one(op_chf *chf, const op_volume *v, int *rows)
+/* box, when not NULL, widens to the cells [box[0], box[2]] x [box[1], box[3]] (x, z) of
+ * every span changed. */
+static int apply_one(op_chf *chf, const op_volume *v, int *box)
 {
     double lo[2], hi[2];
     int y0, y1, changed = 0;
@@ -280,10 +281,9 @@ static int apply_one(op_chf *chf, const op_volume *v, int *rows)
     int x1 = end_centre_at_most(chf->origin[0], chf->cs, chf->width, hi[0]);
     int z0 = first_centre_at_least(chf->origin[2], chf->cs, chf->depth, lo[1]);
     int z1 = end_centre_at_most(chf->origin[2], chf->cs, chf->depth, hi[1]);
-    for (int z = z0; z < z1; z++) {
-        int row_changed = 0;
+    for (int z = z0; z < z1; z++)
         for (int x = x0; x < x1; x++) {
-            int c = x + z * chf->width;
+            int c = x + z * chf->width, cell_changed = 0;
             if (chf->cells[c] == chf->cells[c + 1])
                 continue;
             double px = cell_centre(chf->origin[0], x, chf->cs);
@@ -294,27 +294,28 @@ static int apply_one(op_chf *chf, const op_volume *v, int *rows)
                 if (chf->areas[s] != OP_NULL_AREA && chf->y[s] >= y0 && chf->y[s] < y1 &&
                     chf->areas[s] != (uint8_t)v->area) {
                     chf->areas[s] = (uint8_t)v->area;
-                    row_changed = 1;
+                    cell_changed = 1;
                 }
+            if (cell_changed && box) {
+                box[0] = x < box[0] ? x : box[0];
+                box[1] = z < box[1] ? z : box[1];
+                box[2] = x > box[2] ? x : box[2];
+                box[3] = z > box[3] ? z : box[3];
+            }
+            changed |= cell_changed;
         }
-        if (row_changed && rows) {
-            rows[0] = z < rows[0] ? z : rows[0];
-            rows[1] = z > rows[1] ? z : rows[1];
-        }
-        changed |= row_changed;
-    }
     return changed;
 }
 
 int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode,
-                            int rows[2])
+                            int box[4])
 {
     int changed = 0;
-    if (rows)
-        rows[0] = chf->depth, rows[1] = -1;
+    if (box)
+        box[0] = chf->width, box[1] = chf->depth, box[2] = box[3] = -1;
     for (int i = 0; i < nvols; i++)
         if (vols[i].mode == mode)
-            changed |= apply_one(chf, &vols[i], rows);
+            changed |= apply_one(chf, &vols[i], box);
     if (changed)
         chf->dist = NULL; /* areas changed: a distance field built before is stale */
     return changed;

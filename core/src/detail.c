@@ -108,9 +108,10 @@ static int poly_nverts(const op_poly_mesh *mesh, int p)
  * walks, its interior samples; at most OP__DT_MAXV). Edge-map rows and walk arrays
  * beyond these are never touched. */
 static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double sd, int *max_steps,
-                        int *max_verts)
+                        int *max_verts, size_t *walked, size_t *walk_points)
 {
     int detail = sd > 0.9, steps = 0, verts = 3;
+    *walked = *walk_points = 0;
     for (int p = 0; p < mesh->npolys; p++) {
         if (from_base && from_base[p] >= 0)
             continue; /* copied, not computed */
@@ -122,6 +123,8 @@ static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double s
             int ns = op__detail_edge_steps(mesh, p, k, n, sd);
             steps = ns > steps ? ns : steps;
             nv += ns > 1 ? ns - 1 : 0;
+            *walked += ns > 0;
+            *walk_points += ns > 1 ? (size_t)ns - 1 : 0;
         }
         if (detail) {
             int b = op__detail_sample_bound(mesh, p, n, sd);
@@ -138,7 +141,8 @@ static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_ba
                            op__detail_stack *stack, op_arena *scratch, op_err *err)
 {
     int max_steps, max_verts;
-    work_bounds(mesh, from_base, sd, &max_steps, &max_verts);
+    size_t walked, walk_points;
+    work_bounds(mesh, from_base, sd, &max_steps, &max_verts, &walked, &walk_points);
     size_t steps = (size_t)max_steps + 1;
     size_t edge_bytes = (size_t)max_verts * 256 * sizeof(uint16_t);
     memset(w, 0, sizeof *w);
@@ -163,6 +167,21 @@ static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_ba
     if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
         !w->ew.stack)
         return nomem(err, (size_t)stack->start * 2 + edge_bytes + steps * 41);
+    /* The edge-walk cache (op__edge_work): room for every walk's points up to a cap that
+     * keeps a tile's scratch small (past it, walks are simply not cached). */
+    if (walked > 0) {
+        uint32_t slots = 16;
+        while (slots < 2 * walked)
+            slots *= 2;
+        w->ew.ccap = walk_points < OP__EDGE_CACHE_POINTS ? walk_points : OP__EDGE_CACHE_POINTS;
+        w->ew.cmask = slots - 1;
+        w->ew.ckey = op_arena_calloc(scratch, slots, sizeof *w->ew.ckey);
+        w->ew.cfirst = op_arena_alloc(scratch, slots * sizeof *w->ew.cfirst);
+        w->ew.ccount = op_arena_alloc(scratch, slots * sizeof *w->ew.ccount);
+        w->ew.cpts = op_arena_alloc(scratch, (w->ew.ccap + 1) * 3 * sizeof(double));
+        if (!w->ew.ckey || !w->ew.cfirst || !w->ew.ccount || !w->ew.cpts)
+            return nomem(err, (size_t)slots * 16 + w->ew.ccap * 24);
+    }
     w->dt->rows_ready = 0; /* rows are initialised as vertices appear */
     w->dt->stack_cap = stack->start;
     return OP_OK;

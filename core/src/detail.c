@@ -55,6 +55,11 @@ typedef struct work {
     uint8_t ring[OP__DT_MAXV];
     acc out;
     op__detail_stack *stack; /* sizes; counts the rebuilds */
+    /* Per computed polygon, from sizing the workspace (work_bounds), so that the ring and
+     * the samples do not compute them again: edge steps (nvp a polygon) and the sample
+     * bound. NULL when no polygon is computed. */
+    int32_t *steps;
+    int32_t *bound;
 } work;
 
 static op_status nomem(op_err *err, size_t bytes)
@@ -108,7 +113,8 @@ static int poly_nverts(const op_poly_mesh *mesh, int p)
  * walks, its interior samples; at most OP__DT_MAXV). Edge-map rows and walk arrays
  * beyond these are never touched. */
 static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double sd, int *max_steps,
-                        int *max_verts, size_t *walked, size_t *walk_points)
+                        int *max_verts, size_t *walked, size_t *walk_points, int32_t *psteps,
+                        int32_t *pbound)
 {
     int detail = sd > 0.9, steps = 0, verts = 3;
     *walked = *walk_points = 0;
@@ -121,6 +127,7 @@ static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double s
         long nv = n;
         for (int k = 0; k < n && detail; k++) {
             int ns = op__detail_edge_steps(mesh, p, k, n, sd);
+            psteps[(size_t)p * (size_t)mesh->nvp + (size_t)k] = ns;
             steps = ns > steps ? ns : steps;
             nv += ns > 1 ? ns - 1 : 0;
             *walked += ns > 0;
@@ -128,6 +135,7 @@ static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double s
         }
         if (detail) {
             int b = op__detail_sample_bound(mesh, p, n, sd);
+            pbound[p] = b;
             nv = b < 0 || b > OP__DT_MAXV ? OP__DT_MAXV : nv + b;
         }
         nv = nv > OP__DT_MAXV ? OP__DT_MAXV : nv;
@@ -142,10 +150,16 @@ static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_ba
 {
     int max_steps, max_verts;
     size_t walked, walk_points;
-    work_bounds(mesh, from_base, sd, &max_steps, &max_verts, &walked, &walk_points);
+    memset(w, 0, sizeof *w);
+    w->steps =
+        op_arena_alloc(scratch, ((size_t)mesh->npolys * (size_t)mesh->nvp + 1) * sizeof *w->steps);
+    w->bound = op_arena_alloc(scratch, ((size_t)mesh->npolys + 1) * sizeof *w->bound);
+    if (!w->steps || !w->bound)
+        return nomem(err, (size_t)mesh->npolys * ((size_t)mesh->nvp + 1) * 4);
+    work_bounds(mesh, from_base, sd, &max_steps, &max_verts, &walked, &walk_points, w->steps,
+                w->bound);
     size_t steps = (size_t)max_steps + 1;
     size_t edge_bytes = (size_t)max_verts * 256 * sizeof(uint16_t);
-    memset(w, 0, sizeof *w);
     w->stack = stack;
     /* Not zeroed as a whole (8 KB a tile build): the vertex and triangle arrays are written
      * before they are read (ids below nv and nt only); the counters and the per-triangle
@@ -192,7 +206,7 @@ static op_status refine_poly(work *w, const op_poly_mesh *mesh, int p, int n, co
                              const op_regions *regs, const op_detail_settings *ds, double sd,
                              int min_row, op_arena *scratch, op_err *err)
 {
-    int bound = op__detail_sample_bound(mesh, p, n, sd);
+    int bound = w->bound[p]; /* op__detail_sample_bound(mesh, p, n, sd), from work_bounds */
     if (bound < 0)
         return op_err_set(err, OP_ELIMIT, "detail: polygon %d needs too many samples", p);
     op_arena_mark mark = op_arena_get_mark(scratch);
@@ -279,6 +293,7 @@ static op_status triangulate_poly(work *w, const op_poly_mesh *mesh, int p, int 
     dt->nt = 0;
     dt->nv = 0;
     dt->npoly = n;
+    w->ew.psteps = &w->steps[(size_t)p * (size_t)mesh->nvp];
     int m =
         op__detail_ring(mesh, p, n, chf, regs->reg, ds, sd, min_row, detail, &w->ew, dt, w->ring);
     op__dt_ready_rows(dt);

@@ -62,6 +62,9 @@ typedef struct op__edge_work {
      * vertex ids lo < hi, 0 when empty; its points are cpts[3 * cfirst ..] (x, row, z) in
      * walk order, ccount of them. cpts holds ccap points. */
     uint64_t *ckey;
+    /* op__detail_edge_steps of the ring's polygon's edges, computed once when the tile's
+     * workspace was sized; NULL: computed by the walk. */
+    const int32_t *psteps;
     int32_t *cfirst, *ccount;
     uint32_t cmask;
     double *cpts;

@@ -117,7 +117,7 @@ static int walk_edge(const op_poly_mesh *mesh, int p, int k, int nverts, const o
     const int32_t *s = rev ? vb : va, *e = rev ? va : vb;
     *reversed = rev;
     double dx = (double)e[0] - (double)s[0], dz = (double)e[2] - (double)s[2];
-    int ns = op__detail_edge_steps(mesh, p, k, nverts, sd);
+    int ns = w->psteps ? w->psteps[k] : op__detail_edge_steps(mesh, p, k, nverts, sd);
     if (ns == 0)
         return 0;
     double dy = (double)e[1] - (double)s[1];

@@ -55,6 +55,11 @@ typedef struct work {
     uint8_t ring[OP__DT_MAXV];
     acc out;
     op__detail_stack *stack; /* sizes; counts the rebuilds */
+    /* Per computed polygon, from sizing the workspace (work_bounds), so that the ring and
+     * the samples do not compute them again: edge steps (nvp a polygon) and the sample
+     * bound. NULL when no polygon is computed. */
+    int32_t *steps;
+    int32_t *bound;
 } work;
 
 static op_status nomem(op_err *err, size_t bytes)
@@ -108,9 +113,11 @@ static int poly_nverts(const op_poly_mesh *mesh, int p)
  * walks, its interior samples; at most OP__DT_MAXV). Edge-map rows and walk arrays
  * beyond these are never touched. */
 static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double sd, int *max_steps,
-                        int *max_verts)
+                        int *max_verts, size_t *walked, size_t *walk_points, int32_t *psteps,
+                        int32_t *pbound)
 {
     int detail = sd > 0.9, steps = 0, verts = 3;
+    *walked = *walk_points = 0;
     for (int p = 0; p < mesh->npolys; p++) {
         if (from_base && from_base[p] >= 0)
             continue; /* copied, not computed */
@@ -120,11 +127,15 @@ static void work_bounds(const op_poly_mesh *mesh, const int *from_base, double s
         long nv = n;
         for (int k = 0; k < n && detail; k++) {
             int ns = op__detail_edge_steps(mesh, p, k, n, sd);
+            psteps[(size_t)p * (size_t)mesh->nvp + (size_t)k] = ns;
             steps = ns > steps ? ns : steps;
             nv += ns > 1 ? ns - 1 : 0;
+            *walked += ns > 0;
+            *walk_points += ns > 1 ? (size_t)ns - 1 : 0;
         }
         if (detail) {
             int b = op__detail_sample_bound(mesh, p, n, sd);
+            pbound[p] = b;
             nv = b < 0 || b > OP__DT_MAXV ? OP__DT_MAXV : nv + b;
         }
         nv = nv > OP__DT_MAXV ? OP__DT_MAXV : nv;
@@ -138,14 +149,28 @@ static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_ba
                            op__detail_stack *stack, op_arena *scratch, op_err *err)
 {
     int max_steps, max_verts;
-    work_bounds(mesh, from_base, sd, &max_steps, &max_verts);
+    size_t walked, walk_points;
+    memset(w, 0, sizeof *w);
+    w->steps =
+        op_arena_alloc(scratch, ((size_t)mesh->npolys * (size_t)mesh->nvp + 1) * sizeof *w->steps);
+    w->bound = op_arena_alloc(scratch, ((size_t)mesh->npolys + 1) * sizeof *w->bound);
+    if (!w->steps || !w->bound)
+        return nomem(err, (size_t)mesh->npolys * ((size_t)mesh->nvp + 1) * 4);
+    work_bounds(mesh, from_base, sd, &max_steps, &max_verts, &walked, &walk_points, w->steps,
+                w->bound);
     size_t steps = (size_t)max_steps + 1;
     size_t edge_bytes = (size_t)max_verts * 256 * sizeof(uint16_t);
-    memset(w, 0, sizeof *w);
     w->stack = stack;
-    w->dt = op_arena_calloc(scratch, 1, sizeof *w->dt);
+    /* Not zeroed as a whole (8 KB a tile build): the vertex and triangle arrays are written
+     * before they are read (ids below nv and nt only); the counters and the per-triangle
+     * marks the refinement reads are set here. */
+    w->dt = op_arena_alloc(scratch, sizeof *w->dt);
     if (!w->dt)
         return nomem(err, sizeof *w->dt);
+    w->dt->nv = w->dt->npoly = w->dt->nt = 0;
+    w->dt->nstack = 0;
+    w->dt->overflow = 0;
+    memset(w->dt->changed, 0, sizeof w->dt->changed);
     w->dt->edge = op_arena_alloc(scratch, edge_bytes);
     w->dt->stack = op_arena_alloc(scratch, (size_t)stack->start * 2);
     w->ew.x = op_arena_alloc(scratch, steps * sizeof(double));
@@ -156,6 +181,21 @@ static op_status work_init(work *w, const op_poly_mesh *mesh, const int *from_ba
     if (!w->dt->edge || !w->dt->stack || !w->ew.x || !w->ew.z || !w->ew.row || !w->ew.keep ||
         !w->ew.stack)
         return nomem(err, (size_t)stack->start * 2 + edge_bytes + steps * 41);
+    /* The edge-walk cache (op__edge_work): room for every walk's points up to a cap that
+     * keeps a tile's scratch small (past it, walks are simply not cached). */
+    if (walked > 0) {
+        uint32_t slots = 16;
+        while (slots < 2 * walked)
+            slots *= 2;
+        w->ew.ccap = walk_points < OP__EDGE_CACHE_POINTS ? walk_points : OP__EDGE_CACHE_POINTS;
+        w->ew.cmask = slots - 1;
+        w->ew.ckey = op_arena_calloc(scratch, slots, sizeof *w->ew.ckey);
+        w->ew.cfirst = op_arena_alloc(scratch, slots * sizeof *w->ew.cfirst);
+        w->ew.ccount = op_arena_alloc(scratch, slots * sizeof *w->ew.ccount);
+        w->ew.cpts = op_arena_alloc(scratch, (w->ew.ccap + 1) * 3 * sizeof(double));
+        if (!w->ew.ckey || !w->ew.cfirst || !w->ew.ccount || !w->ew.cpts)
+            return nomem(err, (size_t)slots * 16 + w->ew.ccap * 24);
+    }
     w->dt->rows_ready = 0; /* rows are initialised as vertices appear */
     w->dt->stack_cap = stack->start;
     return OP_OK;
@@ -166,7 +206,7 @@ static op_status refine_poly(work *w, const op_poly_mesh *mesh, int p, int n, co
                              const op_regions *regs, const op_detail_settings *ds, double sd,
                              int min_row, op_arena *scratch, op_err *err)
 {
-    int bound = op__detail_sample_bound(mesh, p, n, sd);
+    int bound = w->bound[p]; /* op__detail_sample_bound(mesh, p, n, sd), from work_bounds */
     if (bound < 0)
         return op_err_set(err, OP_ELIMIT, "detail: polygon %d needs too many samples", p);
     op_arena_mark mark = op_arena_get_mark(scratch);
@@ -253,6 +293,7 @@ static op_status triangulate_poly(work *w, const op_poly_mesh *mesh, int p, int 
     dt->nt = 0;
     dt->nv = 0;
     dt->npoly = n;
+    w->ew.psteps = &w->steps[(size_t)p * (size_t)mesh->nvp];
     int m =
         op__detail_ring(mesh, p, n, chf, regs->reg, ds, sd, min_row, detail, &w->ew, dt, w->ring);
     op__dt_ready_rows(dt);

@@ -10,10 +10,11 @@
 
 #include "onepath/detail.h"
 
-#define OP__DT_MAXV      255 /* vertices of one detail mesh (uint8 indices) */
-#define OP__DT_MAXT      512 /* triangles: h + 2i - 2 <= 2 * 255 - 5 for h >= 3 hull vertices */
-#define OP__DT_NONE      0xffffu
-#define OP__DT_MAX_STEPS 4096 /* edges needing more steps get no edge points */
+#define OP__DT_MAXV           255 /* vertices of one detail mesh (uint8 indices) */
+#define OP__DT_MAXT           512 /* triangles: h + 2i - 2 <= 2 * 255 - 5 for h >= 3 hull vertices */
+#define OP__DT_NONE           0xffffu
+#define OP__DT_MAX_STEPS      4096  /* edges needing more steps get no edge points */
+#define OP__EDGE_CACHE_POINTS 16384 /* kept edge points cached in one tile build */
 
 /* Lawson stack entries. The stack starts small (real polygons push a few hundred entries)
  * so that a tile's scratch stays compact; a polygon that overflows it is built again from
@@ -55,6 +56,19 @@ typedef struct op__edge_work {
     double *x, *z, *row;
     uint8_t *keep;
     int (*stack)[2];
+    /* The kept points of the edges walked so far in the tile, by the edge's vertex ids, so
+     * that an edge two computed polygons share is walked once (a walk depends on the edge's
+     * end positions only). ckey NULL: no cache. A slot's key is (lo << 32 | hi) + 1 for
+     * vertex ids lo < hi, 0 when empty; its points are cpts[3 * cfirst ..] (x, row, z) in
+     * walk order, ccount of them. cpts holds ccap points. */
+    uint64_t *ckey;
+    /* op__detail_edge_steps of the ring's polygon's edges, computed once when the tile's
+     * workspace was sized; NULL: computed by the walk. */
+    const int32_t *psteps;
+    int32_t *cfirst, *ccount;
+    uint32_t cmask;
+    double *cpts;
+    size_t cused, ccap;
 } op__edge_work;
 
 /* Steps of the edge walk along polygon edge k (its points are 0..steps), or 0 when the

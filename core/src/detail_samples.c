@@ -117,7 +117,7 @@ static int walk_edge(const op_poly_mesh *mesh, int p, int k, int nverts, const o
     const int32_t *s = rev ? vb : va, *e = rev ? va : vb;
     *reversed = rev;
     double dx = (double)e[0] - (double)s[0], dz = (double)e[2] - (double)s[2];
-    int ns = op__detail_edge_steps(mesh, p, k, nverts, sd);
+    int ns = w->psteps ? w->psteps[k] : op__detail_edge_steps(mesh, p, k, nverts, sd);
     if (ns == 0)
         return 0;
     double dy = (double)e[1] - (double)s[1];
@@ -147,17 +147,60 @@ static void add_vertex(op__dt *dt, const op_tile_frame *f, double x, double row,
     dt->nv++;
 }
 
+/* The cache slot of edge k of polygon p: its own (key found) or the empty one to fill. */
+static uint32_t cache_slot(const op__edge_work *w, const op_poly_mesh *mesh, int p, int k,
+                           int nverts, uint64_t *key)
+{
+    uint64_t a = mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)k];
+    uint64_t b = mesh->polys[(size_t)p * (size_t)mesh->nvp + (size_t)((k + 1) % nverts)];
+    *key = (a < b ? a << 32 | b : b << 32 | a) + 1;
+    uint64_t h = *key * 0x9e3779b97f4a7c15ull;
+    uint32_t i = (uint32_t)(h >> 32) & w->cmask;
+    while (w->ckey[i] != 0 && w->ckey[i] != *key)
+        i = (i + 1) & w->cmask;
+    return i;
+}
+
 /* Appends edge k's kept points (polygon direction) to dt and ring; returns how many kept
  * points the edge has (all are counted even when they do not fit). */
 static int edge_points(const op_poly_mesh *mesh, int p, int k, int nverts, const op_chf *chf,
                        const op_detail_settings *ds, double sd, int min_row, op__edge_work *w,
                        op__dt *dt, uint8_t *ring, int *m, int room)
 {
+    uint64_t key = 0;
+    uint32_t slot = 0;
+    if (w->ckey) {
+        slot = cache_slot(w, mesh, p, k, nverts, &key);
+        if (w->ckey[slot] == key) {
+            const int32_t *va = pvert(mesh, p, k), *vb = pvert(mesh, p, (k + 1) % nverts);
+            int rev = (vb[0] < va[0]) || (vb[0] == va[0] && vb[2] < va[2]);
+            int kept = w->ccount[slot];
+            if (kept > room)
+                return kept;
+            const double *pts = &w->cpts[(size_t)w->cfirst[slot] * 3];
+            for (int j = 0; j < kept; j++) {
+                const double *q = &pts[(size_t)(rev ? kept - 1 - j : j) * 3];
+                ring[(*m)++] = (uint8_t)dt->nv;
+                add_vertex(dt, &mesh->frame, q[0], q[1], q[2], min_row);
+            }
+            return kept;
+        }
+    }
     int rev;
     int ns = walk_edge(mesh, p, k, nverts, chf, ds, sd, w, &rev);
     int kept = 0;
     for (int i = 1; i < ns; i++)
         kept += w->keep[i];
+    if (w->ckey && ns > 0 && w->cused + (size_t)kept <= w->ccap) {
+        w->ckey[slot] = key;
+        w->cfirst[slot] = (int32_t)w->cused;
+        w->ccount[slot] = kept;
+        for (int i = 1; i < ns; i++)
+            if (w->keep[i]) {
+                double *q = &w->cpts[w->cused++ * 3];
+                q[0] = w->x[i], q[1] = w->row[i], q[2] = w->z[i];
+            }
+    }
     if (kept > room)
         return kept;
     for (int j = 1; j < ns; j++) {

@@ -99,14 +99,13 @@ static op_status complete_base(const op_level *l, op__tile_base *b, int need_ero
     return OP_OK;
 }
 
-/* Spans s with was[s] != 0 and now[s] == 0, and the spans they link to, that are not 0 in
- * dist yet: set to 0 in dist and listed in seeds (the boundary spans §8 rule 1 adds when
- * those spans become unwalkable). Returns the count. */
-static uint32_t new_boundary(const op_chf *chf, const uint8_t *was, const uint8_t *now,
-                             uint32_t *dist, uint32_t *seeds)
+/* Spans s in [s0, s1) with was[s] != 0 and now[s] == 0, and the spans they link to, that
+ * are not 0 in dist yet: set to 0 in dist and listed in seeds from seeds[k] on (the boundary
+ * spans §8 rule 1 adds when those spans become unwalkable). Returns the new count. */
+static uint32_t new_boundary(const op_chf *chf, uint32_t s0, uint32_t s1, const uint8_t *was,
+                             const uint8_t *now, uint32_t *dist, uint32_t *seeds, uint32_t k)
 {
-    uint32_t k = 0;
-    for (uint32_t s = 0; s < chf->span_count; s++) {
+    for (uint32_t s = s0; s < s1; s++) {
         if (was[s] == 0 || now[s] != 0)
             continue;
         if (dist[s] != 0)
@@ -120,26 +119,65 @@ static uint32_t new_boundary(const op_chf *chf, const uint8_t *was, const uint8_
     return k;
 }
 
+/* The cells (x0, z0, x1, z1) of box widened by g on every side and clamped to the field, or
+ * 0 when nothing is left. A row's cells x0..x1 are then the span range
+ * [cells[row + x0], cells[row + x1 + 1]). */
+static int widen_box(const op_chf *chf, const int box[4], int g, int out[4])
+{
+    out[0] = box[0] - g < 0 ? 0 : box[0] - g;
+    out[1] = box[1] - g < 0 ? 0 : box[1] - g;
+    out[2] = box[2] + g > chf->width - 1 ? chf->width - 1 : box[2] + g;
+    out[3] = box[3] + g > chf->depth - 1 ? chf->depth - 1 : box[3] + g;
+    return out[0] <= out[2] && out[1] <= out[3];
+}
+
 /* A rebuild's erosion (build3d-spans.md §7) from the base: the obstacles only add boundary
  * spans, so a span's distance is the smaller of its distance in the field without them (whose
  * erosion the base holds) and its distance to the added spans. Only the spans within
- * 2 * radius of an added one are visited. */
+ * 2 * radius of an added one are visited. box: the cells bounding every span the obstacles
+ * changed. Outside it no span changed, so only its cells can add boundary spans; and a span
+ * whose distance to an added one is under 2 * radius lies less than radius cells from it
+ * along x and along z (every link step costs 2 or 3 and moves one cell in x or z; a seed is
+ * a changed span or its link neighbour), so outside the box widened by radius the result
+ * is the base's erosion (there the areas are the base's, and erosion only clears). */
 static op_status erode_update(const op_level *l, const op__tile_base *b, op_chf *chf,
-                              op_arena *scratch, const op_tile_stages *st, op_err *err)
+                              const int box[4], op_arena *scratch, const op_tile_stages *st,
+                              op_err *err)
 {
     uint32_t n = chf->span_count, limit = 2u * (uint32_t)l->span.walkable_radius;
+    size_t w = (size_t)chf->width;
+    const uint32_t *cells = chf->cells;
     op_arena_mark mark = op_arena_get_mark(scratch);
     uint32_t *dist = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *dist);
     uint32_t *seeds = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *seeds);
     if (!dist || !seeds)
         return nomem(st, "erosion", err);
     memset(dist, 0xff, (size_t)n * sizeof *dist);
-    uint32_t k = new_boundary(chf, b->chf.areas, chf->areas, dist, seeds);
+    uint32_t k = 0;
+    int c[4], e[4];
+    if (widen_box(chf, box, 0, c))
+        for (size_t z = (size_t)c[1]; z <= (size_t)c[3]; z++) /* ascending span order */
+            k = new_boundary(chf, cells[z * w + (size_t)c[0]], cells[z * w + (size_t)c[2] + 1],
+                             b->chf.areas, chf->areas, dist, seeds, k);
     op_status s =
         limit ? op__distance_add_boundary(chf, dist, seeds, k, limit, scratch, err) : OP_OK;
-    for (uint32_t i = 0; s == OP_OK && i < n; i++)
-        if (b->eroded[i] == 0 || dist[i] < limit)
-            chf->areas[i] = 0;
+    if (s != OP_OK || !widen_box(chf, box, l->span.walkable_radius, e)) {
+        memcpy(chf->areas, b->eroded, n);
+        op_arena_release(scratch, mark);
+        return s;
+    }
+    /* The spans before the widened box's first cell, then per row its cells (by the rule)
+     * and the cells up to the next row's first box cell (copied), then the rest. */
+    uint32_t done = cells[(size_t)e[1] * w + (size_t)e[0]];
+    memcpy(chf->areas, b->eroded, done);
+    for (size_t z = (size_t)e[1]; z <= (size_t)e[3]; z++) {
+        uint32_t i1 = cells[z * w + (size_t)e[2] + 1];
+        for (uint32_t i = cells[z * w + (size_t)e[0]]; i < i1; i++)
+            if (b->eroded[i] == 0 || dist[i] < limit)
+                chf->areas[i] = 0;
+        done = z + 1 <= (size_t)e[3] ? cells[(z + 1) * w + (size_t)e[0]] : n;
+        memcpy(chf->areas + i1, b->eroded + i1, done - i1);
+    }
     op_arena_release(scratch, mark);
     return s;
 }
@@ -155,7 +193,7 @@ static op_status distance_update(const op__tile_base *b, op_chf *chf, op_arena *
     if (!dist || !seeds)
         return nomem(st, "distance", err);
     memcpy(dist, b->dist, (size_t)n * sizeof *dist);
-    uint32_t k = new_boundary(chf, b->eroded, chf->areas, dist, seeds);
+    uint32_t k = new_boundary(chf, 0, n, b->eroded, chf->areas, dist, seeds, 0);
     op_status s = op__distance_add_boundary(chf, dist, seeds, k, 0xffffffffu, scratch, err);
     op_arena_release(scratch, mark);
     chf->dist = s == OP_OK ? dist : NULL;
@@ -180,7 +218,8 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
     chf->dist = NULL;
     if (!(chf->areas = areas_copy(out, base->chf.areas, chf->span_count)))
         return nomem(st, "areas", err);
-    int taken = op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_OBSTACLE);
+    int box[4];
+    int taken = op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_OBSTACLE, box);
     /* Without an obstacle on the tile the erosion is the base's; a build from scratch
      * computes it here once (and keeps it for the span layers and the capture). */
     if ((s = complete_base(l, base, want_base || !taken, want_base, out, scratch, st, err)) !=
@@ -189,12 +228,12 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
     if (!taken)
         memcpy(chf->areas, base->eroded, chf->span_count);
     else if (cached)
-        s = erode_update(l, base, chf, scratch, st, err);
+        s = erode_update(l, base, chf, box, scratch, st, err);
     else
         s = op_erode(chf, l->span.walkable_radius, scratch, err);
     if (s != OP_OK)
         return s;
-    op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_AREA);
+    op__volumes_apply_valid(chf, vols, nvols, OP_VOLUME_AREA, NULL);
     chf->dist = NULL;
     st->span_layer = (uint16_t *)base->span_layer;
     /* A rebuild whose regions stage would read exactly what the capture's read takes the

@@ -269,7 +269,9 @@ static void row_range(const op_chf *chf, const op_volume *v, int *y0, int *y1)
     *y1 = first_row_above(chf, 0, v->bmax[1], 1);
 }
 
-static int apply_one(op_chf *chf, const op_volume *v)
+/* box, when not NULL, widens to the cells [box[0], box[2]] x [box[1], box[3]] (x, z) of
+ * every span changed. */
+static int apply_one(op_chf *chf, const op_volume *v, int *box)
 {
     double lo[2], hi[2];
     int y0, y1, changed = 0;
@@ -281,7 +283,7 @@ static int apply_one(op_chf *chf, const op_volume *v)
     int z1 = end_centre_at_most(chf->origin[2], chf->cs, chf->depth, hi[1]);
     for (int z = z0; z < z1; z++)
         for (int x = x0; x < x1; x++) {
-            int c = x + z * chf->width;
+            int c = x + z * chf->width, cell_changed = 0;
             if (chf->cells[c] == chf->cells[c + 1])
                 continue;
             double px = cell_centre(chf->origin[0], x, chf->cs);
@@ -292,18 +294,28 @@ static int apply_one(op_chf *chf, const op_volume *v)
                 if (chf->areas[s] != OP_NULL_AREA && chf->y[s] >= y0 && chf->y[s] < y1 &&
                     chf->areas[s] != (uint8_t)v->area) {
                     chf->areas[s] = (uint8_t)v->area;
-                    changed = 1;
+                    cell_changed = 1;
                 }
+            if (cell_changed && box) {
+                box[0] = x < box[0] ? x : box[0];
+                box[1] = z < box[1] ? z : box[1];
+                box[2] = x > box[2] ? x : box[2];
+                box[3] = z > box[3] ? z : box[3];
+            }
+            changed |= cell_changed;
         }
     return changed;
 }
 
-int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode)
+int op__volumes_apply_valid(op_chf *chf, const op_volume *vols, int nvols, op_volume_mode mode,
+                            int box[4])
 {
     int changed = 0;
+    if (box)
+        box[0] = chf->width, box[1] = chf->depth, box[2] = box[3] = -1;
     for (int i = 0; i < nvols; i++)
         if (vols[i].mode == mode)
-            changed |= apply_one(chf, &vols[i]);
+            changed |= apply_one(chf, &vols[i], box);
     if (changed)
         chf->dist = NULL; /* areas changed: a distance field built before is stale */
     return changed;
@@ -331,6 +343,6 @@ op_status op_volumes_apply(op_chf *chf, const op_volume *vols, int nvols, op_vol
         return st;
     if ((int)mode != OP_VOLUME_AREA && (int)mode != OP_VOLUME_OBSTACLE)
         return op_err_set(err, OP_EINVAL, "volumes: mode = %d is unknown", (int)mode);
-    op__volumes_apply_valid(chf, vols, nvols, mode);
+    op__volumes_apply_valid(chf, vols, nvols, mode, NULL);
     return OP_OK;
 }

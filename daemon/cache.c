@@ -9,6 +9,7 @@
  * so it never waits behind a level.
  * Typical: 10^2..10^6 entries of 1..100 KiB.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "level.h"
@@ -17,6 +18,7 @@ struct opd_cache {
     pthread_mutex_t mu;
     opd_cache_entry *head, *tail; /* newest .. oldest */
     size_t bytes, budget;
+    size_t room; /* what --max-memory leaves it (opd_cache_set_room); SIZE_MAX: no bound */
     void (*free_fn)(void *data, int n);
     opd_stats *stats;
     opd_cache_kind kind;
@@ -33,6 +35,7 @@ opd_cache *opd_cache_create(size_t budget, void (*free_fn)(void *data, int n), o
         return NULL;
     pthread_mutex_init(&c->mu, NULL);
     c->budget = budget;
+    c->room = SIZE_MAX;
     c->free_fn = free_fn;
     c->stats = stats;
     c->kind = kind;
@@ -142,7 +145,8 @@ void opd_cache_evict(opd_cache *c)
     int ng = 0;
     pthread_mutex_lock(&c->mu);
     opd_cache_entry *e = c->tail;
-    while (c->bytes > c->budget && e && e != c->head && ng < OPD_EVICT_BATCH) {
+    size_t limit = c->budget < c->room ? c->budget : c->room;
+    while (c->bytes > limit && e && e != c->head && ng < OPD_EVICT_BATCH) {
         opd_cache_entry *prev = e->prev;
         if (pthread_mutex_trylock(e->owner_mu) == 0) {
             unlink_entry(c, e);
@@ -160,6 +164,13 @@ void opd_cache_evict(opd_cache *c)
         c->free_fn(g[i].data, g[i].n);
     if (ng)
         opd_stats_cache(c->stats, c->kind, 0, 0, ng);
+}
+
+void opd_cache_set_room(opd_cache *c, size_t room)
+{
+    pthread_mutex_lock(&c->mu);
+    c->room = room;
+    pthread_mutex_unlock(&c->mu);
 }
 
 size_t opd_cache_budget(const opd_cache *c)

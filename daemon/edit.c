@@ -139,20 +139,47 @@ static size_t projected_memory(const opd_level *lv, const edit *e)
     return sizeof *lv + meshes + e->sn->bytes + tiles * per_tile;
 }
 
-/* --max-memory: the daemon's levels, caches and path meshes after the edit (edit lock
- * held, level lock not). OP_ELIMIT naming the flag, before anything is persisted. */
+/* The memory --max-memory bounds that no eviction can free: the levels less what the
+ * caches hold of them, and the path meshes. */
+static size_t fixed_memory(opd_daemon *d)
+{
+    size_t levels;
+    int n;
+    opd_registry_usage(d->reg, &levels, &n);
+    size_t cached = opd_cache_bytes(d->cache) + opd_cache_bytes(d->rebuild);
+    return (levels > cached ? levels - cached : 0) + opd_navmeshes_bytes(d->navmeshes);
+}
+
+/* --max-memory's rest after the fixed memory goes to the two caches in proportion to
+ * their budgets, so caches give way to edits instead of refusing them (protocol §9.1).
+ * Called after every edit, drop and the start-up load; eviction follows at once. */
+static void fit_caches(opd_daemon *d)
+{
+    size_t fixed = fixed_memory(d), max = d->cfg.max_memory;
+    size_t rest = max > fixed ? max - fixed : 0;
+    double b = (double)opd_cache_budget(d->cache), r = (double)opd_cache_budget(d->rebuild);
+    size_t room_b = b + r > 0 ? (size_t)((double)rest * (b / (b + r))) : 0;
+    opd_cache_set_room(d->cache, room_b);
+    opd_cache_set_room(d->rebuild, rest - (room_b < rest ? room_b : rest));
+    opd_cache_evict(d->cache);
+    opd_cache_evict(d->rebuild);
+}
+
+/* --max-memory: the daemon's levels and path meshes after the edit (edit lock held, level
+ * lock not); the caches are not counted, they shrink to what is left (fit_caches).
+ * OP_ELIMIT naming the flag, before anything is persisted. */
 static op_status check_memory(opd_level *lv, const edit *e, op_err *err)
 {
     opd_daemon *d = lv->d;
-    size_t levels;
-    int n, built;
-    opd_registry_usage(d->reg, &levels, &n);
+    int built;
+    size_t fixed = fixed_memory(d), now = 0, cached = 0;
     pthread_mutex_lock(&lv->mu);
-    size_t now = lv->version > 0 && !lv->dropped ? opd_level_memory(lv, &built) : 0;
+    if (lv->version > 0 && !lv->dropped)
+        now = opd_level_memory_parts(lv, &built, &cached);
     size_t after = projected_memory(lv, e);
     pthread_mutex_unlock(&lv->mu);
-    size_t total = (levels > now ? levels - now : 0) + after + opd_cache_bytes(d->cache) +
-                   opd_cache_bytes(d->rebuild) + opd_navmeshes_bytes(d->navmeshes);
+    now -= cached; /* the level's own part of fixed */
+    size_t total = (fixed > now ? fixed - now : 0) + after;
     if (total > d->cfg.max_memory)
         return op_err_set(err, OP_ELIMIT,
                           "level '%s': the edit would bring the daemon to %zu bytes (the level "
@@ -196,6 +223,7 @@ static op_status commit(opd_level *lv, edit *e, uint64_t *version, op_err *err)
     e->meshes = NULL;
     e->sn = NULL;
     *version = w;
+    fit_caches(d);
     return OP_OK;
 }
 
@@ -555,6 +583,7 @@ op_status opd_edit_level_drop(opd_registry *r, const char *name, int *dropped, o
         *dropped = 1;
     }
     edit_end(lv);
+    fit_caches(d);
     return st;
 }
 
@@ -615,4 +644,5 @@ void opd_edit_load_all(opd_daemon *d)
 {
     if (d->cfg.data_dir)
         opd_store_load_all(d->cfg.data_dir, d->cfg.no_fsync, load_level, load_log, d);
+    fit_caches(d);
 }

@@ -156,6 +156,13 @@ const opd_mesh *opd_level_mesh(const opd_level *lv, const char *name)
 
 size_t opd_level_memory(const opd_level *lv, int *built)
 {
+    size_t cached;
+    return opd_level_memory_parts(lv, built, &cached);
+}
+
+size_t opd_level_memory_parts(const opd_level *lv, int *built, size_t *cached)
+{
+    size_t c = 0;
     size_t m = sizeof *lv + lv->mesh_bytes + (lv->sn ? lv->sn->bytes : 0) +
                lv->map_cap * sizeof(opd_tile *);
     /* A tile of the range without an entry is built (no layers): the range's count less
@@ -167,8 +174,10 @@ size_t opd_level_memory(const opd_level *lv, int *built)
             continue;
         m += sizeof *t + 3 * OPD_ALLOC_OVERHEAD + (size_t)t->nl * (sizeof(int) + sizeof(uint64_t)) +
              t->blobs.bytes + t->base.bytes;
+        c += t->blobs.bytes + t->base.bytes;
         unbuilt += !t->known && opd_snap_in_rect(lv->sn, t->tx, t->tz);
     }
     *built = (lv->sn ? opd_snap_tiles(lv->sn) : 0) - unbuilt;
+    *cached = c;
     return m;
 }

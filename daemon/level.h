@@ -184,6 +184,8 @@ void opd_cache_touch(opd_cache *c, opd_cache_entry *e);
 void opd_cache_evict(opd_cache *c);
 size_t opd_cache_bytes(opd_cache *c);
 size_t opd_cache_budget(const opd_cache *c);
+/* Bounds c to min(budget, room) from its next eviction on (--max-memory's share). */
+void opd_cache_set_room(opd_cache *c, size_t room);
 void opd_blobs_free(op_bytes *b, int n);
 /* The blob cache's free_fn. */
 void opd_blobs_free_data(void *data, int n);
@@ -308,6 +310,9 @@ opd_tile *opd_level_tile_new(opd_level *lv, int tx, int tz, int defined);
 #define OPD_ALLOC_OVERHEAD 16
 /* Memory held by the level, and its tiles built for the current version. Lock held. */
 size_t opd_level_memory(const opd_level *lv, int *built);
+/* The same, and into *cached the part of it the two caches hold (their tiles' blobs and
+ * rebuild bases, which eviction can free). */
+size_t opd_level_memory_parts(const opd_level *lv, int *built, size_t *cached);
 /* Replaces the level's meshes (the list is taken; the old one, *nold meshes, is returned
  * to free with opd_mesh_list_free). */
 opd_mesh **opd_level_set_meshes(opd_level *lv, opd_mesh **meshes, int n, int *nold);

@@ -54,8 +54,9 @@ static const opt opts[] = {
      "costs nothing); a request over it is OP_ELIMIT before it is unpacked; default 128M"},
     {"--max-memory", "ONEPATHD_MAX_MEMORY", "BYTES",
      "memory the levels (geometry, snapshot, an entry for each tile their triangles reach), the "
-     "caches and the path meshes may hold together: an edit that would pass it is OP_ELIMIT "
-     "naming it, and nothing changes; default: the machine's physical memory"},
+     "caches and the path meshes may hold together: an edit whose levels and path meshes would "
+     "pass it is OP_ELIMIT naming it, and nothing changes; the caches shrink to what is left; "
+     "default: the machine's physical memory"},
     {"--max-levels", "ONEPATHD_MAX_LEVELS", "N", "levels held at once; default 256"},
     {"--max-level-verts", "ONEPATHD_MAX_LEVEL_VERTS", "N", "vertices per level; default 16M"},
     {"--max-level-tris", "ONEPATHD_MAX_LEVEL_TRIS", "N", "triangles per level; default 16M"},

@@ -507,3 +507,82 @@ Test(daemon_limits, max_memory_refuses_a_huge_grid, .timeout = 60)
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+/* Waits for the level's background bake to end; its info. */
+static void wait_baked(op_client *c, const char *level, op_client_level_info *li)
+{
+    op_err e;
+    double t0 = opt_now_ms();
+    for (;;) {
+        cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, li, &e), OP_OK, "%s",
+                     e.msg);
+        if (!li->bake_running && li->tiles_built == li->tiles_total)
+            return;
+        cr_assert_lt(opt_now_ms() - t0, 60000.0, "the bake of '%s' did not end", level);
+        opt_sleep_ms(20);
+    }
+}
+
+/* A floor of many tiles, baked: its level memory once every tile is built. */
+static uint64_t put_big_floor(op_client *c, const char *level)
+{
+    opt_soup f = {0};
+    opt_soup_quad(&f, 0, 0, 300, 300, 0);
+    op_client_mesh m = opt_mesh("floor", &f);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_level_put(c, level, NULL, 0, &m, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+                 OP_OK, "%s", e.msg);
+    opt_soup_free(&f);
+    op_client_level_info li;
+    wait_baked(c, level, &li);
+    return li.memory;
+}
+
+/* --max-memory bounds the caches, which give way to edits (protocol.md §9.1): under a
+ * limit of half what a baked 300 m floor holds with its caches full (its rebuild bases are
+ * most of it), the bake fills the rebuild cache up to the limit, not past it, and a small
+ * edit is still accepted: counting the full caches against it would refuse it. */
+Test(daemon_limits, caches_give_way_to_edits_under_max_memory, .timeout = 120)
+{
+    opt_daemon a;
+    opt_daemon_init(&a);
+    const char *one[] = {"--threads", "1", NULL};
+    opt_daemon_start(&a, one);
+    op_client *c = opt_connect(&a);
+    uint64_t full = put_big_floor(c, "floor");
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&a), 0);
+    opt_daemon_cleanup(&a);
+
+    size_t limit = (size_t)full / 2;
+    char lim[32];
+    snprintf(lim, sizeof lim, "%zu", limit);
+    opt_daemon b;
+    opt_daemon_init(&b);
+    /* No blob cache: the rebuild cache gets all of the room and fills it. */
+    const char *extra[] = {"--threads", "1", "--max-memory", lim, "--cache-bytes", "0", NULL};
+    opt_daemon_start(&b, extra);
+    c = opt_connect(&b);
+    uint64_t held = put_big_floor(c, "floor");
+    fprintf(stderr, "daemon_limits: a 300 m floor holds %llu bytes, %llu under --max-memory %zu\n",
+            (unsigned long long)full, (unsigned long long)held, limit);
+    /* One entry of each cache may stay over (the newest is never evicted). */
+    cr_assert_leq(held, limit + ((size_t)256 << 10));
+    opt_soup box = {0};
+    opt_soup_box(&box, 10, 10, 12, 12, 0, 1);
+    op_client_mesh m = opt_mesh("box", &box);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(op_client_mesh_put(c, "floor", &m, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
+                 "a small edit under --max-memory %zu: %s", limit, e.msg);
+    opt_soup_free(&box);
+    op_client_level_info li;
+    wait_baked(c, "floor", &li);
+    cr_assert_leq(li.memory, limit + ((size_t)256 << 10));
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&b), 0);
+    opt_daemon_cleanup(&b);
+}

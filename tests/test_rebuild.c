@@ -200,12 +200,26 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
 
 /* A rebuild of en's tile with vols, as bytes; *reused / *npolys (when not NULL) get the
  * polygons whose detail came from the entry and the polygons (build3d-runtime.md §5.6). */
+/* Fills the memory the scratch arena hands out next with zeros (contents are undefined):
+ * a stage that reads scratch it did not write then sees 0, which in a distance array is a
+ * boundary span. The rebuild's erosion sets only the spans of the obstacles' box widened by
+ * max(radius, 1) (tile_volumes.c); with a box one cell smaller these rebuilds differ. */
+static void poison_scratch(op_arena *a)
+{
+    size_t n = op_arena_peak(a);
+    op_arena_reset(a);
+    void *p = op_arena_alloc(a, n);
+    cr_assert_not_null(p);
+    memset(p, 0, n);
+    op_arena_reset(a);
+}
+
 static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v, int n,
                         long *reused, long *npolys, long *creused, long *nregions, long *rreused,
                         long *lreused)
 {
     op_arena_reset(w->out);
-    op_arena_reset(w->scratch);
+    poison_scratch(w->scratch);
     op_tile_stages st;
     op_err e;
     cr_assert_eq(

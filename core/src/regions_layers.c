@@ -306,10 +306,13 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
             const uint32_t *l = links[c];
             uint8_t ac = areas[c];
             uint16_t kc = key[c];
+            /* No test of areas[m] == 0: only walkable spans get a label (the scan starts
+             * components on them, the flood takes spans of ac != 0), so a labelled m is
+             * walkable, and an unlabelled one of area 0 fails areas[m] == ac. */
 #define OP__FLOOD(d)                                                                               \
     do {                                                                                           \
         uint32_t m = l[d], q;                                                                      \
-        if (m == OP_NO_LINK || (q = lab[m]) == id || areas[m] == 0)                                \
+        if (m == OP_NO_LINK || (q = lab[m]) == id)                                                 \
             break;                                                                                 \
         if (q == 0) {                                                                              \
             if (areas[m] == ac && key[m] == kc) {                                                  \

@@ -1,0 +1,211 @@
+/*
+ * The reuse plan's passes over the spans (contours_trace.c: op__contours_mark_pairs and
+ * op__contours_mark_regions) against the rule written out here span by span: bit d of a
+ * span of region r != 0 is set when link d is OP_NO_LINK or leads to a span whose id is not
+ * r (build3d-regions.md §6 "Edges", the whole field's view), the high nibble repeats it, and
+ * a candidate region's span gets no marks but one pair per link across it, in direction
+ * order. The passes take a vector path for spans with all four links and the scalar test
+ * otherwise; the random fields mix both in every proportion, and the ids reach 0xffff (a
+ * compare of 16-bit lanes that sign-extended or truncated would show there).
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/src/contours_internal.h"
+
+TestSuite(contour_marks, .timeout = 60);
+
+/* A small deterministic generator (xorshift32): the fields are the same on every run. */
+static uint32_t next(uint32_t *st)
+{
+    uint32_t x = *st;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *st = x;
+}
+
+typedef struct field {
+    op_chf chf;
+    uint32_t (*links)[4];
+    uint16_t *reg, *breg;
+    uint8_t *cand; /* 0x10000 entries: indexed by any id */
+    uint32_t n;
+} field;
+
+/* n spans; ids from a pool of nid values (ids near 0xffff and 0x8000 among them), a link
+ * missing with probability miss/16, a link to a span of the same id with probability 3/4. */
+static void make_field(field *f, uint32_t n, int nid, int miss, uint32_t seed)
+{
+    memset(f, 0, sizeof *f);
+    f->n = n;
+    f->links = calloc(n, sizeof *f->links);
+    f->reg = calloc(n, sizeof *f->reg);
+    f->breg = calloc(n, sizeof *f->breg);
+    f->cand = calloc(0x10000, 1);
+    cr_assert(f->links && f->reg && f->breg && f->cand);
+    uint32_t st = seed * 2654435761u + 1;
+    static const uint16_t special[] = {0, 1, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff, 2, 3};
+    uint16_t pool[16];
+    for (int i = 0; i < nid; i++)
+        pool[i] =
+            i < (int)(sizeof special / sizeof *special) ? special[i] : (uint16_t)(next(&st) | 1);
+    for (uint32_t s = 0; s < n; s++) {
+        /* Runs of one id, as regions are laid out in span order. */
+        f->reg[s] = (s > 0 && next(&st) % 8 != 0) ? f->reg[s - 1] : pool[next(&st) % nid];
+        f->breg[s] = (uint16_t)next(&st);
+    }
+    for (uint32_t s = 0; s < n; s++)
+        for (int d = 0; d < 4; d++) {
+            uint32_t u = next(&st);
+            if ((int)(u % 16) < miss) {
+                f->links[s][d] = OP_NO_LINK;
+                continue;
+            }
+            uint32_t t = next(&st) % n;
+            if (u / 16 % 4 != 0) /* look near s for a span of its own id */
+                for (uint32_t k = 0; k < 8; k++) {
+                    uint32_t c = (s + k) % n;
+                    if (f->reg[c] == f->reg[s] && c != s) {
+                        t = c;
+                        break;
+                    }
+                }
+            f->links[s][d] = t;
+        }
+    for (int i = 0; i < nid; i++)
+        f->cand[pool[i]] = (uint8_t)(next(&st) % 3 == 0);
+    f->chf.span_count = n;
+    f->chf.links = f->links;
+}
+
+static void free_field(field *f)
+{
+    free(f->links);
+    free(f->reg);
+    free(f->breg);
+    free(f->cand);
+}
+
+/* The rule, span by span. */
+static uint32_t rule_bits(const field *f, uint32_t s)
+{
+    uint32_t r = f->reg[s], m = 0;
+    if (r == 0)
+        return 0;
+    for (int d = 0; d < 4; d++) {
+        uint32_t t = f->links[s][d];
+        if (t == OP_NO_LINK || f->reg[t] != r)
+            m |= 1u << d;
+    }
+    return m;
+}
+
+static void check_pairs(const field *f)
+{
+    const uint32_t n = f->n;
+    /* Buckets by id, 4 a span of a candidate, in id order (as the plan lays them out). */
+    size_t *start = calloc(0x10001, sizeof *start), *fill = calloc(0x10000, sizeof *fill);
+    size_t *want_fill = calloc(0x10000, sizeof *want_fill);
+    uint32_t *cnt = calloc(0x10000, sizeof *cnt);
+    cr_assert(start && fill && want_fill && cnt);
+    for (uint32_t s = 0; s < n; s++)
+        cnt[f->reg[s]]++;
+    for (int r = 0; r < 0x10000; r++)
+        start[r + 1] = start[r] + (f->cand[r] ? 4 * (size_t)cnt[r] : 0);
+    memcpy(fill, start, 0x10000 * sizeof *fill);
+    memcpy(want_fill, start, 0x10000 * sizeof *fill);
+    uint32_t *pairs = calloc(start[0x10000] + 1, sizeof *pairs);
+    uint32_t *want = calloc(start[0x10000] + 1, sizeof *want);
+    uint8_t *mask = malloc(n + 1), *want_mask = malloc(n + 1);
+    cr_assert(pairs && want && mask && want_mask);
+    size_t want_total = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t r = f->reg[s], m = rule_bits(f, s);
+        if (f->cand[r]) {
+            want_mask[s] = 0;
+            for (int d = 0; d < 4; d++) {
+                uint32_t t = f->links[s][d];
+                if ((m >> d & 1) && t != OP_NO_LINK)
+                    want[want_fill[r]++] = (uint32_t)f->breg[t] << 16 | f->reg[t];
+            }
+            continue;
+        }
+        want_mask[s] = (uint8_t)(m | m << 4);
+        want_total += (size_t)__builtin_popcount(m);
+    }
+    memset(mask, 0xaa, n + 1); /* every mark is written, none left as it was */
+    size_t total = op__contours_mark_pairs(&f->chf, f->reg, f->breg, f->cand, mask, pairs, fill);
+    cr_assert_eq(total, want_total);
+    for (uint32_t s = 0; s < n; s++)
+        cr_assert_eq(mask[s], want_mask[s], "span %u (id %u): marks %#x, the rule %#x", s,
+                     f->reg[s], mask[s], want_mask[s]);
+    cr_assert(memcmp(fill, want_fill, 0x10000 * sizeof *fill) == 0);
+    cr_assert(memcmp(pairs, want, start[0x10000] * sizeof *pairs) == 0);
+
+    /* The marks of the regions with which[r]: the candidates, as the plan marks its failures
+     * (never id 0, which has no region). */
+    uint8_t cand0 = f->cand[0];
+    f->cand[0] = 0;
+    memset(mask, 0xaa, n + 1);
+    size_t rt = op__contours_mark_regions(&f->chf, f->reg, f->cand, mask), want_rt = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t m = rule_bits(f, s);
+        if (!f->cand[f->reg[s]]) {
+            cr_assert_eq(mask[s], 0xaa, "span %u left as it was", s);
+            continue;
+        }
+        want_rt += (size_t)__builtin_popcount(m);
+        cr_assert_eq(mask[s], (uint8_t)(m | m << 4), "span %u (id %u)", s, f->reg[s]);
+    }
+    cr_assert_eq(rt, want_rt);
+    f->cand[0] = cand0;
+    free(start);
+    free(fill);
+    free(want_fill);
+    free(cnt);
+    free(pairs);
+    free(want);
+    free(mask);
+    free(want_mask);
+}
+
+Test(contour_marks, marks_and_pairs_follow_the_rule_on_random_fields)
+{
+    uint32_t seed = 1;
+    for (int miss = 0; miss <= 16; miss += 2)
+        for (int nid = 2; nid <= 16; nid += 7)
+            for (int rep = 0; rep < 4; rep++) {
+                field f;
+                make_field(&f, 1 + (uint32_t)(rep * 97 + nid * 13 + miss), nid, miss, seed++);
+                check_pairs(&f);
+                free_field(&f);
+            }
+}
+
+/* Every span's four links present and every neighbour in its own region but one: each
+ * direction alone, each id of the pool, so a lane compared in the wrong place shows. */
+Test(contour_marks, one_foreign_neighbour_in_each_direction)
+{
+    static const uint16_t ids[] = {1, 2, 0x7fff, 0x8000, 0xffff};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        for (size_t j = 0; j < sizeof ids / sizeof *ids; j++)
+            for (int d = 0; d < 4; d++) {
+                field f;
+                make_field(&f, 8, 2, 0, 7);
+                for (uint32_t s = 0; s < 8; s++) {
+                    f.reg[s] = s == 7 ? ids[j] : ids[i];
+                    for (int e = 0; e < 4; e++)
+                        f.links[s][e] = (s + 1 + (uint32_t)e) % 7;
+                }
+                f.links[3][d] = 7;
+                memset(f.cand, 0, 0x10000);
+                f.cand[ids[j]] = 1; /* span 7 alone pairs, span 3 is marked */
+                if (i == j)
+                    f.cand[ids[j]] = 0;
+                check_pairs(&f);
+                free_field(&f);
+            }
+}

@@ -508,21 +508,6 @@ Test(daemon_limits, max_memory_refuses_a_huge_grid, .timeout = 60)
     opt_daemon_cleanup(&d);
 }
 
-/* Waits for the level's background bake to end; its info. */
-static void wait_baked(op_client *c, const char *level, op_client_level_info *li)
-{
-    op_err e;
-    double t0 = opt_now_ms();
-    for (;;) {
-        cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, li, &e), OP_OK, "%s",
-                     e.msg);
-        if (!li->bake_running && li->tiles_built == li->tiles_total)
-            return;
-        cr_assert_lt(opt_now_ms() - t0, 60000.0, "the bake of '%s' did not end", level);
-        opt_sleep_ms(20);
-    }
-}
-
 /* A floor of many tiles, baked: its level memory once every tile is built. */
 static uint64_t put_big_floor(op_client *c, const char *level)
 {
@@ -536,7 +521,7 @@ static uint64_t put_big_floor(op_client *c, const char *level)
                  OP_OK, "%s", e.msg);
     opt_soup_free(&f);
     op_client_level_info li;
-    wait_baked(c, level, &li);
+    opt_wait_baked(c, level, &li);
     return li.memory;
 }
 
@@ -580,7 +565,7 @@ Test(daemon_limits, caches_give_way_to_edits_under_max_memory, .timeout = 120)
                  "a small edit under --max-memory %zu: %s", limit, e.msg);
     opt_soup_free(&box);
     op_client_level_info li;
-    wait_baked(c, "floor", &li);
+    opt_wait_baked(c, "floor", &li);
     cr_assert_leq(li.memory, limit + ((size_t)256 << 10));
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&b), 0);

@@ -52,20 +52,6 @@ static size_t tile_bytes(const opt_ref_tile *t)
     return b;
 }
 
-/* Waits for the level's background bake to end; its info. */
-static void wait_baked(op_client *c, const char *level, op_client_level_info *li)
-{
-    op_err e;
-    double t0 = opt_now_ms();
-    for (;;) {
-        cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, li, &e), OP_OK);
-        if (!li->bake_running && li->tiles_built == li->tiles_total)
-            return;
-        cr_assert_lt(opt_now_ms() - t0, 60000.0, "the bake of '%s' did not end", level);
-        opt_sleep_ms(20);
-    }
-}
-
 /* Puts the slow level and waits for its background bake to end. */
 static void put_slow(op_client *c, const slow_level *sl)
 {
@@ -77,7 +63,7 @@ static void put_slow(op_client *c, const slow_level *sl)
         op_client_level_put(c, "slow", slow_set, 2, &m, 1, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
         "%s", e.msg);
     op_client_level_info li;
-    wait_baked(c, "slow", &li);
+    opt_wait_baked(c, "slow", &li);
     cr_assert_eq(li.tiles_total, sl->ref.n);
 }
 
@@ -310,7 +296,7 @@ Test(daemon_ondemand, slow_on_demand_builds_never_delay_a_cached_read, .timeout 
         op_client_level_put(c, "slow", big_set, 2, &bm, 1, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
         "%s", e.msg);
     op_client_level_info li;
-    wait_baked(c, "slow", &li);
+    opt_wait_baked(c, "slow", &li);
     op_client_stats s0, s1;
     cr_assert_eq(op_client_stats_get(c, OPT_TIMEOUT_MS, &s0, &e), OP_OK);
     /* Readers of the small level's tile, then gets of every big tile at once: more slow

@@ -493,6 +493,21 @@ typedef struct opt_soup {
     size_t nv, nt, capv, capt;
 } opt_soup;
 
+/* Waits (up to a minute) for the level's background bake to end; its info. */
+static inline void opt_wait_baked(op_client *c, const char *level, op_client_level_info *li)
+{
+    op_err e;
+    double t0 = opt_now_ms();
+    for (;;) {
+        cr_assert_eq(op_client_level_info_get(c, level, OPT_TIMEOUT_MS, li, &e), OP_OK, "%s",
+                     e.msg);
+        if (!li->bake_running && li->tiles_built == li->tiles_total)
+            return;
+        cr_assert_lt(opt_now_ms() - t0, 60000.0, "the bake of '%s' did not end", level);
+        opt_sleep_ms(20);
+    }
+}
+
 static inline void opt_soup_vert(opt_soup *s, float x, float y, float z)
 {
     if (s->nv == s->capv) {

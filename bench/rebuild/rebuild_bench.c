@@ -25,7 +25,13 @@
  *
  *   onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]... [--edits N]
  *                         [--set key=value]... [--radius R]
- *                         [--edit obstacle|same-area|eroded]
+ *                         [--edit obstacle|same-area|eroded] [--repeat N] [--only ours|tc]
+ *                         [--warm]
+ *
+ * --repeat N runs the sites' loop N times (medians over every timed edit); --only times one
+ * side alone (the other's columns read 0), for perf stat / perf record on one side's adds;
+ * --warm runs each side's edit once untimed right before the timed one (caches warm), to
+ * tell what a cold tile costs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,8 +348,11 @@ static int edits_at(ours *o, site *sites, int ns, edit_kind kind, double radius)
     return kept;
 }
 
+/* --only: both sides (default), or one, for a profiler that should see one side's adds. */
+typedef enum only_side { ONLY_BOTH, ONLY_OURS, ONLY_TC } only_side;
+
 static int run_level(const char *spec, const op_settings *s, int edits, double radius,
-                     edit_kind kind)
+                     edit_kind kind, int repeat, only_side only, int warm)
 {
     char err[512];
     bench_level lv;
@@ -400,13 +409,16 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
         fprintf(stderr, "%s: no site for --edit %s\n", spec, edit_names[kind]);
         return 1;
     }
-    double *stg = malloc((size_t)(ns + 1) * 6 * sizeof(double));
-    double *oa = malloc((size_t)(ns + 1) * 8 * sizeof(double)), *od = oa + ns + 1,
-           *ta = od + ns + 1, *td = ta + ns + 1, *of = td + ns + 1, *opt = of + ns + 1,
-           *tpt = opt + ns + 1;
+    /* --repeat: the sites' loop runs that many times (each pass visits every site once, so a
+     * site's tile is as cold as in one pass); the medians are over every timed edit. */
+    int nt = ns * repeat;
+    double *stg = malloc((size_t)(nt + 1) * 6 * sizeof(double));
+    double *oa = malloc((size_t)(nt + 1) * 8 * sizeof(double)), *od = oa + nt + 1,
+           *ta = od + nt + 1, *td = ta + nt + 1, *of = td + nt + 1, *opt = of + nt + 1,
+           *tpt = opt + nt + 1;
     long ours_tiles = 0, tc_tiles = 0;
-    for (int k = -1; k < ns; k++) { /* k = -1: one untimed warm-up edit a side */
-        const site *st = &sites[k < 0 ? 0 : k];
+    for (int k = -1; k < nt; k++) { /* k = -1: one untimed warm-up edit a side */
+        const site *st = &sites[k < 0 ? 0 : k % ns];
         op_volume v = st->v;
         float pos[3] = {(float)st->x, (float)(st->y - 0.5), (float)st->z};
         double a = 0, d = 0, ta1 = 0, td1 = 0;
@@ -414,10 +426,18 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
         unsigned ref;
         for (int side = 0; side < 2; side++) {
             int mine = (side == 0) == (k % 2 == 0);
+            if (mine ? only == ONLY_TC : only == ONLY_OURS)
+                continue;
+            if (mine && warm) { /* --warm: the same edit once untimed, right before */
+                ours_edit(&o, &v, &v, 1, &dummy);
+                ours_edit(&o, &v, NULL, 0, &dummy);
+            } else if (warm) {
+                tc_side_remove(tc, (tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &dummy), ref));
+            }
             if (mine) {
                 a = ours_edit(&o, &v, &v, 1, &nt_o);
                 for (int j = 0; j < 6 && k >= 0; j++)
-                    stg[j * (ns + 1) + k] = o.stage_ms[j];
+                    stg[j * (nt + 1) + k] = o.stage_ms[j];
                 d = ours_edit(&o, &v, NULL, 0, &dummy);
             } else {
                 ta1 = tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &nt_t);
@@ -427,31 +447,39 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
         if (k < 0)
             continue;
         oa[k] = a, od[k] = d, ta[k] = ta1, td[k] = td1;
-        of[k] = ours_fresh(&o, st, &v);
+        of[k] = only != ONLY_BOTH ? 0 : ours_fresh(&o, st, &v); /* --only: adds and drops alone */
         opt[k] = nt_o ? a / nt_o : 0;
         tpt[k] = nt_t ? ta1 / nt_t : 0;
         ours_tiles += nt_o;
         tc_tiles += nt_t;
     }
-    double m_oa = median(oa, ns), m_od = median(od, ns), m_ta = median(ta, ns),
-           m_td = median(td, ns), m_of = median(of, ns), m_op = median(opt, ns),
-           m_tp = median(tpt, ns);
+    double m_oa = median(oa, nt), m_od = median(od, nt), m_ta = median(ta, nt),
+           m_td = median(td, nt), m_of = median(of, nt), m_op = median(opt, nt),
+           m_tp = median(tpt, nt);
     printf("## %s (%d triangles, %d tiles, tile %d cells, partition %s, %d edits, edit %s)\n\n",
            spec, lv.ntris, n, (int)(s->tile_size / s->cell_size + 0.5),
            op_partition_name(s->partition), ns, edit_names[kind]);
+    if (repeat > 1 || only != ONLY_BOTH)
+        printf("(--repeat %d%s: medians over %d edits)\n\n", repeat,
+               only == ONLY_OURS ? ", --only ours"
+               : only == ONLY_TC ? ", --only tc"
+                                 : "",
+               nt);
+    if (warm)
+        printf("(--warm: each timed edit right after the same edit untimed)\n\n");
     printf("| per edit (median) | ours (entry, with detail) | TileCache (no detail) | ratio |\n");
     printf("|---|---|---|---|\n");
     printf("| add obstacle, ms | %.3f | %.3f | **%.2f** |\n", m_oa, m_ta, m_oa / m_ta);
     printf("| drop obstacle, ms | %.3f | %.3f | %.2f |\n", m_od, m_td, m_od / m_td);
-    printf("| tiles rebuilt a edit (mean) | %.2f | %.2f | |\n", (double)ours_tiles / ns,
-           (double)tc_tiles / ns);
+    printf("| tiles rebuilt a edit (mean) | %.2f | %.2f | |\n", (double)ours_tiles / nt,
+           (double)tc_tiles / nt);
     printf("| add, ms a rebuilt tile | %.3f | %.3f | **%.2f** |\n", m_op, m_tp, m_op / m_tp);
     printf("| ours from scratch (one tile, same obstacle), ms | %.3f | | |\n", m_of);
     static const char *const sn[6] = {"spans", "regions", "contours",
                                       "polys", "detail",  "tile + encode"};
     printf("| ours by stage (median ms an add):");
     for (int j = 0; j < 6; j++)
-        printf(" %s %.3f%s", sn[j], median(&stg[j * (ns + 1)], ns), j < 5 ? "," : "");
+        printf(" %s %.3f%s", sn[j], median(&stg[j * (nt + 1)], nt), j < 5 ? "," : "");
     printf(" | | | |\n");
     printf("| memory a tile, bytes | %.0f (entry) | %.0f stored, %.0f zlib-1 | %.1f / %.1f |\n",
            (double)o.bytes / (o.tiles ? o.tiles : 1),
@@ -490,7 +518,8 @@ int main(int argc, char **argv)
     op_settings s;
     op_settings_default(&s);
     const char *levels[16];
-    int nl = 0, edits = 41;
+    int nl = 0, edits = 41, repeat = 1, warm = 0;
+    only_side only = ONLY_BOTH;
     double radius = 1.0;
     edit_kind kind = EDIT_OBSTACLE;
     for (int i = 1; i < argc; i++) {
@@ -516,6 +545,17 @@ int main(int argc, char **argv)
                 fprintf(stderr, "--edit wants obstacle, same-area or eroded, not \"%s\"\n", k);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--warm")) {
+            warm = 1;
+        } else if (!strcmp(argv[i], "--repeat") && more) {
+            repeat = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--only") && more) {
+            const char *w = argv[++i];
+            if (strcmp(w, "ours") && strcmp(w, "tc")) {
+                fprintf(stderr, "--only wants ours or tc, not \"%s\"\n", w);
+                return 2;
+            }
+            only = !strcmp(w, "ours") ? ONLY_OURS : ONLY_TC;
         } else if (!strcmp(argv[i], "--radius") && more) {
             radius = atof(argv[++i]);
         } else if (!strcmp(argv[i], "--set") && more) {
@@ -536,19 +576,20 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]..."
                     " [--edits N] [--radius R] [--set key=value]..."
-                    " [--edit obstacle|same-area|eroded]\n");
+                    " [--edit obstacle|same-area|eroded] [--repeat N] [--only ours|tc] [--warm]\n");
             return 2;
         }
     }
     op_err e;
-    if (edits < 1 || radius <= 0 || op_settings_validate(&s, &e) != OP_OK) {
-        fprintf(stderr, "bad --edits, --radius or settings: %s\n", e.msg);
+    e.msg[0] = '\0';
+    if (edits < 1 || repeat < 1 || radius <= 0 || op_settings_validate(&s, &e) != OP_OK) {
+        fprintf(stderr, "bad --edits, --repeat, --radius or settings: %s\n", e.msg);
         return 2;
     }
     if (nl == 0)
         levels[nl++] = OP_BENCH_DEFAULT_LEVEL;
     for (int i = 0; i < nl; i++)
-        if (run_level(levels[i], &s, edits, radius, kind))
+        if (run_level(levels[i], &s, edits, radius, kind, repeat, only, warm))
             return 1;
     return 0;
 }

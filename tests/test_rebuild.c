@@ -857,6 +857,31 @@ Test(rebuild, entries_outlive_their_arenas_and_must_fit_the_level)
     world_close(&w);
 }
 
+/* op_level_rebuild_tile asks for the whole entry before its stages read it (rebuild.c: the
+ * misses of a cold entry then overlap): every 64-byte line from the entry's first byte up to
+ * its last, whatever the entry holds (skipped tiles' headers alone, full records), and no
+ * line past it. */
+Test(rebuild, prefetch_asks_for_every_line_of_the_entry)
+{
+    world w;
+    world_open(&w, "multifloor", OP_PARTITION_LAYERS);
+    int kept = 0;
+    for (int i = 0; i < w.ntiles; i++) {
+        op_rebuild_entry *en = NULL;
+        sig s = fresh(&w, i, NULL, 0, &en);
+        free(s.p);
+        cr_assert_not_null(en);
+        size_t bytes = op_rebuild_entry_bytes(en), lines = op__rebuild_entry_prefetch(en);
+        cr_assert_gt(bytes, 0);
+        cr_assert_geq(lines * 64, bytes, "tile %d: %zu lines for %zu bytes", i, lines, bytes);
+        cr_assert_lt((lines - 1) * 64, bytes, "tile %d: %zu lines for %zu bytes", i, lines, bytes);
+        kept += bytes > 4096;
+        op_rebuild_entry_free(en);
+    }
+    cr_assert_gt(kept, 0, "some entry holds a tile's records");
+    world_close(&w);
+}
+
 /* ---- detail reuse, rule by rule (build3d-runtime.md §5.6) ---- */
 
 static int detail_eq(const op_detail_mesh *a, const op_detail_mesh *b)

@@ -447,12 +447,16 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
         if (k < 0)
             continue;
         oa[k] = a, od[k] = d, ta[k] = ta1, td[k] = td1;
-        of[k] = only != ONLY_BOTH ? 0 : ours_fresh(&o, st, &v); /* --only: adds and drops alone */
         opt[k] = nt_o ? a / nt_o : 0;
         tpt[k] = nt_t ? ta1 / nt_t : 0;
         ours_tiles += nt_o;
         tc_tiles += nt_t;
     }
+    /* From scratch, in a pass of its own: between the edits, a whole build (heightfield,
+     * rasterizer, several times a rebuild's memory) would leave the caches to whichever side
+     * came next in a state of its making (our stages' code warm, TileCache's evicted). */
+    for (int k = 0; k < nt; k++)
+        of[k] = only != ONLY_BOTH ? 0 : ours_fresh(&o, &sites[k % ns], &sites[k % ns].v);
     double m_oa = median(oa, nt), m_od = median(od, nt), m_ta = median(ta, nt),
            m_td = median(td, nt), m_of = median(of, nt), m_op = median(opt, nt),
            m_tp = median(tpt, nt);

@@ -20,8 +20,11 @@
  *              no area changes, but the obstacle takes spans (erosion is updated)
  * Each edit site is one tile's centre on a walkable floor; the two sides alternate (A B, then
  * B A), and the medians over the sites are reported, with the tiles each side rebuilt, so
- * the per-tile figures compare like with like. Memory: our entry bytes a tile beside
- * TileCache's layer bytes a tile (as stored, and zlib level 1 as a compressor would store).
+ * the per-tile figures compare like with like (tile columns on both sides: TileCache's
+ * obstacle lists one compressed tile a layer, counted apart as "layers"; ours rebuilds every
+ * layer of a tile it touches, TileCache only the layers the obstacle's bounds meet). Memory: our
+ * entry bytes a tile beside TileCache's layer bytes a tile (as stored, and zlib level 1 as a
+ * compressor would store).
  *
  *   onepath-rebuild-bench [--level PATH | --gen KIND:SIZE[:SEED]]... [--edits N]
  *                         [--set key=value]... [--radius R]
@@ -119,11 +122,14 @@ __attribute__((noinline)) static op_status ours_rebuild_drop(ours *o, int tx, in
 }
 
 /* Rebuilds every tile that v reaches from its entry with the volume set set[0..n) ({v} to
- * add v, {} to drop it); milliseconds, *tiles the tiles rebuilt. */
-static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n, int *tiles)
+ * add v, {} to drop it); milliseconds, *tiles the tiles rebuilt, *layers their layers
+ * (tile layers encoded). */
+static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n, int *tiles,
+                        int *layers)
 {
     op_tile_rect r;
     *tiles = 0;
+    *layers = 0;
     memset(o->stage_ms, 0, sizeof o->stage_ms);
     double t0 = bench_now_ms();
     if (!op_level_volume_tiles(o->lvl, v, &r))
@@ -155,6 +161,7 @@ static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n
             }
             o->stage_ms[OP_STAGE_TILE] += bench_now_ms() - e0;
             ++*tiles;
+            *layers += st.ntiles;
         }
     return bench_now_ms() - t0;
 }
@@ -416,31 +423,32 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
     double *oa = malloc((size_t)(nt + 1) * 8 * sizeof(double)), *od = oa + nt + 1,
            *ta = od + nt + 1, *td = ta + nt + 1, *of = td + nt + 1, *opt = of + nt + 1,
            *tpt = opt + nt + 1;
-    long ours_tiles = 0, tc_tiles = 0;
+    long ours_tiles = 0, tc_tiles = 0, ours_layers = 0, tc_layers = 0;
     for (int k = -1; k < nt; k++) { /* k = -1: one untimed warm-up edit a side */
         const site *st = &sites[k < 0 ? 0 : k % ns];
         op_volume v = st->v;
         float pos[3] = {(float)st->x, (float)(st->y - 0.5), (float)st->z};
         double a = 0, d = 0, ta1 = 0, td1 = 0;
-        int nt_o = 0, nt_t = 0, dummy;
+        int nt_o = 0, nt_t = 0, nl_o = 0, nl_t = 0, dummy;
         unsigned ref;
         for (int side = 0; side < 2; side++) {
             int mine = (side == 0) == (k % 2 == 0);
             if (mine ? only == ONLY_TC : only == ONLY_OURS)
                 continue;
             if (mine && warm) { /* --warm: the same edit once untimed, right before */
-                ours_edit(&o, &v, &v, 1, &dummy);
-                ours_edit(&o, &v, NULL, 0, &dummy);
+                ours_edit(&o, &v, &v, 1, &dummy, &dummy);
+                ours_edit(&o, &v, NULL, 0, &dummy, &dummy);
             } else if (warm) {
-                tc_side_remove(tc, (tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &dummy), ref));
+                tc_side_remove(
+                    tc, (tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &dummy, &dummy), ref));
             }
             if (mine) {
-                a = ours_edit(&o, &v, &v, 1, &nt_o);
+                a = ours_edit(&o, &v, &v, 1, &nt_o, &nl_o);
                 for (int j = 0; j < 6 && k >= 0; j++)
                     stg[j * (nt + 1) + k] = o.stage_ms[j];
-                d = ours_edit(&o, &v, NULL, 0, &dummy);
+                d = ours_edit(&o, &v, NULL, 0, &dummy, &dummy);
             } else {
-                ta1 = tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &nt_t);
+                ta1 = tc_side_add(tc, pos, (float)radius, 2.0f, &ref, &nt_t, &nl_t);
                 td1 = tc_side_remove(tc, ref);
             }
         }
@@ -451,6 +459,8 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
         tpt[k] = nt_t ? ta1 / nt_t : 0;
         ours_tiles += nt_o;
         tc_tiles += nt_t;
+        ours_layers += nl_o;
+        tc_layers += nl_t;
     }
     /* From scratch, in a pass of its own: between the edits, a whole build (heightfield,
      * rasterizer, several times a rebuild's memory) would leave the caches to whichever side
@@ -477,6 +487,8 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
     printf("| drop obstacle, ms | %.3f | %.3f | %.2f |\n", m_od, m_td, m_od / m_td);
     printf("| tiles rebuilt a edit (mean) | %.2f | %.2f | |\n", (double)ours_tiles / nt,
            (double)tc_tiles / nt);
+    printf("| layers rebuilt a edit (mean) | %.2f | %.2f | |\n", (double)ours_layers / nt,
+           (double)tc_layers / nt);
     printf("| add, ms a rebuilt tile | %.3f | %.3f | **%.2f** |\n", m_op, m_tp, m_op / m_tp);
     printf("| ours from scratch (one tile, same obstacle), ms | %.3f | | |\n", m_of);
     static const char *const sn[6] = {"spans", "regions", "contours",

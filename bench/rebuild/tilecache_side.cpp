@@ -303,7 +303,7 @@ static void settle(tc_side *t)
 }
 
 extern "C" double tc_side_add(tc_side *t, const float pos[3], float radius, float height,
-                              unsigned *ref, int *touched)
+                              unsigned *ref, int *touched, int *layers)
 {
     double t0 = bench_now_ms();
     dtObstacleRef r = 0;
@@ -311,7 +311,20 @@ extern "C" double tc_side_add(tc_side *t, const float pos[3], float radius, floa
     settle(t);
     double ms = bench_now_ms() - t0;
     const dtTileCacheObstacle *ob = t->tc->getObstacleByRef(r);
-    *touched = ob ? ob->ntouched : 0;
+    /* The obstacle's touched list holds one compressed tile a layer: count the tile columns
+     * apart, as ours counts tiles (each with all its layers). */
+    int n = ob ? ob->ntouched : 0, cols = 0;
+    for (int i = 0; i < n; i++) {
+        const dtCompressedTile *ti = t->tc->getTileByRef(ob->touched[i]);
+        int seen = 0;
+        for (int j = 0; j < i && ti; j++) {
+            const dtCompressedTile *tj = t->tc->getTileByRef(ob->touched[j]);
+            seen |= tj && tj->header->tx == ti->header->tx && tj->header->ty == ti->header->ty;
+        }
+        cols += ti && !seen;
+    }
+    *touched = cols;
+    *layers = n;
     *ref = r;
     return ms;
 }

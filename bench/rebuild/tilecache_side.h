@@ -48,9 +48,10 @@ tc_side *tc_side_create(const op_soup *soup, const op_settings *s, op_tile_range
                         size_t errlen);
 
 /* A cylinder obstacle standing on pos (its bottom centre), then update() until up to date.
- * Returns the milliseconds from the call to up to date; *touched the tiles it rebuilt. */
+ * Returns the milliseconds from the call to up to date; *touched the tiles (columns) it
+ * rebuilt, *layers the layers (compressed tiles) those held. */
 double tc_side_add(tc_side *tc, const float pos[3], float radius, float height, unsigned *ref,
-                   int *touched);
+                   int *touched, int *layers);
 /* Removes it, then update() until up to date; milliseconds. */
 double tc_side_remove(tc_side *tc, unsigned ref);
 

@@ -1,6 +1,7 @@
 /*
- * The reuse plan's passes over the spans (contours_trace.c: op__contours_mark_pairs and
- * op__contours_mark_regions) against the rule written out here span by span: bit d of a
+ * The reuse plan's passes over the spans (contours_trace.c: op__contours_mark_pairs,
+ * op__contours_mark_regions, op__contours_mark_except, and the capture's op__contours_across)
+ * against the rule written out here span by span: bit d of a
  * span of region r != 0 is set when link d is OP_NO_LINK or leads to a span whose id is not
  * r (build3d-regions.md §6 "Edges", the whole field's view), the high nibble repeats it, and
  * a candidate region's span gets no marks but one pair per link across it, in direction
@@ -162,6 +163,52 @@ static void check_pairs(const field *f)
     }
     cr_assert_eq(rt, want_rt);
     f->cand[0] = cand0;
+
+    /* The marks of every span but the candidates' and id 0's, links of those unread. */
+    memset(mask, 0xaa, n + 1);
+    size_t et = op__contours_mark_except(&f->chf, f->reg, f->cand, mask), want_et = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t r = f->reg[s], m = rule_bits(f, s);
+        if (r == 0 || f->cand[r]) {
+            cr_assert_eq(mask[s], 0, "span %u (id %u) marked", s, r);
+            continue;
+        }
+        want_et += (size_t)__builtin_popcount(m);
+        cr_assert_eq(mask[s], (uint8_t)(m | m << 4), "span %u (id %u)", s, r);
+    }
+    cr_assert_eq(et, want_et);
+
+    /* The links across each id: the far spans of the boundary links with a link, by id,
+     * then span, then direction (the pairs above are these read through breg and reg). */
+    op_arena *a = op_arena_create(0);
+    uint32_t *af, *al;
+    op_err e;
+    cr_assert_eq(op__contours_across(&f->chf, f->reg, 0xffff, a, &af, &al, &e), OP_OK, "%s", e.msg);
+    /* Expected: a counting sort of the links across, span by span, by id. */
+    uint32_t *wf = calloc(0x10002, sizeof *wf), *wl = calloc(4 * (size_t)n + 1, sizeof *wl);
+    cr_assert(wf && wl);
+    for (uint32_t s = 0; s < n; s++)
+        for (int d = 0; d < 4; d++)
+            if (f->reg[s] != 0 && (rule_bits(f, s) >> d & 1) && f->links[s][d] != OP_NO_LINK)
+                wf[f->reg[s] + 1]++;
+    for (uint32_t r = 1; r <= 0x10000; r++)
+        wf[r] += wf[r - 1];
+    uint32_t *at = calloc(0x10001, sizeof *at);
+    cr_assert(at);
+    memcpy(at, wf, 0x10001 * sizeof *at);
+    for (uint32_t s = 0; s < n; s++)
+        for (int d = 0; d < 4; d++)
+            if (f->reg[s] != 0 && (rule_bits(f, s) >> d & 1) && f->links[s][d] != OP_NO_LINK)
+                wl[at[f->reg[s]]++] = f->links[s][d];
+    for (uint32_t r = 1; r <= 0x10000; r++)
+        cr_assert_eq(af[r], wf[r], "id %u starts at %u, want %u", r, af[r], wf[r]);
+    size_t k = wf[0x10000];
+    cr_assert(memcmp(al, wl, k * sizeof *al) == 0, "links across differ");
+    free(wf);
+    free(wl);
+    free(at);
+    cr_assert_eq(af[0x10000], k);
+    op_arena_destroy(a);
     free(start);
     free(fill);
     free(want_fill);

@@ -1140,6 +1140,12 @@ static void contour_case_open(world *w, contour_case *cc, int want)
     for (uint32_t s = 0; s < n; s++)
         spans[reg[s]]++;
     b->spans = spans;
+    /* The links across each region, as the capture keeps them (§5.7). */
+    uint32_t *af, *al;
+    cr_assert_eq(op__contours_across(&cc->st.chf, reg, nr, cc->o, &af, &al, &e), OP_OK, "%s",
+                 e.msg);
+    b->across_first = af;
+    b->across = al;
 }
 
 /* Contours of regs on cc's field (chf given: cc's or a copy), from scratch and with cc's
@@ -1155,9 +1161,12 @@ static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_
                                           &reuse_set, &e),
                  OP_OK, "%s", e.msg);
     cr_assert(contours_eq(&fresh_set, &reuse_set), "reused contours differ from fresh ones");
-    /* Without the base's spans per region the plan reads every span: the same copies. */
+    /* Without the base's spans per region and links across regions the plan reads every
+     * span and collects the links across the candidates itself: the same copies. */
     op__contour_base plain = cc->base;
     plain.spans = NULL;
+    plain.across_first = NULL;
+    plain.across = NULL;
     op_contour_set plain_set;
     int plain_reused = -1;
     cr_assert_eq(op__contours_build_reuse(chf, regs, &cc->cs, &plain, &plain_reused, NULL, cc->o,

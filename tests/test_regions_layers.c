@@ -998,6 +998,16 @@ static void assert_same_layer_labels(const op_chf *chf, const uint16_t *key, int
         cr_assert_eq(r1.region_area[r], r2.region_area[r], "%s: area of region %d", what, r);
         cr_assert_eq(rl1[r], rl2[r], "%s: layer of region %d", what, r);
     }
+    /* The uint32-label path (fields of more than 0xffff components) gives the same. */
+    cr_assert_eq(op__regions_build_from_layers_wide(chf, key, min_area, a, scratch, &r2, &rl2, &e),
+                 OP_OK, "%s: %s", what, e.msg);
+    cr_assert_eq(r1.region_count, r2.region_count, "%s: wide region count", what);
+    for (uint32_t s = 0; s < chf->span_count; s++)
+        cr_assert_eq(r1.reg[s], r2.reg[s], "%s: wide span %u", what, s);
+    for (int r = 0; r <= r1.region_count; r++) {
+        cr_assert_eq(r1.region_area[r], r2.region_area[r], "%s: wide area %d", what, r);
+        cr_assert_eq(rl1[r], rl2[r], "%s: wide layer %d", what, r);
+    }
     op_arena_destroy(scratch);
     op_arena_destroy(a);
 }

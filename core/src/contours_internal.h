@@ -34,6 +34,18 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
 size_t op__contours_mark_pairs(const op_chf *chf, const uint16_t *reg, const uint16_t *breg,
                                const uint8_t *cand, uint8_t *mask, uint32_t *pairs, size_t *fill);
 
+/* The marks of op__contours_trace on every span whose region r has neither skip[r] nor r = 0
+ * (those get none, and their links are not read). Returns the boundary edges marked. */
+size_t op__contours_mark_except(const op_chf *chf, const uint16_t *reg, const uint8_t *skip,
+                                uint8_t *mask);
+
+/* The links across each region of reg (ids 0..region_count, §5.7 rule 3): for region b
+ * (1..region_count), across[first[b] .. first[b + 1]) are the spans t = links[s][d], in order
+ * of s then d, of every link from a span s of b to a span of another id. Arrays from out
+ * (first: region_count + 3 entries). */
+op_status op__contours_across(const op_chf *chf, const uint16_t *reg, int region_count,
+                              op_arena *out, uint32_t **first, uint32_t **across, op_err *err);
+
 /* Marks the spans of the regions r with which[r] (candidates that did not copy after all).
  * Returns their boundary edges. */
 size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const uint8_t *which,
@@ -61,11 +73,13 @@ typedef struct op__contour_base {
     const uint8_t *region_area;
     double max_error;
     int max_edge_length, straight_region_borders, border_region;
-    const op_contour *contours; /* every contour (border region's too), by region, verts here */
-    const int *first;           /* region_count + 2: region b's contours [first[b], first[b+1]) */
-    const int *fallbacks;       /* region_count + 1: RawFallbacks counted for region b */
-    const int *dropped;         /* region_count + 1: DroppedHoles counted for region b */
-    const uint32_t *spans;      /* region_count + 1: the spans of id b in reg (0 too), or NULL */
+    const op_contour *contours;   /* every contour (border region's too), by region, verts here */
+    const int *first;             /* region_count + 2: region b's contours [first[b], first[b+1]) */
+    const int *fallbacks;         /* region_count + 1: RawFallbacks counted for region b */
+    const int *dropped;           /* region_count + 1: DroppedHoles counted for region b */
+    const uint32_t *spans;        /* region_count + 1: the spans of id b in reg (0 too), or NULL */
+    const uint32_t *across_first; /* op__contours_across of reg (with spans), or NULL */
+    const uint32_t *across;
 } op__contour_base;
 
 /* The regions of a build whose contours are the base's (§5.7), from scratch. */

@@ -145,35 +145,55 @@ op_status op__contour_plan_make(const op_chf *chf, const op_regions *regs,
     }
     if (ncand == 0)
         return OP_OK;
-    /* Rule 3 reads the links across each candidate's spans (the same spans in both builds),
-     * bucketed by region, at most four a span: one pass collects them and marks every other
-     * span for the trace. */
-    size_t *start = op_arena_alloc(scratch, ((size_t)nn + 2) * sizeof *start);
-    size_t *fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
-    if (!start || !fill)
-        return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
-    start[0] = 0;
-    for (int r = 0; r <= nn; r++)
-        start[r + 1] = start[r] + (plan->skip[r] ? 4 * (size_t)cnt[r] : 0);
-    memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
-    uint32_t *pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
+    /* Rule 3 reads the links across each candidate's spans (the same spans in both builds).
+     * With the base's list of the links across each of its regions (r's span set is b's and
+     * the links are the same arrays, so the links across r are those across b), the pass
+     * over the spans only marks the others for the trace, unread when copied; without it,
+     * one pass collects them, bucketed by region, at most four a span, and marks the rest. */
+    const uint32_t *af = base->across_first, *al = base->across;
+    size_t *start = NULL, *fill = NULL;
+    uint32_t *pairs = NULL;
+    if (!af) {
+        start = op_arena_alloc(scratch, ((size_t)nn + 2) * sizeof *start);
+        fill = op_arena_alloc(scratch, ((size_t)nn + 1) * sizeof *fill);
+        if (!start || !fill)
+            return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)",
+                              nn);
+        start[0] = 0;
+        for (int r = 0; r <= nn; r++)
+            start[r + 1] = start[r] + (plan->skip[r] ? 4 * (size_t)cnt[r] : 0);
+        memcpy(fill, start, ((size_t)nn + 1) * sizeof *fill);
+        pairs = op_arena_alloc(scratch, ((size_t)start[nn + 1] + 1) * sizeof *pairs);
+        if (!pairs)
+            return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)",
+                              nn);
+    }
     int32_t *gv = op_arena_alloc(scratch, ((size_t)nb + 1) * sizeof *gv);
     int32_t *vstamp = op_arena_calloc(scratch, (size_t)nb + 1, sizeof *vstamp);
     int32_t *wstamp = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *wstamp);
     uint8_t *failed = op_arena_calloc(scratch, (size_t)nn + 1, 1);
     plan->nbr = op_arena_calloc(scratch, (size_t)nn + 1, sizeof *plan->nbr);
     plan->mask = op_arena_alloc(scratch, (size_t)chf->span_count + 1);
-    if (!pairs || !gv || !vstamp || !wstamp || !failed || !plan->nbr || !plan->mask)
+    if (!gv || !vstamp || !wstamp || !failed || !plan->nbr || !plan->mask)
         return op_err_set(err, OP_ENOMEM, "contours: out of memory (reuse plan of %d regions)", nn);
-    plan->edges = op__contours_mark_pairs(chf, reg, breg, plan->skip, plan->mask, pairs, fill);
+    plan->edges = af ? op__contours_mark_except(chf, reg, plan->skip, plan->mask)
+                     : op__contours_mark_pairs(chf, reg, breg, plan->skip, plan->mask, pairs, fill);
     int nfailed = 0;
     for (int r = 1; r <= nn; r++) {
         if (!plan->skip[r])
             continue;
         int b = plan->from[r], ok = 1;
         /* g_r from the pairs: one to one, 0 only with 0, areas and the border role kept. */
-        for (size_t k = start[r]; ok && k < fill[r]; k++) {
-            int v = (int)(pairs[k] >> 16), w = (int)(pairs[k] & 0xffff);
+        size_t k0 = af ? af[b] : start[r], k1 = af ? af[b + 1] : fill[r];
+        for (size_t k = k0; ok && k < k1; k++) {
+            int v, w;
+            if (af) {
+                v = breg[al[k]];
+                w = reg[al[k]];
+            } else {
+                v = (int)(pairs[k] >> 16);
+                w = (int)(pairs[k] & 0xffff);
+            }
             if (vstamp[v] == r) {
                 ok = gv[v] == w;
                 continue;

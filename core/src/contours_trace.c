@@ -189,6 +189,65 @@ size_t op__contours_mark_pairs(const op_chf *chf, const uint16_t *reg, const uin
     return total;
 }
 
+size_t op__contours_mark_except(const op_chf *chf, const uint16_t *reg, const uint8_t *skip,
+                                uint8_t *mask)
+{
+    const uint32_t(*const links)[4] = chf->links;
+    size_t total = 0;
+    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
+        uint32_t r = reg[s];
+        /* Copied regions first: most spans are theirs, and their links are not read. */
+        if (skip[r] || r == 0) {
+            mask[s] = 0;
+            continue;
+        }
+        uint32_t m = boundary_bits(links[s], reg, r);
+        mask[s] = (uint8_t)(m | (m << 4));
+        total += edge_count[m];
+    }
+    return total;
+}
+
+op_status op__contours_across(const op_chf *chf, const uint16_t *reg, int region_count,
+                              op_arena *out, uint32_t **first, uint32_t **across, op_err *err)
+{
+    const uint32_t(*const links)[4] = chf->links;
+    const uint32_t ns = chf->span_count;
+    /* A counting sort by region: counts at f[r + 2], then f[r + 1] is r's next free slot,
+     * which ends as r + 1's start. */
+    uint32_t *f = op_arena_calloc(out, (size_t)region_count + 3, sizeof *f);
+    if (!f)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (links across %d regions)",
+                          region_count);
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t r = reg[s];
+        if (r == 0)
+            continue;
+        for (uint32_t bits = boundary_bits(links[s], reg, r); bits; bits &= bits - 1)
+            if (links[s][__builtin_ctz(bits)] != OP_NO_LINK)
+                f[r + 2]++;
+    }
+    for (int r = 2; r <= region_count + 2; r++)
+        f[r] += f[r - 1];
+    uint32_t *a = op_arena_alloc(out, ((size_t)f[region_count + 2] + 1) * sizeof *a);
+    if (!a)
+        return op_err_set(err, OP_ENOMEM, "contours: out of memory (%u links across regions)",
+                          f[region_count + 2]);
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t r = reg[s];
+        if (r == 0)
+            continue;
+        for (uint32_t bits = boundary_bits(links[s], reg, r); bits; bits &= bits - 1) {
+            uint32_t t = links[s][__builtin_ctz(bits)];
+            if (t != OP_NO_LINK)
+                a[f[r + 1]++] = t;
+        }
+    }
+    *first = f;
+    *across = a;
+    return OP_OK;
+}
+
 size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const uint8_t *which,
                                  uint8_t *mask)
 {

@@ -38,6 +38,7 @@ typedef struct contour_keep {
     op_contour_settings cs;
     int with_polys; /* polys holds the polygon stage's record on set (§5.12) */
     op__poly_base polys;
+    uint32_t *across_first, *across; /* §5.7: the links across each region (scratch) */
 } contour_keep;
 
 /* Rule 11's record (partition = layers), made in scratch before the entry is sized. */
@@ -191,7 +192,8 @@ static size_t contour_bytes(const contour_keep *k, int nregions)
 {
     size_t n = up((size_t)k->set.count * sizeof(op_contour)) +
                3 * up(((size_t)nregions + 2) * sizeof(int)) + up((size_t)nregions + 1) +
-               up(((size_t)nregions + 1) * sizeof(uint32_t));
+               up(((size_t)nregions + 1) * sizeof(uint32_t)) + up(((size_t)nregions + 3) * 4) +
+               up(((size_t)k->across_first[nregions + 1] + 1) * 4);
     for (int i = 0; i < k->set.count; i++)
         n += up((size_t)k->set.contours[i].nverts * sizeof(op_contour_vert));
     return n;
@@ -226,6 +228,8 @@ static void put_contours(unsigned char **at, op_rebuild_entry *e, const op_tile_
     b->first = put(at, k->rec.first, ((size_t)nr + 2) * sizeof(int));
     b->fallbacks = put(at, k->rec.fallbacks, ((size_t)nr + 2) * sizeof(int));
     b->dropped = put(at, k->rec.dropped, ((size_t)nr + 2) * sizeof(int));
+    b->across_first = put(at, k->across_first, ((size_t)nr + 3) * 4);
+    b->across = put(at, k->across, ((size_t)k->across_first[nr + 1] + 1) * 4);
     /* Spans a region: the plan's pass then skips the spans whose id is unchanged unread. */
     uint32_t *spans = put(at, NULL, 0);
     memset(spans, 0, ((size_t)nr + 1) * sizeof *spans);
@@ -384,6 +388,12 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
     if (with_contours &&
         (s = op__contours_build_reuse(&st->chf, &st->regions, &ck.cs, NULL, NULL, &ck.rec, out,
                                       scratch, &ck.set, err)) != OP_OK) {
+        op_arena_release(scratch, m);
+        return op__tile_err(s, tx, tz, -1, err);
+    }
+    if (with_contours &&
+        (s = op__contours_across(&st->chf, st->regions.reg, st->regions.region_count, scratch,
+                                 &ck.across_first, &ck.across, err)) != OP_OK) {
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }

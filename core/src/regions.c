@@ -17,6 +17,10 @@
 #include "onepath/limits.h"
 #include "regions_internal.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 void op_region_settings_default(op_region_settings *rs)
 {
     rs->partition = OP_PARTITION_WATERSHED;
@@ -304,7 +308,26 @@ static uint32_t multi_span_columns(const op_chf *chf, uint32_t *multi)
 {
     uint32_t n = 0;
     const uint32_t *const cells = chf->cells;
-    for (int c = 0, nc = chf->width * chf->depth; c < nc; c++) {
+    int c = 0;
+    const int nc = chf->width * chf->depth;
+#ifdef __SSE2__
+    /* Four columns at once: most columns of a tile hold one span (every column of a
+     * one-floor tile), and four span counts below two are one compare. The counts fit in
+     * 31 bits (cells[] ascends and holds the span count), so the signed compare is exact;
+     * a group with a multi-span column takes the scalar test below. */
+    const __m128i one = _mm_set1_epi32(1);
+    for (; c + 4 <= nc; c += 4) {
+        __m128i lo = _mm_loadu_si128((const __m128i *)(const void *)(cells + c));
+        __m128i hi = _mm_loadu_si128((const __m128i *)(const void *)(cells + c + 1));
+        if (_mm_movemask_epi8(_mm_cmpgt_epi32(_mm_sub_epi32(hi, lo), one)) == 0)
+            continue;
+        for (int k = c; k < c + 4; k++) {
+            multi[n] = (uint32_t)k;
+            n += cells[k + 1] - cells[k] >= 2;
+        }
+    }
+#endif
+    for (; c < nc; c++) {
         multi[n] = (uint32_t)c;
         n += cells[c + 1] - cells[c] >= 2;
     }

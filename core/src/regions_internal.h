@@ -102,6 +102,12 @@ op_status op__regions_build_from_layers_two_step(const op_chf *chf, const uint16
                                                  op_arena *scratch, op_regions *res,
                                                  uint16_t **region_layer, op_err *err);
 
+/* op_regions_build_from_layers with its labels in a uint32 array (the path it takes when
+ * a field has more than 0xffff components; tests compare it with the uint16 one). */
+op_status op__regions_build_from_layers_wide(const op_chf *chf, const uint16_t *span_layer,
+                                             int min_region_area, op_arena *out, op_arena *scratch,
+                                             op_regions *res, uint16_t **region_layer, op_err *err);
+
 /* What a capture build's regions stage read and produced, kept in a rebuild entry so that
  * a rebuild whose regions input is the capture's takes its regions instead of computing
  * them (docs/spec/build3d-runtime.md §5.9). Every pointer is the entry's. */

@@ -391,6 +391,135 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
     return OP_OK;
 }
 
+/* label_layers with the labels flooded straight into the result's uint16 region array:
+ * component ids become region ids in place, so a tile whose components all survive (the
+ * numbering of §5.3 is then the identity, ids being flood order) needs no pass mapping
+ * labels to regions, and the array cleared before the flood is half as wide. The same
+ * flood, groups, band and numbering as label_layers, so the same result. *wide is set (and
+ * nothing is kept in out) when more than 0xffff components would not fit the array: the
+ * caller then runs label_layers. */
+static op_status label_layers16(const op_chf *chf, const uint16_t *key, int min_area, op_arena *out,
+                                op_arena *scratch, op_regions *res, uint16_t **region_layer,
+                                int *wide, op_err *err)
+{
+    const uint32_t n = chf->span_count;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    *wide = 0;
+    op_arena_mark mark = op_arena_get_mark(out);
+    uint16_t *lab = op_arena_calloc(out, (size_t)n + 1, sizeof *lab);
+    uint32_t *queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *queue);
+    uint32_t *start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *start);
+    uint32_t *size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *size);
+    uint32_t *parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *parent);
+    if (!lab || !queue || !start || !size || !parent) {
+        op_arena_release(out, mark);
+        return op__regions_nomem(err, "components", (size_t)n * 20);
+    }
+    uint32_t count = 0;
+    parent[0] = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        if (areas[s] == 0 || lab[s] != 0)
+            continue;
+        if (count == 0xffffu) {
+            op_arena_release(out, mark);
+            *wide = 1;
+            return OP_OK;
+        }
+        const uint32_t id = ++count;
+        uint32_t head = 0, tail = 0;
+        start[id] = s;
+        parent[id] = id;
+        lab[s] = (uint16_t)id;
+        queue[tail++] = s;
+        while (head < tail) {
+            uint32_t c = queue[head++];
+            const uint32_t *l = links[c];
+            uint8_t ac = areas[c];
+            uint16_t kc = key[c];
+#define OP__FLOOD(d)                                                                               \
+    do {                                                                                           \
+        uint32_t m = l[d], q;                                                                      \
+        if (m == OP_NO_LINK || (q = lab[m]) == id)                                                 \
+            break;                                                                                 \
+        if (q == 0) {                                                                              \
+            if (areas[m] == ac && key[m] == kc) {                                                  \
+                lab[m] = (uint16_t)id;                                                             \
+                queue[tail++] = m;                                                                 \
+            }                                                                                      \
+            break;                                                                                 \
+        }                                                                                          \
+        uint32_t x = op__find_root(parent, id), y = op__find_root(parent, q);                      \
+        if (x != y)                                                                                \
+            parent[x > y ? x : y] = x < y ? x : y;                                                 \
+    } while (0)
+            OP__FLOOD(0);
+            OP__FLOOD(1);
+            OP__FLOOD(2);
+            OP__FLOOD(3);
+#undef OP__FLOOD
+        }
+        size[id] = tail;
+    }
+    uint32_t *gsize = op_arena_calloc(scratch, (size_t)count + 1, sizeof *gsize);
+    uint8_t *band = op_arena_calloc(scratch, (size_t)count + 1, 1);
+    if (!gsize || !band) {
+        op_arena_release(out, mark);
+        return op__regions_nomem(err, "components", (size_t)count * 5);
+    }
+    int b = chf->border, w = chf->width, d = chf->depth;
+    for (int z = 0; b > 0 && z < d; z++) {
+        const uint32_t *row = &chf->cells[(size_t)z * (size_t)w];
+        int band_row = z < b || z >= d - b;
+        int x0 = band_row ? w : (b < w ? b : w);
+        int x1 = band_row ? w : (w - b > x0 ? w - b : x0);
+        for (uint32_t i = row[0]; i < row[x0]; i++)
+            band[lab[i]] = 1;
+        for (uint32_t i = row[x1]; i < row[w]; i++)
+            band[lab[i]] = 1;
+    }
+    for (uint32_t r = 1; r <= count; r++) {
+        uint32_t g = op__find_root(parent, r);
+        gsize[g] += size[r];
+        band[g] |= band[r];
+    }
+    uint32_t k = 0;
+    uint32_t *newid = size;
+    newid[0] = 0;
+    for (uint32_t r = 1; r <= count; r++) {
+        uint32_t g = parent[r];
+        newid[r] = gsize[g] < (uint32_t)min_area && !band[g] ? 0 : ++k;
+    }
+    if (k > OP_MAX_REGIONS) {
+        op_arena_release(out, mark);
+        return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
+                          OP_MAX_REGIONS);
+    }
+    uint8_t *rarea = op_arena_calloc(out, (size_t)k + 1, 1);
+    uint16_t *rl = op_arena_alloc(out, ((size_t)k + 1) * sizeof *rl);
+    if (!rarea || !rl) {
+        op_arena_release(out, mark);
+        return op__regions_nomem(err, "result", (size_t)n * 2 + (size_t)k * 3 + 3);
+    }
+    /* k == count: every component survived and newid is the identity (each survivor is
+     * numbered by its rank, and all are ranked). */
+    if (k != count)
+        for (uint32_t s = 0; s < n; s++)
+            lab[s] = (uint16_t)newid[lab[s]];
+    rl[0] = OP_NO_LAYER;
+    for (uint32_t r = 1; r <= count; r++)
+        if (newid[r]) {
+            rarea[newid[r]] = areas[start[r]];
+            rl[newid[r]] = key[start[r]];
+        }
+    res->span_count = n;
+    res->region_count = (int)k;
+    res->reg = lab;
+    res->region_area = rarea;
+    *region_layer = rl;
+    return OP_OK;
+}
+
 op_status op_regions_build_from_layers(const op_chf *chf, const uint16_t *span_layer,
                                        int min_region_area, op_arena *out, op_arena *scratch,
                                        op_regions *res, uint16_t **region_layer, op_err *err)
@@ -400,6 +529,18 @@ op_status op_regions_build_from_layers(const op_chf *chf, const uint16_t *span_l
         return op_err_set(err, OP_EINVAL, "regions: bad arguments to build_from_layers");
     if (min_region_area < 0)
         return op_err_set(err, OP_ERANGE, "regions: min_region_area = %d < 0", min_region_area);
+    int wide;
+    op_status st = label_layers16(chf, span_layer, min_region_area, out, scratch, res, region_layer,
+                                  &wide, err);
+    if (st != OP_OK || !wide)
+        return st;
+    return label_layers(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
+}
+
+op_status op__regions_build_from_layers_wide(const op_chf *chf, const uint16_t *span_layer,
+                                             int min_region_area, op_arena *out, op_arena *scratch,
+                                             op_regions *res, uint16_t **region_layer, op_err *err)
+{
     return label_layers(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
 }
 

@@ -271,52 +271,40 @@ op_status op_regions_span_layers(const op_chf *geometry_chf, op_arena *out, op_a
  * groups (any non-zero areas); a link to a walkable span not yet labelled is seen again
  * from that span's component (links are mutual), so every link between two components
  * joins them once the flood is over, as the filter's scan does. Sizes are the flood's
- * queue lengths; band spans are marked from the band's span ranges alone. */
-static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_area, op_arena *out,
-                              op_arena *scratch, op_regions *res, uint16_t **region_layer,
-                              op_err *err)
+ * queue lengths; band spans are marked from the band's span ranges alone.
+ *
+ * Two label widths, one flood: uint16 labels written straight into the result's region
+ * array (label_layers16, every tile in practice), and uint32 labels in scratch for a tile
+ * of more than 0xffff components (label_layers32). The flood and the band are one macro
+ * each, expanded with the label type; the grouping and numbering are number_components. */
+
+/* Per component (at most one a span): first span, size (then its number), R1 group parent. */
+typedef struct components {
+    uint32_t *queue, *start, *size, *parent;
+    uint32_t count;
+} components;
+
+static int components_alloc(components *c, uint32_t n, op_arena *scratch)
 {
-    /* Arrays are sized by the span count, not by the walkable spans: counting those would
-     * be one more pass over the spans. */
-    const uint32_t n = chf->span_count;
-    const uint32_t(*const links)[4] = chf->links;
-    const uint8_t *const areas = chf->areas;
-    uint32_t *lab = op_arena_calloc(scratch, (size_t)n + 1, sizeof *lab);
-    uint32_t *queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *queue);
-    /* Per component (at most one a span): first span, size (then its number), R1 group
-     * parent; after the flood, group size and "some span in the band". */
-    uint32_t *start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *start);
-    uint32_t *size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *size);
-    uint32_t *parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *parent);
-    if (!lab || !queue || !start || !size || !parent)
-        return op__regions_nomem(err, "components", (size_t)n * 20);
-    uint32_t count = 0;
-    parent[0] = 0;
-    for (uint32_t s = 0; s < n; s++) {
-        if (areas[s] == 0 || lab[s] != 0)
-            continue;
-        const uint32_t id = ++count;
-        uint32_t head = 0, tail = 0;
-        start[id] = s;
-        parent[id] = id;
-        lab[s] = id;
-        queue[tail++] = s;
-        while (head < tail) {
-            uint32_t c = queue[head++];
-            const uint32_t *l = links[c];
-            uint8_t ac = areas[c];
-            uint16_t kc = key[c];
-            /* No test of areas[m] == 0: only walkable spans get a label (the scan starts
-             * components on them, the flood takes spans of ac != 0), so a labelled m is
-             * walkable, and an unlabelled one of area 0 fails areas[m] == ac. */
-#define OP__FLOOD(d)                                                                               \
+    c->queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *c->queue);
+    c->start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *c->start);
+    c->size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *c->size);
+    c->parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *c->parent);
+    c->count = 0;
+    if (c->parent)
+        c->parent[0] = 0;
+    return c->queue && c->start && c->size && c->parent;
+}
+
+/* One link of the flood (OP__FLOOD_COMPONENT), written out per direction. */
+#define OP__FLOOD_LINK(LAB_T, lab, d)                                                              \
     do {                                                                                           \
         uint32_t m = l[d], q;                                                                      \
-        if (m == OP_NO_LINK || (q = lab[m]) == id)                                                 \
+        if (m == OP_NO_LINK || (q = (lab)[m]) == id)                                               \
             break;                                                                                 \
         if (q == 0) {                                                                              \
             if (areas[m] == ac && key[m] == kc) {                                                  \
-                lab[m] = id;                                                                       \
+                (lab)[m] = (LAB_T)id;                                                              \
                 queue[tail++] = m;                                                                 \
             }                                                                                      \
             break;                                                                                 \
@@ -325,48 +313,112 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
         if (x != y) /* the smaller root stays, as in the filter */                                 \
             parent[x > y ? x : y] = x < y ? x : y;                                                 \
     } while (0)
-            OP__FLOOD(0);
-            OP__FLOOD(1);
-            OP__FLOOD(2);
-            OP__FLOOD(3);
-#undef OP__FLOOD
-        }
-        size[id] = tail;
-    }
-    uint32_t *gsize = op_arena_calloc(scratch, (size_t)count + 1, sizeof *gsize);
-    uint8_t *band = op_arena_calloc(scratch, (size_t)count + 1, 1);
-    if (!gsize || !band)
-        return op__regions_nomem(err, "components", (size_t)count * 5);
-    /* The band (clarifications.md regions 5): chf->border cells on each side. */
-    int b = chf->border, w = chf->width, d = chf->depth;
-    for (int z = 0; b > 0 && z < d; z++) {
-        const uint32_t *row = &chf->cells[(size_t)z * (size_t)w];
-        int band_row = z < b || z >= d - b;
-        int x0 = band_row ? w : (b < w ? b : w);
-        int x1 = band_row ? w : (w - b > x0 ? w - b : x0);
-        for (uint32_t i = row[0]; i < row[x0]; i++)
-            band[lab[i]] = 1;
-        for (uint32_t i = row[x1]; i < row[w]; i++)
-            band[lab[i]] = 1;
-    }
-    /* Islands: a group's root is its smallest component, so it is summed into before any
-     * later member reads it; then each survivor is numbered in component (first span)
-     * order. size[] becomes the number. */
-    for (uint32_t r = 1; r <= count; r++) {
-        uint32_t g = op__find_root(parent, r);
-        gsize[g] += size[r];
+
+/* Floods component c->count + 1 from span s into lab (of type LAB_T). No test of
+ * areas[m] == 0: only walkable spans get a label (the scan starts components on them, the
+ * flood takes spans of ac != 0), so a labelled m is walkable, and an unlabelled one of area
+ * 0 fails areas[m] == ac. */
+#define OP__FLOOD_COMPONENT(LAB_T, c, lab, s)                                                      \
+    do {                                                                                           \
+        const uint32_t id = ++(c)->count;                                                          \
+        uint32_t head = 0, tail = 0, *queue = (c)->queue, *parent = (c)->parent;                   \
+        (c)->start[id] = (s);                                                                      \
+        parent[id] = id;                                                                           \
+        (lab)[s] = (LAB_T)id;                                                                      \
+        queue[tail++] = (s);                                                                       \
+        while (head < tail) {                                                                      \
+            uint32_t cur = queue[head++];                                                          \
+            const uint32_t *l = links[cur];                                                        \
+            uint8_t ac = areas[cur];                                                               \
+            uint16_t kc = key[cur];                                                                \
+            OP__FLOOD_LINK(LAB_T, lab, 0);                                                         \
+            OP__FLOOD_LINK(LAB_T, lab, 1);                                                         \
+            OP__FLOOD_LINK(LAB_T, lab, 2);                                                         \
+            OP__FLOOD_LINK(LAB_T, lab, 3);                                                         \
+        }                                                                                          \
+        (c)->size[id] = tail;                                                                      \
+    } while (0)
+
+/* band[label] = 1 for the labels of the band's spans (clarifications.md regions 5:
+ * chf->border cells on each side), read off each row's span ranges. */
+#define OP__MARK_BAND(chf, lab, band)                                                              \
+    do {                                                                                           \
+        int b_ = (chf)->border, w_ = (chf)->width, d_ = (chf)->depth;                              \
+        for (int z = 0; b_ > 0 && z < d_; z++) {                                                   \
+            const uint32_t *row = &(chf)->cells[(size_t)z * (size_t)w_];                           \
+            int band_row = z < b_ || z >= d_ - b_;                                                 \
+            int x0 = band_row ? w_ : (b_ < w_ ? b_ : w_);                                          \
+            int x1 = band_row ? w_ : (w_ - b_ > x0 ? w_ - b_ : x0);                                \
+            for (uint32_t i = row[0]; i < row[x0]; i++)                                            \
+                (band)[(lab)[i]] = 1;                                                              \
+            for (uint32_t i = row[x1]; i < row[w_]; i++)                                           \
+                (band)[(lab)[i]] = 1;                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* Islands: a group's root is its smallest component, so it is summed into before any later
+ * member reads it; then each survivor is numbered in component (first span) order. size[]
+ * becomes the number (0: removed). Returns the survivors' count. */
+static uint32_t number_components(components *c, uint32_t *gsize, uint8_t *band, int min_area)
+{
+    for (uint32_t r = 1; r <= c->count; r++) {
+        uint32_t g = op__find_root(c->parent, r);
+        gsize[g] += c->size[r];
         band[g] |= band[r];
     }
     uint32_t k = 0;
-    uint32_t *newid = size;
+    uint32_t *newid = c->size;
     newid[0] = 0;
-    for (uint32_t r = 1; r <= count; r++) {
-        uint32_t g = parent[r]; /* compressed by the loop above */
+    for (uint32_t r = 1; r <= c->count; r++) {
+        uint32_t g = c->parent[r]; /* compressed by the loop above */
         newid[r] = gsize[g] < (uint32_t)min_area && !band[g] ? 0 : ++k;
     }
+    return k;
+}
+
+/* The result's per-region arrays (area, layer) from the numbered components. */
+static void region_arrays(const components *c, const uint8_t *areas, const uint16_t *key,
+                          uint8_t *rarea, uint16_t *rl)
+{
+    const uint32_t *newid = c->size;
+    rl[0] = OP_NO_LAYER;
+    for (uint32_t r = 1; r <= c->count; r++)
+        if (newid[r]) {
+            rarea[newid[r]] = areas[c->start[r]];
+            rl[newid[r]] = key[c->start[r]];
+        }
+}
+
+static op_status too_many_regions(uint32_t k, op_err *err)
+{
+    return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
+                      OP_MAX_REGIONS);
+}
+
+static op_status label_layers32(const op_chf *chf, const uint16_t *key, int min_area, op_arena *out,
+                                op_arena *scratch, op_regions *res, uint16_t **region_layer,
+                                op_err *err)
+{
+    /* Arrays are sized by the span count, not by the walkable spans: counting those would
+     * be one more pass over the spans. */
+    const uint32_t n = chf->span_count;
+    const uint32_t(*const links)[4] = chf->links;
+    const uint8_t *const areas = chf->areas;
+    uint32_t *lab = op_arena_calloc(scratch, (size_t)n + 1, sizeof *lab);
+    components c;
+    if (!components_alloc(&c, n, scratch) || !lab)
+        return op__regions_nomem(err, "components", (size_t)n * 20);
+    for (uint32_t s = 0; s < n; s++)
+        if (areas[s] != 0 && lab[s] == 0)
+            OP__FLOOD_COMPONENT(uint32_t, &c, lab, s);
+    uint32_t *gsize = op_arena_calloc(scratch, (size_t)c.count + 1, sizeof *gsize);
+    uint8_t *band = op_arena_calloc(scratch, (size_t)c.count + 1, 1);
+    if (!gsize || !band)
+        return op__regions_nomem(err, "components", (size_t)c.count * 5);
+    OP__MARK_BAND(chf, lab, band);
+    uint32_t k = number_components(&c, gsize, band, min_area);
     if (k > OP_MAX_REGIONS)
-        return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
-                          OP_MAX_REGIONS);
+        return too_many_regions(k, err);
     op_arena_mark mark = op_arena_get_mark(out);
     uint16_t *reg = op_arena_alloc(out, ((size_t)n + 1) * sizeof *reg);
     uint8_t *rarea = op_arena_calloc(out, (size_t)k + 1, 1);
@@ -376,13 +428,8 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
         return op__regions_nomem(err, "result", (size_t)n * 2 + (size_t)k * 3 + 3);
     }
     for (uint32_t s = 0; s < n; s++)
-        reg[s] = (uint16_t)newid[lab[s]];
-    rl[0] = OP_NO_LAYER;
-    for (uint32_t r = 1; r <= count; r++)
-        if (newid[r]) {
-            rarea[newid[r]] = areas[start[r]];
-            rl[newid[r]] = key[start[r]];
-        }
+        reg[s] = (uint16_t)c.size[lab[s]];
+    region_arrays(&c, areas, key, rarea, rl);
     res->span_count = n;
     res->region_count = (int)k;
     res->reg = reg;
@@ -391,13 +438,12 @@ static op_status label_layers(const op_chf *chf, const uint16_t *key, int min_ar
     return OP_OK;
 }
 
-/* label_layers with the labels flooded straight into the result's uint16 region array:
- * component ids become region ids in place, so a tile whose components all survive (the
- * numbering of §5.3 is then the identity, ids being flood order) needs no pass mapping
- * labels to regions, and the array cleared before the flood is half as wide. The same
- * flood, groups, band and numbering as label_layers, so the same result. *wide is set (and
- * nothing is kept in out) when more than 0xffff components would not fit the array: the
- * caller then runs label_layers. */
+/* The labels flooded straight into the result's uint16 region array: component ids become
+ * region ids in place, so a tile whose components all survive (the numbering of §5.3 is then
+ * the identity, ids being flood order) needs no pass mapping labels to regions, and the
+ * array cleared before the flood is half as wide. *wide is set (and nothing is kept in out)
+ * when more than 0xffff components would not fit the array: the caller then runs
+ * label_layers32. */
 static op_status label_layers16(const op_chf *chf, const uint16_t *key, int min_area, op_arena *out,
                                 op_arena *scratch, op_regions *res, uint16_t **region_layer,
                                 int *wide, op_err *err)
@@ -408,92 +454,32 @@ static op_status label_layers16(const op_chf *chf, const uint16_t *key, int min_
     *wide = 0;
     op_arena_mark mark = op_arena_get_mark(out);
     uint16_t *lab = op_arena_calloc(out, (size_t)n + 1, sizeof *lab);
-    uint32_t *queue = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *queue);
-    uint32_t *start = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *start);
-    uint32_t *size = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *size);
-    uint32_t *parent = op_arena_alloc(scratch, ((size_t)n + 2) * sizeof *parent);
-    if (!lab || !queue || !start || !size || !parent) {
+    components c;
+    if (!components_alloc(&c, n, scratch) || !lab) {
         op_arena_release(out, mark);
         return op__regions_nomem(err, "components", (size_t)n * 20);
     }
-    uint32_t count = 0;
-    parent[0] = 0;
     for (uint32_t s = 0; s < n; s++) {
         if (areas[s] == 0 || lab[s] != 0)
             continue;
-        if (count == 0xffffu) {
+        if (c.count == 0xffffu) {
             op_arena_release(out, mark);
             *wide = 1;
             return OP_OK;
         }
-        const uint32_t id = ++count;
-        uint32_t head = 0, tail = 0;
-        start[id] = s;
-        parent[id] = id;
-        lab[s] = (uint16_t)id;
-        queue[tail++] = s;
-        while (head < tail) {
-            uint32_t c = queue[head++];
-            const uint32_t *l = links[c];
-            uint8_t ac = areas[c];
-            uint16_t kc = key[c];
-#define OP__FLOOD(d)                                                                               \
-    do {                                                                                           \
-        uint32_t m = l[d], q;                                                                      \
-        if (m == OP_NO_LINK || (q = lab[m]) == id)                                                 \
-            break;                                                                                 \
-        if (q == 0) {                                                                              \
-            if (areas[m] == ac && key[m] == kc) {                                                  \
-                lab[m] = (uint16_t)id;                                                             \
-                queue[tail++] = m;                                                                 \
-            }                                                                                      \
-            break;                                                                                 \
-        }                                                                                          \
-        uint32_t x = op__find_root(parent, id), y = op__find_root(parent, q);                      \
-        if (x != y)                                                                                \
-            parent[x > y ? x : y] = x < y ? x : y;                                                 \
-    } while (0)
-            OP__FLOOD(0);
-            OP__FLOOD(1);
-            OP__FLOOD(2);
-            OP__FLOOD(3);
-#undef OP__FLOOD
-        }
-        size[id] = tail;
+        OP__FLOOD_COMPONENT(uint16_t, &c, lab, s);
     }
-    uint32_t *gsize = op_arena_calloc(scratch, (size_t)count + 1, sizeof *gsize);
-    uint8_t *band = op_arena_calloc(scratch, (size_t)count + 1, 1);
+    uint32_t *gsize = op_arena_calloc(scratch, (size_t)c.count + 1, sizeof *gsize);
+    uint8_t *band = op_arena_calloc(scratch, (size_t)c.count + 1, 1);
     if (!gsize || !band) {
         op_arena_release(out, mark);
-        return op__regions_nomem(err, "components", (size_t)count * 5);
+        return op__regions_nomem(err, "components", (size_t)c.count * 5);
     }
-    int b = chf->border, w = chf->width, d = chf->depth;
-    for (int z = 0; b > 0 && z < d; z++) {
-        const uint32_t *row = &chf->cells[(size_t)z * (size_t)w];
-        int band_row = z < b || z >= d - b;
-        int x0 = band_row ? w : (b < w ? b : w);
-        int x1 = band_row ? w : (w - b > x0 ? w - b : x0);
-        for (uint32_t i = row[0]; i < row[x0]; i++)
-            band[lab[i]] = 1;
-        for (uint32_t i = row[x1]; i < row[w]; i++)
-            band[lab[i]] = 1;
-    }
-    for (uint32_t r = 1; r <= count; r++) {
-        uint32_t g = op__find_root(parent, r);
-        gsize[g] += size[r];
-        band[g] |= band[r];
-    }
-    uint32_t k = 0;
-    uint32_t *newid = size;
-    newid[0] = 0;
-    for (uint32_t r = 1; r <= count; r++) {
-        uint32_t g = parent[r];
-        newid[r] = gsize[g] < (uint32_t)min_area && !band[g] ? 0 : ++k;
-    }
+    OP__MARK_BAND(chf, lab, band);
+    uint32_t k = number_components(&c, gsize, band, min_area);
     if (k > OP_MAX_REGIONS) {
         op_arena_release(out, mark);
-        return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
-                          OP_MAX_REGIONS);
+        return too_many_regions(k, err);
     }
     uint8_t *rarea = op_arena_calloc(out, (size_t)k + 1, 1);
     uint16_t *rl = op_arena_alloc(out, ((size_t)k + 1) * sizeof *rl);
@@ -501,17 +487,12 @@ static op_status label_layers16(const op_chf *chf, const uint16_t *key, int min_
         op_arena_release(out, mark);
         return op__regions_nomem(err, "result", (size_t)n * 2 + (size_t)k * 3 + 3);
     }
-    /* k == count: every component survived and newid is the identity (each survivor is
-     * numbered by its rank, and all are ranked). */
-    if (k != count)
+    /* k == count: every component survived and the numbering is the identity (each
+     * survivor is numbered by its rank, and all are ranked). */
+    if (k != c.count)
         for (uint32_t s = 0; s < n; s++)
-            lab[s] = (uint16_t)newid[lab[s]];
-    rl[0] = OP_NO_LAYER;
-    for (uint32_t r = 1; r <= count; r++)
-        if (newid[r]) {
-            rarea[newid[r]] = areas[start[r]];
-            rl[newid[r]] = key[start[r]];
-        }
+            lab[s] = (uint16_t)c.size[lab[s]];
+    region_arrays(&c, areas, key, rarea, rl);
     res->span_count = n;
     res->region_count = (int)k;
     res->reg = lab;
@@ -519,6 +500,10 @@ static op_status label_layers16(const op_chf *chf, const uint16_t *key, int min_
     *region_layer = rl;
     return OP_OK;
 }
+
+#undef OP__FLOOD_COMPONENT
+#undef OP__FLOOD_LINK
+#undef OP__MARK_BAND
 
 op_status op_regions_build_from_layers(const op_chf *chf, const uint16_t *span_layer,
                                        int min_region_area, op_arena *out, op_arena *scratch,
@@ -534,14 +519,14 @@ op_status op_regions_build_from_layers(const op_chf *chf, const uint16_t *span_l
                                   &wide, err);
     if (st != OP_OK || !wide)
         return st;
-    return label_layers(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
+    return label_layers32(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
 }
 
 op_status op__regions_build_from_layers_wide(const op_chf *chf, const uint16_t *span_layer,
                                              int min_region_area, op_arena *out, op_arena *scratch,
                                              op_regions *res, uint16_t **region_layer, op_err *err)
 {
-    return label_layers(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
+    return label_layers32(chf, span_layer, min_region_area, out, scratch, res, region_layer, err);
 }
 
 op_status op__regions_build_from_layers_two_step(const op_chf *chf, const uint16_t *span_layer,

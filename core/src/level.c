@@ -96,6 +96,8 @@ typedef struct binning {
     uint32_t *off, *ids;
     uint8_t *tri_class; /* phase 1: each triangle's area after classification */
     uint32_t *hash;     /* phase 1: each triangle's key hash (phase 6) */
+    float *tri_y;       /* phase 1: each triangle's lowest and highest vertex y (phase 6) */
+    float *bin_y;       /* phase 6: each bin's lowest and highest vertex y (the level's) */
     /* Phase 6: chunk i marks the copies of bins [copy_from[i], copy_from[i + 1]) with
      * its own table of copy_cap[i] slots at copy_slots + copy_at[i]. */
     uint32_t *copy_from, *copy_slots;
@@ -194,6 +196,7 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     tri_rect *rect = b->rect;
     uint8_t *tri_class = b->tri_class;
     uint32_t *hash = b->hash;
+    float *tri_y = b->tri_y;
     for (size_t t = c->t0; t < c->t1; t++) {
         const int *ti = &ix[3 * t];
         if (bad_indices(ti, lim))
@@ -227,6 +230,8 @@ static int chunk_scan(const binning *b, bin_chunk *c)
         by1 = y1 > by1 ? y1 : by1;
         bz0 = z0 < bz0 ? z0 : bz0;
         bz1 = z1 > bz1 ? z1 : bz1;
+        tri_y[2 * t] = y0;
+        tri_y[2 * t + 1] = y1;
         if (tiles) {
             tri_rect *r = &rect[t];
             axis_tiles(x0, x1, &ax, &r->x0, &r->x1);
@@ -323,11 +328,35 @@ static size_t copy_slots_for(size_t n)
     return cap;
 }
 
+/* The lowest and highest vertex y of bin entries [a, e) (0, 0 for none): what a tile build
+ * would find over its triangles' vertices (tile_build.c's soup_rows), here from each
+ * triangle's own two in the order of the bin, one read a triangle instead of three
+ * vertex gathers a triangle and tile. Only the values matter (y0 is lo - CellHeight and
+ * rows come from hi - y0, the same for -0 and +0), and a minimum (maximum) of floats is
+ * exact, so this is soup_rows' lo and hi to the bit. */
+static void bin_y_range(const binning *b, uint32_t a, uint32_t e, float y[2])
+{
+    const float *ty = b->tri_y;
+    float lo = 0.0f, hi = 0.0f;
+    if (a < e) {
+        lo = ty[2 * (size_t)b->ids[a]];
+        hi = ty[2 * (size_t)b->ids[a] + 1];
+    }
+    for (uint32_t j = a + 1; j < e; j++) {
+        const float *q = &ty[2 * (size_t)b->ids[j]];
+        lo = q[0] < lo ? q[0] : lo;
+        hi = q[1] > hi ? q[1] : hi;
+    }
+    y[0] = lo;
+    y[1] = hi;
+}
+
 static void chunk_copies(binning *b, int i)
 {
     uint32_t *slot = b->copy_slots + b->copy_at[i];
     for (uint32_t k = b->copy_from[i]; k < b->copy_from[i + 1]; k++) {
         uint32_t a = b->off[k], e = b->off[k + 1];
+        bin_y_range(b, a, e, &b->bin_y[2 * (size_t)k]);
         if (e - a < 2)
             continue; /* one triangle: no copy */
         int32_t tx = (int32_t)(k % b->ntx), tz = (int32_t)(k / b->ntx);
@@ -489,7 +518,8 @@ static op_status make_chunks(binning *b, int threads, op_arena *scratch, op_err 
     b->chunks = op_arena_calloc(scratch, n, sizeof *b->chunks);
     b->rect = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->rect);
     b->hash = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->hash);
-    if (!b->chunks || !b->rect || !b->hash)
+    b->tri_y = op_arena_alloc(scratch, 2 * (ntris ? ntris : 1) * sizeof *b->tri_y);
+    if (!b->chunks || !b->rect || !b->hash || !b->tri_y)
         return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of tile rectangles)",
                           ntris * sizeof *b->rect);
     for (size_t i = 0; i < n; i++) {
@@ -552,6 +582,16 @@ static op_status check_soup(binning *b, int threads, op_arena *scratch, op_err *
     return st;
 }
 
+/* The level's two floats a bin (phase 6 fills them), kept for the tile builds. */
+static op_status bin_y_alloc(binning *b, op_arena *arena, op_err *err)
+{
+    b->bin_y = op_arena_alloc(arena, 2 * b->ntiles * sizeof *b->bin_y);
+    if (!b->bin_y)
+        return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of bin heights)",
+                          2 * b->ntiles * sizeof *b->bin_y);
+    return OP_OK;
+}
+
 /* Phases 2 to 6: bounds, tile range, bins and copies of a checked soup (see above). */
 static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratch, op_err *err)
 {
@@ -561,12 +601,14 @@ static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratc
         (st = run_phase(b, 3, threads, err)) != OP_OK ||
         (st = prefix_sums(b, l->arena, err)) != OP_OK ||
         (st = run_phase(b, 5, threads, err)) != OP_OK ||
+        (st = bin_y_alloc(b, l->arena, err)) != OP_OK ||
         (st = copy_chunks(b, scratch, err)) != OP_OK ||
         (st = run_phase(b, 6, threads, err)) != OP_OK)
         return st;
     l->rect = b->range;
     l->bin_start = b->off;
     l->bin_ids = b->ids;
+    l->bin_y = b->bin_y;
     return OP_OK;
 }
 

@@ -8,6 +8,8 @@
  * build runs) does the three in one walk; the single passes stay for tests. Typical
  * tile: 2k columns, 3-6k spans; linear (ledges: 4 neighbour columns per walkable span).
  */
+#include <string.h>
+
 #include "onepath/arena.h"
 #include "onepath/limits.h"
 #include "onepath/spans.h"
@@ -208,9 +210,9 @@ static inline int ledge_towards_one(int low, int nfloor, int floor, int ceiling,
 /* ledge_or_steep for a span of an inner cell, with the column walk's four cursors and
  * lowest smins (west, north, east, south as ledge_or_steep visits them); all_one: each
  * of the four columns holds exactly one span (the cursors then stay unused). */
-static inline int ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4],
-                                      int all_one, int floor, int ceiling, int walkable_height,
-                                      int walkable_climb)
+static inline __attribute__((always_inline)) int
+ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], int all_one,
+                    int floor, int ceiling, int walkable_height, int walkable_climb)
 {
     int lo = floor, hi = floor;
     if (all_one) {
@@ -461,41 +463,38 @@ static void one_span_verdicts(const int32_t *fl, const int32_t *lw, int w, int z
     }
 }
 
-/* The three passes (walk_column), with the one-span cells of inner rows four at a time
- * in a field and rows of mostly one-span cells (elsewhere the test would find few;
- * either way gives the same areas). */
-void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb)
+/* Every column walked (fields of few one-span cells), walk_column inline in its loop. */
+static __attribute__((noinline)) void walk_all(op_heightfield *hf, int walkable_height,
+                                               int walkable_climb)
+{
+    for (int z = 0; z < hf->depth; z++)
+        for (int x = 0; x < hf->width; x++)
+            walk_column(hf, x, z, walkable_height, walkable_climb);
+}
+
+/* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
+ * time (fl, lw: room for the field's columns; v: for a row). */
+static __attribute__((noinline)) void walk_blocks(op_heightfield *hf, int32_t *fl, int32_t *lw,
+                                                  uint8_t *v, int walkable_height,
+                                                  int walkable_climb)
 {
     const int w = hf->width, d = hf->depth;
-    const size_t ncols = (size_t)w * (size_t)d, W = (size_t)w;
-    op_arena_mark m = op_arena_get_mark(hf->arena);
-    int32_t *fl = w >= 3 && d >= 3 && mostly_one_span(hf)
-                      ? op_arena_alloc(hf->arena, ncols * sizeof *fl)
-                      : NULL;
-    int32_t *lw = fl ? op_arena_alloc(hf->arena, ncols * sizeof *lw) : NULL;
-    uint8_t *v = lw ? op_arena_alloc(hf->arena, W) : NULL;
-    if (!v) { /* no memory, no inner cell, or few one-span cells: every column walked */
-        op_arena_release(hf->arena, m);
-        fl = NULL;
-    } else {
-        /* Rows of fl and lw are made one ahead of the row walked (it reads the rows on
-         * either side); next: the one-span columns of row z + 1. */
-        (void)one_span_row(hf, 0, fl, lw);
-    }
-    int next = fl ? one_span_row(hf, 1, fl, lw) : 0;
+    const size_t W = (size_t)w;
+    /* Rows of fl and lw are made one ahead of the row walked (it reads the rows on
+     * either side); next: the one-span columns of row z + 1. */
+    (void)one_span_row(hf, 0, fl, lw);
+    int next = one_span_row(hf, 1, fl, lw);
     for (int z = 0; z < d; z++) {
         int blocks = 0;
-        if (fl && z > 0 && z < d - 1) {
+        if (z > 0 && z < d - 1) {
             int here = next;
             next = one_span_row(hf, z + 1, fl, lw);
             blocks = 2 * here >= w;
         }
-        if (!blocks) {
-            for (int x = 0; x < w; x++)
-                walk_column(hf, x, z, walkable_height, walkable_climb);
-            continue;
-        }
-        one_span_verdicts(fl, lw, w, z, walkable_height, walkable_climb, v);
+        if (blocks)
+            one_span_verdicts(fl, lw, w, z, walkable_height, walkable_climb, v);
+        else
+            memset(v, WALK, W);
         v[0] = v[w - 1] = WALK;
         for (int x = 0; x < w; x++) {
             if (v[x] == WALK)
@@ -504,6 +503,24 @@ void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_clim
                 hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
         }
     }
-    if (fl)
-        op_arena_release(hf->arena, m);
+}
+
+/* The three passes (walk_column), with the one-span cells of inner rows four at a time
+ * in a field and rows of mostly one-span cells (elsewhere the test would find few;
+ * either way gives the same areas). */
+void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb)
+{
+    const int w = hf->width, d = hf->depth;
+    const size_t ncols = (size_t)w * (size_t)d;
+    op_arena_mark m = op_arena_get_mark(hf->arena);
+    int32_t *fl = w >= 3 && d >= 3 && mostly_one_span(hf)
+                      ? op_arena_alloc(hf->arena, ncols * sizeof *fl)
+                      : NULL;
+    int32_t *lw = fl ? op_arena_alloc(hf->arena, ncols * sizeof *lw) : NULL;
+    uint8_t *v = lw ? op_arena_alloc(hf->arena, (size_t)w) : NULL;
+    if (v) /* else no memory, no inner cell, or few one-span cells */
+        walk_blocks(hf, fl, lw, v, walkable_height, walkable_climb);
+    else
+        walk_all(hf, walkable_height, walkable_climb);
+    op_arena_release(hf->arena, m);
 }

@@ -464,9 +464,13 @@ static void one_span_verdicts(const int32_t *fl, const int32_t *lw, int w, int z
 }
 
 /* Every column walked (fields of few one-span cells), walk_column inline in its loop. */
-static __attribute__((noinline)) void walk_all(op_heightfield *hf, int walkable_height,
+static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkable_height,
                                                int walkable_climb)
 {
+    /* A local copy of the header (the walk changes only span areas): the build has
+     * -fno-strict-aliasing and an area is a byte, so through field every area stored
+     * would reload the arrays' pointers before the next read. */
+    op_heightfield copy = *field, *hf = &copy;
     for (int z = 0; z < hf->depth; z++)
         for (int x = 0; x < hf->width; x++)
             walk_column(hf, x, z, walkable_height, walkable_climb);
@@ -474,10 +478,11 @@ static __attribute__((noinline)) void walk_all(op_heightfield *hf, int walkable_
 
 /* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
  * time (fl, lw: room for the field's columns; v: for a row). */
-static __attribute__((noinline)) void walk_blocks(op_heightfield *hf, int32_t *fl, int32_t *lw,
+static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t *fl, int32_t *lw,
                                                   uint8_t *v, int walkable_height,
                                                   int walkable_climb)
 {
+    op_heightfield copy = *field, *hf = &copy; /* as in walk_all */
     const int w = hf->width, d = hf->depth;
     const size_t W = (size_t)w;
     /* Rows of fl and lw are made one ahead of the row walked (it reads the rows on

@@ -315,23 +315,23 @@ walk_column(op_heightfield *hf, int x, int z, int walkable_height, int walkable_
  * neighbours), and it is the same integer test in every lane, so four cells of a row go
  * through it at once. */
 
-/* Row z of fl and lw: fl[c] the top of column c's one span, or -1 when it holds none or
- * more than one; lw[c] the bottom of its lowest span, SKY when empty. Returns the row's
- * one-span columns. */
+/* Row z of the field into fl and lw (indexed by x): fl[x] the top of column x's one
+ * span, or -1 when it holds none or more than one; lw[x] the bottom of its lowest span,
+ * SKY when empty. Returns the row's one-span columns. */
 static int one_span_row(const op_heightfield *hf, int z, int32_t *fl, int32_t *lw)
 {
-    size_t c0 = (size_t)z * (size_t)hf->width, c1 = c0 + (size_t)hf->width;
+    const size_t c0 = (size_t)z * (size_t)hf->width;
     int ones = 0;
-    for (size_t c = c0; c < c1; c++) {
-        uint32_t n = hf->heads[c];
+    for (int x = 0; x < hf->width; x++) {
+        uint32_t n = hf->heads[c0 + (size_t)x];
         if (n == OP_NO_SPAN) {
-            fl[c] = -1;
-            lw[c] = SKY;
+            fl[x] = -1;
+            lw[x] = SKY;
             continue;
         }
         const op_hf_span *s = &hf->spans[n];
-        fl[c] = s->next == OP_NO_SPAN ? (int32_t)s->smax : -1;
-        lw[c] = s->smin;
+        fl[x] = s->next == OP_NO_SPAN ? (int32_t)s->smax : -1;
+        lw[x] = s->smin;
         ones += s->next == OP_NO_SPAN;
     }
     return ones;
@@ -477,7 +477,8 @@ static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkab
 }
 
 /* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
- * time (fl, lw: room for the field's columns; v: for a row). */
+ * time. fl and lw hold three rows (3w entries each: the rows above, at and below the one
+ * walked, so that a cell's neighbours are at -1, +1 and +-w), v one row's verdicts. */
 static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t *fl, int32_t *lw,
                                                   uint8_t *v, int walkable_height,
                                                   int walkable_climb)
@@ -485,19 +486,21 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
     op_heightfield copy = *field, *hf = &copy; /* as in walk_all */
     const int w = hf->width, d = hf->depth;
     const size_t W = (size_t)w;
-    /* Rows of fl and lw are made one ahead of the row walked (it reads the rows on
-     * either side); next: the one-span columns of row z + 1. */
+    /* Rows z - 1 and z in the first two thirds when row z comes; row z + 1 is made into
+     * the last third then, and the window moves up a row after it. */
     (void)one_span_row(hf, 0, fl, lw);
-    int next = one_span_row(hf, 1, fl, lw);
-    for (int z = 0; z < d; z++) {
+    int next = one_span_row(hf, 1, fl + W, lw + W);
+    for (int x = 0; x < w; x++)
+        walk_column(hf, x, 0, walkable_height, walkable_climb);
+    for (int z = 1; z < d; z++) {
         int blocks = 0;
-        if (z > 0 && z < d - 1) {
+        if (z < d - 1) {
             int here = next;
-            next = one_span_row(hf, z + 1, fl, lw);
+            next = one_span_row(hf, z + 1, fl + 2 * W, lw + 2 * W);
             blocks = 2 * here >= w;
         }
         if (blocks)
-            one_span_verdicts(fl, lw, w, z, walkable_height, walkable_climb, v);
+            one_span_verdicts(fl, lw, w, 1, walkable_height, walkable_climb, v);
         else
             memset(v, WALK, W);
         v[0] = v[w - 1] = WALK;
@@ -507,6 +510,8 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
             else if (v[x] == CLEAR)
                 hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
         }
+        memmove(fl, fl + W, 2 * W * sizeof *fl);
+        memmove(lw, lw + W, 2 * W * sizeof *lw);
     }
 }
 
@@ -516,15 +521,14 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
 void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb)
 {
     const int w = hf->width, d = hf->depth;
-    const size_t ncols = (size_t)w * (size_t)d;
     op_arena_mark m = op_arena_get_mark(hf->arena);
+    /* three rows of fl and lw, one of verdicts: a few hundred bytes to a few KiB */
     int32_t *fl = w >= 3 && d >= 3 && mostly_one_span(hf)
-                      ? op_arena_alloc(hf->arena, ncols * sizeof *fl)
+                      ? op_arena_alloc(hf->arena, 6 * (size_t)w * sizeof *fl + (size_t)w)
                       : NULL;
-    int32_t *lw = fl ? op_arena_alloc(hf->arena, ncols * sizeof *lw) : NULL;
-    uint8_t *v = lw ? op_arena_alloc(hf->arena, (size_t)w) : NULL;
-    if (v) /* else no memory, no inner cell, or few one-span cells */
-        walk_blocks(hf, fl, lw, v, walkable_height, walkable_climb);
+    if (fl) /* else no memory, no inner cell, or few one-span cells */
+        walk_blocks(hf, fl, fl + 3 * (size_t)w, (uint8_t *)(fl + 6 * (size_t)w), walkable_height,
+                    walkable_climb);
     else
         walk_all(hf, walkable_height, walkable_climb);
     op_arena_release(hf->arena, m);

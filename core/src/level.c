@@ -82,7 +82,9 @@ typedef struct bin_chunk {
 
 typedef struct tri_rect {
     int32_t x0, z0, x1, z1; /* phase 1: world tiles; phase 3 on: clamped to the range and
-                               relative to it, x0 > x1 when none is left */
+                               relative to it, x0 > x1 when none is left; from phase 5's
+                               fill of the triangle on, x1 and z1 hold the bits of its lowest
+                               and highest vertex y (phase 6 reads them and x0, z0) */
 } tri_rect;
 
 typedef struct binning {
@@ -96,7 +98,6 @@ typedef struct binning {
     uint32_t *off, *ids;
     uint8_t *tri_class; /* phase 1: each triangle's area after classification */
     uint32_t *hash;     /* phase 1: each triangle's key hash (phase 6) */
-    float *tri_y;       /* phase 1: each triangle's lowest and highest vertex y (phase 6) */
     float *bin_y;       /* phase 6: each bin's lowest and highest vertex y (the level's) */
     /* Phase 6: chunk i marks the copies of bins [copy_from[i], copy_from[i + 1]) with
      * its own table of copy_cap[i] slots at copy_slots + copy_at[i]. */
@@ -196,7 +197,6 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     tri_rect *rect = b->rect;
     uint8_t *tri_class = b->tri_class;
     uint32_t *hash = b->hash;
-    float *tri_y = b->tri_y;
     for (size_t t = c->t0; t < c->t1; t++) {
         const int *ti = &ix[3 * t];
         if (bad_indices(ti, lim))
@@ -230,8 +230,6 @@ static int chunk_scan(const binning *b, bin_chunk *c)
         by1 = y1 > by1 ? y1 : by1;
         bz0 = z0 < bz0 ? z0 : bz0;
         bz1 = z1 > bz1 ? z1 : bz1;
-        tri_y[2 * t] = y0;
-        tri_y[2 * t + 1] = y1;
         if (tiles) {
             tri_rect *r = &rect[t];
             axis_tiles(x0, x1, &ax, &r->x0, &r->x1);
@@ -278,19 +276,37 @@ static void chunk_count(binning *b, bin_chunk *c)
     c->pairs = pairs;
 }
 
+/* The triangle's lowest and highest vertex y into q's x1 and z1 (their bits), once the
+ * fill no longer needs them: phase 6 folds them per bin without a vertex gather per
+ * triangle and tile, and without memory of their own. */
+static inline void keep_heights(const binning *b, size_t t, tri_rect *q)
+{
+    const float *v = b->soup->verts;
+    const int *ti = &b->soup->tris[3 * t];
+    float y0 = v[3 * (size_t)ti[0] + 1], y1 = y0, y = v[3 * (size_t)ti[1] + 1];
+    y0 = y < y0 ? y : y0;
+    y1 = y > y1 ? y : y1;
+    y = v[3 * (size_t)ti[2] + 1];
+    y0 = y < y0 ? y : y0;
+    y1 = y > y1 ? y : y1;
+    memcpy(&q->x1, &y0, sizeof y0);
+    memcpy(&q->z1, &y1, sizeof y1);
+}
+
 static void chunk_fill(binning *b, bin_chunk *c)
 {
     uint32_t *cur = c->count, *ids = b->ids;
     size_t ntx = b->ntx;
     for (size_t t = c->t0; t < c->t1; t++) {
-        const tri_rect *q = &b->rect[t];
+        tri_rect *q = &b->rect[t];
         if (q->x0 == q->x1 && q->z0 == q->z1) { /* one tile, as in chunk_count */
             ids[cur[(size_t)q->z0 * ntx + (size_t)q->x0]++] = (uint32_t)t;
-            continue;
+        } else {
+            for (int32_t tz = q->z0; tz <= q->z1; tz++)
+                for (int32_t tx = q->x0; tx <= q->x1; tx++)
+                    ids[cur[(size_t)tz * ntx + (size_t)tx]++] = (uint32_t)t;
         }
-        for (int32_t tz = q->z0; tz <= q->z1; tz++)
-            for (int32_t tx = q->x0; tx <= q->x1; tx++)
-                ids[cur[(size_t)tz * ntx + (size_t)tx]++] = (uint32_t)t;
+        keep_heights(b, t, q);
     }
 }
 
@@ -328,27 +344,11 @@ static size_t copy_slots_for(size_t n)
     return cap;
 }
 
-/* The lowest and highest vertex y of bin entries [a, e) (0, 0 for none): what a tile build
- * would find over its triangles' vertices (tile_build.c's soup_rows), here from each
- * triangle's own two in the order of the bin, one read a triangle instead of three
- * vertex gathers a triangle and tile. Only the values matter (y0 is lo - CellHeight and
- * rows come from hi - y0, the same for -0 and +0), and a minimum (maximum) of floats is
- * exact, so this is soup_rows' lo and hi to the bit. */
-static void bin_y_range(const binning *b, uint32_t a, uint32_t e, float y[2])
+/* Triangle t's lowest and highest vertex y, as keep_heights left them. */
+static inline void kept_heights(const binning *b, uint32_t t, float *lo, float *hi)
 {
-    const float *ty = b->tri_y;
-    float lo = 0.0f, hi = 0.0f;
-    if (a < e) {
-        lo = ty[2 * (size_t)b->ids[a]];
-        hi = ty[2 * (size_t)b->ids[a] + 1];
-    }
-    for (uint32_t j = a + 1; j < e; j++) {
-        const float *q = &ty[2 * (size_t)b->ids[j]];
-        lo = q[0] < lo ? q[0] : lo;
-        hi = q[1] > hi ? q[1] : hi;
-    }
-    y[0] = lo;
-    y[1] = hi;
+    memcpy(lo, &b->rect[t].x1, sizeof *lo);
+    memcpy(hi, &b->rect[t].z1, sizeof *hi);
 }
 
 static void chunk_copies(binning *b, int i)
@@ -356,14 +356,28 @@ static void chunk_copies(binning *b, int i)
     uint32_t *slot = b->copy_slots + b->copy_at[i];
     for (uint32_t k = b->copy_from[i]; k < b->copy_from[i + 1]; k++) {
         uint32_t a = b->off[k], e = b->off[k + 1];
-        bin_y_range(b, a, e, &b->bin_y[2 * (size_t)k]);
-        if (e - a < 2)
-            continue; /* one triangle: no copy */
+        /* The bin's lowest and highest vertex y (0, 0 for none), folded on the way: what a
+         * tile build would find over its triangles' vertices (tile_build.c's soup_rows).
+         * Only the values matter (y0 is lo - CellHeight and rows come from hi - y0, the
+         * same for -0 and +0), and a minimum (maximum) of floats is exact, so this is
+         * soup_rows' lo and hi to the bit. */
+        float lo = 0.0f, hi = 0.0f;
+        if (a < e)
+            kept_heights(b, b->ids[a], &lo, &hi);
+        if (e - a < 2) { /* one triangle: no copy */
+            b->bin_y[2 * (size_t)k] = lo;
+            b->bin_y[2 * (size_t)k + 1] = hi;
+            continue;
+        }
         int32_t tx = (int32_t)(k % b->ntx), tz = (int32_t)(k / b->ntx);
         size_t cap = copy_slots_for(e - a);
         memset(slot, 0xff, cap * sizeof *slot);
         for (uint32_t j = a; j < e; j++) {
             uint32_t t = b->ids[j];
+            float yl, yh;
+            kept_heights(b, t, &yl, &yh);
+            lo = yl < lo ? yl : lo;
+            hi = yh > hi ? yh : hi;
             if (b->rect[t].x0 != tx || b->rect[t].z0 != tz)
                 continue; /* its home is another bin */
             uint32_t h = b->hash[t];
@@ -381,6 +395,8 @@ static void chunk_copies(binning *b, int i)
             else
                 slot[at] = t;
         }
+        b->bin_y[2 * (size_t)k] = lo;
+        b->bin_y[2 * (size_t)k + 1] = hi;
     }
 }
 
@@ -518,8 +534,7 @@ static op_status make_chunks(binning *b, int threads, op_arena *scratch, op_err 
     b->chunks = op_arena_calloc(scratch, n, sizeof *b->chunks);
     b->rect = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->rect);
     b->hash = op_arena_alloc(scratch, (ntris ? ntris : 1) * sizeof *b->hash);
-    b->tri_y = op_arena_alloc(scratch, 2 * (ntris ? ntris : 1) * sizeof *b->tri_y);
-    if (!b->chunks || !b->rect || !b->hash || !b->tri_y)
+    if (!b->chunks || !b->rect || !b->hash)
         return op_err_set(err, OP_ENOMEM, "level: out of memory (%zu bytes of tile rectangles)",
                           ntris * sizeof *b->rect);
     for (size_t i = 0; i < n; i++) {

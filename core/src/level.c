@@ -55,9 +55,11 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
  *   3. each triangle's tiles clamped to the range, counted into the chunk's own counts;
  *   4. (serial) prefix sums over (tile, chunk) in that order give each chunk's first
  *      slot in each bin;
- *   5. each chunk writes its triangles into its slots, in input order;
+ *   5. each chunk writes its triangles into its slots, in input order (and keeps each
+ *      triangle's lowest and highest vertex y in its rectangle);
  *   6. the bins, split into ranges of about equal entries, mark the copies of earlier
- *      triangles (each triangle in its home bin only, see chunk_copies).
+ *      triangles (each triangle in its home bin only, see chunk_copies) and take their
+ *      triangles' lowest and highest y (the tile builds' y0 and rows).
  * So every bin holds its triangles in input order and the level is the same for any
  * number of chunks or threads. One chunk (one thread) needs no per-chunk counts. */
 

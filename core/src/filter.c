@@ -337,19 +337,25 @@ static int one_span_row(const op_heightfield *hf, int z, int32_t *fl, int32_t *l
     return ones;
 }
 
-/* Inner cell c (row width w): 1 in *fast when it and its four neighbours hold one span
- * each, and then the return value says whether its span is cleared. */
-static inline int one_span_cleared(const int32_t *fl, const int32_t *lw, size_t c, size_t w,
-                                   int walkable_height, int walkable_climb, int *fast)
+/* Rows z - 1, z and z + 1 of fl and lw (one_span_row's), for the cells of row z. */
+typedef struct rows3 {
+    const int32_t *fl[3], *lw[3];
+} rows3;
+
+/* Inner cell x of row z: 1 in *fast when it and its four neighbours hold one span each,
+ * and then the return value says whether its span is cleared. The neighbours are taken
+ * in ledge_or_steep's order (-x, +z, +x, -z). */
+static inline int one_span_cleared(const rows3 *r, size_t x, int walkable_height,
+                                   int walkable_climb, int *fast)
 {
-    const int f = fl[c];
-    const int nf[4] = {fl[c - 1], fl[c + w], fl[c + 1], fl[c - w]};
+    const int f = r->fl[1][x];
+    const int nf[4] = {r->fl[1][x - 1], r->fl[2][x], r->fl[1][x + 1], r->fl[0][x]};
     *fast = (f | nf[0] | nf[1] | nf[2] | nf[3]) >= 0;
     if (!*fast)
         return 0;
     if (SKY - f < walkable_height)
         return 1; /* §4.3 */
-    const int nl[4] = {lw[c - 1], lw[c + w], lw[c + 1], lw[c - w]};
+    const int nl[4] = {r->lw[1][x - 1], r->lw[2][x], r->lw[1][x + 1], r->lw[0][x]};
     int lo = f, hi = f;
     for (int k = 0; k < 4; k++)
         if (ledge_towards_one(nl[k], nf[k], f, SKY, walkable_height, walkable_climb, &lo, &hi))
@@ -357,8 +363,8 @@ static inline int one_span_cleared(const int32_t *fl, const int32_t *lw, size_t 
     return hi - lo > walkable_climb;
 }
 
-/* Inner cells c .. c + 3 of one row: bit j of *fast and *cleared as one_span_cleared of
- * c + j. OP_FILTERS_SCALAR selects the scalar test everywhere (targets without SSE2 have
+/* Inner cells x .. x + 3 of row z: bit j of *fast and *cleared as one_span_cleared of
+ * x + j. OP_FILTERS_SCALAR selects the scalar test everywhere (targets without SSE2 have
  * it). */
 #if defined(__SSE2__) && !defined(OP_FILTERS_SCALAR)
 static inline __m128i ld4(const int32_t *p)
@@ -378,13 +384,14 @@ static inline __m128i pick(__m128i m, __m128i a, __m128i b)
  * 0..SKY), its early returns as masks or'ed into the answer: an early return only
  * skipped updates of lo and hi that no longer mattered (the answer was 1 whatever they
  * held), so every lane gets one_span_cleared's answer. */
-static inline void one_span_cleared4(const int32_t *fl, const int32_t *lw, size_t c, size_t w,
-                                     int walkable_height, int walkable_climb, unsigned *fast,
-                                     unsigned *cleared)
+static inline void one_span_cleared4(const rows3 *r, size_t x, int walkable_height,
+                                     int walkable_climb, unsigned *fast, unsigned *cleared)
 {
-    const __m128i f = ld4(fl + c);
-    const __m128i nf[4] = {ld4(fl + c - 1), ld4(fl + c + w), ld4(fl + c + 1), ld4(fl + c - w)};
-    const __m128i nl[4] = {ld4(lw + c - 1), ld4(lw + c + w), ld4(lw + c + 1), ld4(lw + c - w)};
+    const __m128i f = ld4(r->fl[1] + x);
+    const __m128i nf[4] = {ld4(r->fl[1] + x - 1), ld4(r->fl[2] + x), ld4(r->fl[1] + x + 1),
+                           ld4(r->fl[0] + x)};
+    const __m128i nl[4] = {ld4(r->lw[1] + x - 1), ld4(r->lw[2] + x), ld4(r->lw[1] + x + 1),
+                           ld4(r->lw[0] + x)};
     __m128i all =
         _mm_or_si128(_mm_or_si128(f, nf[0]), _mm_or_si128(_mm_or_si128(nf[1], nf[2]), nf[3]));
     const __m128i ok = _mm_cmpgt_epi32(all, _mm_set1_epi32(-1));
@@ -410,14 +417,13 @@ static inline void one_span_cleared4(const int32_t *fl, const int32_t *lw, size_
     *cleared = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_and_si128(ok, out)));
 }
 #else
-static inline void one_span_cleared4(const int32_t *fl, const int32_t *lw, size_t c, size_t w,
-                                     int walkable_height, int walkable_climb, unsigned *fast,
-                                     unsigned *cleared)
+static inline void one_span_cleared4(const rows3 *r, size_t x, int walkable_height,
+                                     int walkable_climb, unsigned *fast, unsigned *cleared)
 {
     *fast = *cleared = 0;
     for (int j = 0; j < 4; j++) {
         int f;
-        int k = one_span_cleared(fl, lw, c + (size_t)j, w, walkable_height, walkable_climb, &f);
+        int k = one_span_cleared(r, x + (size_t)j, walkable_height, walkable_climb, &f);
         *fast |= (unsigned)f << j;
         *cleared |= (unsigned)k << j;
     }
@@ -442,23 +448,20 @@ static int mostly_one_span(const op_heightfield *hf)
 /* What op_filters_apply does with an inner cell of a mostly one-span row. */
 enum { WALK = 0, KEEP = 1, CLEAR = 2 };
 
-/* Row z's cells 1 .. w - 2 sorted into WALK (walk_column), KEEP and CLEAR (its one span). */
-static void one_span_verdicts(const int32_t *fl, const int32_t *lw, int w, int z,
-                              int walkable_height, int walkable_climb, uint8_t *v)
+/* A row's cells 1 .. w - 2 sorted into WALK (walk_column), KEEP and CLEAR (its one span). */
+static void one_span_verdicts(const rows3 *r, int w, int walkable_height, int walkable_climb,
+                              uint8_t *v)
 {
-    const size_t W = (size_t)w;
     int x = 1;
     for (; x + 4 <= w - 1; x += 4) {
         unsigned fast, cleared;
-        one_span_cleared4(fl, lw, (size_t)x + (size_t)z * W, W, walkable_height, walkable_climb,
-                          &fast, &cleared);
+        one_span_cleared4(r, (size_t)x, walkable_height, walkable_climb, &fast, &cleared);
         for (int j = 0; j < 4; j++)
             v[x + j] = (uint8_t)((fast >> j & 1) + (cleared >> j & 1));
     }
     for (; x < w - 1; x++) {
         int fast;
-        int cleared = one_span_cleared(fl, lw, (size_t)x + (size_t)z * W, W, walkable_height,
-                                       walkable_climb, &fast);
+        int cleared = one_span_cleared(r, (size_t)x, walkable_height, walkable_climb, &fast);
         v[x] = (uint8_t)(fast + (fast & cleared));
     }
 }
@@ -477,8 +480,8 @@ static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkab
 }
 
 /* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
- * time. fl and lw hold three rows (3w entries each: the rows above, at and below the one
- * walked, so that a cell's neighbours are at -1, +1 and +-w), v one row's verdicts. */
+ * time. fl and lw hold three rows each (3w entries: row z in the third z % 3), v one row's
+ * verdicts. */
 static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t *fl, int32_t *lw,
                                                   uint8_t *v, int walkable_height,
                                                   int walkable_climb)
@@ -486,8 +489,7 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
     op_heightfield copy = *field, *hf = &copy; /* as in walk_all */
     const int w = hf->width, d = hf->depth;
     const size_t W = (size_t)w;
-    /* Rows z - 1 and z in the first two thirds when row z comes; row z + 1 is made into
-     * the last third then, and the window moves up a row after it. */
+    /* Row z + 1 is made when row z comes (rows z - 1 and z are there already). */
     (void)one_span_row(hf, 0, fl, lw);
     int next = one_span_row(hf, 1, fl + W, lw + W);
     for (int x = 0; x < w; x++)
@@ -496,13 +498,18 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
         int blocks = 0;
         if (z < d - 1) {
             int here = next;
-            next = one_span_row(hf, z + 1, fl + 2 * W, lw + 2 * W);
+            size_t below = (size_t)((z + 1) % 3) * W;
+            next = one_span_row(hf, z + 1, fl + below, lw + below);
             blocks = 2 * here >= w;
         }
-        if (blocks)
-            one_span_verdicts(fl, lw, w, 1, walkable_height, walkable_climb, v);
-        else
+        if (blocks) {
+            size_t up = (size_t)((z - 1) % 3) * W, at = (size_t)(z % 3) * W,
+                   below = (size_t)((z + 1) % 3) * W;
+            const rows3 r = {{fl + up, fl + at, fl + below}, {lw + up, lw + at, lw + below}};
+            one_span_verdicts(&r, w, walkable_height, walkable_climb, v);
+        } else {
             memset(v, WALK, W);
+        }
         v[0] = v[w - 1] = WALK;
         for (int x = 0; x < w; x++) {
             if (v[x] == WALK)
@@ -510,8 +517,6 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
             else if (v[x] == CLEAR)
                 hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
         }
-        memmove(fl, fl + W, 2 * W * sizeof *fl);
-        memmove(lw, lw + W, 2 * W * sizeof *lw);
     }
 }
 

@@ -432,3 +432,63 @@ Test(filters, filters_apply_equals_the_three_passes_on_stacked_floors)
     }
     cr_assert_gt(same, 500, "only %d walkable spans with the same opening next door", same);
 }
+
+/* The same on one-span ground, where op_filters_apply tests four cells of a row at once
+ * (filter.c; test_filters_scalar runs this suite on the scalar test): rows of 3 to 14
+ * cells (whole blocks of four and the cells left over), nearly every column one span,
+ * floors within a few rows of each other (steps within and beyond the climb), some
+ * slabs floating over the ground (a neighbour's underside at or past walkable_height
+ * above the floor), some empty or two-span columns among them, and fields near the sky
+ * where the span's own clearance or a neighbour's room runs out. */
+Test(filters, filters_apply_equals_the_three_passes_on_one_span_ground)
+{
+    op_test_rng rng = {20261207};
+    int fast = 0; /* inner one-span cells with four one-span neighbours */
+    int cleared = 0, kept = 0;
+    for (int field_no = 0; field_no < 600; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 14), d = op_test_rand_int(&rng, 3, 9);
+        int high = field_no % 4 == 0, rows = high ? OP_MAX_ROWS : 80;
+        int wh = high ? op_test_rand_int(&rng, 1, 14) : op_test_rand_int(&rng, 1, 10);
+        int wc = op_test_rand_int(&rng, 0, 5);
+        int base =
+            high ? OP_MAX_ROWS - op_test_rand_int(&rng, 1, 16) : op_test_rand_int(&rng, 20, 40);
+        op_heightfield a = field(w, d, rows), b = field(w, d, rows);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int r = op_test_rand_int(&rng, 0, 39);
+                if (r == 0)
+                    continue; /* empty */
+                int top = base + op_test_rand_int(&rng, -(wc + 2), wc + 2);
+                if (r <= 3 && !high) /* a slab floating over the floor */
+                    top = base + op_test_rand_int(&rng, wh - 1, wh + 6);
+                top = top > rows ? rows : top;
+                int bottom = top - op_test_rand_int(&rng, 1, 3);
+                bottom = bottom < 0 ? 0 : bottom;
+                int area = op_test_rand_int(&rng, 0, 7) == 0 ? 0 : 63;
+                if (r == 39 && bottom > 3) { /* a span under the floor: two in the column */
+                    add(&a, x, z, 0, 1, 63);
+                    add(&b, x, z, 0, 1, 63);
+                }
+                add(&a, x, z, bottom, top, area);
+                add(&b, x, z, bottom, top, area);
+            }
+        for (int z = 1; z + 1 < d; z++)
+            for (int x = 1; x + 1 < w; x++) {
+                int c = x + z * w, n[5] = {c, c - 1, c + w, c + 1, c - w}, ok = 1;
+                for (int k = 0; k < 5 && ok; k++)
+                    ok = a.heads[n[k]] != OP_NO_SPAN && a.spans[a.heads[n[k]]].next == OP_NO_SPAN;
+                fast += ok;
+            }
+        filter_both(&a, &b, wh, wc);
+        for (int c = 0; c < w * d; c++)
+            if (b.heads[c] != OP_NO_SPAN) {
+                kept += b.spans[b.heads[c]].area != 0;
+                cleared += b.spans[b.heads[c]].area == 0;
+            }
+        same_areas(&a, &b, field_no);
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(fast, 10000, "only %d one-span cells among one-span neighbours", fast);
+    cr_assert_gt(kept, 1000, "only %d walkable spans kept", kept);
+    cr_assert_gt(cleared, 3000, "only %d spans cleared", cleared);
+}

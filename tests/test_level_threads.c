@@ -28,6 +28,29 @@ static void gen(const char *kind, int size, op_arena *a, op_soup *soup)
     cr_assert_eq(op_levelgen(kind, size, 1, a, soup, &e), OP_OK, "%s", e.msg);
 }
 
+/* The level's per-bin heights (level.c's bin_y, what a tile build takes its y0 and rows
+ * from) against every vertex of every triangle of the serial bins, read directly. */
+static void bin_heights_as_the_vertices_say(const op_soup *soup, const uint32_t *off,
+                                            const uint32_t *ids, size_t nt, const float *bin_y,
+                                            int threads)
+{
+    cr_assert_not_null(bin_y);
+    for (size_t k = 0; k < nt; k++) {
+        if (off[k] == off[k + 1])
+            continue;
+        float lo = INFINITY, hi = -INFINITY;
+        for (uint32_t j = off[k]; j < off[k + 1]; j++)
+            for (int v = 0; v < 3; v++) {
+                float y = soup->verts[3 * (size_t)soup->tris[3 * (size_t)ids[j] + (size_t)v] + 1];
+                lo = fminf(lo, y);
+                hi = fmaxf(hi, y);
+            }
+        cr_assert(bin_y[2 * k] == lo && bin_y[2 * k + 1] == hi,
+                  "bin %zu heights %g..%g, its vertices %g..%g at %d threads", k,
+                  (double)bin_y[2 * k], (double)bin_y[2 * k + 1], (double)lo, (double)hi, threads);
+    }
+}
+
 /* pool NULL: op_level_create_threads(threads); else op_level_create_pool. */
 static void same_as_serial_on(const op_soup *soup, const op_settings *sp, int threads,
                               op_pool *pool)
@@ -56,6 +79,7 @@ static void same_as_serial_on(const op_soup *soup, const op_settings *sp, int th
               threads);
     cr_assert(memcmp(ids, l->bin_ids, (size_t)off[nt] * sizeof *ids) == 0,
               "bin contents differ at %d threads", threads);
+    bin_heights_as_the_vertices_say(soup, off, ids, nt, l->bin_y, threads);
     op_arena_destroy(a);
     op_level_destroy(l);
 }
@@ -703,5 +727,75 @@ Test(level_threads, index_edges_are_reported_as_the_serial_check)
     t[0] = (int)(nv / 3 - 1);
     same_as_serial(&soup, 4);
     free(t);
+    op_arena_destroy(a);
+}
+
+/* A level's tile takes y0 and rows from its bin's heights (bin_y), a tile built from the
+ * same triangles alone from their vertices: the same heightfield, every span of it, on
+ * tiles of very different heights (hills, a deep pit, a tower) and one tile's triangles
+ * split over chunks (several threads). */
+Test(level_threads, level_tile_heightfields_equal_tiles_built_from_their_vertices)
+{
+    op_arena *a = op_arena_create(0), *out = op_arena_create(0), *scratch = op_arena_create(0);
+    op_soup soup;
+    gen("stairs", 64, a, &soup);
+    /* Every vertex raised or sunk by its own amount: no two tiles share a height range. */
+    float *v = op_arena_alloc(a, soup.verts_len * sizeof *v);
+    cr_assert_not_null(v);
+    memcpy(v, soup.verts, soup.verts_len * sizeof *v);
+    for (size_t i = 0; i < soup.verts_len / 3; i++)
+        v[3 * i + 1] += (float)((i * 2654435761u) % 97) * 0.37f - 12.0f;
+    soup.verts = v;
+    op_settings s;
+    op_settings_default(&s);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        op_level *l;
+        op_err e;
+        cr_assert_eq(op_level_create_threads(&soup, &s, NULL, 0, threads, &l, &e), OP_OK, "%s",
+                     e.msg);
+        cr_assert_not_null(l->bin_y);
+        op_tile_rect r = op_level_tiles(l);
+        int built = 0;
+        for (int tz = r.tz0; tz <= r.tz1; tz++)
+            for (int tx = r.tx0; tx <= r.tx1; tx++) {
+                int k = op_level_tile_index(l, tx, tz);
+                const uint32_t *ids = &l->bin_ids[l->bin_start[k]];
+                size_t n = l->bin_start[k + 1] - l->bin_start[k];
+                op_heightfield x, y;
+                int skx, sky;
+                cr_assert_eq(
+                    op__tile_heightfield_build_level(l, tx, tz, ids, n, scratch, &x, &skx, &e),
+                    OP_OK, "%s", e.msg);
+                cr_assert_eq(op_tile_heightfield_build_ids(&soup, &s, tx, tz, ids, n, out, out, &y,
+                                                           &sky, &e),
+                             OP_OK, "%s", e.msg);
+                cr_assert_eq(skx, sky, "tile (%d, %d)", tx, tz);
+                if (skx)
+                    continue;
+                cr_assert(x.origin[1] == y.origin[1] && x.rows == y.rows,
+                          "tile (%d, %d): y0 %.9g rows %d, alone %.9g rows %d", tx, tz, x.origin[1],
+                          x.rows, y.origin[1], y.rows);
+                cr_assert_eq(x.span_count, y.span_count, "tile (%d, %d)", tx, tz);
+                size_t cols = (size_t)x.width * (size_t)x.depth;
+                for (size_t c = 0; c < cols; c++) {
+                    uint32_t i = x.heads[c], j = y.heads[c];
+                    for (; i != OP_NO_SPAN && j != OP_NO_SPAN;
+                         i = x.spans[i].next, j = y.spans[j].next)
+                        cr_assert(x.spans[i].smin == y.spans[j].smin &&
+                                      x.spans[i].smax == y.spans[j].smax &&
+                                      x.spans[i].area == y.spans[j].area,
+                                  "tile (%d, %d) column %zu", tx, tz, c);
+                    cr_assert(i == OP_NO_SPAN && j == OP_NO_SPAN, "tile (%d, %d) column %zu", tx,
+                              tz, c);
+                }
+                built++;
+                op_arena_reset(out);
+                op_arena_reset(scratch);
+            }
+        cr_assert_gt(built, 10);
+        op_level_destroy(l);
+    }
+    op_arena_destroy(scratch);
+    op_arena_destroy(out);
     op_arena_destroy(a);
 }

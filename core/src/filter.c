@@ -8,8 +8,15 @@
  * build runs) does the three in one walk; the single passes stay for tests. Typical
  * tile: 2k columns, 3-6k spans; linear (ledges: 4 neighbour columns per walkable span).
  */
+#include <string.h>
+
+#include "onepath/arena.h"
 #include "onepath/limits.h"
 #include "onepath/spans.h"
+
+#if defined(__SSE2__) && !defined(OP_FILTERS_SCALAR)
+#include <emmintrin.h>
+#endif
 
 /* The ceiling of a column's highest span: the open sky, Recast's 0xffff (§4). */
 #define SKY OP_SPAN_SKY
@@ -203,9 +210,9 @@ static inline int ledge_towards_one(int low, int nfloor, int floor, int ceiling,
 /* ledge_or_steep for a span of an inner cell, with the column walk's four cursors and
  * lowest smins (west, north, east, south as ledge_or_steep visits them); all_one: each
  * of the four columns holds exactly one span (the cursors then stay unused). */
-static inline int ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4],
-                                      int all_one, int floor, int ceiling, int walkable_height,
-                                      int walkable_climb)
+static inline __attribute__((always_inline)) int
+ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], int all_one,
+                    int floor, int ceiling, int walkable_height, int walkable_climb)
 {
     int lo = floor, hi = floor;
     if (all_one) {
@@ -224,70 +231,310 @@ static inline int ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], 
     return hi - lo > walkable_climb;
 }
 
-/* The three passes in one walk over the spans, column by column, bottom up. It
- * gives what they give one after the other: the low-hanging rule needs, for a span,
- * only the span below's walkability before the pass and its area after it (kept
- * here in locals, untouched by the later rules); the ledge rule then sees the span's
- * area after the low-hanging rule and reads only heights elsewhere; the low-height
- * rule reads only heights, and a span it clears needs no ledge test. */
+/* The three passes in one walk up column (x, z), c = x + z * w. It gives what they give
+ * one after the other: the low-hanging rule needs, for a span, only the span below's
+ * walkability before the pass and its area after it (kept here in locals, untouched by
+ * the later rules); the ledge rule then sees the span's area after the low-hanging rule
+ * and reads only heights elsewhere; the low-height rule reads only heights, and a span it
+ * clears needs no ledge test. Columns are independent (a column's areas are read by no
+ * other column's walk), so they may be walked in any order. */
+/* gcc (12, -O2) sees the cursors' ceiling and next read unset once this is a function of
+ * its own: pos_at sets them whenever it sets n to a span, and they are read only then. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+static inline __attribute__((always_inline)) void
+walk_column(op_heightfield *hf, int x, int z, int walkable_height, int walkable_climb)
+{
+    const int w = hf->width, d = hf->depth;
+    int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
+    size_t c = (size_t)x + (size_t)z * (size_t)w;
+    uint32_t i = hf->heads[c];
+    if (i == OP_NO_SPAN)
+        return;
+    /* A cell on the grid's edge has a neighbour outside, a drop: every walkable
+     * span of it is a ledge (§4.2). */
+    const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
+    col_pos cur[4]; /* set by the first ledge test (see below) */
+    int low[4], all_one = 1, ready = 0;
+    col_pos sp;
+    for (pos_at(hf, &sp, i); sp.n != OP_NO_SPAN; pos_at(hf, &sp, sp.next)) {
+        op_hf_span *s = &hf->spans[sp.n];
+        int area = s->area, floor = sp.floor, ceiling = sp.ceiling;
+        int walkable = area != OP_NULL_AREA;
+        if (!walkable && below_walkable && floor - below_top <= walkable_climb)
+            area = below_area; /* §4.1 */
+        below_walkable = walkable;
+        below_area = area;
+        below_top = floor;
+        if (ceiling - floor < walkable_height)
+            area = OP_NULL_AREA; /* §4.3 */
+        else if (area != OP_NULL_AREA) {
+            if (!inner) {
+                area = OP_NULL_AREA; /* §4.2 */
+            } else {
+                if (!ready) {
+                    const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
+#pragma GCC unroll 4
+                    for (int k = 0; k < 4; k++) {
+                        pos_at(hf, &cur[k], hf->heads[nc[k]]);
+                        low[k] = cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
+                        all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
+                    }
+                    ready = 1;
+                }
+                /* Open flat ground: four one-span neighbours at this very
+                 * floor. Each has its underside below the floor (no drop) and
+                 * either leaves no room (SKY - floor < walkable_height: ignored)
+                 * or is a neighbour at diff 0 (the span's own clearance passed
+                 * §4.3 above): never a ledge, never steep, whatever the settings,
+                 * which is ledge_or_steep_from's answer without its four tests. */
+                int flat = all_one & (((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
+                                       (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0);
+                if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
+                                                 walkable_height, walkable_climb))
+                    area = OP_NULL_AREA; /* §4.2 */
+            }
+        }
+        s->area = (uint8_t)area;
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/* ---- one-span cells among one-span neighbours, four at a time ----
+ *
+ * Most cells of open ground hold one span, and so do their four neighbours. Such a
+ * span has the sky above (ceiling SKY) and nothing below (the low-hanging rule does not
+ * apply), so its walk reduces to: cleared when SKY - floor < walkable_height (§4.3), else
+ * cleared when ledge_or_steep_from's all_one test says a ledge (§4.2; an unwalkable span
+ * stays unwalkable either way). That needs only each column's one floor and lowest smin,
+ * read here from two flat arrays made once (a column is read by itself and four
+ * neighbours), and it is the same integer test in every lane, so four cells of a row go
+ * through it at once. */
+
+/* Row z of the field into fl and lw (indexed by x): fl[x] the top of column x's one
+ * span, or -1 when it holds none or more than one; lw[x] the bottom of its lowest span,
+ * SKY when empty. Returns the row's one-span columns. */
+static int one_span_row(const op_heightfield *hf, int z, int32_t *fl, int32_t *lw)
+{
+    const size_t c0 = (size_t)z * (size_t)hf->width;
+    int ones = 0;
+    for (int x = 0; x < hf->width; x++) {
+        uint32_t n = hf->heads[c0 + (size_t)x];
+        if (n == OP_NO_SPAN) {
+            fl[x] = -1;
+            lw[x] = SKY;
+            continue;
+        }
+        const op_hf_span *s = &hf->spans[n];
+        fl[x] = s->next == OP_NO_SPAN ? (int32_t)s->smax : -1;
+        lw[x] = s->smin;
+        ones += s->next == OP_NO_SPAN;
+    }
+    return ones;
+}
+
+/* Rows z - 1, z and z + 1 of fl and lw (one_span_row's), for the cells of row z. */
+typedef struct rows3 {
+    const int32_t *fl[3], *lw[3];
+} rows3;
+
+/* Inner cell x of row z: 1 in *fast when it and its four neighbours hold one span each,
+ * and then the return value says whether its span is cleared. The neighbours are taken
+ * in ledge_or_steep's order (-x, +z, +x, -z). */
+static inline int one_span_cleared(const rows3 *r, size_t x, int walkable_height,
+                                   int walkable_climb, int *fast)
+{
+    const int f = r->fl[1][x];
+    const int nf[4] = {r->fl[1][x - 1], r->fl[2][x], r->fl[1][x + 1], r->fl[0][x]};
+    *fast = (f | nf[0] | nf[1] | nf[2] | nf[3]) >= 0;
+    if (!*fast)
+        return 0;
+    if (SKY - f < walkable_height)
+        return 1; /* §4.3 */
+    const int nl[4] = {r->lw[1][x - 1], r->lw[2][x], r->lw[1][x + 1], r->lw[0][x]};
+    int lo = f, hi = f;
+    for (int k = 0; k < 4; k++)
+        if (ledge_towards_one(nl[k], nf[k], f, SKY, walkable_height, walkable_climb, &lo, &hi))
+            return 1;
+    return hi - lo > walkable_climb;
+}
+
+/* Inner cells x .. x + 3 of row z: bit j of *fast and *cleared as one_span_cleared of
+ * x + j. OP_FILTERS_SCALAR selects the scalar test everywhere (targets without SSE2 have
+ * it). */
+#if defined(__SSE2__) && !defined(OP_FILTERS_SCALAR)
+static inline __m128i ld4(const int32_t *p)
+{
+    return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
+/* m ? a : b, lane by lane (m all ones or all zeros). */
+static inline __m128i pick(__m128i m, __m128i a, __m128i b)
+{
+    return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+}
+
+/* one_span_cleared's test in four lanes of 32-bit integers, every comparison rewritten
+ * as a greater-than on the same values (x - y >= k as x - y > k - 1, SKY - x < k as
+ * x > SKY - k; nothing overflows: heights are 0..SKY, walkable_height 1..SKY, the climb
+ * 0..SKY), its early returns as masks or'ed into the answer: an early return only
+ * skipped updates of lo and hi that no longer mattered (the answer was 1 whatever they
+ * held), so every lane gets one_span_cleared's answer. */
+static inline void one_span_cleared4(const rows3 *r, size_t x, int walkable_height,
+                                     int walkable_climb, unsigned *fast, unsigned *cleared)
+{
+    const __m128i f = ld4(r->fl[1] + x);
+    const __m128i nf[4] = {ld4(r->fl[1] + x - 1), ld4(r->fl[2] + x), ld4(r->fl[1] + x + 1),
+                           ld4(r->fl[0] + x)};
+    const __m128i nl[4] = {ld4(r->lw[1] + x - 1), ld4(r->lw[2] + x), ld4(r->lw[1] + x + 1),
+                           ld4(r->lw[0] + x)};
+    __m128i all =
+        _mm_or_si128(_mm_or_si128(f, nf[0]), _mm_or_si128(_mm_or_si128(nf[1], nf[2]), nf[3]));
+    const __m128i ok = _mm_cmpgt_epi32(all, _mm_set1_epi32(-1));
+    const __m128i top = _mm_set1_epi32(SKY - walkable_height);
+    const __m128i wh1 = _mm_set1_epi32(walkable_height - 1);
+    const __m128i climb = _mm_set1_epi32(walkable_climb), nclimb = _mm_set1_epi32(-walkable_climb);
+    const __m128i noroom = _mm_cmpgt_epi32(f, top); /* §4.3, and no neighbour is used */
+    __m128i out = noroom, lo = f, hi = f;
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m128i n = nf[k], diff = _mm_sub_epi32(n, f);
+        /* the open space under the neighbour's span reaches the walkable height */
+        out = _mm_or_si128(out, _mm_cmpgt_epi32(_mm_sub_epi32(nl[k], f), wh1));
+        const __m128i bot = pick(_mm_cmpgt_epi32(n, f), n, f);
+        const __m128i unused = _mm_or_si128(noroom, _mm_cmpgt_epi32(bot, top));
+        out = _mm_or_si128(out, _mm_andnot_si128(unused, _mm_cmplt_epi32(diff, nclimb)));
+        const __m128i out_of_reach = _mm_or_si128(unused, _mm_cmpgt_epi32(diff, climb));
+        lo = pick(_mm_andnot_si128(out_of_reach, _mm_cmplt_epi32(n, lo)), n, lo);
+        hi = pick(_mm_andnot_si128(out_of_reach, _mm_cmpgt_epi32(n, hi)), n, hi);
+    }
+    out = _mm_or_si128(out, _mm_cmpgt_epi32(_mm_sub_epi32(hi, lo), climb));
+    *fast = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(ok));
+    *cleared = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_and_si128(ok, out)));
+}
+#else
+static inline void one_span_cleared4(const rows3 *r, size_t x, int walkable_height,
+                                     int walkable_climb, unsigned *fast, unsigned *cleared)
+{
+    *fast = *cleared = 0;
+    for (int j = 0; j < 4; j++) {
+        int f;
+        int k = one_span_cleared(r, x + (size_t)j, walkable_height, walkable_climb, &f);
+        *fast |= (unsigned)f << j;
+        *cleared |= (unsigned)k << j;
+    }
+}
+#endif
+
+/* Whether one-span columns make at least half of every eighth row: the rows of other
+ * fields (rooms under ceilings, storeys, mostly empty grids) would pay for fl and lw and
+ * find few cells to test at once. */
+static int mostly_one_span(const op_heightfield *hf)
+{
+    size_t cols = 0, ones = 0;
+    for (int z = 0; z < hf->depth; z += 8)
+        for (size_t c = (size_t)z * (size_t)hf->width, e = c + (size_t)hf->width; c < e; c++) {
+            uint32_t n = hf->heads[c];
+            ones += n != OP_NO_SPAN && hf->spans[n].next == OP_NO_SPAN;
+            cols++;
+        }
+    return 2 * ones >= cols;
+}
+
+/* What op_filters_apply does with an inner cell of a mostly one-span row. */
+enum { WALK = 0, KEEP = 1, CLEAR = 2 };
+
+/* A row's cells 1 .. w - 2 sorted into WALK (walk_column), KEEP and CLEAR (its one span). */
+static void one_span_verdicts(const rows3 *r, int w, int walkable_height, int walkable_climb,
+                              uint8_t *v)
+{
+    int x = 1;
+    for (; x + 4 <= w - 1; x += 4) {
+        unsigned fast, cleared;
+        one_span_cleared4(r, (size_t)x, walkable_height, walkable_climb, &fast, &cleared);
+        for (int j = 0; j < 4; j++)
+            v[x + j] = (uint8_t)((fast >> j & 1) + (cleared >> j & 1));
+    }
+    for (; x < w - 1; x++) {
+        int fast;
+        int cleared = one_span_cleared(r, (size_t)x, walkable_height, walkable_climb, &fast);
+        v[x] = (uint8_t)(fast + (fast & cleared));
+    }
+}
+
+/* Every column walked (fields of few one-span cells), walk_column inline in its loop. */
+static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkable_height,
+                                               int walkable_climb)
+{
+    /* A local copy of the header (the walk changes only span areas): the build has
+     * -fno-strict-aliasing and an area is a byte, so through field every area stored
+     * would reload the arrays' pointers before the next read. */
+    op_heightfield copy = *field, *hf = &copy;
+    for (int z = 0; z < hf->depth; z++)
+        for (int x = 0; x < hf->width; x++)
+            walk_column(hf, x, z, walkable_height, walkable_climb);
+}
+
+/* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
+ * time. fl and lw hold three rows each (3w entries: row z in the third z % 3), v one row's
+ * verdicts. */
+static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t *fl, int32_t *lw,
+                                                  uint8_t *v, int walkable_height,
+                                                  int walkable_climb)
+{
+    op_heightfield copy = *field, *hf = &copy; /* as in walk_all */
+    const int w = hf->width, d = hf->depth;
+    const size_t W = (size_t)w;
+    /* Row z + 1 is made when row z comes (rows z - 1 and z are there already). */
+    (void)one_span_row(hf, 0, fl, lw);
+    int next = one_span_row(hf, 1, fl + W, lw + W);
+    for (int x = 0; x < w; x++)
+        walk_column(hf, x, 0, walkable_height, walkable_climb);
+    for (int z = 1; z < d; z++) {
+        int blocks = 0;
+        if (z < d - 1) {
+            int here = next;
+            size_t below = (size_t)((z + 1) % 3) * W;
+            next = one_span_row(hf, z + 1, fl + below, lw + below);
+            blocks = 2 * here >= w;
+        }
+        if (blocks) {
+            size_t up = (size_t)((z - 1) % 3) * W, at = (size_t)(z % 3) * W,
+                   below = (size_t)((z + 1) % 3) * W;
+            const rows3 r = {{fl + up, fl + at, fl + below}, {lw + up, lw + at, lw + below}};
+            one_span_verdicts(&r, w, walkable_height, walkable_climb, v);
+        } else {
+            memset(v, WALK, W);
+        }
+        v[0] = v[w - 1] = WALK;
+        for (int x = 0; x < w; x++) {
+            if (v[x] == WALK)
+                walk_column(hf, x, z, walkable_height, walkable_climb);
+            else if (v[x] == CLEAR)
+                hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
+        }
+    }
+}
+
+/* The three passes (walk_column), with the one-span cells of inner rows four at a time
+ * in a field and rows of mostly one-span cells (elsewhere the test would find few;
+ * either way gives the same areas). */
 void op_filters_apply(op_heightfield *hf, int walkable_height, int walkable_climb)
 {
     const int w = hf->width, d = hf->depth;
-    for (int z = 0; z < d; z++) {
-        for (int x = 0; x < w; x++) {
-            int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
-            size_t c = (size_t)x + (size_t)z * (size_t)w;
-            uint32_t i = hf->heads[c];
-            if (i == OP_NO_SPAN)
-                continue;
-            /* A cell on the grid's edge has a neighbour outside, a drop: every walkable
-             * span of it is a ledge (§4.2). */
-            const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
-            col_pos cur[4];
-            int low[4], all_one = 1, ready = 0; /* the cursors, set by the first ledge test */
-            col_pos sp;
-            for (pos_at(hf, &sp, i); sp.n != OP_NO_SPAN; pos_at(hf, &sp, sp.next)) {
-                op_hf_span *s = &hf->spans[sp.n];
-                int area = s->area, floor = sp.floor, ceiling = sp.ceiling;
-                int walkable = area != OP_NULL_AREA;
-                if (!walkable && below_walkable && floor - below_top <= walkable_climb)
-                    area = below_area; /* §4.1 */
-                below_walkable = walkable;
-                below_area = area;
-                below_top = floor;
-                if (ceiling - floor < walkable_height)
-                    area = OP_NULL_AREA; /* §4.3 */
-                else if (area != OP_NULL_AREA) {
-                    if (!inner) {
-                        area = OP_NULL_AREA; /* §4.2 */
-                    } else {
-                        if (!ready) {
-                            const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
-#pragma GCC unroll 4
-                            for (int k = 0; k < 4; k++) {
-                                pos_at(hf, &cur[k], hf->heads[nc[k]]);
-                                low[k] =
-                                    cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
-                                all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
-                            }
-                            ready = 1;
-                        }
-                        /* Open flat ground: four one-span neighbours at this very
-                         * floor. Each has its underside below the floor (no drop) and
-                         * either leaves no room (SKY - floor < walkable_height: ignored)
-                         * or is a neighbour at diff 0 (the span's own clearance passed
-                         * §4.3 above): never a ledge, never steep, whatever the settings,
-                         * which is ledge_or_steep_from's answer without its four tests. */
-                        int flat =
-                            all_one & (((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
-                                        (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0);
-                        if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
-                                                         walkable_height, walkable_climb))
-                            area = OP_NULL_AREA; /* §4.2 */
-                    }
-                }
-                s->area = (uint8_t)area;
-            }
-        }
-    }
+    op_arena_mark m = op_arena_get_mark(hf->arena);
+    /* three rows of fl and lw, one of verdicts: a few hundred bytes to a few KiB */
+    int32_t *fl = w >= 3 && d >= 3 && mostly_one_span(hf)
+                      ? op_arena_alloc(hf->arena, 6 * (size_t)w * sizeof *fl + (size_t)w)
+                      : NULL;
+    if (fl) /* else no memory, no inner cell, or few one-span cells */
+        walk_blocks(hf, fl, fl + 3 * (size_t)w, (uint8_t *)(fl + 6 * (size_t)w), walkable_height,
+                    walkable_climb);
+    else
+        walk_all(hf, walkable_height, walkable_climb);
+    op_arena_release(hf->arena, m);
 }

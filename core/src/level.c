@@ -55,9 +55,11 @@ static op_status level_new(const op_settings *s, const op_volume *vols, int nvol
  *   3. each triangle's tiles clamped to the range, counted into the chunk's own counts;
  *   4. (serial) prefix sums over (tile, chunk) in that order give each chunk's first
  *      slot in each bin;
- *   5. each chunk writes its triangles into its slots, in input order;
+ *   5. each chunk writes its triangles into its slots, in input order (and keeps each
+ *      triangle's lowest and highest vertex y in its rectangle);
  *   6. the bins, split into ranges of about equal entries, mark the copies of earlier
- *      triangles (each triangle in its home bin only, see chunk_copies).
+ *      triangles (each triangle in its home bin only, see chunk_copies) and take their
+ *      triangles' lowest and highest y (the tile builds' y0 and rows).
  * So every bin holds its triangles in input order and the level is the same for any
  * number of chunks or threads. One chunk (one thread) needs no per-chunk counts. */
 
@@ -82,7 +84,9 @@ typedef struct bin_chunk {
 
 typedef struct tri_rect {
     int32_t x0, z0, x1, z1; /* phase 1: world tiles; phase 3 on: clamped to the range and
-                               relative to it, x0 > x1 when none is left */
+                               relative to it, x0 > x1 when none is left; from phase 5's
+                               fill of the triangle on, x1 and z1 hold the bits of its lowest
+                               and highest vertex y (phase 6 reads them and x0, z0) */
 } tri_rect;
 
 typedef struct binning {
@@ -96,6 +100,7 @@ typedef struct binning {
     uint32_t *off, *ids;
     uint8_t *tri_class; /* phase 1: each triangle's area after classification */
     uint32_t *hash;     /* phase 1: each triangle's key hash (phase 6) */
+    float *bin_y;       /* phase 6: each bin's lowest and highest vertex y (the level's) */
     /* Phase 6: chunk i marks the copies of bins [copy_from[i], copy_from[i + 1]) with
      * its own table of copy_cap[i] slots at copy_slots + copy_at[i]. */
     uint32_t *copy_from, *copy_slots;
@@ -273,19 +278,37 @@ static void chunk_count(binning *b, bin_chunk *c)
     c->pairs = pairs;
 }
 
+/* The triangle's lowest and highest vertex y into q's x1 and z1 (their bits), once the
+ * fill no longer needs them: phase 6 folds them per bin without a vertex gather per
+ * triangle and tile, and without memory of their own. */
+static inline void keep_heights(const binning *b, size_t t, tri_rect *q)
+{
+    const float *v = b->soup->verts;
+    const int *ti = &b->soup->tris[3 * t];
+    float y0 = v[3 * (size_t)ti[0] + 1], y1 = y0, y = v[3 * (size_t)ti[1] + 1];
+    y0 = y < y0 ? y : y0;
+    y1 = y > y1 ? y : y1;
+    y = v[3 * (size_t)ti[2] + 1];
+    y0 = y < y0 ? y : y0;
+    y1 = y > y1 ? y : y1;
+    memcpy(&q->x1, &y0, sizeof y0);
+    memcpy(&q->z1, &y1, sizeof y1);
+}
+
 static void chunk_fill(binning *b, bin_chunk *c)
 {
     uint32_t *cur = c->count, *ids = b->ids;
     size_t ntx = b->ntx;
     for (size_t t = c->t0; t < c->t1; t++) {
-        const tri_rect *q = &b->rect[t];
+        tri_rect *q = &b->rect[t];
         if (q->x0 == q->x1 && q->z0 == q->z1) { /* one tile, as in chunk_count */
             ids[cur[(size_t)q->z0 * ntx + (size_t)q->x0]++] = (uint32_t)t;
-            continue;
+        } else {
+            for (int32_t tz = q->z0; tz <= q->z1; tz++)
+                for (int32_t tx = q->x0; tx <= q->x1; tx++)
+                    ids[cur[(size_t)tz * ntx + (size_t)tx]++] = (uint32_t)t;
         }
-        for (int32_t tz = q->z0; tz <= q->z1; tz++)
-            for (int32_t tx = q->x0; tx <= q->x1; tx++)
-                ids[cur[(size_t)tz * ntx + (size_t)tx]++] = (uint32_t)t;
+        keep_heights(b, t, q);
     }
 }
 
@@ -323,18 +346,40 @@ static size_t copy_slots_for(size_t n)
     return cap;
 }
 
+/* Triangle t's lowest and highest vertex y, as keep_heights left them. */
+static inline void kept_heights(const binning *b, uint32_t t, float *lo, float *hi)
+{
+    memcpy(lo, &b->rect[t].x1, sizeof *lo);
+    memcpy(hi, &b->rect[t].z1, sizeof *hi);
+}
+
 static void chunk_copies(binning *b, int i)
 {
     uint32_t *slot = b->copy_slots + b->copy_at[i];
     for (uint32_t k = b->copy_from[i]; k < b->copy_from[i + 1]; k++) {
         uint32_t a = b->off[k], e = b->off[k + 1];
-        if (e - a < 2)
-            continue; /* one triangle: no copy */
+        /* The bin's lowest and highest vertex y (0, 0 for none), folded on the way: what a
+         * tile build would find over its triangles' vertices (tile_build.c's soup_rows).
+         * Only the values matter (y0 is lo - CellHeight and rows come from hi - y0, the
+         * same for -0 and +0), and a minimum (maximum) of floats is exact, so this is
+         * soup_rows' lo and hi to the bit. */
+        float lo = 0.0f, hi = 0.0f;
+        if (a < e)
+            kept_heights(b, b->ids[a], &lo, &hi);
+        if (e - a < 2) { /* one triangle: no copy */
+            b->bin_y[2 * (size_t)k] = lo;
+            b->bin_y[2 * (size_t)k + 1] = hi;
+            continue;
+        }
         int32_t tx = (int32_t)(k % b->ntx), tz = (int32_t)(k / b->ntx);
         size_t cap = copy_slots_for(e - a);
         memset(slot, 0xff, cap * sizeof *slot);
         for (uint32_t j = a; j < e; j++) {
             uint32_t t = b->ids[j];
+            float yl, yh;
+            kept_heights(b, t, &yl, &yh);
+            lo = yl < lo ? yl : lo;
+            hi = yh > hi ? yh : hi;
             if (b->rect[t].x0 != tx || b->rect[t].z0 != tz)
                 continue; /* its home is another bin */
             uint32_t h = b->hash[t];
@@ -352,6 +397,8 @@ static void chunk_copies(binning *b, int i)
             else
                 slot[at] = t;
         }
+        b->bin_y[2 * (size_t)k] = lo;
+        b->bin_y[2 * (size_t)k + 1] = hi;
     }
 }
 
@@ -552,6 +599,16 @@ static op_status check_soup(binning *b, int threads, op_arena *scratch, op_err *
     return st;
 }
 
+/* The level's two floats a bin (phase 6 fills them), kept for the tile builds. */
+static op_status bin_y_alloc(binning *b, op_arena *arena, op_err *err)
+{
+    b->bin_y = op_arena_alloc(arena, 2 * b->ntiles * sizeof *b->bin_y);
+    if (!b->bin_y)
+        return op_err_set(err, OP_ENOMEM, "tiles: out of memory (%zu bytes of bin heights)",
+                          2 * b->ntiles * sizeof *b->bin_y);
+    return OP_OK;
+}
+
 /* Phases 2 to 6: bounds, tile range, bins and copies of a checked soup (see above). */
 static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratch, op_err *err)
 {
@@ -561,12 +618,14 @@ static op_status bin_soup(op_level *l, binning *b, int threads, op_arena *scratc
         (st = run_phase(b, 3, threads, err)) != OP_OK ||
         (st = prefix_sums(b, l->arena, err)) != OP_OK ||
         (st = run_phase(b, 5, threads, err)) != OP_OK ||
+        (st = bin_y_alloc(b, l->arena, err)) != OP_OK ||
         (st = copy_chunks(b, scratch, err)) != OP_OK ||
         (st = run_phase(b, 6, threads, err)) != OP_OK)
         return st;
     l->rect = b->range;
     l->bin_start = b->off;
     l->bin_ids = b->ids;
+    l->bin_y = b->bin_y;
     return OP_OK;
 }
 

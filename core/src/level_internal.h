@@ -31,6 +31,10 @@ struct op_level {
      * walkable). A tile build reads it instead of classifying and hashing per tile; NULL
      * (levels of one tile, unbinned soups) makes the build classify its own triangles. */
     uint8_t *tri_class;
+    /* Per bin (with bin_start): the lowest and highest vertex y of its triangles, so that a
+     * tile build finds y0 and rows (build3d-spans.md §1.3) without reading its triangles'
+     * vertices; NULL (levels of one tile, unbinned soups): the build reads them. */
+    const float *bin_y;
     op_arena *arena;     /* the level's own memory (bins) */
     uint32_t one_bin[2]; /* bin_start of a level of one tile (op_level_create_tile*) */
     int soup_checked;    /* the whole soup was validated (op_level_create*, _unbinned) */
@@ -78,8 +82,8 @@ op_status op__tile_spans(const op_level *l, int tx, int tz, const op_volume *vol
                          op_err *err);
 
 /* op_tile_heightfield_build_ids on l's soup and settings with l's triangle classes
- * (tri_class), out = scratch: the same heightfield, except that a skipped tile's is
- * zeroed (no grid: nothing reads it). */
+ * (tri_class) and bin heights (bin_y), out = scratch: the same heightfield, except that a
+ * skipped tile's is zeroed (no grid: nothing reads it). ids, n: the tile's bin. */
 op_status op__tile_heightfield_build_level(const op_level *l, int tx, int tz, const uint32_t *ids,
                                            size_t n, op_arena *scratch, op_heightfield *hf,
                                            int *skipped, op_err *err);

@@ -15,8 +15,24 @@
 #include "level_internal.h"
 #include "onepath/limits.h"
 
-/* y0 and rows of a soup tile (§1.3): y0 = max(minY - CellHeight, -2^21 + 1),
- * rows = ceil((maxY - y0) / CellHeight) + WalkableHeight + 2. */
+/* y0 and rows of a soup tile (§1.3) from its lowest and highest vertex y:
+ * y0 = max(minY - CellHeight, -2^21 + 1), rows = ceil((maxY - y0) / CellHeight) +
+ * WalkableHeight + 2. */
+static op_status rows_of(double lo, double hi, const op_settings *s, const op_span_settings *ss,
+                         int tx, int tz, double *y0, int *rows, op_err *err)
+{
+    double base = lo - s->cell_height;
+    if (base < -OP_MAX_COORD + 1.0)
+        base = -OP_MAX_COORD + 1.0;
+    double r = ceil((hi - base) / s->cell_height) + (double)ss->walkable_height + 2.0;
+    if (r > OP_MAX_ROWS)
+        return op_err_set(err, OP_ERANGE, "tile (%d, %d): %.0f rows > %d", tx, tz, r, OP_MAX_ROWS);
+    *y0 = base;
+    *rows = (int)r;
+    return OP_OK;
+}
+
+/* rows_of over the vertices of triangles ids[0, n). */
 static op_status soup_rows(const op_soup *soup, const op_settings *s, const op_span_settings *ss,
                            const uint32_t *ids, size_t n, int tx, int tz, double *y0, int *rows,
                            op_err *err)
@@ -30,15 +46,7 @@ static op_status soup_rows(const op_soup *soup, const op_settings *s, const op_s
             if ((i == 0 && k == 0) || y > hi)
                 hi = y;
         }
-    double base = lo - s->cell_height;
-    if (base < -OP_MAX_COORD + 1.0)
-        base = -OP_MAX_COORD + 1.0;
-    double r = ceil((hi - base) / s->cell_height) + (double)ss->walkable_height + 2.0;
-    if (r > OP_MAX_ROWS)
-        return op_err_set(err, OP_ERANGE, "tile (%d, %d): %.0f rows > %d", tx, tz, r, OP_MAX_ROWS);
-    *y0 = base;
-    *rows = (int)r;
-    return OP_OK;
+    return rows_of(lo, hi, s, ss, tx, tz, y0, rows, err);
 }
 
 /* The grid of tile (tx, tz): TileCells + 2B cells a side, minimum corner
@@ -156,11 +164,13 @@ static op_status drop_copies(const op_soup *soup, const uint32_t *ids, size_t n,
 /* The tile's heightfield from its triangles ids[0, n) in input order. tri_class == NULL:
  * copies dropped and triangles classified here; else tri_class[t] is triangle t's area
  * after classification, or OP__TRI_COPY for a copy of an earlier triangle (a level's,
- * level.c), which leaves the same triangles with the same areas. */
+ * level.c), which leaves the same triangles with the same areas. yr == NULL: y0 and rows
+ * from the triangles' vertices; else yr[0], yr[1] are their lowest and highest vertex y
+ * (a level's bin, level.c), which give the same. */
 static op_status heightfield_of(const op_soup *soup, const op_settings *s, int tx, int tz,
                                 const uint32_t *ids, size_t n, const uint8_t *tri_class,
-                                op_arena *out, op_arena *scratch, op_heightfield *hf, int *skipped,
-                                op_err *err)
+                                const float *yr, op_arena *out, op_arena *scratch,
+                                op_heightfield *hf, int *skipped, op_err *err)
 {
     *skipped = 0;
     op_tile_grid g;
@@ -178,7 +188,8 @@ static op_status heightfield_of(const op_soup *soup, const op_settings *s, int t
     }
     double y0 = 0.0;
     int rows = 1;
-    op_status st = soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
+    op_status st = yr ? rows_of(yr[0], yr[1], s, &ss, tx, tz, &y0, &rows, err)
+                      : soup_rows(soup, s, &ss, ids, n, tx, tz, &y0, &rows, err);
     uint32_t *keep = st == OP_OK ? op_arena_alloc(scratch, (n ? n : 1) * sizeof *keep) : NULL;
     uint8_t *areas = keep ? op_arena_alloc(scratch, n ? n : 1) : NULL;
     if (st == OP_OK && !areas)
@@ -217,15 +228,16 @@ op_status op_tile_heightfield_build_ids(const op_soup *soup, const op_settings *
                                         op_arena *scratch, op_heightfield *hf, int *skipped,
                                         op_err *err)
 {
-    return heightfield_of(soup, s, tx, tz, ids, n, NULL, out, scratch, hf, skipped, err);
+    return heightfield_of(soup, s, tx, tz, ids, n, NULL, NULL, out, scratch, hf, skipped, err);
 }
 
 op_status op__tile_heightfield_build_level(const op_level *l, int tx, int tz, const uint32_t *ids,
                                            size_t n, op_arena *scratch, op_heightfield *hf,
                                            int *skipped, op_err *err)
 {
-    return heightfield_of(&l->soup, &l->settings, tx, tz, ids, n, l->tri_class, scratch, scratch,
-                          hf, skipped, err);
+    const float *yr = l->bin_y ? &l->bin_y[2 * (size_t)op_level_tile_index(l, tx, tz)] : NULL;
+    return heightfield_of(&l->soup, &l->settings, tx, tz, ids, n, l->tri_class, yr, scratch,
+                          scratch, hf, skipped, err);
 }
 
 /* Tile tx of a columns-input (heightfield or chunk) with `side` columns shows columns

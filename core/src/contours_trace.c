@@ -135,6 +135,16 @@ static inline uint32_t boundary_bits(const uint32_t l[4], const uint16_t *reg, u
 }
 #endif
 
+/* Marks span s of region r (its boundary bits, both as "to walk" and "not walked yet") and
+ * returns its boundary edge count. */
+static inline size_t mark_span(const uint32_t (*links)[4], const uint16_t *reg, uint32_t s,
+                               uint32_t r, uint8_t *mask)
+{
+    uint32_t m = boundary_bits(links[s], reg, r);
+    mask[s] = (uint8_t)(m | (m << 4));
+    return edge_count[m];
+}
+
 /* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Returns the
  * number of boundary edges. An edge is a boundary when the neighbour value differs from
  * the span's region; in the whole-field view that is "no link, or a link to another
@@ -153,9 +163,7 @@ static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint
             mask[s] = 0;
             continue;
         }
-        uint32_t m = boundary_bits(links[s], reg, r);
-        mask[s] = (uint8_t)(m | (m << 4));
-        total += edge_count[m];
+        total += mark_span(links, reg, s, r, mask);
     }
     return total;
 }
@@ -201,9 +209,7 @@ size_t op__contours_mark_except(const op_chf *chf, const uint16_t *reg, const ui
             mask[s] = 0;
             continue;
         }
-        uint32_t m = boundary_bits(links[s], reg, r);
-        mask[s] = (uint8_t)(m | (m << 4));
-        total += edge_count[m];
+        total += mark_span(links, reg, s, r, mask);
     }
     return total;
 }
@@ -257,9 +263,7 @@ size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const u
         uint32_t r = reg[s];
         if (!which[r])
             continue;
-        uint32_t m = boundary_bits(links[s], reg, r);
-        mask[s] = (uint8_t)(m | (m << 4));
-        total += edge_count[m];
+        total += mark_span(links, reg, s, r, mask);
     }
     return total;
 }

@@ -759,6 +759,13 @@ static inline void sums_add(cell_sums *s, int k, dpair q)
     s->hi[k] = dp_max(s->hi[k], q);
 }
 
+/* Two or more points at once: lo, hi their minima and maxima. */
+static inline void sums_add2(cell_sums *s, int k, dpair lo, dpair hi)
+{
+    s->lo[k] = dp_min(s->lo[k], lo);
+    s->hi[k] = dp_max(s->hi[k], hi);
+}
+
 /* A vertex's point in its slots: the second only when it differs (a point on a line,
  * rare, so the branch predicts well). Each sums_add is a load, min / max and store on
  * its slot, so a slot's updates form one chain through memory; adding a point to the
@@ -858,14 +865,39 @@ static inline void cap_at(const tri_rows *tr, double L, cap *k)
     }
 }
 
-/* A cap's points in a row's sums: its ends and, unless it is one point, its edge. */
+/* A cap's points in a row's sums: its ends and its edge's crossings. */
 static inline void sums_cap(const tri_rows *tr, cell_sums *s, const cap *k)
 {
-    sums_vertex(s, k->l);
-    if (k->r != k->l) {
-        sums_vertex(s, k->r);
-        sums_edge(tr, s, k->l, k->r);
+    const rvtx *a = k->l, *b = k->r;
+    double xa = a->p[0], xb = b->p[0];
+    int sw = -(xa < xb); /* as sums_edge */
+    int first = (a->s0 & sw) | (b->s0 & ~sw), last = ((b->s1 & sw) | (a->s1 & ~sw)) - 1;
+    if (first > last) { /* no crossing (a one-point cap included) */
+        sums_vertex(s, a);
+        if (b != a)
+            sums_vertex(s, b);
+        return;
     }
+    /* The lower end's own slot is first, the crossings' first slot, and the higher
+     * end's slot s1 is last + 1, their last: each end goes in with the crossing beside
+     * it, one update of the slot for both points. (Each update waits for the slot's
+     * previous store, so fewer updates are a shorter chain.) */
+    const rvtx *lv = sw ? a : b, *hv = sw ? b : a;
+    dpair pl = dp_load(&lv->p[1]), pu = dp_load(&hv->p[1]);
+    if (lv->s1 != lv->s0)
+        sums_add(s, lv->s1, pl);
+    if (hv->s0 != hv->s1)
+        sums_add(s, hv->s0, pu);
+    double d = xb - xa;
+    dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
+    dpair plo = pl, phi = pl; /* what slot j has besides its right line's crossing */
+    for (int j = first; j <= last; j++) {
+        double L = tr->xs[j];
+        dpair q = lerp2(ca, cb, xb - L, L - xa, d);
+        sums_add2(s, j, dp_min(plo, q), dp_max(phi, q));
+        plo = phi = q;
+    }
+    sums_add2(s, last + 1, dp_min(plo, pu), dp_max(phi, pu));
 }
 
 /* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */

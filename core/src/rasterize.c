@@ -72,6 +72,8 @@ void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_
 typedef struct vtx {
     double p[3];
     int cell, on;
+    int s0, s1; /* raster_rows' slots: its cell's, and the one it also belongs to (the
+                 * cell before when it lies on its cell's left line, else its own) */
 } vtx;
 
 /* Largest row polygon: three vertices plus at most two strict crossings per line
@@ -101,6 +103,11 @@ static inline dpair dp_load(const double *p)
 static inline void dp_store(double *p, dpair a)
 {
     _mm_storeu_pd(p, a);
+}
+/* (*lo, *hi) from two loads: each is then within one earlier store (see vtx_put). */
+static inline dpair dp_load2(const double *lo, const double *hi)
+{
+    return _mm_loadh_pd(_mm_load_sd(lo), hi);
 }
 static inline dpair dp_set(double lo, double hi)
 {
@@ -151,6 +158,11 @@ static inline void dp_store(double *p, dpair a)
     p[0] = a.v[0];
     p[1] = a.v[1];
 }
+static inline dpair dp_load2(const double *lo, const double *hi)
+{
+    dpair r = {{*lo, *hi}};
+    return r;
+}
 static inline dpair dp_set(double lo, double hi)
 {
     dpair r = {{lo, hi}};
@@ -185,6 +197,24 @@ static inline dpair dp_scale(dpair a, double o, double c)
     return dp_set((a.v[0] - o) / c, (a.v[1] - o) / c);
 }
 #endif
+
+/* A point's coordinates are stored as x, then (y, z) in one 16-byte store, and read
+ * as x, (y, z) (the sums) or x and y in two loads (the z crossings): each read then
+ * lies within one store and can be forwarded from it (a read spanning two recent
+ * stores waits for both to leave the store buffer). In wall time this measured even
+ * with the old layout; it is kept as the one way points are written. */
+static inline void vtx_put(vtx *v, const float *f)
+{
+    v->p[0] = f[0];
+    dp_store(&v->p[1], dp_set(f[1], f[2]));
+}
+
+/* A z crossing: lerp2's (x, y) on the line z = L. */
+static inline void vtx_put_zc(vtx *v, dpair xy, double L)
+{
+    v->p[0] = dp_lo(xy);
+    dp_store(&v->p[1], dp_set(dp_hi(xy), L));
+}
 
 /* The crossing of edge (a, b) with the line p[ax] = L (§3.2): exactly L on ax and,
  * on each other axis, (a * (b_ax - L) + b * (L - a_ax)) / (b_ax - a_ax) clamped to
@@ -306,8 +336,10 @@ static inline void z_crossings(const op_heightfield *hf, const raster_ctx *rc, c
         /* Bitwise: one branch an edge instead of up to four, badly predicted. */
         has[e] = ((va < L) & (L < vb)) | ((vb < L) & (L < va));
         if (has[e]) {
-            dp_store(q[e].p, lerp2(dp_load(a->p), dp_load(b->p), vb - L, L - va, vb - va));
-            q[e].p[2] = L;
+            vtx_put_zc(&q[e],
+                       lerp2(dp_load2(&a->p[0], &a->p[1]), dp_load2(&b->p[0], &b->p[1]), vb - L,
+                             L - va, vb - va),
+                       L);
             /* The clamp keeps the crossing's x between the ends' x, so when both ends
              * are in one cell of the grid's unclamped range it is in that cell. */
             int c = a->cell;
@@ -678,12 +710,8 @@ typedef struct cell_sums {
     dpair lo[TRI_CELLS + 2], hi[TRI_CELLS + 2];
 } cell_sums;
 
-/* A point of R with its slots: s0 its cell's, s1 the one it also belongs to
- * (the cell before when it lies on its cell's left line, else its own). */
-typedef struct rvtx {
-    vtx v;
-    int s0, s1;
-} rvtx;
+/* A point of R with its slots (vtx's s0, s1). */
+typedef vtx rvtx;
 
 /* R's points on one line. */
 typedef struct cap {
@@ -715,13 +743,13 @@ static inline int max2i(int a, int b)
 
 static inline void set_slots(int tx0, int t, int clipped, rvtx *p)
 {
-    int k = p->v.cell - tx0 + 1;
+    int k = p->cell - tx0 + 1;
     if (clipped) {
         p->s0 = clampi(k, 0, t + 1);
-        p->s1 = clampi(k - p->v.on, 0, t + 1);
+        p->s1 = clampi(k - p->on, 0, t + 1);
     } else { /* every cell is in tx0 .. tx1 (CellOf is monotone) */
         p->s0 = k;
-        p->s1 = k - p->v.on;
+        p->s1 = k - p->on;
     }
 }
 
@@ -731,11 +759,24 @@ static inline void sums_add(cell_sums *s, int k, dpair q)
     s->hi[k] = dp_max(s->hi[k], q);
 }
 
+/* Two or more points at once: lo, hi their minima and maxima. */
+static inline void sums_add2(cell_sums *s, int k, dpair lo, dpair hi)
+{
+    s->lo[k] = dp_min(s->lo[k], lo);
+    s->hi[k] = dp_max(s->hi[k], hi);
+}
+
+/* A vertex's point in its slots: the second only when it differs (a point on a line,
+ * rare, so the branch predicts well). Each sums_add is a load, min / max and store on
+ * its slot, so a slot's updates form one chain through memory; adding a point to the
+ * same slot twice lengthened that chain by a store-to-load round trip, on the critical
+ * path of the row. */
 static inline void sums_vertex(cell_sums *s, const rvtx *p)
 {
-    dpair q = dp_load(&p->v.p[1]);
+    dpair q = dp_load(&p->p[1]);
     sums_add(s, p->s0, q);
-    sums_add(s, p->s1, q);
+    if (p->s1 != p->s0)
+        sums_add(s, p->s1, q);
 }
 
 /* The crossings of R's edge (a, b) with the x lines strictly between a.x and b.x
@@ -745,14 +786,14 @@ static inline void sums_vertex(cell_sums *s, const rvtx *p)
  * j + 1. */
 static inline void sums_edge(const tri_rows *tr, cell_sums *s, const rvtx *a, const rvtx *b)
 {
-    double xa = a->v.p[0], xb = b->v.p[0];
+    double xa = a->p[0], xb = b->p[0];
     /* Masks rather than a branch: the order follows the geometry, badly predicted. */
     int sw = -(xa < xb); /* all ones when a is the lower */
     int first = (a->s0 & sw) | (b->s0 & ~sw), last = ((b->s1 & sw) | (a->s1 & ~sw)) - 1;
     if (first > last)
         return;
     double d = xb - xa;
-    dpair ca = dp_load(&a->v.p[1]), cb = dp_load(&b->v.p[1]);
+    dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
     for (int j = first; j <= last; j++) {
         double L = tr->xs[j];
         dpair q = lerp2(ca, cb, xb - L, L - xa, d);
@@ -765,14 +806,16 @@ static inline void sums_edge(const tri_rows *tr, cell_sums *s, const rvtx *a, co
  * slots. */
 static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, double L, rvtx *q)
 {
-    double va = a->v.p[2], vb = b->v.p[2];
-    dp_store(q->v.p, lerp2(dp_load(a->v.p), dp_load(b->v.p), vb - L, L - va, vb - va));
-    q->v.p[2] = L;
+    double va = a->p[2], vb = b->p[2];
+    vtx_put_zc(
+        q,
+        lerp2(dp_load2(&a->p[0], &a->p[1]), dp_load2(&b->p[0], &b->p[1]), vb - L, L - va, vb - va),
+        L);
     /* The clamp keeps x between the ends' x, so its cell is between theirs (CellOf is
      * monotone): one comparison when they are at most one cell apart in the grid's
      * unclamped range. */
-    int lo = min2i(a->v.cell, b->v.cell), hi = max2i(a->v.cell, b->v.cell);
-    const double x = q->v.p[0], *xl = tr->rc->xl;
+    int lo = min2i(a->cell, b->cell), hi = max2i(a->cell, b->cell);
+    const double x = q->p[0], *xl = tr->rc->xl;
     if (lo > -2 && hi < tr->hf->width + 2) {
         int c;
         if (hi - lo <= 1) {
@@ -787,15 +830,15 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
             c -= xl[c] > x;
             c += xl[c + 1] <= x;
             if (!(xl[c] <= x && x < xl[c + 1])) {
-                set_cell(hf, tr->rc, &q->v);
+                set_cell(hf, tr->rc, q);
                 set_slots(tr->tx0, tr->t, tr->clipped, q);
                 return;
             }
         }
-        q->v.cell = c;
-        q->v.on = x == xl[c];
+        q->cell = c;
+        q->on = x == xl[c];
     } else {
-        set_cell(tr->hf, tr->rc, &q->v);
+        set_cell(tr->hf, tr->rc, q);
     }
     set_slots(tr->tx0, tr->t, tr->clipped, q);
 }
@@ -804,14 +847,14 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
 static inline void cap_at(const tri_rows *tr, double L, cap *k)
 {
     const rvtx *a = tr->a, *b = tr->b, *c = tr->c;
-    if (!(a->v.p[2] < L)) {
+    if (!(a->p[2] < L)) {
         k->l = k->r = a;
-    } else if (!(L < c->v.p[2])) {
+    } else if (!(L < c->p[2])) {
         k->l = k->r = c;
     } else {
         z_point(tr, c, a, L, &k->q[1]);
         k->r = &k->q[1];
-        double zb = b->v.p[2];
+        double zb = b->p[2];
         if (L == zb) {
             k->l = b;
         } else {
@@ -822,14 +865,39 @@ static inline void cap_at(const tri_rows *tr, double L, cap *k)
     }
 }
 
-/* A cap's points in a row's sums: its ends and, unless it is one point, its edge. */
+/* A cap's points in a row's sums: its ends and its edge's crossings. */
 static inline void sums_cap(const tri_rows *tr, cell_sums *s, const cap *k)
 {
-    sums_vertex(s, k->l);
-    if (k->r != k->l) {
-        sums_vertex(s, k->r);
-        sums_edge(tr, s, k->l, k->r);
+    const rvtx *a = k->l, *b = k->r;
+    double xa = a->p[0], xb = b->p[0];
+    int sw = -(xa < xb); /* as sums_edge */
+    int first = (a->s0 & sw) | (b->s0 & ~sw), last = ((b->s1 & sw) | (a->s1 & ~sw)) - 1;
+    if (first > last) { /* no crossing (a one-point cap included) */
+        sums_vertex(s, a);
+        if (b != a)
+            sums_vertex(s, b);
+        return;
     }
+    /* The lower end's own slot is first, the crossings' first slot, and the higher
+     * end's slot s1 is last + 1, their last: each end goes in with the crossing beside
+     * it, one update of the slot for both points. (Each update waits for the slot's
+     * previous store, so fewer updates are a shorter chain.) */
+    const rvtx *lv = sw ? a : b, *hv = sw ? b : a;
+    dpair pl = dp_load(&lv->p[1]), pu = dp_load(&hv->p[1]);
+    if (lv->s1 != lv->s0)
+        sums_add(s, lv->s1, pl);
+    if (hv->s0 != hv->s1)
+        sums_add(s, hv->s0, pu);
+    double d = xb - xa;
+    dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
+    dpair plo = pl, phi = pl; /* what slot j has besides its right line's crossing */
+    for (int j = first; j <= last; j++) {
+        double L = tr->xs[j];
+        dpair q = lerp2(ca, cb, xb - L, L - xa, d);
+        sums_add2(s, j, dp_min(plo, q), dp_max(phi, q));
+        plo = phi = q;
+    }
+    sums_add2(s, last + 1, dp_min(plo, pu), dp_max(phi, pu));
 }
 
 /* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */
@@ -838,7 +906,7 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
     const op_heightfield *hf = tr->hf;
     raster_ctx *rc = tr->rc;
     const rvtx *B = tr->b;
-    const double zbv = B->v.p[2];
+    const double zbv = B->p[2];
     const int w = hf->width;
     const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
     cap caps[2];
@@ -859,19 +927,17 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
         const rvtx *bl = cb->l, *br = cb->r, *tl = ct->l, *trp = ct->r;
         int inb = (zbv >= zb) & (zbv <= zt);
         const rvtx *bm = inb ? B : bl;
-        int kx0 =
-            min2i(min2i(min2i(bl->v.cell, br->v.cell), min2i(tl->v.cell, trp->v.cell)), bm->v.cell);
-        int kx1 =
-            max2i(max2i(max2i(bl->v.cell, br->v.cell), max2i(tl->v.cell, trp->v.cell)), bm->v.cell);
+        int kx0 = min2i(min2i(min2i(bl->cell, br->cell), min2i(tl->cell, trp->cell)), bm->cell);
+        int kx1 = max2i(max2i(max2i(bl->cell, br->cell), max2i(tl->cell, trp->cell)), bm->cell);
         if (kx1 >= 0 && kx0 < w) {
             if (kx0 == kx1) {
                 /* One cell: P is R itself, on one edge line only if every x is the
                  * left line (see raster_row). */
-                double ylo = mind(mind(mind(bl->v.p[1], br->v.p[1]), mind(tl->v.p[1], trp->v.p[1])),
-                                  bm->v.p[1]);
-                double yhi = maxd(maxd(maxd(bl->v.p[1], br->v.p[1]), maxd(tl->v.p[1], trp->v.p[1])),
-                                  bm->v.p[1]);
-                if (!(bl->v.on & br->v.on & tl->v.on & trp->v.on & bm->v.on)) {
+                double ylo =
+                    mind(mind(mind(bl->p[1], br->p[1]), mind(tl->p[1], trp->p[1])), bm->p[1]);
+                double yhi =
+                    maxd(maxd(maxd(bl->p[1], br->p[1]), maxd(tl->p[1], trp->p[1])), bm->p[1]);
+                if (!(bl->on & br->on & tl->on & trp->on & bm->on)) {
                     op_status st = emit_one(rc, kx0, (int)z, ylo, yhi);
                     if (st != OP_OK)
                         return st;
@@ -902,8 +968,7 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                  * it is not on that line, iff R's greatest x is beyond the line. */
                 if (x1 == kx1) {
                     double mx =
-                        maxd(maxd(maxd(bl->v.p[0], br->v.p[0]), maxd(tl->v.p[0], trp->v.p[0])),
-                             bm->v.p[0]);
+                        maxd(maxd(maxd(bl->p[0], br->p[0]), maxd(tl->p[0], trp->p[0])), bm->p[0]);
                     if (!(mx > rc->xl[kx1]))
                         k1--;
                 }
@@ -956,9 +1021,10 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
 {
     const double cs = hf->cs, oz = hf->line_origin[1];
     const int64_t gz0 = hf->cell0[1];
-    vtx tri[3] = {{{v0[0], v0[1], v0[2]}, 0, 0},
-                  {{v1[0], v1[1], v1[2]}, 0, 0},
-                  {{v2[0], v2[1], v2[2]}, 0, 0}};
+    vtx tri[3];
+    vtx_put(&tri[0], v0);
+    vtx_put(&tri[1], v1);
+    vtx_put(&tri[2], v2);
     int64_t wall_cell;
     int wall = wall_on_line(hf, tri, rc->inv_cs, &wall_cell);
     if (wall >= 0)
@@ -983,17 +1049,14 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     tx1 = tx1 >= hf->width ? hf->width - 1 : tx1;
     if (rc->xl && tx1 - tx0 < TRI_CELLS) {
         int t = tx1 - tx0 + 1;
-        rvtx rv[3];
-        for (int i = 0; i < 3; i++) {
-            rv[i].v = tri[i];
-            set_slots(tx0, t, clipped, &rv[i]);
-        }
-        const rvtx *a = &rv[0], *b = &rv[1], *c = &rv[2], *p;
-        if (b->v.p[2] < a->v.p[2])
+        for (int i = 0; i < 3; i++)
+            set_slots(tx0, t, clipped, &tri[i]);
+        const rvtx *a = &tri[0], *b = &tri[1], *c = &tri[2], *p;
+        if (b->p[2] < a->p[2])
             p = a, a = b, b = p;
-        if (c->v.p[2] < b->v.p[2]) {
+        if (c->p[2] < b->p[2]) {
             p = b, b = c, c = p;
-            if (b->v.p[2] < a->v.p[2])
+            if (b->p[2] < a->p[2])
                 p = a, a = b, b = p;
         }
         tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t, clipped};

@@ -900,6 +900,44 @@ static inline void sums_cap(const tri_rows *tr, cell_sums *s, const cap *k)
     sums_add2(s, last + 1, dp_min(plo, pu), dp_max(phi, pu));
 }
 
+/* A row of two cells kx0, kx1 = kx0 + 1 inside the triangle's clipped range keeps
+ * both cells' sums in registers (lo0, hi0 for kx0; lo1, hi1 for kx1) instead of the
+ * slots: in memory each slot update waits for the slot's previous store, and here
+ * every point of the row would go to one of two slots. The points are taken by
+ * branches: with masks (+inf / -inf for a point not in a cell, every edge's
+ * division done) terrain:256's spans took 3 % more than before instead of 6 % less. */
+typedef struct two_sums {
+    dpair lo0, hi0, lo1, hi1;
+} two_sums;
+
+/* A vertex of R in the two cells: in kx1 iff its cell is kx1, in kx0 iff its cell is
+ * kx0 or it lies on the line between them. */
+static inline void two_vertex(two_sums *w, const rvtx *v, int kx1)
+{
+    const dpair q = dp_load(&v->p[1]);
+    int in1 = v->cell == kx1, in0 = (in1 ^ 1) | v->on;
+    if (in0) {
+        w->lo0 = dp_min(w->lo0, q);
+        w->hi0 = dp_max(w->hi0, q);
+    }
+    if (in1) {
+        w->lo1 = dp_min(w->lo1, q);
+        w->hi1 = dp_max(w->hi1, q);
+    }
+}
+
+/* The crossing of R's edge (a, b) with the line X between the two cells, if strict
+ * (as sums_edge: the same lerp2 on the same ends and line), into *clo, *chi. */
+static inline void two_edge(const rvtx *a, const rvtx *b, double X, dpair *clo, dpair *chi)
+{
+    double xa = a->p[0], xb = b->p[0];
+    if ((mind(xa, xb) < X) & (X < maxd(xa, xb))) {
+        dpair q = lerp2(dp_load(&a->p[1]), dp_load(&b->p[1]), xb - X, X - xa, xb - xa);
+        *clo = dp_min(*clo, q);
+        *chi = dp_max(*chi, q);
+    }
+}
+
 /* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */
 static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, double zhi)
 {
@@ -941,6 +979,53 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                     op_status st = emit_one(rc, kx0, (int)z, ylo, yhi);
                     if (st != OP_OK)
                         return st;
+                }
+            } else if (kx1 == kx0 + 1 && kx0 >= tr->tx0 && kx1 <= tr->tx1) {
+                /* Two cells, both in the triangle's range: the sums in registers. */
+                const double X = rc->xl[kx1];
+                two_sums ws = {inf, ninf, inf, ninf};
+                two_vertex(&ws, bl, kx1);
+                two_vertex(&ws, br, kx1);
+                two_vertex(&ws, tl, kx1);
+                two_vertex(&ws, trp, kx1);
+                two_vertex(&ws, bm, kx1);
+                dpair clo = inf, chi = ninf;
+                two_edge(cb->l, cb->r, X, &clo, &chi);
+                two_edge(ct->l, ct->r, X, &clo, &chi);
+                if (inb) {
+                    two_edge(bl, B, X, &clo, &chi);
+                    two_edge(B, tl, X, &clo, &chi);
+                } else {
+                    two_edge(bl, tl, X, &clo, &chi);
+                }
+                two_edge(trp, br, X, &clo, &chi);
+                dpair lo0 = dp_min(ws.lo0, clo), hi0 = dp_max(ws.hi0, chi);
+                dpair lo1 = dp_min(ws.lo1, clo), hi1 = dp_max(ws.hi1, chi);
+                /* Cell kx1 has a point right of X iff R's greatest x is beyond it. */
+                double mx =
+                    maxd(maxd(maxd(bl->p[0], br->p[0]), maxd(tl->p[0], trp->p[0])), bm->p[0]);
+                int e0 = dp_hi(hi0) > zb && dp_hi(lo0) < zt;
+                int e1 = mx > X && dp_hi(hi1) > zb && dp_hi(lo1) < zt;
+                if (rc->fn) {
+                    if (e0)
+                        rc->fn(rc->fn_ctx, kx0, (int)z, dp_lo(lo0), dp_lo(hi0));
+                    if (e1)
+                        rc->fn(rc->fn_ctx, kx1, (int)z, dp_lo(lo1), dp_lo(hi1));
+                } else {
+                    op_heightfield *h = rc->hf;
+                    if ((size_t)h->frag_count + 2u > h->frag_cap) {
+                        op_status st = op__hf_reserve(h, 2u, rc->err);
+                        if (st != OP_OK)
+                            return st;
+                    }
+                    const double oy = h->origin[1], ch = h->ch;
+                    dpair t0 = dp_scale(dp_set(dp_lo(lo0), dp_lo(hi0)), oy, ch);
+                    dpair t1 = dp_scale(dp_set(dp_lo(lo1), dp_lo(hi1)), oy, ch);
+                    const uint32_t col = (uint32_t)z * (uint32_t)w + (uint32_t)kx0;
+                    if (e0)
+                        emit_rows(h, h->rows, col, rc->area, t0);
+                    if (e1)
+                        emit_rows(h, h->rows, col + 1u, rc->area, t1);
                 }
             } else {
                 int x0 = kx0 < tr->tx0 ? tr->tx0 : kx0, x1 = kx1 > tr->tx1 ? tr->tx1 : kx1;

@@ -461,7 +461,8 @@ static double inprocess_level(const level_in *li, op_arena *out, op_arena *scrat
 /* The daemon's side: the level dropped and put again (so nothing is cached), then every
  * tile fetched with tile.range (wait_ms > 0: waiting pages, protocol §4 rule 2a); returns
  * the time from the put to the last tile. */
-static double range_level(op_client *c, const level_in *li, int wait_ms, int *ntiles, int *ncalls)
+static double range_level(op_client *c, const level_in *li, int wait_ms, int *ntiles, int *ncalls,
+                          double *put_us)
 {
     int dropped;
     op_err e;
@@ -469,6 +470,7 @@ static double range_level(op_client *c, const level_in *li, int wait_ms, int *nt
         exit((fprintf(stderr, "level.drop: %s\n", e.msg), 1));
     double t0 = now_us();
     put_level(c, li);
+    *put_us = now_us() - t0;
     op_tile_range r = op_level_tiles(li->lvl);
     int rect[4] = {r.tx0, r.tz0, r.tx1, r.tz1}, after[2], has_after = 0;
     *ntiles = *ncalls = 0;
@@ -625,7 +627,7 @@ int main(int argc, char **argv)
     {
         /* In-process, plain pages and waiting pages (the wait op_client_range_wait_for
          * gives the bench's timeout) alternate in every rep. */
-        double *w = malloc(6 * (size_t)reps * sizeof *w), *cpu = w + 3 * reps;
+        double *w = malloc(8 * (size_t)reps * sizeof *w), *cpu = w + 3 * reps, *put = w + 6 * reps;
         int nt[2] = {0, 0}, nc[2] = {0, 0};
         for (int r = 0; r < reps; r++) {
             double c0 = self_cpu_us();
@@ -636,8 +638,9 @@ int main(int argc, char **argv)
                  * and its nng threads): the work of the fetch, whatever the machine's load. The
                  * put's builds run after its reply and are all waited for by the last page. */
                 double d0 = process_cpu_us(cached), t0 = self_cpu_us();
-                w[(k + 1) * reps + r] = range_level(
-                    ci, &li, k ? op_client_range_wait_for(TIMEOUT_MS) : 0, &nt[k], &nc[k]);
+                w[(k + 1) * reps + r] =
+                    range_level(ci, &li, k ? op_client_range_wait_for(TIMEOUT_MS) : 0, &nt[k],
+                                &nc[k], &put[k * reps + r]);
                 cpu[(k + 1) * reps + r] = process_cpu_us(cached) - d0 + self_cpu_us() - t0;
             }
         }
@@ -657,6 +660,9 @@ int main(int argc, char **argv)
                    "%.2f; %d tiles in %d calls)\n",
                    how[k - 1], b[k] / 1e3, b[k] / b[0], m[k] / 1e3, m[k] / m[0], nt[k - 1],
                    nc[k - 1]);
+        printf("whole level, the level.put's reply alone (medians)  %.2f ms, %.2f ms (the "
+               "put's builds run after it)\n",
+               pct(put, reps, 0.5) / 1e3, pct(put + reps, reps, 0.5) / 1e3);
         printf("whole level, CPU time (medians)    in-process %.2f ms; daemon + client: "
                "tile.range %.2f ms, ratio %.2f; tile.range wait %.2f ms, ratio %.2f\n",
                mc[0] / 1e3, mc[1] / 1e3, mc[1] / mc[0], mc[2] / 1e3, mc[2] / mc[0]);

@@ -154,11 +154,14 @@ int op__regions_layers_fit(const op__region_base *base, const op_chf *chf,
 
 /* §5.11 on chf (fitting base by op__regions_layers_fit): *kept = the span layers kept, and
  * when > 0 the regions after the border cut in res (arrays from out), *region_layer,
- * *border_region and *skipped. *kept = 0: nothing written, compute the regions. */
+ * *border_region and *skipped, and (kept_from not NULL) *kept_from[r] for r = 0 ..
+ * res->region_count: the base region whose spans region r has when r is a region of a kept
+ * layer, else 0 (from out; §5.6 rule 3a reads it). *kept = 0: nothing written, compute the
+ * regions. */
 op_status op__regions_layers_local(const op__region_base *base, const op_chf *chf, int min_area,
                                    int tile_cells, op_arena *out, op_arena *scratch,
                                    op_regions *res, uint16_t **region_layer, int *border_region,
-                                   int *skipped, int *kept, op_err *err);
+                                   int *skipped, int *kept, uint16_t **kept_from, op_err *err);
 
 /* The regions of base after the border cut, copied into out: res, *region_layer (or NULL)
  * and *border_region. OP_ENOMEM when out is full (nothing usable written). */

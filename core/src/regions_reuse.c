@@ -158,9 +158,11 @@ enum { ANCHORED = 1, IN_BAND = 2 };
 op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, int min_area,
                                    int tile_cells, op_arena *out, op_arena *scratch,
                                    op_regions *res, uint16_t **region_layer, int *border_region,
-                                   int *skipped, int *kept, op_err *err)
+                                   int *skipped, int *kept, uint16_t **kept_from, op_err *err)
 {
     *kept = 0;
+    if (kept_from)
+        *kept_from = NULL;
     const uint32_t n = chf->span_count;
     const int nl = b->nlayers;
     const uint16_t *const sl = b->span_layer;
@@ -284,7 +286,8 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     uint16_t *reg = op_arena_alloc(out, ((size_t)n + 1) * sizeof *reg);
     uint8_t *rarea = op_arena_calloc(out, (size_t)k + 2, 1);
     uint16_t *rl = op_arena_alloc(out, ((size_t)k + 1) * sizeof *rl);
-    if (!reg || !rarea || !rl)
+    uint16_t *from = kept_from ? op_arena_calloc(out, (size_t)k + 2, sizeof *from) : NULL;
+    if (!reg || !rarea || !rl || (kept_from && !from))
         return op__regions_nomem(err, "region layers", (size_t)n * 2 + k * 3);
     const uint16_t border_id = (uint16_t)(k + 1);
     const uint16_t *const breg = b->reg;
@@ -321,6 +324,8 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
         if (fb[r]) {
             rl[fb[r]] = rlb[r];
             rarea[fb[r]] = b->region_area[r];
+            if (from)
+                from[fb[r]] = (uint16_t)r;
         }
     for (uint32_t r = 1; r < nc; r++)
         if (newid[r]) {
@@ -335,5 +340,7 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     *border_region = border_id;
     *skipped = !inside;
     *kept = nkept;
+    if (kept_from)
+        *kept_from = from;
     return OP_OK;
 }

@@ -169,6 +169,35 @@ static void tile_of(const world *w, int i, int *tx, int *tz)
     *tz = w->r.tz0 + i / cols;
 }
 
+/* §5.11's lists of each span layer's spans in an entry, against the definition: layer L's
+ * group holds exactly the spans whose span layer is L, ascending; spans without a layer are
+ * in none. */
+static void layer_spans_hold(const op__region_base *rb, int tx, int tz)
+{
+    const uint32_t *st = rb->layer_start;
+    const uint16_t *sp = rb->layer_spans;
+    uint32_t want = 0;
+    for (uint32_t s = 0; s < rb->span_count; s++)
+        want += rb->span_layer[s] < rb->nlayers;
+    cr_assert_eq(st[0], 0);
+    cr_assert_eq(st[rb->nlayers], want, "tile (%d, %d): %u listed, %u with a layer", tx, tz,
+                 st[rb->nlayers], want);
+    for (int L = 0; L < rb->nlayers; L++) {
+        uint32_t n = 0;
+        for (uint32_t s = 0; s < rb->span_count; s++)
+            n += rb->span_layer[s] == L;
+        cr_assert_eq(st[L + 1] - st[L], n, "tile (%d, %d) layer %d: %u listed, %u spans", tx, tz, L,
+                     st[L + 1] - st[L], n);
+        for (uint32_t k = st[L]; k < st[L + 1]; k++) {
+            cr_assert_lt(sp[k], rb->span_count);
+            cr_assert_eq(rb->span_layer[sp[k]], L, "tile (%d, %d) layer %d: span %u listed", tx, tz,
+                         L, sp[k]);
+            cr_assert(k == st[L] || sp[k - 1] < sp[k], "tile (%d, %d) layer %d: not ascending", tx,
+                      tz, L);
+        }
+    }
+}
+
 /* A fresh build of tile i with vols (capture optional), as bytes. */
 static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **cap)
 {
@@ -182,6 +211,8 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
                                      &st, cap, &e),
                  OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
     const op__tile_base *tb = cap ? op__rebuild_entry_base(*cap) : NULL;
+    if (tb && tb->regions && tb->regions->layer_start)
+        layer_spans_hold(tb->regions, tx, tz);
     if (tb && tb->contours) {
         /* The spans per region the capture recorded, counted again from its own ids (the
          * plan trusts them to skip the spans of unchanged ids). */
@@ -225,6 +256,11 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
     cr_assert_eq(
         op_level_rebuild_tile(w->lvl, en, v, n, OP_STAGE_TILE, 0, w->out, w->scratch, &st, &e),
         OP_OK, "%s", e.msg);
+    /* §2.2, which rule 11's flood starts rely on: a span without a layer is not walkable
+     * after the volumes. */
+    for (uint32_t s = 0; st.span_layer && !st.skipped && s < st.chf.span_count; s++)
+        cr_assert(st.chf.areas[s] == 0 || st.span_layer[s] != OP_NO_LAYER,
+                  "tile (%d, %d): span %u walkable without a layer", st.tx, st.tz, s);
     cr_assert_leq(st.detail_reused, st.polys.npolys);
     if (reused)
         *reused += st.detail_reused;
@@ -1970,6 +2006,13 @@ static void layer_base_make(const op_chf *c, const uint16_t *sl, const uint8_t *
     cr_assert_not_null(first, "the record of a full labelling");
     b->first = first;
     b->settled = settled;
+    uint32_t *lstart;
+    uint16_t *lspans;
+    cr_assert_eq(op__region_layers_spans(sl, c->span_count, b->nlayers, o, &lstart, &lspans, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_not_null(lstart);
+    b->layer_start = lstart;
+    b->layer_spans = lspans;
 }
 
 /* Rule 11 on field c (its areas) from base b: got, and checked against the full labelling

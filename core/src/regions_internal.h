@@ -131,6 +131,11 @@ typedef struct op__region_base {
     const uint32_t *first;
     const uint8_t *settled;
     int nlayers;
+    /* §5.11 (with first; NULL when not kept): the spans of each span layer, layer L's
+     * layer_spans[layer_start[L] .. layer_start[L + 1]) in index order (op__region_layers_spans;
+     * 16-bit indices, kept for tiles of at most 65536 spans). */
+    const uint32_t *layer_start;
+    const uint16_t *layer_spans;
 } op__region_base;
 
 /* §5.9 rules 1-3: whether a regions stage on chf (after step 2.3) with span_layer, rs and
@@ -146,6 +151,15 @@ op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer
                                    const op_regions *cut, int border_region, int min_area,
                                    op_arena *scratch, uint32_t **first, uint8_t **settled,
                                    int *nlayers, op_err *err);
+
+/* §5.11, recorded by a capture: the spans of each span layer 0 .. nlayers - 1, grouped by
+ * layer in layer order and ascending inside a group: layer L's are
+ * (*spans)[(*start)[L] .. (*start)[L + 1]) (*start has nlayers + 1 entries, *start[nlayers]
+ * the spans with a layer); spans without a layer are in none. From scratch. Both NULL when
+ * n > 65536 (the indices are 16 bits): none kept, a rebuild scans every span. */
+op_status op__region_layers_spans(const uint16_t *span_layer, uint32_t n, int nlayers,
+                                  op_arena *scratch, uint32_t **start, uint16_t **spans,
+                                  op_err *err);
 
 /* §5.11 rules 9.1 and 9.2 (not 9.3) and the entry holds rule 11's data. */
 int op__regions_layers_fit(const op__region_base *base, const op_chf *chf,

@@ -169,6 +169,35 @@ static void tile_of(const world *w, int i, int *tx, int *tz)
     *tz = w->r.tz0 + i / cols;
 }
 
+/* §5.11's lists of each span layer's spans in an entry, against the definition: layer L's
+ * group holds exactly the spans whose span layer is L, ascending; spans without a layer are
+ * in none. */
+static void layer_spans_hold(const op__region_base *rb, int tx, int tz)
+{
+    const uint32_t *st = rb->layer_start;
+    const uint16_t *sp = rb->layer_spans;
+    uint32_t want = 0;
+    for (uint32_t s = 0; s < rb->span_count; s++)
+        want += rb->span_layer[s] < rb->nlayers;
+    cr_assert_eq(st[0], 0);
+    cr_assert_eq(st[rb->nlayers], want, "tile (%d, %d): %u listed, %u with a layer", tx, tz,
+                 st[rb->nlayers], want);
+    for (int L = 0; L < rb->nlayers; L++) {
+        uint32_t n = 0;
+        for (uint32_t s = 0; s < rb->span_count; s++)
+            n += rb->span_layer[s] == L;
+        cr_assert_eq(st[L + 1] - st[L], n, "tile (%d, %d) layer %d: %u listed, %u spans", tx, tz, L,
+                     st[L + 1] - st[L], n);
+        for (uint32_t k = st[L]; k < st[L + 1]; k++) {
+            cr_assert_lt(sp[k], rb->span_count);
+            cr_assert_eq(rb->span_layer[sp[k]], L, "tile (%d, %d) layer %d: span %u listed", tx, tz,
+                         L, sp[k]);
+            cr_assert(k == st[L] || sp[k - 1] < sp[k], "tile (%d, %d) layer %d: not ascending", tx,
+                      tz, L);
+        }
+    }
+}
+
 /* A fresh build of tile i with vols (capture optional), as bytes. */
 static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **cap)
 {
@@ -182,6 +211,8 @@ static sig fresh(world *w, int i, const op_volume *v, int n, op_rebuild_entry **
                                      &st, cap, &e),
                  OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
     const op__tile_base *tb = cap ? op__rebuild_entry_base(*cap) : NULL;
+    if (tb && tb->regions && tb->regions->layer_start)
+        layer_spans_hold(tb->regions, tx, tz);
     if (tb && tb->contours) {
         /* The spans per region the capture recorded, counted again from its own ids (the
          * plan trusts them to skip the spans of unchanged ids). */
@@ -225,6 +256,11 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
     cr_assert_eq(
         op_level_rebuild_tile(w->lvl, en, v, n, OP_STAGE_TILE, 0, w->out, w->scratch, &st, &e),
         OP_OK, "%s", e.msg);
+    /* §2.2, which rule 11's flood starts rely on: a span without a layer is not walkable
+     * after the volumes. */
+    for (uint32_t s = 0; st.span_layer && !st.skipped && s < st.chf.span_count; s++)
+        cr_assert(st.chf.areas[s] == 0 || st.span_layer[s] != OP_NO_LAYER,
+                  "tile (%d, %d): span %u walkable without a layer", st.tx, st.tz, s);
     cr_assert_leq(st.detail_reused, st.polys.npolys);
     if (reused)
         *reused += st.detail_reused;
@@ -953,10 +989,26 @@ static int check_against_fresh(detail_case *dc, const op_poly_mesh *mesh, const 
     cr_assert_eq(
         op_detail_build(mesh, &dc->st.chf, regs, &dc->ds, min_row, dc->o, dc->s, &fresh_dm, &e),
         OP_OK, "%s", e.msg);
-    cr_assert_eq(op__detail_build_reuse(mesh, &dc->st.chf, regs, &dc->ds, min_row, &dc->base,
+    cr_assert_eq(op__detail_build_reuse(mesh, &dc->st.chf, regs, &dc->ds, min_row, &dc->base, NULL,
                                         reused, dc->o, dc->s, &reuse_dm, &e),
                  OP_OK, "%s", e.msg);
     cr_assert(detail_eq(&fresh_dm, &reuse_dm), "reused detail differs from a fresh one");
+    return !detail_eq(&fresh_dm, &dc->st.detail);
+}
+
+/* check_against_fresh with rule 3a's names (op__detail_build_reuse's kept_from). */
+static int check_against_fresh_from(detail_case *dc, const op_poly_mesh *mesh,
+                                    const op_regions *regs, const uint16_t *from, int *reused)
+{
+    op_detail_mesh fresh_dm, reuse_dm;
+    op_err e;
+    cr_assert_eq(op_detail_build(mesh, &dc->st.chf, regs, &dc->ds, dc->st.min_row, dc->o, dc->s,
+                                 &fresh_dm, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_eq(op__detail_build_reuse(mesh, &dc->st.chf, regs, &dc->ds, dc->st.min_row, &dc->base,
+                                        from, reused, dc->o, dc->s, &reuse_dm, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert(detail_eq(&fresh_dm, &reuse_dm), "reused detail (rule 3a) differs from a fresh one");
     return !detail_eq(&fresh_dm, &dc->st.detail);
 }
 
@@ -1042,6 +1094,42 @@ Test(rebuild, detail_reuse_follows_each_rule)
         pm2.regs[p] = (uint16_t)(pm->regs[p] + 1);
     cr_assert_eq(check_against_fresh(&dc, &pm2, &r2, dc.st.min_row, &reused), 0);
     cr_assert_eq(reused, n3);
+    /* Rule 3a: regions named with the base region whose spans they have (ids shifted by one,
+     * as a kept layer's renumbered regions) copy without the scan; a region cut in one
+     * polygon's box and named with no base region (0) is scanned and recomputes. */
+    uint16_t *from = op_arena_calloc(dc.o, (size_t)r2.region_count + 2, sizeof *from);
+    for (int r = 1; r <= dc.st.regions.region_count; r++)
+        from[r + 1] = (uint16_t)r;
+    r2.region_count = dc.st.regions.region_count + 1;
+    cr_assert_eq(check_against_fresh_from(&dc, &pm2, &r2, from, &reused), 0);
+    cr_assert_eq(reused, n3);
+    changed = 0;
+    for (int p = 0; p < pm->npolys && changed < 3; p++) {
+        int k = 0, x0 = 1 << 30, x1 = -1, z0 = 1 << 30, z1 = -1;
+        for (;
+             k < pm->nvp && pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k] != OP_POLY_MESH_NULL;
+             k++) {
+            const int32_t *v = &pm->verts[3 * pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k]];
+            x0 = v[0] < x0 ? v[0] : x0, x1 = v[0] > x1 ? v[0] : x1;
+            z0 = v[2] < z0 ? v[2] : z0, z1 = v[2] > z1 ? v[2] : z1;
+        }
+        if (k < 3)
+            continue;
+        int cut = pm2.regs[p];
+        for (uint32_t s = 0; s < n; s++)
+            reg2[s] = (uint16_t)(dc.st.regions.reg[s] + 1);
+        for (int z = z0; z < z1 && z < c->depth; z++)
+            for (int x = x0; x < x1 && x < c->width; x++)
+                for (uint32_t s = c->cells[x + z * c->width]; s < c->cells[x + z * c->width + 1];
+                     s++)
+                    if (reg2[s] == cut)
+                        reg2[s] = 0;
+        from[cut] = 0; /* its spans are no longer base region cut - 1's */
+        changed += check_against_fresh_from(&dc, &pm2, &r2, from, &reused);
+        cr_assert_lt(reused, n3);
+        from[cut] = (uint16_t)(cut - 1);
+    }
+    cr_assert_gt(changed, 0, "no region cut changed the detail (rule 3a)");
     detail_case_close(&dc);
     world_close(&w);
 }
@@ -1918,10 +2006,58 @@ static void layer_base_make(const op_chf *c, const uint16_t *sl, const uint8_t *
     cr_assert_not_null(first, "the record of a full labelling");
     b->first = first;
     b->settled = settled;
+    uint32_t *lstart;
+    uint16_t *lspans;
+    cr_assert_eq(op__region_layers_spans(sl, c->span_count, b->nlayers, o, &lstart, &lspans, &e),
+                 OP_OK, "%s", e.msg);
+    cr_assert_not_null(lstart);
+    b->layer_start = lstart;
+    b->layer_spans = lspans;
 }
 
 /* Rule 11 on field c (its areas) from base b: got, and checked against the full labelling
  * when some layer was kept; returns the layers kept. */
+/* §5.6 rule 3a's premise, from the definition: every region r with from[r] = q > 0 has, after
+ * the cut, exactly the spans base region q had (the two span sets compared span by span); q is
+ * a base region below the border region whose span layer's spans all kept their areas; every
+ * region of a kept base region is found (no kept base region is left unnamed). */
+static void kept_from_holds(const op__region_base *b, const op_chf *c, const op_regions *r,
+                            const uint16_t *from, const char *what)
+{
+    int named = 0;
+    for (int k = 1; k <= r->region_count; k++) {
+        int q = from[k];
+        if (q == 0)
+            continue;
+        named++;
+        cr_assert(q < b->border_region && k < r->region_count, "%s: region %d from base %d", what,
+                  k, q);
+        uint32_t spans = 0;
+        for (uint32_t i = 0; i < c->span_count; i++) {
+            cr_assert_eq(r->reg[i] == k, b->reg[i] == q,
+                         "%s: region %d (from base %d) differs at span %u", what, k, q, i);
+            spans += r->reg[i] == k;
+            if (b->span_layer[i] == b->region_layer[q])
+                cr_assert_eq(c->areas[i], b->areas[i], "%s: base %d's layer changed", what, q);
+        }
+        cr_assert_gt(spans, 0, "%s: region %d has no span", what, k);
+    }
+    /* Every base region whose spans all keep their region id class is named: a base region
+     * of a kept layer is exactly such (the regions of kept layers are the base's). */
+    int kept_regions = 0;
+    for (int q = 1; q < b->border_region; q++) {
+        int L = b->region_layer[q], same = 1;
+        for (uint32_t i = 0; i < c->span_count && same; i++)
+            if (b->span_layer[i] == L)
+                same = c->areas[i] == b->areas[i];
+        if (!same || L >= b->nlayers || !b->settled[L])
+            continue;
+        kept_regions++;
+    }
+    cr_assert_eq(named, kept_regions, "%s: %d regions named, %d base regions of kept layers", what,
+                 named, kept_regions);
+}
+
 static int layers_against_full(const op__region_base *b, const op_chf *c, int min_area, int tc,
                                op_arena *o, op_arena *s, const char *what, layer_regions *got)
 {
@@ -1932,13 +2068,18 @@ static int layers_against_full(const op__region_base *b, const op_chf *c, int mi
     memset(got, 0, sizeof *got);
     op_region_settings rs = b->rs;
     cr_assert(op__regions_layers_fit(b, c, b->span_layer, &rs, tc));
+    uint16_t *from = NULL;
     cr_assert_eq(op__regions_layers_local(b, c, min_area, tc, o, s, &got->r, &got->rl, &got->border,
-                                          &got->skipped, &got->kept, &e),
+                                          &got->skipped, &got->kept, &from, &e),
                  OP_OK, "%s", e.msg);
     layers_full(c, b->span_layer, min_area, tc, o, s, &want);
     if (got->kept > 0)
         cr_assert(layer_regions_eq(got, &want, c->span_count), "%s: kept %d layers, differs", what,
                   got->kept);
+    cr_assert_eq(from == NULL, got->kept == 0, "%s: kept_from given exactly when layers are kept",
+                 what);
+    if (from)
+        kept_from_holds(b, c, &got->r, from, what);
     return got->kept;
 }
 

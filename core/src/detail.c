@@ -463,9 +463,10 @@ static int same_membership(const op_poly_mesh *mesh, int p, int n, const op_chf 
     return 1;
 }
 
-/* The base polygon whose detail polygon p may copy (rules 2 and 3), or -1. */
+/* The base polygon whose detail polygon p may copy (rules 2 and 3), or -1. same: the base
+ * region whose span set p's region has (rule 3a), or 0 (unknown: rule 3 is scanned). */
 static int find_base(const base_index *ix, const op_poly_mesh *mesh, int p, const op_chf *chf,
-                     const uint16_t *reg)
+                     const uint16_t *reg, int same)
 {
     int n = poly_nverts(mesh, p);
     if (n < 3)
@@ -477,7 +478,9 @@ static int find_base(const base_index *ix, const op_poly_mesh *mesh, int p, cons
             continue;
         while (k < n && memcmp(vert_of(mesh, p, k), vert_of(bm, q, k), 3 * sizeof(int32_t)) == 0)
             k++;
-        if (k == n && same_membership(mesh, p, n, chf, reg, ix->b, q))
+        /* Rule 3a: reg(s) = region(p) exactly when reg_base(s) = same, for every span. */
+        if (k == n &&
+            ((same != 0 && bm->regs[q] == same) || same_membership(mesh, p, n, chf, reg, ix->b, q)))
             return q;
     }
     return -1;
@@ -514,8 +517,8 @@ static op_status emit_copy(work *w, int p, const op_detail_mesh *bdm, int q, op_
 
 static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,
                            const op_detail_settings *ds, int min_row, op__detail_stack *stack,
-                           const op__detail_base *base, int *reused, op_arena *out,
-                           op_arena *scratch, op_detail_mesh *dm, op_err *err)
+                           const op__detail_base *base, const uint16_t *kept_from, int *reused,
+                           op_arena *out, op_arena *scratch, op_detail_mesh *dm, op_err *err)
 {
     if (reused)
         *reused = 0;
@@ -541,7 +544,9 @@ static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op
         if (st == OP_OK && !from_base)
             st = nomem(err, ((size_t)mesh->npolys + 1) * sizeof *from_base);
         for (int p = 0; st == OP_OK && p < mesh->npolys; p++) {
-            from_base[p] = find_base(&ix, mesh, p, chf, regs->reg);
+            int r = mesh->regs[p];
+            int same = kept_from && r <= regs->region_count ? kept_from[r] : 0;
+            from_base[p] = find_base(&ix, mesh, p, chf, regs->reg, same);
             computed -= from_base[p] >= 0;
         }
     }
@@ -567,11 +572,13 @@ static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op
 
 op_status op__detail_build_reuse(const op_poly_mesh *mesh, const op_chf *chf,
                                  const op_regions *regs, const op_detail_settings *ds, int min_row,
-                                 const op__detail_base *base, int *reused, op_arena *out,
-                                 op_arena *scratch, op_detail_mesh *dm, op_err *err)
+                                 const op__detail_base *base, const uint16_t *kept_from,
+                                 int *reused, op_arena *out, op_arena *scratch, op_detail_mesh *dm,
+                                 op_err *err)
 {
     op__detail_stack stack = {OP__DT_STACK_START, OP__DT_STACK_CAP, 0};
-    return build_all(mesh, chf, regs, ds, min_row, &stack, base, reused, out, scratch, dm, err);
+    return build_all(mesh, chf, regs, ds, min_row, &stack, base, kept_from, reused, out, scratch,
+                     dm, err);
 }
 
 op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
@@ -579,7 +586,7 @@ op_status op__detail_build_stack(const op_poly_mesh *mesh, const op_chf *chf,
                                  op__detail_stack *stack, op_arena *out, op_arena *scratch,
                                  op_detail_mesh *dm, op_err *err)
 {
-    return build_all(mesh, chf, regs, ds, min_row, stack, NULL, NULL, out, scratch, dm, err);
+    return build_all(mesh, chf, regs, ds, min_row, stack, NULL, NULL, NULL, out, scratch, dm, err);
 }
 
 op_status op_detail_build(const op_poly_mesh *mesh, const op_chf *chf, const op_regions *regs,

@@ -133,10 +133,14 @@ typedef struct op__detail_base {
 } op__detail_base;
 
 /* op_detail_build, copying the base's detail of every polygon that meets §5.6 rules 1-3
- * (base NULL: none); *reused (when not NULL) gets the number of copied polygons. */
+ * (base NULL: none); *reused (when not NULL) gets the number of copied polygons.
+ * kept_from (NULL: none): for each region id 0 .. regs->region_count, the base region whose
+ * span set it has (§5.11, op__regions_layers_local), else 0; a polygon of such a region
+ * meets rule 3 against a base polygon of that base region without the scan (rule 3a). */
 op_status op__detail_build_reuse(const op_poly_mesh *mesh, const op_chf *chf,
                                  const op_regions *regs, const op_detail_settings *ds, int min_row,
-                                 const op__detail_base *base, int *reused, op_arena *out,
-                                 op_arena *scratch, op_detail_mesh *dm, op_err *err);
+                                 const op__detail_base *base, const uint16_t *kept_from,
+                                 int *reused, op_arena *out, op_arena *scratch, op_detail_mesh *dm,
+                                 op_err *err);
 
 #endif

@@ -46,6 +46,8 @@ typedef struct layer_keep {
     uint32_t *first; /* NULL: none */
     uint8_t *settled;
     int nlayers;
+    uint32_t *lstart; /* each span layer's spans (op__region_layers_spans), or NULL */
+    uint16_t *lspans;
 } layer_keep;
 
 #define ALIGN    16
@@ -107,7 +109,11 @@ static size_t region_bytes(const op__tile_base *b, const op_tile_stages *st, con
     size_t n = st->chf.span_count;
     return (areas_are_eroded(b, st) ? 0 : up(n)) + up((size_t)st->regions.region_count + 1) +
            (st->region_layer ? up((size_t)st->border_region * 2) : 0) +
-           (lk->first ? up((size_t)st->border_region * 4) + up((size_t)lk->nlayers) : 0);
+           (lk->first ? up((size_t)st->border_region * 4) + up((size_t)lk->nlayers) +
+                            (lk->lstart ? up(((size_t)lk->nlayers + 1) * 4) +
+                                              up((size_t)lk->lstart[lk->nlayers] * 2)
+                                        : 0)
+                      : 0);
 }
 
 static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry *e,
@@ -142,6 +148,10 @@ static void put_regions(unsigned char **at, const op_level *l, op_rebuild_entry 
         b->first = put(at, lk->first, (size_t)st->border_region * 4);
         b->settled = put(at, lk->settled, (size_t)lk->nlayers);
         b->nlayers = lk->nlayers;
+        if (lk->lstart) {
+            b->layer_start = put(at, lk->lstart, ((size_t)lk->nlayers + 1) * 4);
+            b->layer_spans = put(at, lk->lspans, (size_t)lk->lstart[lk->nlayers] * 2);
+        }
     }
     e->base.regions = b;
 }
@@ -403,11 +413,14 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }
-    layer_keep lk = {NULL, NULL, 0};
+    layer_keep lk = {NULL, NULL, 0, NULL, NULL};
     if (!b.skipped && keeps_regions(st, last) && st->region_layer && st->span_layer &&
-        (s = op__region_layers_record(&st->chf, st->span_layer, &st->regions, st->border_region,
-                                      lvl->settings.min_region_area, scratch, &lk.first,
-                                      &lk.settled, &lk.nlayers, err)) != OP_OK) {
+        ((s = op__region_layers_record(&st->chf, st->span_layer, &st->regions, st->border_region,
+                                       lvl->settings.min_region_area, scratch, &lk.first,
+                                       &lk.settled, &lk.nlayers, err)) != OP_OK ||
+         (lk.first &&
+          (s = op__region_layers_spans(st->span_layer, st->chf.span_count, lk.nlayers, scratch,
+                                       &lk.lstart, &lk.lspans, err)) != OP_OK))) {
         op_arena_release(scratch, m);
         return op__tile_err(s, tx, tz, -1, err);
     }

@@ -131,6 +131,11 @@ typedef struct op__region_base {
     const uint32_t *first;
     const uint8_t *settled;
     int nlayers;
+    /* §5.11 (with first; NULL when not kept): the spans of each span layer, layer L's
+     * layer_spans[layer_start[L] .. layer_start[L + 1]) in index order (op__region_layers_spans;
+     * 16-bit indices, kept for tiles of at most 65536 spans). */
+    const uint32_t *layer_start;
+    const uint16_t *layer_spans;
 } op__region_base;
 
 /* §5.9 rules 1-3: whether a regions stage on chf (after step 2.3) with span_layer, rs and
@@ -147,6 +152,15 @@ op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer
                                    op_arena *scratch, uint32_t **first, uint8_t **settled,
                                    int *nlayers, op_err *err);
 
+/* §5.11, recorded by a capture: the spans of each span layer 0 .. nlayers - 1, grouped by
+ * layer in layer order and ascending inside a group: layer L's are
+ * (*spans)[(*start)[L] .. (*start)[L + 1]) (*start has nlayers + 1 entries, *start[nlayers]
+ * the spans with a layer); spans without a layer are in none. From scratch. Both NULL when
+ * n > 65536 (the indices are 16 bits): none kept, a rebuild scans every span. */
+op_status op__region_layers_spans(const uint16_t *span_layer, uint32_t n, int nlayers,
+                                  op_arena *scratch, uint32_t **start, uint16_t **spans,
+                                  op_err *err);
+
 /* §5.11 rules 9.1 and 9.2 (not 9.3) and the entry holds rule 11's data. */
 int op__regions_layers_fit(const op__region_base *base, const op_chf *chf,
                            const uint16_t *span_layer, const op_region_settings *rs,
@@ -154,11 +168,14 @@ int op__regions_layers_fit(const op__region_base *base, const op_chf *chf,
 
 /* §5.11 on chf (fitting base by op__regions_layers_fit): *kept = the span layers kept, and
  * when > 0 the regions after the border cut in res (arrays from out), *region_layer,
- * *border_region and *skipped. *kept = 0: nothing written, compute the regions. */
+ * *border_region and *skipped, and (kept_from not NULL) *kept_from[r] for r = 0 ..
+ * res->region_count: the base region whose spans region r has when r is a region of a kept
+ * layer, else 0 (from out; §5.6 rule 3a reads it). *kept = 0: nothing written, compute the
+ * regions. */
 op_status op__regions_layers_local(const op__region_base *base, const op_chf *chf, int min_area,
                                    int tile_cells, op_arena *out, op_arena *scratch,
                                    op_regions *res, uint16_t **region_layer, int *border_region,
-                                   int *skipped, int *kept, op_err *err);
+                                   int *skipped, int *kept, uint16_t **kept_from, op_err *err);
 
 /* The regions of base after the border cut, copied into out: res, *region_layer (or NULL)
  * and *border_region. OP_ENOMEM when out is full (nothing usable written). */

@@ -136,6 +136,36 @@ op_status op__region_layers_record(const op_chf *chf, const uint16_t *span_layer
     return OP_OK;
 }
 
+op_status op__region_layers_spans(const uint16_t *span_layer, uint32_t n, int nlayers,
+                                  op_arena *scratch, uint32_t **start, uint16_t **spans,
+                                  op_err *err)
+{
+    *start = NULL;
+    *spans = NULL;
+    if (n > 0x10000u)
+        return OP_OK;
+    uint32_t *st = op_arena_calloc(scratch, (size_t)nlayers + 2, sizeof *st);
+    if (!st)
+        return op__regions_nomem(err, "layer spans", ((size_t)nlayers + 2) * 4);
+    /* A counting sort: st[L + 1] counts layer L's spans, then the prefix sums. */
+    for (uint32_t s = 0; s < n; s++)
+        if (span_layer[s] < nlayers)
+            st[span_layer[s] + 1]++;
+    for (int L = 1; L <= nlayers; L++)
+        st[L] += st[L - 1];
+    uint16_t *sp = op_arena_alloc(scratch, ((size_t)st[nlayers] + 1) * sizeof *sp);
+    uint32_t *fill = op_arena_alloc(scratch, ((size_t)nlayers + 1) * sizeof *fill);
+    if (!sp || !fill)
+        return op__regions_nomem(err, "layer spans", (size_t)st[nlayers] * 4);
+    memcpy(fill, st, (size_t)nlayers * sizeof *fill);
+    for (uint32_t s = 0; s < n; s++)
+        if (span_layer[s] < nlayers)
+            sp[fill[span_layer[s]]++] = (uint16_t)s;
+    *start = st;
+    *spans = sp;
+    return OP_OK;
+}
+
 int op__regions_layers_fit(const op__region_base *b, const op_chf *chf, const uint16_t *span_layer,
                            const op_region_settings *rs, int tile_cells)
 {
@@ -158,9 +188,11 @@ enum { ANCHORED = 1, IN_BAND = 2 };
 op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, int min_area,
                                    int tile_cells, op_arena *out, op_arena *scratch,
                                    op_regions *res, uint16_t **region_layer, int *border_region,
-                                   int *skipped, int *kept, op_err *err)
+                                   int *skipped, int *kept, uint16_t **kept_from, op_err *err)
 {
     *kept = 0;
+    if (kept_from)
+        *kept_from = NULL;
     const uint32_t n = chf->span_count;
     const int nl = b->nlayers;
     const uint16_t *const sl = b->span_layer;
@@ -207,8 +239,26 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     uint32_t count = 0, tail = 0;
     parent[0] = 0;
     flag[0] = 0;
-    for (uint32_t s = 0; s < n; s++) {
-        if (areas[s] == 0 || lab[s] != 0 || OP__KEPT(s))
+    /* Flood starts: the walkable relabelled spans in index order. A span without a layer
+     * is never walkable here (§2.2), so when one span layer is relabelled (one floor
+     * changed) they are among that layer's spans, which the entry lists in index order:
+     * the spans of kept layers and those without a layer are not visited. */
+    int nrel = 0, rel = -1;
+    for (int L = 0; L < nl; L++)
+        if (!keep[L]) {
+            nrel++;
+            rel = L;
+        }
+    const uint16_t *list = NULL;
+    uint32_t nstart = n;
+    if (nrel == 1 && b->layer_start && b->layer_spans) {
+        list = b->layer_spans + b->layer_start[rel];
+        nstart = b->layer_start[rel + 1] - b->layer_start[rel];
+    }
+    for (uint32_t i = 0; i < nstart; i++) {
+        uint32_t s = list ? list[i] : i;
+        /* A listed span is of the relabelled layer: no kept test. */
+        if (areas[s] == 0 || lab[s] != 0 || (!list && OP__KEPT(s)))
             continue;
         uint32_t id = ++count, head = tail, h0 = tail;
         uint8_t fl = 0;
@@ -284,7 +334,8 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     uint16_t *reg = op_arena_alloc(out, ((size_t)n + 1) * sizeof *reg);
     uint8_t *rarea = op_arena_calloc(out, (size_t)k + 2, 1);
     uint16_t *rl = op_arena_alloc(out, ((size_t)k + 1) * sizeof *rl);
-    if (!reg || !rarea || !rl)
+    uint16_t *from = kept_from ? op_arena_calloc(out, (size_t)k + 2, sizeof *from) : NULL;
+    if (!reg || !rarea || !rl || (kept_from && !from))
         return op__regions_nomem(err, "region layers", (size_t)n * 2 + k * 3);
     const uint16_t border_id = (uint16_t)(k + 1);
     const uint16_t *const breg = b->reg;
@@ -321,6 +372,8 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
         if (fb[r]) {
             rl[fb[r]] = rlb[r];
             rarea[fb[r]] = b->region_area[r];
+            if (from)
+                from[fb[r]] = (uint16_t)r;
         }
     for (uint32_t r = 1; r < nc; r++)
         if (newid[r]) {
@@ -335,5 +388,7 @@ op_status op__regions_layers_local(const op__region_base *b, const op_chf *chf, 
     *border_region = border_id;
     *skipped = !inside;
     *kept = nkept;
+    if (kept_from)
+        *kept_from = from;
     return OP_OK;
 }

@@ -263,9 +263,10 @@ static int mesh_layer(const op_tile_stages *st, int fixed_layer)
 
 /* Polygons, detail and tile data of st's contours. fixed_layer >= 0: every polygon is on
  * that layer (a layer-by-layer build) and st->tiles is already allocated. */
-static op_status mesh_steps(const op_level *l, const op__tile_base *cached, op_stage last,
-                            op_arena *out, op_arena *scratch, op_tile_stages *st, int fixed_layer,
-                            op_arena_mark m, double *t0, op_err *err)
+static op_status mesh_steps(const op_level *l, const op__tile_base *cached,
+                            const uint16_t *kept_from, op_stage last, op_arena *out,
+                            op_arena *scratch, op_tile_stages *st, int fixed_layer, op_arena_mark m,
+                            double *t0, op_err *err)
 {
     op_tile_frame f = {l->grid.border, l->grid.tile_cells, l->grid.cs, l->settings.tile_size,
                        l->settings.cell_height};
@@ -289,10 +290,11 @@ static op_status mesh_steps(const op_level *l, const op__tile_base *cached, op_s
     op_detail_settings ds = {l->settings.detail_sample_distance, l->settings.detail_max_error,
                              l->span.walkable_climb};
     /* A rebuild copies the detail of the polygons the edit provably left alone
-     * (build3d-runtime.md §5.6). */
+     * (build3d-runtime.md §5.6); those of a span layer kept whole (§5.11) without reading
+     * their spans again (rule 3a). */
     s = op__detail_build_reuse(&st->polys, &st->chf, &st->regions, &ds, st->min_row,
-                               cached ? cached->detail : NULL, &st->detail_reused, out, scratch,
-                               &st->detail, err);
+                               cached ? cached->detail : NULL, kept_from, &st->detail_reused, out,
+                               scratch, &st->detail, err);
     op_arena_release(scratch, m);
     lap(st, OP_STAGE_DETAIL, t0);
     if (s != OP_OK || last == OP_STAGE_DETAIL)
@@ -364,7 +366,7 @@ static op_status layers_apart(const op_level *l, op_stage last, int keep_raw, op
         if (s == OP_OK && last > OP_STAGE_CONTOURS) {
             one.tiles = st->tiles ? &st->tiles[st->ntiles] : NULL;
             one.ntiles = 0;
-            s = mesh_steps(l, NULL, last, out, scratch, &one, layer, m, t0, err);
+            s = mesh_steps(l, NULL, NULL, last, out, scratch, &one, layer, m, t0, err);
         }
         op_arena_release(scratch, m);
         if (s != OP_OK)
@@ -395,6 +397,7 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
                           "tile (%d, %d) is outside the level's tiles %d..%d x %d..%d", tx, tz,
                           l->rect.tx0, l->rect.tx1, l->rect.tz0, l->rect.tz1);
     op__tile_base base;
+    uint16_t *kept_from = NULL; /* §5.11: the base region of each region of a kept layer */
     /* Every stage's results are in out; what a stage leaves in scratch is dead once it
      * returns, so it goes back before the next stage: a worker's scratch peak is then its
      * largest stage's, not the sum of all of them. */
@@ -426,7 +429,7 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
             s = op__regions_layers_local(cached->regions, &st->chf, rs.min_region_area,
                                          l->grid.tile_cells, out, scratch, &st->regions,
                                          &st->region_layer, &st->border_region, &st->skipped,
-                                         &st->layers_reused, err);
+                                         &st->layers_reused, &kept_from, err);
         op_arena_release(scratch, m);
         if (s == OP_OK && st->layers_reused == 0) {
             s = regions_step(l, out, scratch, st, err);
@@ -448,7 +451,7 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
     lap(st, OP_STAGE_CONTOURS, &t0);
     if (s != OP_OK || last == OP_STAGE_CONTOURS)
         return s;
-    s = mesh_steps(l, cached, last, out, scratch, st, -1, m, &t0, err);
+    s = mesh_steps(l, cached, kept_from, last, out, scratch, st, -1, m, &t0, err);
     op_arena_release(scratch, m);
     return s;
 }

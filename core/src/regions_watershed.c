@@ -27,39 +27,76 @@ typedef struct levels {
     uint32_t n;
 } levels;
 
+/* The buckets of the distances up to cap (cap + 2 entries of lstart) and every span's level,
+ * counted in one pass; 0 (nothing counted past the levels) when some walkable span lies
+ * farther than cap. */
+static int count_levels(const op_chf *chf, uint32_t cap, levels *lv)
+{
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
+    const uint32_t ns = chf->span_count;
+    uint32_t *const lstart = lv->lstart, *const lvl = lv->lvl;
+    uint32_t maxd = 0, n = 0;
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t d = areas[s] != 0 ? dist[s] : NOT_WALKABLE;
+        lvl[s] = d;
+        if (d == NOT_WALKABLE)
+            continue;
+        if (d > cap)
+            return 0;
+        n++;
+        maxd = d > maxd ? d : maxd;
+        lstart[d + 1]++;
+    }
+    lv->maxd = maxd;
+    lv->n = n;
+    return 1;
+}
+
+/* A bound on the distances, from the grid alone: a walkable span's walk along its -x links
+ * reaches a boundary span (a missing link at the latest in column 0) within width - 1 steps
+ * of cost 2, so its distance (the least over all paths, build3d-spans.md §8) is at most
+ * 2 (width - 1). A field whose distances exceed it anyway (one made by hand) is counted by
+ * the two passes. */
+static uint32_t distance_cap(const op_chf *chf)
+{
+    return chf->width > 0 ? 2 * ((uint32_t)chf->width - 1) : 0;
+}
+
 static op_status sort_levels(const op_chf *chf, op_arena *scratch, levels *lv, op_err *err)
 {
     const uint8_t *const areas = chf->areas;
     const uint32_t *const dist = chf->dist;
     const uint32_t ns = chf->span_count;
-    uint32_t maxd = 0, n = 0;
-    for (uint32_t s = 0; s < ns; s++)
-        if (areas[s] != 0) {
-            n++;
-            if (dist[s] > maxd)
-                maxd = dist[s];
-        }
-    lv->maxd = maxd;
-    lv->n = n;
-    lv->lstart = op_arena_calloc(scratch, (size_t)maxd + 2, sizeof *lv->lstart);
-    lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
+    uint32_t cap = distance_cap(chf);
     lv->lvl = op_arena_alloc(scratch, ((size_t)ns + 1) * sizeof *lv->lvl);
-    if (!lv->lstart || !lv->order || !lv->lvl)
-        return op__regions_nomem(err, "watershed levels", ((size_t)maxd + n + 3) * 4);
-    uint32_t *const lstart = lv->lstart, *const order = lv->order, *const lvl = lv->lvl;
-    for (uint32_t s = 0; s < ns; s++) {
-        uint32_t d = areas[s] != 0 ? dist[s] : NOT_WALKABLE;
-        lvl[s] = d;
-        if (d != NOT_WALKABLE)
-            lstart[d + 1]++;
+    lv->lstart = op_arena_calloc(scratch, (size_t)cap + 2, sizeof *lv->lstart);
+    if (!lv->lvl || !lv->lstart)
+        return op__regions_nomem(err, "watershed levels", ((size_t)cap + ns + 3) * 4);
+    if (!count_levels(chf, cap, lv)) {
+        /* Past the bound: the largest distance first, then the buckets. */
+        uint32_t maxd = 0;
+        for (uint32_t s = 0; s < ns; s++)
+            if (areas[s] != 0 && dist[s] > maxd)
+                maxd = dist[s];
+        lv->lstart = op_arena_calloc(scratch, (size_t)maxd + 2, sizeof *lv->lstart);
+        if (!lv->lstart)
+            return op__regions_nomem(err, "watershed levels", ((size_t)maxd + 2) * 4);
+        if (!count_levels(chf, maxd, lv))
+            return op_err_set(err, OP_EINTERNAL, "regions: watershed levels miscounted");
     }
+    uint32_t maxd = lv->maxd, n = lv->n;
+    lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
+    if (!lv->order)
+        return op__regions_nomem(err, "watershed levels", ((size_t)n + 1) * 4);
+    uint32_t *const lstart = lv->lstart, *const order = lv->order, *const lvl = lv->lvl;
     for (uint32_t d = 0; d <= maxd; d++)
         lstart[d + 1] += lstart[d];
     /* Scatter in index order: each bucket stays in span-index order. lstart[d] is used as
      * the bucket's fill pointer and restored afterwards. */
     for (uint32_t s = 0; s < ns; s++)
-        if (areas[s] != 0)
-            order[lstart[dist[s]]++] = s;
+        if (lvl[s] != NOT_WALKABLE)
+            order[lstart[lvl[s]]++] = s;
     for (uint32_t d = maxd + 1; d > 0; d--)
         lstart[d] = lstart[d - 1];
     lstart[0] = 0;

@@ -112,3 +112,34 @@ Test(arena, extend_in_place_only)
     cr_assert_null(op_arena_extend(a, q, 48));
     op_arena_destroy(a);
 }
+
+/* The head block's fast path (op_arena_alloc) against what the slow path defines: a block
+ * filled to its last byte before a new one is taken, 16 bytes for size 0, NULL for sizes
+ * whose rounding wraps, use and peak counted on every call. */
+Test(arena, fast_path_fills_the_block_exactly)
+{
+    op_arena *a = op_arena_create(256);
+    unsigned char *p0 = op_arena_alloc(a, 1); /* the first block: 256 usable bytes */
+    cr_assert(p0);
+    for (size_t i = 1; i < 16; i++) {
+        unsigned char *p = op_arena_alloc(a, i % 2 ? 16 : 0);
+        cr_assert_eq(p, p0 + 16 * i, "allocation %zu not next in the block", i);
+        cr_assert_eq(op_arena_used(a), 16 * (i + 1));
+        cr_assert_eq(op_arena_peak(a), 16 * (i + 1));
+    }
+    /* The block is full: the next allocation comes from a new one. */
+    unsigned char *q = op_arena_alloc(a, 1);
+    cr_assert(q);
+    cr_assert(q < p0 || q >= p0 + 256, "allocation past the end of a full block");
+    cr_assert_eq(op_arena_used(a), 17 * 16);
+    cr_assert_eq(op_arena_peak(a), 17 * 16);
+    /* Sizes whose 16-byte rounding wraps are refused, with room in the head or not. */
+    cr_assert_null(op_arena_alloc(a, SIZE_MAX));
+    cr_assert_null(op_arena_alloc(a, SIZE_MAX - 8));
+    cr_assert_eq(op_arena_used(a), 17 * 16);
+    /* The hook counts allocations made from the head block too. */
+    op_arena_fail_after(a, 1);
+    cr_assert(op_arena_alloc(a, 16));
+    cr_assert_null(op_arena_alloc(a, 16));
+    op_arena_destroy(a);
+}

@@ -512,6 +512,41 @@ Test(regions, watershed_random_fields, .timeout = 120)
     run_random(OP_PARTITION_WATERSHED);
 }
 
+/* The watershed counts its levels in one pass when every distance is within the grid's
+ * bound, 2 (width - 1) (regions_watershed.c), and in two passes past it: the same regions
+ * either way. Every random field below has its exact distances (within the bound) and then
+ * the same distances scaled past it (an order-preserving map: the same levels, so the same
+ * regions); both against the naive watershed of the same distances. */
+Test(regions, watershed_levels_within_and_past_the_grid_bound, .timeout = 120)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const rcase *c = &cases[i];
+        op_arena *a = op_arena_create(0);
+        op_chf *chf = random_field(a, c->seed, c->w, c->d, c->floors, c->nareas);
+        uint32_t bound = 2 * ((uint32_t)chf->width - 1), top = 0;
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            if (chf->areas[s] != 0 && chf->dist[s] > top)
+                top = chf->dist[s];
+        cr_assert_leq(top, bound, "case %zu: distance %u past the bound %u", i, top, bound);
+        op_regions exact, scaled, nv;
+        build_regions(chf, OP_PARTITION_WATERSHED, c->min_area, c->merge_area, a, &exact);
+        char what[64];
+        snprintf(what, sizeof what, "case %zu exact", i);
+        naive_regions(chf, OP_PARTITION_WATERSHED, c->min_area, c->merge_area, &nv);
+        assert_same_regions(&exact, &nv, what);
+        naive_free(&nv);
+        for (uint32_t s = 0; s < chf->span_count; s++)
+            chf->dist[s] = chf->dist[s] * 7 + bound + 1;
+        build_regions(chf, OP_PARTITION_WATERSHED, c->min_area, c->merge_area, a, &scaled);
+        snprintf(what, sizeof what, "case %zu scaled", i);
+        assert_same_regions(&scaled, &exact, what);
+        naive_regions(chf, OP_PARTITION_WATERSHED, c->min_area, c->merge_area, &nv);
+        assert_same_regions(&scaled, &nv, what);
+        naive_free(&nv);
+        op_arena_destroy(a);
+    }
+}
+
 Test(regions, monotone_random_fields, .timeout = 120)
 {
     run_random(OP_PARTITION_MONOTONE);

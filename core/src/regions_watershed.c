@@ -27,39 +27,76 @@ typedef struct levels {
     uint32_t n;
 } levels;
 
+/* The buckets of the distances up to cap (cap + 2 entries of lstart) and every span's level,
+ * counted in one pass; 0 (nothing counted past the levels) when some walkable span lies
+ * farther than cap. */
+static int count_levels(const op_chf *chf, uint32_t cap, levels *lv)
+{
+    const uint8_t *const areas = chf->areas;
+    const uint32_t *const dist = chf->dist;
+    const uint32_t ns = chf->span_count;
+    uint32_t *const lstart = lv->lstart, *const lvl = lv->lvl;
+    uint32_t maxd = 0, n = 0;
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t d = areas[s] != 0 ? dist[s] : NOT_WALKABLE;
+        lvl[s] = d;
+        if (d == NOT_WALKABLE)
+            continue;
+        if (d > cap)
+            return 0;
+        n++;
+        maxd = d > maxd ? d : maxd;
+        lstart[d + 1]++;
+    }
+    lv->maxd = maxd;
+    lv->n = n;
+    return 1;
+}
+
+/* A bound on the distances, from the grid alone: a walkable span's walk along its -x links
+ * reaches a boundary span (a missing link at the latest in column 0) within width - 1 steps
+ * of cost 2, so its distance (the least over all paths, build3d-spans.md §8) is at most
+ * 2 (width - 1). A field whose distances exceed it anyway (one made by hand) is counted by
+ * the two passes. */
+static uint32_t distance_cap(const op_chf *chf)
+{
+    return chf->width > 0 ? 2 * ((uint32_t)chf->width - 1) : 0;
+}
+
 static op_status sort_levels(const op_chf *chf, op_arena *scratch, levels *lv, op_err *err)
 {
     const uint8_t *const areas = chf->areas;
     const uint32_t *const dist = chf->dist;
     const uint32_t ns = chf->span_count;
-    uint32_t maxd = 0, n = 0;
-    for (uint32_t s = 0; s < ns; s++)
-        if (areas[s] != 0) {
-            n++;
-            if (dist[s] > maxd)
-                maxd = dist[s];
-        }
-    lv->maxd = maxd;
-    lv->n = n;
-    lv->lstart = op_arena_calloc(scratch, (size_t)maxd + 2, sizeof *lv->lstart);
-    lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
+    uint32_t cap = distance_cap(chf);
     lv->lvl = op_arena_alloc(scratch, ((size_t)ns + 1) * sizeof *lv->lvl);
-    if (!lv->lstart || !lv->order || !lv->lvl)
-        return op__regions_nomem(err, "watershed levels", ((size_t)maxd + n + 3) * 4);
-    uint32_t *const lstart = lv->lstart, *const order = lv->order, *const lvl = lv->lvl;
-    for (uint32_t s = 0; s < ns; s++) {
-        uint32_t d = areas[s] != 0 ? dist[s] : NOT_WALKABLE;
-        lvl[s] = d;
-        if (d != NOT_WALKABLE)
-            lstart[d + 1]++;
+    lv->lstart = op_arena_calloc(scratch, (size_t)cap + 2, sizeof *lv->lstart);
+    if (!lv->lvl || !lv->lstart)
+        return op__regions_nomem(err, "watershed levels", ((size_t)cap + ns + 3) * 4);
+    if (!count_levels(chf, cap, lv)) {
+        /* Past the bound: the largest distance first, then the buckets. */
+        uint32_t maxd = 0;
+        for (uint32_t s = 0; s < ns; s++)
+            if (areas[s] != 0 && dist[s] > maxd)
+                maxd = dist[s];
+        lv->lstart = op_arena_calloc(scratch, (size_t)maxd + 2, sizeof *lv->lstart);
+        if (!lv->lstart)
+            return op__regions_nomem(err, "watershed levels", ((size_t)maxd + 2) * 4);
+        if (!count_levels(chf, maxd, lv))
+            return op_err_set(err, OP_EINTERNAL, "regions: watershed levels miscounted");
     }
+    uint32_t maxd = lv->maxd, n = lv->n;
+    lv->order = op_arena_alloc(scratch, ((size_t)n + 1) * sizeof *lv->order);
+    if (!lv->order)
+        return op__regions_nomem(err, "watershed levels", ((size_t)n + 1) * 4);
+    uint32_t *const lstart = lv->lstart, *const order = lv->order, *const lvl = lv->lvl;
     for (uint32_t d = 0; d <= maxd; d++)
         lstart[d + 1] += lstart[d];
     /* Scatter in index order: each bucket stays in span-index order. lstart[d] is used as
      * the bucket's fill pointer and restored afterwards. */
     for (uint32_t s = 0; s < ns; s++)
-        if (areas[s] != 0)
-            order[lstart[dist[s]]++] = s;
+        if (lvl[s] != NOT_WALKABLE)
+            order[lstart[lvl[s]]++] = s;
     for (uint32_t d = maxd + 1; d > 0; d--)
         lstart[d] = lstart[d - 1];
     lstart[0] = 0;
@@ -71,9 +108,7 @@ typedef struct ws_state {
     op__labels *lab;
     uint32_t *cand, *next; /* growth frontier (current and next round) */
     uint32_t *joins;       /* span, region pairs decided in the round */
-    uint32_t *stamp;       /* per span: last round that queued it */
-    const uint32_t *lvl;   /* levels.lvl */
-    uint32_t round;
+    uint32_t *lvl;         /* levels.lvl; level + 1 while a span of the level is queued */
 } ws_state;
 
 /* The loops below read the field through these locals: the build compiles without strict
@@ -112,18 +147,20 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
     const op_chf *chf = w->chf;
     const uint32_t(*const links)[4] = chf->links;
     const uint8_t *const areas = chf->areas;
-    const uint32_t *const lvl = w->lvl;
+    uint32_t *const lvl = w->lvl;
     uint32_t *const reg = w->lab->reg;
     uint32_t *const joins = w->joins;
-    uint32_t *const stamp = w->stamp;
     uint32_t *cand = w->cand, *next = w->next;
-    uint32_t round = w->round;
     uint32_t ncand = nspans;
     memcpy(cand, spans, (size_t)nspans * sizeof *spans);
     while (ncand > 0) {
         uint32_t nj = 0;
         for (uint32_t i = 0; i < ncand; i++) {
             uint32_t s = cand[i];
+            /* A queued span is marked level + 1 (no level's value while this level grows, and
+             * above every later one) so that a round queues it once; judged now, it may be
+             * queued again by a later round. */
+            lvl[s] = level;
             if (reg[s] != 0)
                 continue;
             uint32_t r = best_neighbour_region(links, areas, reg, s);
@@ -136,15 +173,14 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
         for (uint32_t j = 0; j < nj; j++)
             reg[joins[2 * j]] = joins[2 * j + 1];
         /* Next candidates: unassigned spans of this level next to a span that joined. */
-        ++round;
         uint32_t nnext = 0;
         for (uint32_t j = 0; j < nj; j++) {
             const uint32_t *l = links[joins[2 * j]];
 #define OP__WS_QUEUE(d)                                                                            \
     do {                                                                                           \
         uint32_t m = l[d];                                                                         \
-        if (m != OP_NO_LINK && reg[m] == 0 && lvl[m] == level && stamp[m] != round) {              \
-            stamp[m] = round;                                                                      \
+        if (m != OP_NO_LINK && reg[m] == 0 && lvl[m] == level) {                                   \
+            lvl[m] = level + 1;                                                                    \
             next[nnext++] = m;                                                                     \
         }                                                                                          \
     } while (0)
@@ -161,7 +197,6 @@ static void grow_level(ws_state *w, const uint32_t *spans, uint32_t nspans, uint
     }
     w->cand = cand;
     w->next = next;
-    w->round = round;
 }
 
 /* Basins: each still-unassigned span of the level, in index order, starts a new region
@@ -206,16 +241,15 @@ op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, o
     if (st != OP_OK)
         return st;
     size_t n1 = (size_t)lv.n + 1, ns = (size_t)chf->span_count + 1;
-    ws_state w = {chf, lab, NULL, NULL, NULL, NULL, lv.lvl, 0};
+    ws_state w = {chf, lab, NULL, NULL, NULL, lv.lvl};
     lab->reg = op_arena_calloc(scratch, ns, sizeof *lab->reg);
     lab->area = op_arena_alloc(scratch, n1);
     lab->count = 0;
     w.cand = op_arena_alloc(scratch, n1 * sizeof *w.cand);
     w.next = op_arena_alloc(scratch, n1 * sizeof *w.next);
     w.joins = op_arena_alloc(scratch, 2 * n1 * sizeof *w.joins);
-    w.stamp = op_arena_calloc(scratch, ns, sizeof *w.stamp);
-    if (!lab->reg || !lab->area || !w.cand || !w.next || !w.joins || !w.stamp)
-        return op__regions_nomem(err, "watershed", ns * 8 + n1 * 17);
+    if (!lab->reg || !lab->area || !w.cand || !w.next || !w.joins)
+        return op__regions_nomem(err, "watershed", ns * 4 + n1 * 17);
     lab->area[0] = 0;
     for (uint32_t l = lv.maxd + 1; l-- > 0;) {
         const uint32_t *spans = lv.order + lv.lstart[l];

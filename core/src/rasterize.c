@@ -938,6 +938,51 @@ static inline void two_edge(const rvtx *a, const rvtx *b, double X, dpair *clo, 
     }
 }
 
+/* A row of three cells kx0, kx0 + 1, kx0 + 2 inside the triangle's clipped range, as
+ * the two-cell row: the three cells' sums in registers, the lines X1 = line kx0 + 1 and
+ * X2 = line kx0 + 2 between them. A point's cell is its own, and also the cell before
+ * when it lies on its cell's left line (only X1 and X2 can be such lines here: no point
+ * of R lies left of line kx0). */
+typedef struct three_sums {
+    dpair lo0, hi0, lo1, hi1, lo2, hi2;
+} three_sums;
+
+static inline void three_vertex(three_sums *w, const rvtx *v, int kx0)
+{
+    const dpair q = dp_load(&v->p[1]);
+    const int d = v->cell - kx0;
+    if (d == 0 || (d == 1 && v->on)) {
+        w->lo0 = dp_min(w->lo0, q);
+        w->hi0 = dp_max(w->hi0, q);
+    }
+    if (d == 1 || (d == 2 && v->on)) {
+        w->lo1 = dp_min(w->lo1, q);
+        w->hi1 = dp_max(w->hi1, q);
+    }
+    if (d == 2) {
+        w->lo2 = dp_min(w->lo2, q);
+        w->hi2 = dp_max(w->hi2, q);
+    }
+}
+
+/* Edge (a, b)'s strict crossings with X1 and X2 (the same lerp2 on the same ends and
+ * lines as sums_edge), into the lines' ranges (l1lo, l1hi), (l2lo, l2hi). */
+static inline void three_edge(const rvtx *a, const rvtx *b, double X1, double X2, dpair *l1lo,
+                              dpair *l1hi, dpair *l2lo, dpair *l2hi)
+{
+    const double xa = a->p[0], xb = b->p[0], mn = mind(xa, xb), mx = maxd(xa, xb);
+    if ((mn < X1) & (X1 < mx)) {
+        dpair q = lerp2(dp_load(&a->p[1]), dp_load(&b->p[1]), xb - X1, X1 - xa, xb - xa);
+        *l1lo = dp_min(*l1lo, q);
+        *l1hi = dp_max(*l1hi, q);
+    }
+    if ((mn < X2) & (X2 < mx)) {
+        dpair q = lerp2(dp_load(&a->p[1]), dp_load(&b->p[1]), xb - X2, X2 - xa, xb - xa);
+        *l2lo = dp_min(*l2lo, q);
+        *l2hi = dp_max(*l2hi, q);
+    }
+}
+
 /* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */
 static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, double zhi)
 {
@@ -1026,6 +1071,62 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                         emit_rows(h, h->rows, col, rc->area, t0);
                     if (e1)
                         emit_rows(h, h->rows, col + 1u, rc->area, t1);
+                }
+            } else if (kx1 == kx0 + 2 && kx0 >= tr->tx0 && kx1 <= tr->tx1) {
+                /* Three cells, all in the triangle's range: the sums in registers. */
+                const double X1 = rc->xl[kx0 + 1], X2 = rc->xl[kx1];
+                three_sums ws = {inf, ninf, inf, ninf, inf, ninf};
+                three_vertex(&ws, bl, kx0);
+                three_vertex(&ws, br, kx0);
+                three_vertex(&ws, tl, kx0);
+                three_vertex(&ws, trp, kx0);
+                three_vertex(&ws, bm, kx0);
+                dpair l1lo = inf, l1hi = ninf, l2lo = inf, l2hi = ninf;
+                three_edge(cb->l, cb->r, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                three_edge(ct->l, ct->r, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                if (inb) {
+                    three_edge(bl, B, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                    three_edge(B, tl, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                } else {
+                    three_edge(bl, tl, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                }
+                three_edge(trp, br, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                /* Cell j's points: its vertices and the crossings on its two lines. */
+                dpair lo0 = dp_min(ws.lo0, l1lo), hi0 = dp_max(ws.hi0, l1hi);
+                dpair lo1 = dp_min(dp_min(ws.lo1, l1lo), l2lo);
+                dpair hi1 = dp_max(dp_max(ws.hi1, l1hi), l2hi);
+                dpair lo2 = dp_min(ws.lo2, l2lo), hi2 = dp_max(ws.hi2, l2hi);
+                /* Cell kx1 has a point right of X2 iff R's greatest x is beyond it. */
+                double mx =
+                    maxd(maxd(maxd(bl->p[0], br->p[0]), maxd(tl->p[0], trp->p[0])), bm->p[0]);
+                int e0 = dp_hi(hi0) > zb && dp_hi(lo0) < zt;
+                int e1 = dp_hi(hi1) > zb && dp_hi(lo1) < zt;
+                int e2 = mx > X2 && dp_hi(hi2) > zb && dp_hi(lo2) < zt;
+                if (rc->fn) {
+                    if (e0)
+                        rc->fn(rc->fn_ctx, kx0, (int)z, dp_lo(lo0), dp_lo(hi0));
+                    if (e1)
+                        rc->fn(rc->fn_ctx, kx0 + 1, (int)z, dp_lo(lo1), dp_lo(hi1));
+                    if (e2)
+                        rc->fn(rc->fn_ctx, kx1, (int)z, dp_lo(lo2), dp_lo(hi2));
+                } else {
+                    op_heightfield *h = rc->hf;
+                    if ((size_t)h->frag_count + 3u > h->frag_cap) {
+                        op_status st = op__hf_reserve(h, 3u, rc->err);
+                        if (st != OP_OK)
+                            return st;
+                    }
+                    const double oy = h->origin[1], ch = h->ch;
+                    dpair t0 = dp_scale(dp_set(dp_lo(lo0), dp_lo(hi0)), oy, ch);
+                    dpair t1 = dp_scale(dp_set(dp_lo(lo1), dp_lo(hi1)), oy, ch);
+                    dpair t2 = dp_scale(dp_set(dp_lo(lo2), dp_lo(hi2)), oy, ch);
+                    const uint32_t col = (uint32_t)z * (uint32_t)w + (uint32_t)kx0;
+                    if (e0)
+                        emit_rows(h, h->rows, col, rc->area, t0);
+                    if (e1)
+                        emit_rows(h, h->rows, col + 1u, rc->area, t1);
+                    if (e2)
+                        emit_rows(h, h->rows, col + 2u, rc->area, t2);
                 }
             } else {
                 int x0 = kx0 < tr->tx0 ? tr->tx0 : kx0, x1 = kx1 > tr->tx1 ? tr->tx1 : kx1;

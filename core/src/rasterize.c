@@ -1221,6 +1221,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     int64_t kz1 = op__cell_of(zhi, oz, cs, rc->inv_cs) - gz0;
     if (kz1 < 0 || kz0 >= hf->depth)
         return OP_OK;
+    const int one_row = kz0 == kz1; /* then that row is in the grid */
     kz0 = kz0 < 0 ? 0 : kz0;
     kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
 #pragma GCC unroll 3
@@ -1230,6 +1231,19 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     int tx1 = max2i(max2i(tri[0].cell, tri[1].cell), tri[2].cell);
     if (tx1 < 0 || tx0 >= hf->width)
         return OP_OK; /* every point's x is beyond the grid (CellOf is monotone) */
+    if (one_row & (tx0 == tx1)) {
+        /* The triangle lies in one cell of the grid, zb <= z < zt and xl <= x < xr for
+         * its three vertices: no edge crosses a line, so R is the triangle and P its
+         * vertices; P lies on xl iff every vertex does, on zb iff zhi == zb, and never
+         * on xr or zt. The rows path would give the same fragment after sorting the
+         * vertices, setting slots and caps (11 % of dungeon's rasterizations, 2 % of
+         * stairs'); its y range is the same three values' (taken in another order, which
+         * could change only a zero's sign, and §3.4's rows do not see that). */
+        if (zhi == line_at(hf, rc, 1, kz0) || (tri[0].on & tri[1].on & tri[2].on))
+            return OP_OK;
+        return emit_one(rc, tx0, (int)kz0, mind(mind(tri[0].p[1], tri[1].p[1]), tri[2].p[1]),
+                        maxd(maxd(tri[0].p[1], tri[1].p[1]), tri[2].p[1]));
+    }
     int clipped = tx0 < 0 || tx1 >= hf->width;
     tx0 = tx0 < 0 ? 0 : tx0;
     tx1 = tx1 >= hf->width ? hf->width - 1 : tx1;

@@ -1198,6 +1198,86 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
     return OP_OK;
 }
 
+/* ---- a triangle in one column (a third of dungeon's rasterizations, half of stairs') ----
+ *
+ * Every point of R is in the column's cell kx (a crossing's x lies between its edge's
+ * ends' x, CellOf is monotone), so each row is raster_rows' one-cell row: its fragment
+ * is the y range of R's points unless they all lie on the column's left line xl. A
+ * line's points are what cap_at gives (the same crossings), kept as their y range and
+ * whether both lie on xl; their cells are kx, found without z_point's search. */
+typedef struct col_line {
+    double ylo, yhi;
+    int on;
+} col_line;
+
+/* The crossing of edge (a, b) with the line z = L (z_point's lerp2): its y, and 1 when
+ * its x is xl. */
+static inline double col_cross(const rvtx *a, const rvtx *b, double L, double xl, int *on)
+{
+    double va = a->p[2], vb = b->p[2];
+    dpair q =
+        lerp2(dp_load2(&a->p[0], &a->p[1]), dp_load2(&b->p[0], &b->p[1]), vb - L, L - va, vb - va);
+    *on = dp_lo(q) == xl;
+    return dp_hi(q);
+}
+
+/* R's points on the line z = L (cap_at's), vertices a, b, c by z. */
+static inline void col_at(const rvtx *a, const rvtx *b, const rvtx *c, double L, double xl,
+                          col_line *k)
+{
+    if (!(a->p[2] < L)) {
+        k->ylo = k->yhi = a->p[1];
+        k->on = a->on;
+    } else if (!(L < c->p[2])) {
+        k->ylo = k->yhi = c->p[1];
+        k->on = c->on;
+    } else {
+        int onr, onl;
+        double yr = col_cross(c, a, L, xl, &onr), yl;
+        double zb = b->p[2];
+        if (L == zb) {
+            yl = b->p[1];
+            onl = b->on;
+        } else {
+            int below = L < zb; /* on AB, else on BC */
+            yl = col_cross(below ? a : b, below ? b : c, L, xl, &onl);
+        }
+        k->ylo = mind(yl, yr);
+        k->yhi = maxd(yl, yr);
+        k->on = onl & onr;
+    }
+}
+
+/* Rows kz0 .. kz1 of a triangle whose vertices a, b, c (by z) lie in column kx of the
+ * grid (lines from the tables). */
+static op_status raster_column(raster_ctx *rc, const rvtx *a, const rvtx *b, const rvtx *c, int kx,
+                               int64_t kz0, int64_t kz1, double zhi)
+{
+    const double xl = rc->xl[kx], zbv = b->p[2];
+    col_line lb, lt;
+    col_at(a, b, c, rc->zl[kz0], xl, &lb);
+    for (int64_t z = kz0; z <= kz1; z++) {
+        double zb = rc->zl[z], zt = rc->zl[z + 1];
+        if (zhi == zb)
+            break; /* the row's polygon lies on its bottom line (the last row) */
+        col_at(a, b, c, zt, xl, &lt);
+        double ylo = mind(lb.ylo, lt.ylo), yhi = maxd(lb.yhi, lt.yhi);
+        int on = lb.on & lt.on;
+        if ((zbv >= zb) & (zbv <= zt)) { /* B is a vertex of R */
+            ylo = mind(ylo, b->p[1]);
+            yhi = maxd(yhi, b->p[1]);
+            on &= b->on;
+        }
+        if (!on) {
+            op_status st = emit_one(rc, kx, (int)z, ylo, yhi);
+            if (st != OP_OK)
+                return st;
+        }
+        lb = lt; /* the top line is the next row's bottom line */
+    }
+    return OP_OK;
+}
+
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
  * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
@@ -1248,9 +1328,6 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     tx0 = tx0 < 0 ? 0 : tx0;
     tx1 = tx1 >= hf->width ? hf->width - 1 : tx1;
     if (rc->xl && tx1 - tx0 < TRI_CELLS) {
-        int t = tx1 - tx0 + 1;
-        for (int i = 0; i < 3; i++)
-            set_slots(tx0, t, clipped, &tri[i]);
         const rvtx *a = &tri[0], *b = &tri[1], *c = &tri[2], *p;
         if (b->p[2] < a->p[2])
             p = a, a = b, b = p;
@@ -1259,6 +1336,11 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
             if (b->p[2] < a->p[2])
                 p = a, a = b, b = p;
         }
+        if (!clipped && tx0 == tx1)
+            return raster_column(rc, a, b, c, tx0, kz0, kz1, zhi);
+        int t = tx1 - tx0 + 1;
+        for (int i = 0; i < 3; i++)
+            set_slots(tx0, t, clipped, &tri[i]);
         tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t, clipped};
         return raster_rows(&tr, kz0, kz1, zhi);
     }

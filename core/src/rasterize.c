@@ -992,8 +992,8 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
     const double zbv = B->p[2];
     const int w = hf->width;
     const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
-    cap caps[2];
-    cap *cb = &caps[0], *ct = &caps[1];
+    cap caps[3];
+    cap *cb = &caps[0], *ct = &caps[1], *cn = &caps[2];
     cell_sums s;
     /* Every slot empty; a row takes its cells' sums and leaves its slots empty again
      * (below), rather than emptying its range before it starts. */
@@ -1001,12 +1001,16 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
         s.lo[k] = inf;
         s.hi[k] = ninf;
     }
+    /* A line's points are found a row ahead: their divisions then run while this row's
+     * branches resolve, and a mispredicted one does not discard them (they are older). */
     cap_at(tr, rc->zl[kz0], cb);
+    cap_at(tr, rc->zl[kz0 + 1], ct);
     for (int64_t z = kz0; z <= kz1; z++) {
         double zb = rc->zl[z], zt = rc->zl[z + 1];
         if (zhi == zb)
             break; /* the row's polygon lies on its bottom line (the last row) */
-        cap_at(tr, zt, ct);
+        if (z < kz1)
+            cap_at(tr, rc->zl[z + 2], cn); /* the next row's top line */
         const rvtx *bl = cb->l, *br = cb->r, *tl = ct->l, *trp = ct->r;
         int inb = (zbv >= zb) & (zbv <= zt);
         const rvtx *bm = inb ? B : bl;
@@ -1193,7 +1197,8 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
         }
         cap *t = cb; /* the top line is the next row's bottom line */
         cb = ct;
-        ct = t;
+        ct = cn;
+        cn = t;
     }
     return OP_OK;
 }
@@ -1254,13 +1259,16 @@ static op_status raster_column(raster_ctx *rc, const rvtx *a, const rvtx *b, con
                                int64_t kz0, int64_t kz1, double zhi)
 {
     const double xl = rc->xl[kx], zbv = b->p[2];
-    col_line lb, lt;
+    col_line lb, lt, ln = {0.0, 0.0, 0}; /* set before it is read (gcc cannot tell) */
+    /* A line's points a row ahead, as in raster_rows. */
     col_at(a, b, c, rc->zl[kz0], xl, &lb);
+    col_at(a, b, c, rc->zl[kz0 + 1], xl, &lt);
     for (int64_t z = kz0; z <= kz1; z++) {
         double zb = rc->zl[z], zt = rc->zl[z + 1];
         if (zhi == zb)
             break; /* the row's polygon lies on its bottom line (the last row) */
-        col_at(a, b, c, zt, xl, &lt);
+        if (z < kz1)
+            col_at(a, b, c, rc->zl[z + 2], xl, &ln); /* the next row's top line */
         double ylo = mind(lb.ylo, lt.ylo), yhi = maxd(lb.yhi, lt.yhi);
         int on = lb.on & lt.on;
         if ((zbv >= zb) & (zbv <= zt)) { /* B is a vertex of R */
@@ -1274,6 +1282,7 @@ static op_status raster_column(raster_ctx *rc, const rvtx *a, const rvtx *b, con
                 return st;
         }
         lb = lt; /* the top line is the next row's bottom line */
+        lt = ln;
     }
     return OP_OK;
 }

@@ -278,6 +278,51 @@ Test(rasterize_rule, wide_grids_match_the_literal_rule)
     cr_assert_gt(total, 4000, "only %ld fragments compared", total);
 }
 
+/* Triangles in one column whose points on a row's two lines all lie on the column's
+ * left line while a vertex inside the row does not (the row then has a fragment, which
+ * a test of the lines' points alone would drop). Only a crossing that rounds onto the
+ * line gets there: the edge's end a hair (1e-30) beyond line z = 0 puts its crossing
+ * there at the other end's x exactly. Random triangles do not meet this. */
+Test(rasterize_rule, column_rows_with_line_points_match_the_literal_rule)
+{
+    const double o[3] = {0.0, -3.0, -2.0}; /* lines at integers, z from -2 */
+    op_heightfield hf;
+    op_err e;
+    cr_assert_eq(op_heightfield_init(&hf, arena, 4, 5, 200, o, 1.0, 0.1, &e), OP_OK, "%s", e.msg);
+    static const int order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    const float bxs[3] = {1.25f, 1.5f, 1.75f};
+    int cases = 0;
+    for (int mirror = 0; mirror < 2; mirror++)
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 6; k++) {
+                /* A and C on x = 1 (a cell's left line), B inside the cell; the row
+                 * holding B has line z = 0 as its bottom (mirror 0) or top (mirror 1). */
+                float t[3][3] = {{1.0f, 1.0f, -1e-30f}, {bxs[i], 2.0f, 0.5f}, {1.0f, 3.0f, 0.75f}};
+                if (mirror) {
+                    t[0][2] = -0.75f;
+                    t[1][2] = -0.5f;
+                    t[2][2] = 1e-30f;
+                }
+                const float *v0 = t[order[k][0]], *v1 = t[order[k][1]], *v2 = t[order[k][2]];
+                want.n = got.n = 0;
+                oracle(&hf, v0, v1, v2, &want);
+                op_triangle_fragments(&hf, v0, v1, v2, collect, &got);
+                cr_assert_gt(want.n, 0, "case %d: the rule gives no fragment", cases);
+                cr_assert_eq(got.n, want.n, "case %d: %d fragments, the rule gives %d", cases,
+                             got.n, want.n);
+                for (int f = 0; f < want.n; f++)
+                    cr_assert(got.v[f].x == want.v[f].x && got.v[f].z == want.v[f].z &&
+                                  got.v[f].ymin == want.v[f].ymin &&
+                                  got.v[f].ymax == want.v[f].ymax,
+                              "case %d fragment %d: (%d, %d) [%.17g, %.17g], the rule (%d, %d) "
+                              "[%.17g, %.17g]",
+                              cases, f, got.v[f].x, got.v[f].z, got.v[f].ymin, got.v[f].ymax,
+                              want.v[f].x, want.v[f].z, want.v[f].ymin, want.v[f].ymax);
+                cases++;
+            }
+}
+
 /* ---- the fragment's rows (§3.4) and the heightfield path ---- */
 
 /* §3.4 written out with libm's floor and ceil. */

@@ -938,6 +938,51 @@ static inline void two_edge(const rvtx *a, const rvtx *b, double X, dpair *clo, 
     }
 }
 
+/* A row of three cells kx0, kx0 + 1, kx0 + 2 inside the triangle's clipped range, as
+ * the two-cell row: the three cells' sums in registers, the lines X1 = line kx0 + 1 and
+ * X2 = line kx0 + 2 between them. A point's cell is its own, and also the cell before
+ * when it lies on its cell's left line (only X1 and X2 can be such lines here: no point
+ * of R lies left of line kx0). */
+typedef struct three_sums {
+    dpair lo0, hi0, lo1, hi1, lo2, hi2;
+} three_sums;
+
+static inline void three_vertex(three_sums *w, const rvtx *v, int kx0)
+{
+    const dpair q = dp_load(&v->p[1]);
+    const int d = v->cell - kx0;
+    if (d == 0 || (d == 1 && v->on)) {
+        w->lo0 = dp_min(w->lo0, q);
+        w->hi0 = dp_max(w->hi0, q);
+    }
+    if (d == 1 || (d == 2 && v->on)) {
+        w->lo1 = dp_min(w->lo1, q);
+        w->hi1 = dp_max(w->hi1, q);
+    }
+    if (d == 2) {
+        w->lo2 = dp_min(w->lo2, q);
+        w->hi2 = dp_max(w->hi2, q);
+    }
+}
+
+/* Edge (a, b)'s strict crossings with X1 and X2 (the same lerp2 on the same ends and
+ * lines as sums_edge), into the lines' ranges (l1lo, l1hi), (l2lo, l2hi). */
+static inline void three_edge(const rvtx *a, const rvtx *b, double X1, double X2, dpair *l1lo,
+                              dpair *l1hi, dpair *l2lo, dpair *l2hi)
+{
+    const double xa = a->p[0], xb = b->p[0], mn = mind(xa, xb), mx = maxd(xa, xb);
+    if ((mn < X1) & (X1 < mx)) {
+        dpair q = lerp2(dp_load(&a->p[1]), dp_load(&b->p[1]), xb - X1, X1 - xa, xb - xa);
+        *l1lo = dp_min(*l1lo, q);
+        *l1hi = dp_max(*l1hi, q);
+    }
+    if ((mn < X2) & (X2 < mx)) {
+        dpair q = lerp2(dp_load(&a->p[1]), dp_load(&b->p[1]), xb - X2, X2 - xa, xb - xa);
+        *l2lo = dp_min(*l2lo, q);
+        *l2hi = dp_max(*l2hi, q);
+    }
+}
+
 /* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */
 static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, double zhi)
 {
@@ -947,8 +992,8 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
     const double zbv = B->p[2];
     const int w = hf->width;
     const dpair inf = dp_set1(INFINITY), ninf = dp_set1(-INFINITY);
-    cap caps[2];
-    cap *cb = &caps[0], *ct = &caps[1];
+    cap caps[3];
+    cap *cb = &caps[0], *ct = &caps[1], *cn = &caps[2];
     cell_sums s;
     /* Every slot empty; a row takes its cells' sums and leaves its slots empty again
      * (below), rather than emptying its range before it starts. */
@@ -956,12 +1001,16 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
         s.lo[k] = inf;
         s.hi[k] = ninf;
     }
+    /* A line's points are found a row ahead: their divisions then run while this row's
+     * branches resolve, and a mispredicted one does not discard them (they are older). */
     cap_at(tr, rc->zl[kz0], cb);
+    cap_at(tr, rc->zl[kz0 + 1], ct);
     for (int64_t z = kz0; z <= kz1; z++) {
         double zb = rc->zl[z], zt = rc->zl[z + 1];
         if (zhi == zb)
             break; /* the row's polygon lies on its bottom line (the last row) */
-        cap_at(tr, zt, ct);
+        if (z < kz1)
+            cap_at(tr, rc->zl[z + 2], cn); /* the next row's top line */
         const rvtx *bl = cb->l, *br = cb->r, *tl = ct->l, *trp = ct->r;
         int inb = (zbv >= zb) & (zbv <= zt);
         const rvtx *bm = inb ? B : bl;
@@ -1026,6 +1075,62 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                         emit_rows(h, h->rows, col, rc->area, t0);
                     if (e1)
                         emit_rows(h, h->rows, col + 1u, rc->area, t1);
+                }
+            } else if (kx1 == kx0 + 2 && kx0 >= tr->tx0 && kx1 <= tr->tx1) {
+                /* Three cells, all in the triangle's range: the sums in registers. */
+                const double X1 = rc->xl[kx0 + 1], X2 = rc->xl[kx1];
+                three_sums ws = {inf, ninf, inf, ninf, inf, ninf};
+                three_vertex(&ws, bl, kx0);
+                three_vertex(&ws, br, kx0);
+                three_vertex(&ws, tl, kx0);
+                three_vertex(&ws, trp, kx0);
+                three_vertex(&ws, bm, kx0);
+                dpair l1lo = inf, l1hi = ninf, l2lo = inf, l2hi = ninf;
+                three_edge(cb->l, cb->r, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                three_edge(ct->l, ct->r, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                if (inb) {
+                    three_edge(bl, B, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                    three_edge(B, tl, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                } else {
+                    three_edge(bl, tl, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                }
+                three_edge(trp, br, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
+                /* Cell j's points: its vertices and the crossings on its two lines. */
+                dpair lo0 = dp_min(ws.lo0, l1lo), hi0 = dp_max(ws.hi0, l1hi);
+                dpair lo1 = dp_min(dp_min(ws.lo1, l1lo), l2lo);
+                dpair hi1 = dp_max(dp_max(ws.hi1, l1hi), l2hi);
+                dpair lo2 = dp_min(ws.lo2, l2lo), hi2 = dp_max(ws.hi2, l2hi);
+                /* Cell kx1 has a point right of X2 iff R's greatest x is beyond it. */
+                double mx =
+                    maxd(maxd(maxd(bl->p[0], br->p[0]), maxd(tl->p[0], trp->p[0])), bm->p[0]);
+                int e0 = dp_hi(hi0) > zb && dp_hi(lo0) < zt;
+                int e1 = dp_hi(hi1) > zb && dp_hi(lo1) < zt;
+                int e2 = mx > X2 && dp_hi(hi2) > zb && dp_hi(lo2) < zt;
+                if (rc->fn) {
+                    if (e0)
+                        rc->fn(rc->fn_ctx, kx0, (int)z, dp_lo(lo0), dp_lo(hi0));
+                    if (e1)
+                        rc->fn(rc->fn_ctx, kx0 + 1, (int)z, dp_lo(lo1), dp_lo(hi1));
+                    if (e2)
+                        rc->fn(rc->fn_ctx, kx1, (int)z, dp_lo(lo2), dp_lo(hi2));
+                } else {
+                    op_heightfield *h = rc->hf;
+                    if ((size_t)h->frag_count + 3u > h->frag_cap) {
+                        op_status st = op__hf_reserve(h, 3u, rc->err);
+                        if (st != OP_OK)
+                            return st;
+                    }
+                    const double oy = h->origin[1], ch = h->ch;
+                    dpair t0 = dp_scale(dp_set(dp_lo(lo0), dp_lo(hi0)), oy, ch);
+                    dpair t1 = dp_scale(dp_set(dp_lo(lo1), dp_lo(hi1)), oy, ch);
+                    dpair t2 = dp_scale(dp_set(dp_lo(lo2), dp_lo(hi2)), oy, ch);
+                    const uint32_t col = (uint32_t)z * (uint32_t)w + (uint32_t)kx0;
+                    if (e0)
+                        emit_rows(h, h->rows, col, rc->area, t0);
+                    if (e1)
+                        emit_rows(h, h->rows, col + 1u, rc->area, t1);
+                    if (e2)
+                        emit_rows(h, h->rows, col + 2u, rc->area, t2);
                 }
             } else {
                 int x0 = kx0 < tr->tx0 ? tr->tx0 : kx0, x1 = kx1 > tr->tx1 ? tr->tx1 : kx1;
@@ -1092,7 +1197,92 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
         }
         cap *t = cb; /* the top line is the next row's bottom line */
         cb = ct;
-        ct = t;
+        ct = cn;
+        cn = t;
+    }
+    return OP_OK;
+}
+
+/* ---- a triangle in one column (a third of dungeon's rasterizations, half of stairs') ----
+ *
+ * Every point of R is in the column's cell kx (a crossing's x lies between its edge's
+ * ends' x, CellOf is monotone), so each row is raster_rows' one-cell row: its fragment
+ * is the y range of R's points unless they all lie on the column's left line xl. A
+ * line's points are what cap_at gives (the same crossings), kept as their y range and
+ * whether both lie on xl; their cells are kx, found without z_point's search. */
+typedef struct col_line {
+    double ylo, yhi;
+    int on;
+} col_line;
+
+/* The crossing of edge (a, b) with the line z = L (z_point's lerp2): its y, and 1 when
+ * its x is xl. */
+static inline double col_cross(const rvtx *a, const rvtx *b, double L, double xl, int *on)
+{
+    double va = a->p[2], vb = b->p[2];
+    dpair q =
+        lerp2(dp_load2(&a->p[0], &a->p[1]), dp_load2(&b->p[0], &b->p[1]), vb - L, L - va, vb - va);
+    *on = dp_lo(q) == xl;
+    return dp_hi(q);
+}
+
+/* R's points on the line z = L (cap_at's), vertices a, b, c by z. */
+static inline void col_at(const rvtx *a, const rvtx *b, const rvtx *c, double L, double xl,
+                          col_line *k)
+{
+    if (!(a->p[2] < L)) {
+        k->ylo = k->yhi = a->p[1];
+        k->on = a->on;
+    } else if (!(L < c->p[2])) {
+        k->ylo = k->yhi = c->p[1];
+        k->on = c->on;
+    } else {
+        int onr, onl;
+        double yr = col_cross(c, a, L, xl, &onr), yl;
+        double zb = b->p[2];
+        if (L == zb) {
+            yl = b->p[1];
+            onl = b->on;
+        } else {
+            int below = L < zb; /* on AB, else on BC */
+            yl = col_cross(below ? a : b, below ? b : c, L, xl, &onl);
+        }
+        k->ylo = mind(yl, yr);
+        k->yhi = maxd(yl, yr);
+        k->on = onl & onr;
+    }
+}
+
+/* Rows kz0 .. kz1 of a triangle whose vertices a, b, c (by z) lie in column kx of the
+ * grid (lines from the tables). */
+static op_status raster_column(raster_ctx *rc, const rvtx *a, const rvtx *b, const rvtx *c, int kx,
+                               int64_t kz0, int64_t kz1, double zhi)
+{
+    const double xl = rc->xl[kx], zbv = b->p[2];
+    col_line lb, lt, ln = {0.0, 0.0, 0}; /* set before it is read (gcc cannot tell) */
+    /* A line's points a row ahead, as in raster_rows. */
+    col_at(a, b, c, rc->zl[kz0], xl, &lb);
+    col_at(a, b, c, rc->zl[kz0 + 1], xl, &lt);
+    for (int64_t z = kz0; z <= kz1; z++) {
+        double zb = rc->zl[z], zt = rc->zl[z + 1];
+        if (zhi == zb)
+            break; /* the row's polygon lies on its bottom line (the last row) */
+        if (z < kz1)
+            col_at(a, b, c, rc->zl[z + 2], xl, &ln); /* the next row's top line */
+        double ylo = mind(lb.ylo, lt.ylo), yhi = maxd(lb.yhi, lt.yhi);
+        int on = lb.on & lt.on;
+        if ((zbv >= zb) & (zbv <= zt)) { /* B is a vertex of R */
+            ylo = mind(ylo, b->p[1]);
+            yhi = maxd(yhi, b->p[1]);
+            on &= b->on;
+        }
+        if (!on) {
+            op_status st = emit_one(rc, kx, (int)z, ylo, yhi);
+            if (st != OP_OK)
+                return st;
+        }
+        lb = lt; /* the top line is the next row's bottom line */
+        lt = ln;
     }
     return OP_OK;
 }
@@ -1120,6 +1310,7 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     int64_t kz1 = op__cell_of(zhi, oz, cs, rc->inv_cs) - gz0;
     if (kz1 < 0 || kz0 >= hf->depth)
         return OP_OK;
+    const int one_row = kz0 == kz1; /* then that row is in the grid */
     kz0 = kz0 < 0 ? 0 : kz0;
     kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
 #pragma GCC unroll 3
@@ -1129,13 +1320,23 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     int tx1 = max2i(max2i(tri[0].cell, tri[1].cell), tri[2].cell);
     if (tx1 < 0 || tx0 >= hf->width)
         return OP_OK; /* every point's x is beyond the grid (CellOf is monotone) */
+    if (one_row & (tx0 == tx1)) {
+        /* The triangle lies in one cell of the grid, zb <= z < zt and xl <= x < xr for
+         * its three vertices: no edge crosses a line, so R is the triangle and P its
+         * vertices; P lies on xl iff every vertex does, on zb iff zhi == zb, and never
+         * on xr or zt. The rows path would give the same fragment after sorting the
+         * vertices, setting slots and caps (11 % of dungeon's rasterizations, 2 % of
+         * stairs'); its y range is the same three values' (taken in another order, which
+         * could change only a zero's sign, and §3.4's rows do not see that). */
+        if (zhi == line_at(hf, rc, 1, kz0) || (tri[0].on & tri[1].on & tri[2].on))
+            return OP_OK;
+        return emit_one(rc, tx0, (int)kz0, mind(mind(tri[0].p[1], tri[1].p[1]), tri[2].p[1]),
+                        maxd(maxd(tri[0].p[1], tri[1].p[1]), tri[2].p[1]));
+    }
     int clipped = tx0 < 0 || tx1 >= hf->width;
     tx0 = tx0 < 0 ? 0 : tx0;
     tx1 = tx1 >= hf->width ? hf->width - 1 : tx1;
     if (rc->xl && tx1 - tx0 < TRI_CELLS) {
-        int t = tx1 - tx0 + 1;
-        for (int i = 0; i < 3; i++)
-            set_slots(tx0, t, clipped, &tri[i]);
         const rvtx *a = &tri[0], *b = &tri[1], *c = &tri[2], *p;
         if (b->p[2] < a->p[2])
             p = a, a = b, b = p;
@@ -1144,6 +1345,11 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
             if (b->p[2] < a->p[2])
                 p = a, a = b, b = p;
         }
+        if (!clipped && tx0 == tx1)
+            return raster_column(rc, a, b, c, tx0, kz0, kz1, zhi);
+        int t = tx1 - tx0 + 1;
+        for (int i = 0; i < 3; i++)
+            set_slots(tx0, t, clipped, &tri[i]);
         tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t, clipped};
         return raster_rows(&tr, kz0, kz1, zhi);
     }

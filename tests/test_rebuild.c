@@ -960,6 +960,43 @@ static int check_against_fresh(detail_case *dc, const op_poly_mesh *mesh, const 
     return !detail_eq(&fresh_dm, &dc->st.detail);
 }
 
+/* The cells whose spans polygon p's interior samples look at, from the text of
+ * build3d-polys.md §4 (the grid strictly inside the box, points farther than sd/2 from
+ * every edge line, NearestRow's cells floor(x) and floor(x) - 1 on a cell line, likewise
+ * in z), written here apart from detail_samples.c: in[] gets 1 at every such cell. */
+static void sample_cells(const op_poly_mesh *m, int p, const op_chf *c, double sd, uint8_t *in)
+{
+    memset(in, 0, (size_t)c->width * (size_t)c->depth);
+    int n = 0;
+    while (n < m->nvp && m->polys[(size_t)p * (size_t)m->nvp + (size_t)n] != OP_POLY_MESH_NULL)
+        n++;
+    const int32_t *v[OP_MAX_VERTS_PER_POLY];
+    double lx = 1e30, hx = -1e30, lz = 1e30, hz = -1e30;
+    for (int k = 0; k < n; k++) {
+        v[k] = &m->verts[3 * m->polys[(size_t)p * (size_t)m->nvp + (size_t)k]];
+        lx = fmin(lx, v[k][0]), hx = fmax(hx, v[k][0]);
+        lz = fmin(lz, v[k][2]), hz = fmax(hz, v[k][2]);
+    }
+    if (!(sd > 0.9) || n < 3)
+        return;
+    for (int j = 1; lz + j * sd < hz; j++)
+        for (int i = 1; lx + i * sd < hx; i++) {
+            double x = lx + i * sd, z = lz + j * sd;
+            int inside = 1;
+            for (int k = 0; k < n && inside; k++) {
+                const int32_t *a = v[k], *b = v[(k + 1) % n];
+                double ex = b[0] - a[0], ez = b[2] - a[2];
+                inside = fabs(ex * (z - a[2]) - ez * (x - a[0])) / sqrt(ex * ex + ez * ez) > sd / 2;
+            }
+            if (!inside)
+                continue;
+            for (int cz = (int)floor(z) - (z == floor(z)); cz <= (int)floor(z); cz++)
+                for (int cx = (int)floor(x) - (x == floor(x)); cx <= (int)floor(x); cx++)
+                    if (cx >= 0 && cz >= 0 && cx < c->width && cz < c->depth)
+                        in[cz * c->width + cx] = 1;
+        }
+}
+
 Test(rebuild, detail_reuse_follows_each_rule)
 {
     world w;
@@ -1010,6 +1047,7 @@ Test(rebuild, detail_reuse_follows_each_rule)
     op_regions r2 = dc.st.regions;
     r2.reg = reg2;
     const op_chf *c = &dc.st.chf;
+    uint8_t *in = op_arena_alloc(dc.o, (size_t)c->width * (size_t)c->depth + 1);
     for (int p = 0; p < pm->npolys && changed < 3; p++) {
         int k = 0, x0 = 1 << 30, x1 = -1, z0 = 1 << 30, z1 = -1;
         for (;
@@ -1029,7 +1067,14 @@ Test(rebuild, detail_reuse_follows_each_rule)
                     if (reg2[s] == pm->regs[p])
                         reg2[s] = 0;
         int ch = check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
-        cr_assert_lt(reused, n3);
+        /* The cut holds every cell p's samples read (they lie strictly inside the box):
+         * p stops reusing when it has samples, and keeps reusing when it has none. */
+        sample_cells(pm, p, c, dc.ds.sample_distance / pm->frame.cs, in);
+        int sampled = 0;
+        for (size_t i = 0; i < (size_t)c->width * (size_t)c->depth; i++)
+            sampled |= in[i];
+        if (sampled)
+            cr_assert_lt(reused, n3);
         changed += ch;
     }
     cr_assert_gt(changed, 0, "no region cut changed the detail");
@@ -1042,6 +1087,103 @@ Test(rebuild, detail_reuse_follows_each_rule)
         pm2.regs[p] = (uint16_t)(pm->regs[p] + 1);
     cr_assert_eq(check_against_fresh(&dc, &pm2, &r2, dc.st.min_row, &reused), 0);
     cr_assert_eq(reused, n3);
+    detail_case_close(&dc);
+    world_close(&w);
+}
+
+/* Rule 3 compares the spans of the sample cells and no others: one polygon's region taken
+ * from the spans of one cell of its box stops the detail reuse of exactly the polygons of
+ * that region that sample the cell (counted with sample_cells), and the result is always a
+ * fresh build's. A rule that compared the whole box, missed a cell on a cell line or
+ * skipped the samples would miscount or differ. */
+Test(rebuild, detail_reuse_reads_the_sample_cells)
+{
+    world w;
+    world_open(&w, "dungeon", OP_PARTITION_LAYERS);
+    detail_case dc;
+    detail_case_open(&w, &dc, 8);
+    const op_poly_mesh *pm = &dc.st.polys;
+    const op_chf *c = &dc.st.chf;
+    double sd = dc.ds.sample_distance / pm->frame.cs;
+    size_t ncells = (size_t)c->width * (size_t)c->depth;
+    uint8_t *cells = op_arena_alloc(dc.o, ncells * (size_t)pm->npolys + 1);
+    uint8_t *cut = op_arena_alloc(dc.o, ncells + 1);
+    int n3 = 0;
+    for (int p = 0; p < pm->npolys; p++) {
+        sample_cells(pm, p, c, sd, &cells[(size_t)p * ncells]);
+        n3 += pm->polys[(size_t)p * (size_t)pm->nvp + 2] != OP_POLY_MESH_NULL;
+    }
+    uint32_t n = c->span_count;
+    uint16_t *reg2 = op_arena_alloc(dc.o, (size_t)n * 2 + 2);
+    op_regions r2 = dc.st.regions;
+    r2.reg = reg2;
+    int visited = 0, skipped = 0, changed = 0, reused = -1;
+    for (int p = 0; p < pm->npolys; p++) {
+        uint16_t r = pm->regs[p];
+        int x0 = 1 << 30, x1 = -1, z0 = 1 << 30, z1 = -1;
+        for (int k = 0;
+             k < pm->nvp && pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k] != OP_POLY_MESH_NULL;
+             k++) {
+            const int32_t *v = &pm->verts[3 * pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k]];
+            x0 = v[0] < x0 ? v[0] : x0, x1 = v[0] > x1 ? v[0] : x1;
+            z0 = v[2] < z0 ? v[2] : z0, z1 = v[2] > z1 ? v[2] : z1;
+        }
+        /* Every sample cell of the polygon and every fifth other cell of its widened box. */
+        int tried = 0;
+        for (int z = z0 - 1 < 0 ? 0 : z0 - 1; z <= z1 && z < c->depth; z++)
+            for (int x = x0 - 1 < 0 ? 0 : x0 - 1; x <= x1 && x < c->width; x++) {
+                int ci = x + z * c->width;
+                int has = 0;
+                for (uint32_t s = c->cells[ci]; s < c->cells[ci + 1]; s++)
+                    has |= dc.st.regions.reg[s] == r;
+                int sampled = cells[(size_t)p * ncells + (size_t)ci];
+                if (!has || (!sampled && (tried++ % 5) != 0))
+                    continue;
+                memcpy(reg2, dc.st.regions.reg, (size_t)n * 2);
+                for (uint32_t s = c->cells[ci]; s < c->cells[ci + 1]; s++)
+                    if (reg2[s] == r)
+                        reg2[s] = 0;
+                int expect = n3;
+                for (int q = 0; q < pm->npolys; q++)
+                    expect -= pm->regs[q] == r && cells[(size_t)q * ncells + (size_t)ci];
+                changed += check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
+                cr_assert_eq(reused, expect, "polygon %d cell (%d, %d)%s: %d reused, %d expected",
+                             p, x, z, sampled ? " (sampled)" : "", reused, expect);
+                visited += sampled;
+                skipped += !sampled;
+            }
+        if (visited > 60 && skipped > 60)
+            break;
+    }
+    /* Every sample cell of one polygon at once: its samples find no floor, which changes
+     * the detail of the polygons whose heights they refined; the count still follows the
+     * cells. */
+    for (int p = 0; p < pm->npolys; p++) {
+        uint16_t r = pm->regs[p];
+        const uint8_t *pc = &cells[(size_t)p * ncells];
+        memcpy(reg2, dc.st.regions.reg, (size_t)n * 2);
+        int any = 0;
+        memset(cut, 0, ncells);
+        for (size_t ci = 0; ci < ncells; ci++)
+            for (uint32_t s = c->cells[ci]; pc[ci] && s < c->cells[ci + 1]; s++)
+                if (reg2[s] == r)
+                    reg2[s] = 0, cut[ci] = 1, any = 1;
+        if (!any)
+            continue;
+        int expect = n3;
+        for (int q = 0; q < pm->npolys; q++) {
+            int meets = 0;
+            for (size_t ci = 0; ci < ncells && !meets; ci++)
+                meets = cut[ci] && cells[(size_t)q * ncells + ci];
+            expect -= pm->regs[q] == r && meets;
+        }
+        changed += check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
+        cr_assert_eq(reused, expect, "polygon %d's sample cells: %d reused, %d expected", p, reused,
+                     expect);
+    }
+    cr_assert_gt(visited, 0, "no sample cell tried");
+    cr_assert_gt(skipped, 0, "no cell outside the samples tried");
+    cr_assert_gt(changed, 0, "no cut of a sample cell changed the detail");
     detail_case_close(&dc);
     world_close(&w);
 }

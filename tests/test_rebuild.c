@@ -1563,6 +1563,220 @@ Test(rebuild, contour_reuse_checks_ids_as_a_build)
  * layer cut), traced whole. The raw loops must agree vertex by vertex (corners' heights read
  * only in the layer), but at a seam: a cut link is 0 there, the layer view names the other
  * layer's region (0 for the band's or none). */
+/* ---- stretch reuse, rule by rule (build3d-runtime.md §5.13) ---- */
+
+typedef struct stretch_case {
+    op_tile_stages st;
+    op_contour_settings cs;
+    op_contour_trace tr;
+    const op__stretch_set *set;
+    void *mem;
+    op_arena *o, *s;
+} stretch_case;
+
+/* The richest dungeon tile's contour stage run as a capture runs it (its settings,
+ * recording the stretches), the record packed as an entry holds it, and the raw loops of
+ * the same field (op_contours_trace: the loops the contour stage simplifies). */
+static void stretch_case_open(world *w, stretch_case *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->o = op_arena_create(0);
+    sc->s = op_arena_create(0);
+    build_richest_tile(w, OP_STAGE_CONTOURS, sc->o, sc->s, &sc->st);
+    op_contour_settings_default(&sc->cs);
+    sc->cs.max_error = w->s.contour_max_error;
+    sc->cs.max_edge_length = (int)(w->s.max_edge_length / w->s.cell_size + 0.5);
+    sc->cs.straight_region_borders = w->s.straight_region_borders;
+    sc->cs.border_region = sc->st.border_region;
+    op__contour_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.want_stretches = 1;
+    op_contour_set set;
+    op_err e;
+    cr_assert_eq(op__contours_build_reuse(&sc->st.chf, &sc->st.regions, &sc->cs, NULL, NULL, &rec,
+                                          sc->o, sc->s, &set, &e),
+                 OP_OK, "%s", e.msg);
+    sc->mem = malloc(op__stretch_bytes(&rec.stretches));
+    sc->set = op__stretch_pack(&rec.stretches, sc->mem);
+    cr_assert_gt(sc->set->count, 3, "too few stretches recorded (%d)", sc->set->count);
+    cr_assert_eq(op_contours_trace(&sc->st.chf, &sc->st.regions, sc->o, sc->s, &sc->tr, &e), OP_OK,
+                 "%s", e.msg);
+}
+
+static void stretch_case_close(stretch_case *sc)
+{
+    free(sc->mem);
+    op_arena_destroy(sc->o);
+    op_arena_destroy(sc->s);
+}
+
+/* Loop v (n vertices) of region `region` simplified with set and without any; the two must
+ * be equal (vertices and fallback). Returns the stretches taken from set. */
+static int simplify_both(stretch_case *sc, const op__stretch_set *set, const op_contour_vert *v,
+                         int n, int region)
+{
+    op_err e;
+    int hits = 0, m0 = 0, m1 = 0, f0 = 0, f1 = 0;
+    op_contour_vert *a = op_arena_alloc(sc->o, (size_t)n * sizeof *a + 16);
+    op_contour_vert *b = op_arena_alloc(sc->o, (size_t)n * sizeof *b + 16);
+    op__simplify_ctx fresh = {&sc->cs, &sc->st.regions, sc->s, &e, NULL, NULL, NULL};
+    op__simplify_ctx reuse = {&sc->cs, &sc->st.regions, sc->s, &e, set, NULL, &hits};
+    int64_t area2 = op__loop_area2(v, n);
+    cr_assert_eq(op__simplify_loop(&fresh, v, n, area2, region, a, &m0, &f0), OP_OK, "%s", e.msg);
+    cr_assert_eq(op__simplify_loop(&reuse, v, n, area2, region, b, &m1, &f1), OP_OK, "%s", e.msg);
+    cr_assert(m0 == m1 && f0 == f1 && memcmp(a, b, (size_t)m0 * sizeof *a) == 0,
+              "loop of region %d (%d vertices): a stretch copied from the record differs", region,
+              n);
+    return hits;
+}
+
+/* Every loop of the case with set; the stretches taken from it in all. */
+static int simplify_all_loops(stretch_case *sc, const op__stretch_set *set)
+{
+    int hits = 0;
+    for (int i = 0; i < sc->tr.count; i++)
+        hits +=
+            simplify_both(sc, set, sc->tr.loops[i].verts, sc->tr.loops[i].nverts, sc->tr.region[i]);
+    return hits;
+}
+
+/* A copy of set whose stretch i keeps every inner vertex (what a wrong copy would give):
+ * the arrays are malloc'd into *keep (freed by the caller). */
+static op__stretch_set forged(const op__stretch_set *set, int i, uint32_t **keep)
+{
+    op__stretch_set f = *set;
+    uint32_t total = set->kfirst[set->count] + (set->first[i + 1] - set->first[i]);
+    uint32_t *kfirst = malloc(((size_t)set->count + 1) * 4), *kept = malloc((size_t)total * 4 + 4);
+    uint32_t at = 0;
+    for (int j = 0; j < set->count; j++) {
+        kfirst[j] = at;
+        if (j == i)
+            for (uint32_t k = 1; k + 1 < set->first[j + 1] - set->first[j]; k++)
+                kept[at++] = k;
+        else
+            for (uint32_t k = set->kfirst[j]; k < set->kfirst[j + 1]; k++)
+                kept[at++] = set->kept[k];
+    }
+    kfirst[set->count] = at;
+    f.kfirst = kfirst;
+    f.kept = kept;
+    keep[0] = kfirst;
+    keep[1] = kept;
+    return f;
+}
+
+/* A stretch of set that its refinement did not keep whole (so that a forged copy differs). */
+static int partial_stretch(const op__stretch_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        if (set->kfirst[i + 1] - set->kfirst[i] + 2 < set->first[i + 1] - set->first[i])
+            return i;
+    return -1;
+}
+
+Test(rebuild, stretch_reuse_follows_each_rule)
+{
+    world w;
+    world_open(&w, "dungeon", OP_PARTITION_LAYERS);
+    stretch_case sc;
+    stretch_case_open(&w, &sc);
+    const op__stretch_set *set = sc.set;
+    /* The same loops: every recorded stretch is found again (several loops of a field may
+     * hold one stretch, never fewer hits than records), the result a fresh one. */
+    int all = simplify_all_loops(&sc, set);
+    cr_assert_geq(all, set->count, "%d stretches taken, %d recorded", all, set->count);
+    /* One inner raw vertex moved: its stretch is refined afresh (one hit fewer in its loop),
+     * the others of the loop still copy. Vertices next to the band keep their band corners. */
+    int moved = 0;
+    for (int i = 0; i < sc.tr.count && moved < 6; i++) {
+        const op_raw_loop *l = &sc.tr.loops[i];
+        int n = l->nverts, before = simplify_both(&sc, set, l->verts, n, sc.tr.region[i]);
+        if (before == 0)
+            continue;
+        op_contour_vert *c = op_arena_alloc(sc.o, (size_t)n * sizeof *c + 16);
+        for (int k = 0; k < n; k++) {
+            int p = (k + n - 1) % n, q = (k + 1) % n;
+            /* k inside a stretch: its neighbour value and its successor's are its
+             * predecessor's (no portal at k or k + 1), none is the band. */
+            if (l->verts[k].neighbour != l->verts[p].neighbour ||
+                l->verts[q].neighbour != l->verts[k].neighbour ||
+                l->verts[k].neighbour == sc.cs.border_region)
+                continue;
+            memcpy(c, l->verts, (size_t)n * sizeof *c);
+            c[k].x += 1;
+            int after = simplify_both(&sc, set, c, n, sc.tr.region[i]);
+            if (after == before - 1) {
+                moved++;
+                break;
+            }
+            /* A vertex of a short stretch (not recorded) or of a chord: nothing copied. */
+            cr_assert_eq(after, before, "loop %d vertex %d: %d hits, %d before", i, k, after,
+                         before);
+        }
+    }
+    cr_assert_gt(moved, 0, "no moved vertex made its stretch miss");
+    int i = partial_stretch(set);
+    cr_assert_geq(i, 0, "every stretch kept whole");
+    uint32_t *keep[2];
+    /* A record whose start, first inner or end point differs, its key left as it was (the
+     * key holds the ends, a collision would): the point comparison refuses it, whatever it
+     * keeps. */
+    for (int which = 0; which < 3; which++) {
+        op__stretch_set f = forged(set, i, keep);
+        uint16_t *pts = malloc((size_t)set->first[set->count] * 4 + 4);
+        memcpy(pts, set->pts, (size_t)set->first[set->count] * 4);
+        uint32_t at = which == 0   ? set->first[i]
+                      : which == 1 ? set->first[i] + 1
+                                   : set->first[i + 1] - 1;
+        pts[2 * at + (uint32_t)(which == 2)] ^= 1;
+        f.pts = pts;
+        cr_assert_lt(simplify_all_loops(&sc, &f), all, "point %d of the stretch changed", which);
+        free(pts);
+        free(keep[0]);
+        free(keep[1]);
+    }
+    /* A record with the other wall flag (its key still the stretch's). */
+    {
+        op__stretch_set f = forged(set, i, keep);
+        uint8_t *wall = malloc((size_t)set->count + 1);
+        memcpy(wall, set->wall, (size_t)set->count);
+        wall[i] ^= 1;
+        f.wall = wall;
+        cr_assert_lt(simplify_all_loops(&sc, &f), all);
+        free(wall);
+        free(keep[0]);
+        free(keep[1]);
+    }
+    /* Every region of one area: the region borders become chords, which are not refined,
+     * so the records of their stretches (refined in the capture) must not be taken. */
+    {
+        uint8_t *was = sc.st.regions.region_area;
+        int nr = sc.st.regions.region_count, chords = 0;
+        uint8_t *one = op_arena_alloc(sc.o, (size_t)nr + 1);
+        for (int r = 0; r <= nr; r++) {
+            one[r] = 63;
+            chords += r > 0 && was[r] != 63;
+        }
+        cr_assert_gt(chords, 0, "no region of another area");
+        sc.st.regions.region_area = one;
+        cr_assert_lt(simplify_all_loops(&sc, set), all);
+        sc.st.regions.region_area = was;
+    }
+    /* A record made with another MaxError or MaxEdgeLength: nothing is taken. */
+    {
+        op__stretch_set f = forged(set, i, keep);
+        f.e2 = set->e2 * 4.0 + 1.0;
+        cr_assert_eq(simplify_all_loops(&sc, &f), 0);
+        f.e2 = set->e2;
+        f.edge2 = set->edge2 + 1;
+        cr_assert_eq(simplify_all_loops(&sc, &f), 0);
+        free(keep[0]);
+        free(keep[1]);
+    }
+    stretch_case_close(&sc);
+    world_close(&w);
+}
+
 Test(rebuild, contour_trace_of_a_layer_view_is_its_layer_alone)
 {
     world w;

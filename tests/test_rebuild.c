@@ -101,6 +101,7 @@ typedef struct world {
     op_arena *out, *scratch;
     double (*floors)[3]; /* world points of walkable floors (no volume), where volumes go */
     int nfloors;
+    long sreused;            /* over the rebuilds: stretches copied (§5.13) */
     long preused, pcontours; /* over the rebuilds: contours whose polygons were the entry's
                                 (build3d-runtime.md §5.12), and all contours polygonized */
 } world;
@@ -232,6 +233,7 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         *npolys += st.polys.npolys;
     cr_assert_leq(st.polys_reused, st.contours.count);
     w->preused += st.polys_reused;
+    w->sreused += st.stretches_reused;
     if (!st.skipped)
         w->pcontours += st.contours.count;
     cr_assert_leq(st.contours_reused, st.regions.region_count);
@@ -345,6 +347,7 @@ typedef struct edit_stats {
     long rreused, rebuilt;   /* rebuilds that took the entry's regions, and all (not skipped) */
     long lreused;            /* rebuilds that kept some span layers' regions (rule 11) */
     long preused, pcontours; /* contours whose polygons were the entry's (rule 12), and all */
+    long sreused;            /* stretches whose simplification was the entry's (rule 13) */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -496,6 +499,7 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
     free(dirty);
     es->preused = w.preused;
     es->pcontours = w.pcontours;
+    es->sreused = w.sreused;
     world_close(&w);
 }
 
@@ -517,6 +521,8 @@ static void sequences_on(const char *what, int steps)
         cr_assert_gt(es.preused, 0, "%s %s: no polygons reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.preused, es.pcontours, "%s %s: every contour's polygons reused", what,
                      op_partition_name(parts[k]));
+        /* Stretches of loops traced again took the entry's simplification (rule 13). */
+        cr_assert_gt(es.sreused, 0, "%s %s: no stretch reused", what, op_partition_name(parts[k]));
         /* Both regions paths ran: rebuilds that took the entry's regions (tiles the edit
          * left alone, edits undone) and rebuilds that computed them. */
         cr_assert_gt(es.rreused, 0, "%s %s: no regions reused", what, op_partition_name(parts[k]));
@@ -531,9 +537,9 @@ static void sequences_on(const char *what, int steps)
         fprintf(stderr,
                 "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
                 "regions of %ld of %ld rebuilds reused, some layers' in %ld, polygons of %ld of "
-                "%ld contours\n",
+                "%ld contours, %ld stretches\n",
                 what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
-                es.rreused, es.rebuilt, es.lreused, es.preused, es.pcontours);
+                es.rreused, es.rebuilt, es.lreused, es.preused, es.pcontours, es.sreused);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,

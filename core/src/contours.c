@@ -125,7 +125,13 @@ static op_status simplify_all(build *b)
     /* §5.13: a rebuild looks its stretches up in the base's record, whatever else of the
      * base fits (the refinement of a stretch reads its points and two settings only); a
      * capture records its own. */
-    op__simplify_ctx ctx = {b->cs, b->regs, b->scratch, b->err, b->stretches, NULL, NULL};
+    op__simplify_ctx ctx = {b->cs,
+                            b->regs,
+                            b->scratch,
+                            b->err,
+                            b->stretches,
+                            NULL,
+                            b->rec ? b->rec->stretches_reused : NULL};
     if (b->rec && b->rec->want_stretches) {
         const op_contour_settings *cs = b->cs;
         op_status st = op__stretch_rec_init(

@@ -158,6 +158,7 @@ typedef struct op__contour_record {
      * (arrays from out). */
     int want_stretches;
     op__stretch_rec stretches;
+    int *stretches_reused; /* in: when not NULL, counts the stretches copied (§5.13) */
 } op__contour_record;
 
 /* op_contours_build, copying (with its neighbour values renamed) the contours of every region

@@ -93,6 +93,8 @@ static uint32_t slots_for(int count)
 
 size_t op__stretch_bytes(const op__stretch_rec *r)
 {
+    if (!r->first)
+        return sizeof(op__stretch_set) + 16; /* nothing recorded: an empty set */
     size_t pts = r->first[r->count], kept = r->kfirst[r->count];
     return sizeof(op__stretch_set) + (size_t)r->count * 13 + 8 + pts * 4 + kept * 4 +
            (size_t)slots_for(r->count) * 4 + 8 * 8;
@@ -110,6 +112,10 @@ const op__stretch_set *op__stretch_pack(const op__stretch_rec *r, void *mem)
 {
     unsigned char *at = mem;
     op__stretch_set *s = take(&at, sizeof *s);
+    if (!r->first) { /* the contour stage never ran its simplification: nothing recorded */
+        memset(s, 0, sizeof *s);
+        return s;
+    }
     size_t pts = r->first[r->count];
     uint32_t nslots = slots_for(r->count);
     uint32_t *hash = take(&at, (size_t)r->count * 4);

@@ -389,6 +389,7 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
     op_arena_mark m = op_arena_get_mark(scratch);
     contour_keep ck;
     int with_contours = keeps_contours(lvl, st, last, &ck.cs);
+    memset(&ck.rec, 0, sizeof ck.rec);
     ck.rec.want_stretches = 1; /* §5.13 */
     if (with_contours &&
         (s = op__contours_build_reuse(&st->chf, &st->regions, &ck.cs, NULL, NULL, &ck.rec, out,

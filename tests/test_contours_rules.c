@@ -108,7 +108,7 @@ static int simplify(const op_contour_vert *raw, int n, double err, op_contour_ve
     uint8_t areas[2] = {0, 63};
     op_regions r = {0, NULL, 1, areas};
     op_err e;
-    op__simplify_ctx ctx = {&cs, &r, SCR, &e};
+    op__simplify_ctx ctx = {&cs, &r, SCR, &e, NULL, NULL, NULL};
     int m = 0, fallback = 0;
     cr_assert_eq(op__simplify_loop(&ctx, raw, n, op__loop_area2(raw, n), 1, out, &m, &fallback),
                  OP_OK, "%s", e.msg);

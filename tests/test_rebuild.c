@@ -101,6 +101,7 @@ typedef struct world {
     op_arena *out, *scratch;
     double (*floors)[3]; /* world points of walkable floors (no volume), where volumes go */
     int nfloors;
+    long sreused;            /* over the rebuilds: stretches copied (§5.13) */
     long preused, pcontours; /* over the rebuilds: contours whose polygons were the entry's
                                 (build3d-runtime.md §5.12), and all contours polygonized */
 } world;
@@ -268,6 +269,7 @@ static sig cached_count(world *w, const op_rebuild_entry *en, const op_volume *v
         *npolys += st.polys.npolys;
     cr_assert_leq(st.polys_reused, st.contours.count);
     w->preused += st.polys_reused;
+    w->sreused += st.stretches_reused;
     if (!st.skipped)
         w->pcontours += st.contours.count;
     cr_assert_leq(st.contours_reused, st.regions.region_count);
@@ -381,6 +383,7 @@ typedef struct edit_stats {
     long rreused, rebuilt;   /* rebuilds that took the entry's regions, and all (not skipped) */
     long lreused;            /* rebuilds that kept some span layers' regions (rule 11) */
     long preused, pcontours; /* contours whose polygons were the entry's (rule 12), and all */
+    long sreused;            /* stretches whose simplification was the entry's (rule 13) */
 } edit_stats;
 
 static void mark_reach(const world *w, const op_volume *v, char *dirty)
@@ -532,6 +535,7 @@ static void edit_sequence(const char *what, op_partition p, int steps, uint64_t 
     free(dirty);
     es->preused = w.preused;
     es->pcontours = w.pcontours;
+    es->sreused = w.sreused;
     world_close(&w);
 }
 
@@ -553,6 +557,8 @@ static void sequences_on(const char *what, int steps)
         cr_assert_gt(es.preused, 0, "%s %s: no polygons reused", what, op_partition_name(parts[k]));
         cr_assert_lt(es.preused, es.pcontours, "%s %s: every contour's polygons reused", what,
                      op_partition_name(parts[k]));
+        /* Stretches of loops traced again took the entry's simplification (rule 13). */
+        cr_assert_gt(es.sreused, 0, "%s %s: no stretch reused", what, op_partition_name(parts[k]));
         /* Both regions paths ran: rebuilds that took the entry's regions (tiles the edit
          * left alone, edits undone) and rebuilds that computed them. */
         cr_assert_gt(es.rreused, 0, "%s %s: no regions reused", what, op_partition_name(parts[k]));
@@ -567,9 +573,9 @@ static void sequences_on(const char *what, int steps)
         fprintf(stderr,
                 "%s %s: detail of %ld of %ld polygons, contours of %ld of %ld regions, "
                 "regions of %ld of %ld rebuilds reused, some layers' in %ld, polygons of %ld of "
-                "%ld contours\n",
+                "%ld contours, %ld stretches\n",
                 what, op_partition_name(parts[k]), es.reused, es.polys, es.creused, es.regions,
-                es.rreused, es.rebuilt, es.lreused, es.preused, es.pcontours);
+                es.rreused, es.rebuilt, es.lreused, es.preused, es.pcontours, es.sreused);
         /* The edits must matter: otherwise equal bytes would prove nothing. */
         cr_assert_gt(es.compared, 100, "%s %s", what, op_partition_name(parts[k]));
         cr_assert_gt(es.changed, es.compared / 10, "%s %s: %ld of %ld changed", what,
@@ -1012,6 +1018,53 @@ static int check_against_fresh_from(detail_case *dc, const op_poly_mesh *mesh,
     return !detail_eq(&fresh_dm, &dc->st.detail);
 }
 
+/* The cells whose spans polygon p's interior samples look at, from the text of
+ * build3d-polys.md §4 (the grid strictly inside the box, points farther than sd/2 from
+ * every edge line, NearestRow's cells floor(x) and floor(x) - 1 on a cell line, likewise
+ * in z), written here apart from detail_samples.c: in[] gets 1 at every such cell. */
+static void sample_cells(const op_poly_mesh *m, int p, const op_chf *c, double sd, uint8_t *in)
+{
+    memset(in, 0, (size_t)c->width * (size_t)c->depth);
+    int n = 0;
+    while (n < m->nvp && m->polys[(size_t)p * (size_t)m->nvp + (size_t)n] != OP_POLY_MESH_NULL)
+        n++;
+    const int32_t *v[OP_MAX_VERTS_PER_POLY];
+    double lx = 1e30, hx = -1e30, lz = 1e30, hz = -1e30;
+    for (int k = 0; k < n; k++) {
+        v[k] = &m->verts[3 * m->polys[(size_t)p * (size_t)m->nvp + (size_t)k]];
+        lx = fmin(lx, v[k][0]), hx = fmax(hx, v[k][0]);
+        lz = fmin(lz, v[k][2]), hz = fmax(hz, v[k][2]);
+    }
+    if (!(sd > 0.9) || n < 3)
+        return;
+    for (int j = 1; lz + j * sd < hz; j++)
+        for (int i = 1; lx + i * sd < hx; i++) {
+            double x = lx + i * sd, z = lz + j * sd;
+            int inside = 1;
+            for (int k = 0; k < n && inside; k++) {
+                const int32_t *a = v[k], *b = v[(k + 1) % n];
+                double ex = b[0] - a[0], ez = b[2] - a[2];
+                inside = fabs(ex * (z - a[2]) - ez * (x - a[0])) / sqrt(ex * ex + ez * ez) > sd / 2;
+            }
+            if (!inside)
+                continue;
+            for (int cz = (int)floor(z) - (z == floor(z)); cz <= (int)floor(z); cz++)
+                for (int cx = (int)floor(x) - (x == floor(x)); cx <= (int)floor(x); cx++)
+                    if (cx >= 0 && cz >= 0 && cx < c->width && cz < c->depth)
+                        in[cz * c->width + cx] = 1;
+        }
+}
+
+/* Whether polygon p has any sample cell (sample_cells, into in[]). */
+static int has_sample_cells(const op_poly_mesh *m, int p, const op_chf *c, double sd, uint8_t *in)
+{
+    sample_cells(m, p, c, sd, in);
+    for (size_t i = 0; i < (size_t)c->width * (size_t)c->depth; i++)
+        if (in[i])
+            return 1;
+    return 0;
+}
+
 Test(rebuild, detail_reuse_follows_each_rule)
 {
     world w;
@@ -1062,6 +1115,7 @@ Test(rebuild, detail_reuse_follows_each_rule)
     op_regions r2 = dc.st.regions;
     r2.reg = reg2;
     const op_chf *c = &dc.st.chf;
+    uint8_t *in = op_arena_alloc(dc.o, (size_t)c->width * (size_t)c->depth + 1);
     for (int p = 0; p < pm->npolys && changed < 3; p++) {
         int k = 0, x0 = 1 << 30, x1 = -1, z0 = 1 << 30, z1 = -1;
         for (;
@@ -1081,7 +1135,10 @@ Test(rebuild, detail_reuse_follows_each_rule)
                     if (reg2[s] == pm->regs[p])
                         reg2[s] = 0;
         int ch = check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
-        cr_assert_lt(reused, n3);
+        /* The cut holds every cell p's samples read (they lie strictly inside the box):
+         * p stops reusing when it has samples, and keeps reusing when it has none. */
+        if (has_sample_cells(pm, p, c, dc.ds.sample_distance / pm->frame.cs, in))
+            cr_assert_lt(reused, n3);
         changed += ch;
     }
     cr_assert_gt(changed, 0, "no region cut changed the detail");
@@ -1126,10 +1183,109 @@ Test(rebuild, detail_reuse_follows_each_rule)
                         reg2[s] = 0;
         from[cut] = 0; /* its spans are no longer base region cut - 1's */
         changed += check_against_fresh_from(&dc, &pm2, &r2, from, &reused);
-        cr_assert_lt(reused, n3);
+        /* As above: p stops reusing only when it has samples (rule 3 reads no other cell). */
+        if (has_sample_cells(pm, p, c, dc.ds.sample_distance / pm->frame.cs, in))
+            cr_assert_lt(reused, n3);
         from[cut] = (uint16_t)(cut - 1);
     }
     cr_assert_gt(changed, 0, "no region cut changed the detail (rule 3a)");
+    detail_case_close(&dc);
+    world_close(&w);
+}
+
+/* Rule 3 compares the spans of the sample cells and no others: one polygon's region taken
+ * from the spans of one cell of its box stops the detail reuse of exactly the polygons of
+ * that region that sample the cell (counted with sample_cells), and the result is always a
+ * fresh build's. A rule that compared the whole box, missed a cell on a cell line or
+ * skipped the samples would miscount or differ. */
+Test(rebuild, detail_reuse_reads_the_sample_cells)
+{
+    world w;
+    world_open(&w, "dungeon", OP_PARTITION_LAYERS);
+    detail_case dc;
+    detail_case_open(&w, &dc, 8);
+    const op_poly_mesh *pm = &dc.st.polys;
+    const op_chf *c = &dc.st.chf;
+    double sd = dc.ds.sample_distance / pm->frame.cs;
+    size_t ncells = (size_t)c->width * (size_t)c->depth;
+    uint8_t *cells = op_arena_alloc(dc.o, ncells * (size_t)pm->npolys + 1);
+    uint8_t *cut = op_arena_alloc(dc.o, ncells + 1);
+    int n3 = 0;
+    for (int p = 0; p < pm->npolys; p++) {
+        sample_cells(pm, p, c, sd, &cells[(size_t)p * ncells]);
+        n3 += pm->polys[(size_t)p * (size_t)pm->nvp + 2] != OP_POLY_MESH_NULL;
+    }
+    uint32_t n = c->span_count;
+    uint16_t *reg2 = op_arena_alloc(dc.o, (size_t)n * 2 + 2);
+    op_regions r2 = dc.st.regions;
+    r2.reg = reg2;
+    int visited = 0, skipped = 0, changed = 0, reused = -1;
+    for (int p = 0; p < pm->npolys; p++) {
+        uint16_t r = pm->regs[p];
+        int x0 = 1 << 30, x1 = -1, z0 = 1 << 30, z1 = -1;
+        for (int k = 0;
+             k < pm->nvp && pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k] != OP_POLY_MESH_NULL;
+             k++) {
+            const int32_t *v = &pm->verts[3 * pm->polys[(size_t)p * (size_t)pm->nvp + (size_t)k]];
+            x0 = v[0] < x0 ? v[0] : x0, x1 = v[0] > x1 ? v[0] : x1;
+            z0 = v[2] < z0 ? v[2] : z0, z1 = v[2] > z1 ? v[2] : z1;
+        }
+        /* Every sample cell of the polygon and every fifth other cell of its widened box. */
+        int tried = 0;
+        for (int z = z0 - 1 < 0 ? 0 : z0 - 1; z <= z1 && z < c->depth; z++)
+            for (int x = x0 - 1 < 0 ? 0 : x0 - 1; x <= x1 && x < c->width; x++) {
+                int ci = x + z * c->width;
+                int has = 0;
+                for (uint32_t s = c->cells[ci]; s < c->cells[ci + 1]; s++)
+                    has |= dc.st.regions.reg[s] == r;
+                int sampled = cells[(size_t)p * ncells + (size_t)ci];
+                if (!has || (!sampled && (tried++ % 5) != 0))
+                    continue;
+                memcpy(reg2, dc.st.regions.reg, (size_t)n * 2);
+                for (uint32_t s = c->cells[ci]; s < c->cells[ci + 1]; s++)
+                    if (reg2[s] == r)
+                        reg2[s] = 0;
+                int expect = n3;
+                for (int q = 0; q < pm->npolys; q++)
+                    expect -= pm->regs[q] == r && cells[(size_t)q * ncells + (size_t)ci];
+                changed += check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
+                cr_assert_eq(reused, expect, "polygon %d cell (%d, %d)%s: %d reused, %d expected",
+                             p, x, z, sampled ? " (sampled)" : "", reused, expect);
+                visited += sampled;
+                skipped += !sampled;
+            }
+        if (visited > 60 && skipped > 60)
+            break;
+    }
+    /* Every sample cell of one polygon at once: its samples find no floor, which changes
+     * the detail of the polygons whose heights they refined; the count still follows the
+     * cells. */
+    for (int p = 0; p < pm->npolys; p++) {
+        uint16_t r = pm->regs[p];
+        const uint8_t *pc = &cells[(size_t)p * ncells];
+        memcpy(reg2, dc.st.regions.reg, (size_t)n * 2);
+        int any = 0;
+        memset(cut, 0, ncells);
+        for (size_t ci = 0; ci < ncells; ci++)
+            for (uint32_t s = c->cells[ci]; pc[ci] && s < c->cells[ci + 1]; s++)
+                if (reg2[s] == r)
+                    reg2[s] = 0, cut[ci] = 1, any = 1;
+        if (!any)
+            continue;
+        int expect = n3;
+        for (int q = 0; q < pm->npolys; q++) {
+            int meets = 0;
+            for (size_t ci = 0; ci < ncells && !meets; ci++)
+                meets = cut[ci] && cells[(size_t)q * ncells + ci];
+            expect -= pm->regs[q] == r && meets;
+        }
+        changed += check_against_fresh(&dc, pm, &r2, dc.st.min_row, &reused);
+        cr_assert_eq(reused, expect, "polygon %d's sample cells: %d reused, %d expected", p, reused,
+                     expect);
+    }
+    cr_assert_gt(visited, 0, "no sample cell tried");
+    cr_assert_gt(skipped, 0, "no cell outside the samples tried");
+    cr_assert_gt(changed, 0, "no cut of a sample cell changed the detail");
     detail_case_close(&dc);
     world_close(&w);
 }
@@ -1509,6 +1665,220 @@ Test(rebuild, contour_reuse_checks_ids_as_a_build)
  * layer cut), traced whole. The raw loops must agree vertex by vertex (corners' heights read
  * only in the layer), but at a seam: a cut link is 0 there, the layer view names the other
  * layer's region (0 for the band's or none). */
+/* ---- stretch reuse, rule by rule (build3d-runtime.md §5.13) ---- */
+
+typedef struct stretch_case {
+    op_tile_stages st;
+    op_contour_settings cs;
+    op_contour_trace tr;
+    const op__stretch_set *set;
+    void *mem;
+    op_arena *o, *s;
+} stretch_case;
+
+/* The richest dungeon tile's contour stage run as a capture runs it (its settings,
+ * recording the stretches), the record packed as an entry holds it, and the raw loops of
+ * the same field (op_contours_trace: the loops the contour stage simplifies). */
+static void stretch_case_open(world *w, stretch_case *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->o = op_arena_create(0);
+    sc->s = op_arena_create(0);
+    build_richest_tile(w, OP_STAGE_CONTOURS, sc->o, sc->s, &sc->st);
+    op_contour_settings_default(&sc->cs);
+    sc->cs.max_error = w->s.contour_max_error;
+    sc->cs.max_edge_length = (int)(w->s.max_edge_length / w->s.cell_size + 0.5);
+    sc->cs.straight_region_borders = w->s.straight_region_borders;
+    sc->cs.border_region = sc->st.border_region;
+    op__contour_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.want_stretches = 1;
+    op_contour_set set;
+    op_err e;
+    cr_assert_eq(op__contours_build_reuse(&sc->st.chf, &sc->st.regions, &sc->cs, NULL, NULL, &rec,
+                                          sc->o, sc->s, &set, &e),
+                 OP_OK, "%s", e.msg);
+    sc->mem = malloc(op__stretch_bytes(&rec.stretches));
+    sc->set = op__stretch_pack(&rec.stretches, sc->mem);
+    cr_assert_gt(sc->set->count, 3, "too few stretches recorded (%d)", sc->set->count);
+    cr_assert_eq(op_contours_trace(&sc->st.chf, &sc->st.regions, sc->o, sc->s, &sc->tr, &e), OP_OK,
+                 "%s", e.msg);
+}
+
+static void stretch_case_close(stretch_case *sc)
+{
+    free(sc->mem);
+    op_arena_destroy(sc->o);
+    op_arena_destroy(sc->s);
+}
+
+/* Loop v (n vertices) of region `region` simplified with set and without any; the two must
+ * be equal (vertices and fallback). Returns the stretches taken from set. */
+static int simplify_both(stretch_case *sc, const op__stretch_set *set, const op_contour_vert *v,
+                         int n, int region)
+{
+    op_err e;
+    int hits = 0, m0 = 0, m1 = 0, f0 = 0, f1 = 0;
+    op_contour_vert *a = op_arena_alloc(sc->o, (size_t)n * sizeof *a + 16);
+    op_contour_vert *b = op_arena_alloc(sc->o, (size_t)n * sizeof *b + 16);
+    op__simplify_ctx fresh = {&sc->cs, &sc->st.regions, sc->s, &e, NULL, NULL, NULL};
+    op__simplify_ctx reuse = {&sc->cs, &sc->st.regions, sc->s, &e, set, NULL, &hits};
+    int64_t area2 = op__loop_area2(v, n);
+    cr_assert_eq(op__simplify_loop(&fresh, v, n, area2, region, a, &m0, &f0), OP_OK, "%s", e.msg);
+    cr_assert_eq(op__simplify_loop(&reuse, v, n, area2, region, b, &m1, &f1), OP_OK, "%s", e.msg);
+    cr_assert(m0 == m1 && f0 == f1 && memcmp(a, b, (size_t)m0 * sizeof *a) == 0,
+              "loop of region %d (%d vertices): a stretch copied from the record differs", region,
+              n);
+    return hits;
+}
+
+/* Every loop of the case with set; the stretches taken from it in all. */
+static int simplify_all_loops(stretch_case *sc, const op__stretch_set *set)
+{
+    int hits = 0;
+    for (int i = 0; i < sc->tr.count; i++)
+        hits +=
+            simplify_both(sc, set, sc->tr.loops[i].verts, sc->tr.loops[i].nverts, sc->tr.region[i]);
+    return hits;
+}
+
+/* A copy of set whose stretch i keeps every inner vertex (what a wrong copy would give):
+ * the arrays are malloc'd into *keep (freed by the caller). */
+static op__stretch_set forged(const op__stretch_set *set, int i, uint32_t **keep)
+{
+    op__stretch_set f = *set;
+    uint32_t total = set->kfirst[set->count] + (set->first[i + 1] - set->first[i]);
+    uint32_t *kfirst = malloc(((size_t)set->count + 1) * 4), *kept = malloc((size_t)total * 4 + 4);
+    uint32_t at = 0;
+    for (int j = 0; j < set->count; j++) {
+        kfirst[j] = at;
+        if (j == i)
+            for (uint32_t k = 1; k + 1 < set->first[j + 1] - set->first[j]; k++)
+                kept[at++] = k;
+        else
+            for (uint32_t k = set->kfirst[j]; k < set->kfirst[j + 1]; k++)
+                kept[at++] = set->kept[k];
+    }
+    kfirst[set->count] = at;
+    f.kfirst = kfirst;
+    f.kept = kept;
+    keep[0] = kfirst;
+    keep[1] = kept;
+    return f;
+}
+
+/* A stretch of set that its refinement did not keep whole (so that a forged copy differs). */
+static int partial_stretch(const op__stretch_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        if (set->kfirst[i + 1] - set->kfirst[i] + 2 < set->first[i + 1] - set->first[i])
+            return i;
+    return -1;
+}
+
+Test(rebuild, stretch_reuse_follows_each_rule)
+{
+    world w;
+    world_open(&w, "dungeon", OP_PARTITION_LAYERS);
+    stretch_case sc;
+    stretch_case_open(&w, &sc);
+    const op__stretch_set *set = sc.set;
+    /* The same loops: every recorded stretch is found again (several loops of a field may
+     * hold one stretch, never fewer hits than records), the result a fresh one. */
+    int all = simplify_all_loops(&sc, set);
+    cr_assert_geq(all, set->count, "%d stretches taken, %d recorded", all, set->count);
+    /* One inner raw vertex moved: its stretch is refined afresh (one hit fewer in its loop),
+     * the others of the loop still copy. Vertices next to the band keep their band corners. */
+    int moved = 0;
+    for (int i = 0; i < sc.tr.count && moved < 6; i++) {
+        const op_raw_loop *l = &sc.tr.loops[i];
+        int n = l->nverts, before = simplify_both(&sc, set, l->verts, n, sc.tr.region[i]);
+        if (before == 0)
+            continue;
+        op_contour_vert *c = op_arena_alloc(sc.o, (size_t)n * sizeof *c + 16);
+        for (int k = 0; k < n; k++) {
+            int p = (k + n - 1) % n, q = (k + 1) % n;
+            /* k inside a stretch: its neighbour value and its successor's are its
+             * predecessor's (no portal at k or k + 1), none is the band. */
+            if (l->verts[k].neighbour != l->verts[p].neighbour ||
+                l->verts[q].neighbour != l->verts[k].neighbour ||
+                l->verts[k].neighbour == sc.cs.border_region)
+                continue;
+            memcpy(c, l->verts, (size_t)n * sizeof *c);
+            c[k].x += 1;
+            int after = simplify_both(&sc, set, c, n, sc.tr.region[i]);
+            if (after == before - 1) {
+                moved++;
+                break;
+            }
+            /* A vertex of a short stretch (not recorded) or of a chord: nothing copied. */
+            cr_assert_eq(after, before, "loop %d vertex %d: %d hits, %d before", i, k, after,
+                         before);
+        }
+    }
+    cr_assert_gt(moved, 0, "no moved vertex made its stretch miss");
+    int i = partial_stretch(set);
+    cr_assert_geq(i, 0, "every stretch kept whole");
+    uint32_t *keep[2];
+    /* A record whose start, first inner or end point differs, its key left as it was (the
+     * key holds the ends, a collision would): the point comparison refuses it, whatever it
+     * keeps. */
+    for (int which = 0; which < 3; which++) {
+        op__stretch_set f = forged(set, i, keep);
+        uint16_t *pts = malloc((size_t)set->first[set->count] * 4 + 4);
+        memcpy(pts, set->pts, (size_t)set->first[set->count] * 4);
+        uint32_t at = which == 0   ? set->first[i]
+                      : which == 1 ? set->first[i] + 1
+                                   : set->first[i + 1] - 1;
+        pts[2 * at + (uint32_t)(which == 2)] ^= 1;
+        f.pts = pts;
+        cr_assert_lt(simplify_all_loops(&sc, &f), all, "point %d of the stretch changed", which);
+        free(pts);
+        free(keep[0]);
+        free(keep[1]);
+    }
+    /* A record with the other wall flag (its key still the stretch's). */
+    {
+        op__stretch_set f = forged(set, i, keep);
+        uint8_t *wall = malloc((size_t)set->count + 1);
+        memcpy(wall, set->wall, (size_t)set->count);
+        wall[i] ^= 1;
+        f.wall = wall;
+        cr_assert_lt(simplify_all_loops(&sc, &f), all);
+        free(wall);
+        free(keep[0]);
+        free(keep[1]);
+    }
+    /* Every region of one area: the region borders become chords, which are not refined,
+     * so the records of their stretches (refined in the capture) must not be taken. */
+    {
+        uint8_t *was = sc.st.regions.region_area;
+        int nr = sc.st.regions.region_count, chords = 0;
+        uint8_t *one = op_arena_alloc(sc.o, (size_t)nr + 1);
+        for (int r = 0; r <= nr; r++) {
+            one[r] = 63;
+            chords += r > 0 && was[r] != 63;
+        }
+        cr_assert_gt(chords, 0, "no region of another area");
+        sc.st.regions.region_area = one;
+        cr_assert_lt(simplify_all_loops(&sc, set), all);
+        sc.st.regions.region_area = was;
+    }
+    /* A record made with another MaxError or MaxEdgeLength: nothing is taken. */
+    {
+        op__stretch_set f = forged(set, i, keep);
+        f.e2 = set->e2 * 4.0 + 1.0;
+        cr_assert_eq(simplify_all_loops(&sc, &f), 0);
+        f.e2 = set->e2;
+        f.edge2 = set->edge2 + 1;
+        cr_assert_eq(simplify_all_loops(&sc, &f), 0);
+        free(keep[0]);
+        free(keep[1]);
+    }
+    stretch_case_close(&sc);
+    world_close(&w);
+}
+
 Test(rebuild, contour_trace_of_a_layer_view_is_its_layer_alone)
 {
     world w;

@@ -67,6 +67,7 @@ typedef struct ours {
     long detail_reused, polys; /* over every rebuild: polygons whose detail was copied */
     long contours_reused, regions; /* and regions whose contours were (build3d-runtime §5.6-7) */
     long polys_reused, contours;   /* and contours whose polygons were (§5.12) */
+    long stretches_reused;         /* and loop stretches whose simplification was (§5.13) */
     long regions_reused, rebuilt;  /* rebuilds that took the entry's regions (§5.9), and all */
     long layers_kept;              /* rebuilds that kept some span layers' regions (§5.11) */
     long add_calls, drop_calls;    /* op_level_rebuild_tile calls, warm-up included */
@@ -153,6 +154,7 @@ static double ours_edit(ours *o, const op_volume *v, const op_volume *set, int n
                 o->polys += st.polys.npolys;
                 o->contours_reused += st.contours_reused;
                 o->polys_reused += st.polys_reused;
+                o->stretches_reused += st.stretches_reused;
                 o->contours += st.contours.count;
                 o->regions += st.regions.region_count;
                 o->regions_reused += st.regions_reused;
@@ -508,9 +510,9 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
     printf("| tiles kept / layers | %d | %d / %d | |\n", o.tiles, tz.tiles, tz.layers);
     printf("| reused from the entry (every rebuild) | detail of %ld / %ld polygons, contours of "
            "%ld / %ld regions, polygons of %ld / %ld contours, regions of %ld / %ld rebuilds, "
-           "some span layers' regions in %ld | | |\n",
+           "some span layers' regions in %ld, stretches %ld | | |\n",
            o.detail_reused, o.polys, o.contours_reused, o.regions, o.polys_reused, o.contours,
-           o.regions_reused, o.rebuilt, o.layers_kept);
+           o.regions_reused, o.rebuilt, o.layers_kept, o.stretches_reused);
     printf("| op_level_rebuild_tile calls (warm-up included) | %ld adds, %ld drops | | |\n",
            o.add_calls, o.drop_calls);
     printf("| preprocessing (every tile), ms | %.1f | %.1f | |\n\n", ours_prep, tz.prepare_ms);

@@ -102,7 +102,9 @@ typedef struct build {
     int *fallbacks, *dropped; /* region_count + 1: the counts of res charged to each region */
     int *first;               /* region_count + 2: region r's contours in res */
     const op__contour_base *base;
-    const op__contour_plan *plan; /* regions copied from base, or NULL */
+    const op__contour_plan *plan;     /* regions copied from base, or NULL */
+    const op__stretch_set *stretches; /* §5.13: the base's, or NULL */
+    op__contour_record *rec;          /* the caller's record, or NULL */
 } build;
 
 static op_status nomem(build *b, const char *what, size_t bytes)
@@ -120,7 +122,25 @@ static op_status simplify_all(build *b)
     b->simp = op_arena_alloc(b->scratch, (total + 1) * sizeof *b->simp);
     if (!b->raw_area2 || !b->simp_area2 || !b->nsimp || !b->simp)
         return nomem(b, "simplified loops", (total + 1) * sizeof *b->simp);
-    op__simplify_ctx ctx = {b->cs, b->regs, b->scratch, b->err};
+    /* §5.13: a rebuild looks its stretches up in the base's record, whatever else of the
+     * base fits (the refinement of a stretch reads its points and two settings only); a
+     * capture records its own. */
+    op__simplify_ctx ctx = {b->cs,
+                            b->regs,
+                            b->scratch,
+                            b->err,
+                            b->stretches,
+                            NULL,
+                            b->rec ? b->rec->stretches_reused : NULL};
+    if (b->rec && b->rec->want_stretches) {
+        const op_contour_settings *cs = b->cs;
+        op_status st = op__stretch_rec_init(
+            &b->rec->stretches, total, cs->max_error * cs->max_error,
+            (int64_t)cs->max_edge_length * cs->max_edge_length, b->out, b->err);
+        if (st != OP_OK)
+            return st;
+        ctx.rec = &b->rec->stretches;
+    }
     for (int i = 0; i < n; i++) {
         const op_contour_vert *raw = &b->loops.verts[b->loops.start[i]];
         int len = (int)(b->loops.start[i + 1] - b->loops.start[i]);
@@ -433,6 +453,8 @@ op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
     b.scratch = scratch;
     b.err = err;
     b.res = res;
+    b.rec = rec;
+    b.stretches = base ? base->stretches : NULL;
     size_t nr = (size_t)regs->region_count + 2;
     b.fallbacks = op_arena_calloc(rec ? out : scratch, nr, sizeof *b.fallbacks);
     b.dropped = op_arena_calloc(rec ? out : scratch, nr, sizeof *b.dropped);
@@ -468,7 +490,7 @@ op_status op__contours_build_reuse(const op_chf *chf, const op_regions *regs,
         return st;
     }
     if (rec)
-        *rec = (op__contour_record){b.first, b.fallbacks, b.dropped};
+        rec->first = b.first, rec->fallbacks = b.fallbacks, rec->dropped = b.dropped;
     op_err_clear(err);
     return OP_OK;
 }

@@ -60,6 +60,51 @@ op_status op__contours_trace_marked(const op_chf *chf, const op_regions *regs, c
                                     op_arena *verts_arena, op_arena *scratch, op__loops *res,
                                     op_err *err);
 
+/* Simplified stretches of a capture's contour stage, kept in a rebuild entry
+ * (docs/spec/build3d-runtime.md §5.13; contours_stretch.c has the layout). Read only. */
+typedef struct op__stretch_set {
+    double e2;     /* MaxError squared of the pass that refined them */
+    int64_t edge2; /* MaxEdgeLength squared (0: no split) */
+    int count;
+    uint32_t mask;
+    const uint32_t *hash, *first, *kfirst, *kept;
+    const int32_t *slot;
+    const uint16_t *pts;
+    const uint8_t *wall;
+} op__stretch_set;
+
+/* A capture's record of the stretches it refined (arrays sized by op__stretch_rec_init). */
+typedef struct op__stretch_rec {
+    double e2;
+    int64_t edge2;
+    int count;
+    size_t cap;
+    uint32_t *hash, *first, *kfirst, *kept;
+    uint8_t *wall;
+    uint16_t *pts;
+} op__stretch_rec;
+
+/* Stretches shorter than this (b - a, in raw vertices) are neither recorded nor looked up:
+ * their refinement costs about what the lookup would. */
+#define OP__STRETCH_MIN 4
+
+/* Room for the stretches of loops of raw_verts vertices in all, from arena. */
+op_status op__stretch_rec_init(op__stretch_rec *r, size_t raw_verts, double e2, int64_t edge2,
+                               op_arena *arena, op_err *err);
+/* Records stretch a -> b (b unwrapped, b - a >= OP__STRETCH_MIN) of loop v (n vertices) with
+ * its wall flag and the keep flags its refinement left (indexed mod n). */
+void op__stretch_rec_add(op__stretch_rec *r, const op_contour_vert *v, int n, int a, int b,
+                         int wall, const uint8_t *keep);
+/* Bytes op__stretch_pack needs (alignment included). */
+size_t op__stretch_bytes(const op__stretch_rec *r);
+/* Lays r out in mem (op__stretch_bytes(r) bytes) and returns the set there. */
+const op__stretch_set *op__stretch_pack(const op__stretch_rec *r, void *mem);
+/* §5.13: when s holds stretch a -> b of loop v with the same points, wall flag and pass
+ * settings (e2, edge2), sets keep[] over its inner vertices as its refinement did and
+ * returns 1; else 0 (keep untouched). */
+int op__stretch_find(const op__stretch_set *s, double e2, int64_t edge2, const op_contour_vert *v,
+                     int n, int a, int b, int wall, uint8_t *keep);
+
 /* One contour build's result by region, kept in a rebuild entry so that a rebuild can copy
  * the contours of a region the edit provably left alone (docs/spec/build3d-runtime.md §5.7).
  * Every pointer is the entry's. */
@@ -80,6 +125,7 @@ typedef struct op__contour_base {
     const uint32_t *spans;        /* region_count + 1: the spans of id b in reg (0 too), or NULL */
     const uint32_t *across_first; /* op__contours_across of reg (with spans), or NULL */
     const uint32_t *across;
+    const op__stretch_set *stretches; /* §5.13, or NULL */
 } op__contour_base;
 
 /* The regions of a build whose contours are the base's (§5.7), from scratch. */
@@ -108,6 +154,11 @@ typedef struct op__contour_record {
     int *first;     /* region_count + 2 */
     int *fallbacks; /* region_count + 1 */
     int *dropped;   /* region_count + 1 */
+    /* In: when want_stretches, the build records its refined stretches (§5.13) in stretches
+     * (arrays from out). */
+    int want_stretches;
+    op__stretch_rec stretches;
+    int *stretches_reused; /* in: when not NULL, counts the stretches copied (§5.13) */
 } op__contour_record;
 
 /* op_contours_build, copying (with its neighbour values renamed) the contours of every region
@@ -149,12 +200,16 @@ int64_t op__loop_area2(const op_contour_vert *v, int n);
 op_status op__loop_crosses(const op_contour_vert *v, int n, op_arena *scratch, int *crosses,
                            op_err *err);
 
-/* What simplification needs besides the loop. */
+/* What simplification needs besides the loop. stretches (rebuilds) and rec (captures) may
+ * be NULL; reused (when not NULL) counts the stretches taken from stretches. */
 typedef struct op__simplify_ctx {
     const op_contour_settings *cs;
     const op_regions *regs;
     op_arena *scratch;
     op_err *err;
+    const op__stretch_set *stretches;
+    op__stretch_rec *rec;
+    int *reused;
 } op__simplify_ctx;
 
 /* §6 simplification of one raw loop of region `region` (steps 1-3 with both fallbacks).

@@ -172,6 +172,7 @@ typedef struct pass_params {
 typedef struct pass_work {
     uint8_t *keep; /* n flags */
     int *stack;    /* 4n ints: pairs (a, b), b unwrapped */
+    int *noted;    /* 2n ints: the stretches to record (a, b), with a record only */
 } pass_work;
 
 static int is_chord_stretch(const pass_params *pp, const op_regions *regs, int32_t nb)
@@ -242,11 +243,13 @@ static int refine_pick(const op_contour_vert *v, int n, const pass_params *pp, i
 /* One pass of steps 1-3. Returns the vertex count written to out; *chords is set when
  * the straight-border rule left a stretch with inner vertices unrefined. */
 static int simplify_pass(const op_contour_vert *v, int n, const pass_params *pp,
-                         const op_regions *regs, pass_work *w, op_contour_vert *out, int *chords)
+                         const op__simplify_ctx *ctx, pass_work *w, op_contour_vert *out,
+                         int *chords, int record)
 {
+    const op_regions *regs = ctx->regs;
     uint8_t *keep = w->keep;
     keep_portals(v, n, pp->border_reg, keep);
-    int top = 0;
+    int top = 0, noted = 0;
     int first = 0;
     while (!keep[first])
         first++;
@@ -255,6 +258,24 @@ static int simplify_pass(const op_contour_vert *v, int n, const pass_params *pp,
         while (!keep[bw]) {
             b++;
             bw = bw + 1 == n ? 0 : bw + 1;
+        }
+        /* §5.13: a long stretch that is refined (no chord) may be the base's; keep[] of
+         * its inner vertices is then the base's refinement, and it is not refined here.
+         * Its wall flag is its start's neighbour value being 0 (every vertex but its end
+         * carries the start's value: a change would be a portal). */
+        if (b - a >= OP__STRETCH_MIN && (ctx->stretches || (record && ctx->rec)) &&
+            !is_chord_stretch(pp, regs, v[a % n].neighbour)) {
+            int wall = v[a % n].neighbour == 0;
+            if (op__stretch_find(ctx->stretches, pp->e2, pp->edge2, v, n, a, b, wall, keep)) {
+                if (ctx->reused)
+                    ++*ctx->reused;
+                a = b;
+                continue;
+            }
+            if (record && ctx->rec) {
+                w->noted[noted++] = a;
+                w->noted[noted++] = b;
+            }
         }
         w->stack[top++] = a;
         w->stack[top++] = b;
@@ -278,6 +299,10 @@ static int simplify_pass(const op_contour_vert *v, int n, const pass_params *pp,
         w->stack[top++] = m;
         w->stack[top++] = b;
     }
+    /* Each noted stretch's keep flags are final now: its refinement stays inside it. */
+    for (int i = 0; i < noted; i += 2)
+        op__stretch_rec_add(ctx->rec, v, n, w->noted[i], w->noted[i + 1],
+                            v[w->noted[i] % n].neighbour == 0, keep);
     /* Step 3: merge equal consecutive vertices; the first keeps its place and takes the
      * neighbour of the last one of the run (the edge that leaves the position). */
     int m = 0;
@@ -312,19 +337,21 @@ op_status op__simplify_loop(const op__simplify_ctx *ctx, const op_contour_vert *
     pass_work w;
     w.keep = op_arena_alloc(ctx->scratch, (size_t)n);
     w.stack = op_arena_alloc(ctx->scratch, (size_t)n * 4 * sizeof *w.stack);
-    if (!w.keep || !w.stack)
+    w.noted = ctx->rec ? op_arena_alloc(ctx->scratch, (size_t)n * 2 * sizeof *w.noted) : NULL;
+    if (!w.keep || !w.stack || (ctx->rec && !w.noted))
         return op_err_set(ctx->err, OP_ENOMEM, "contours: out of memory (loop of %d vertices)", n);
     pass_params pp = {cs->max_error * cs->max_error,
                       (int64_t)cs->max_edge_length * cs->max_edge_length,
                       cs->straight_region_borders && cs->max_error > 0, region, cs->border_region};
     int chords = 0, crosses = 0;
-    int m = simplify_pass(raw, n, &pp, ctx->regs, &w, out, &chords);
+    /* Only the first pass is recorded: its settings are the record's (§5.13). */
+    int m = simplify_pass(raw, n, &pp, ctx, &w, out, &chords, 1);
     op_status st = OP_OK;
     if (degenerate(out, m, raw_area2)) {
         pass_params exact = pp;
         exact.e2 = 0.0;
         exact.straight = 0;
-        m = simplify_pass(raw, n, &exact, ctx->regs, &w, out, &chords);
+        m = simplify_pass(raw, n, &exact, ctx, &w, out, &chords, 0);
         *fallback = degenerate(out, m, raw_area2);
     } else if (pp.straight) {
         st = op__loop_crosses(out, m, ctx->scratch, &crosses, ctx->err);
@@ -334,7 +361,7 @@ op_status op__simplify_loop(const op__simplify_ctx *ctx, const op_contour_vert *
             if (chords) {
                 pass_params refined = pp;
                 refined.straight = 0;
-                m = simplify_pass(raw, n, &refined, ctx->regs, &w, out, &chords);
+                m = simplify_pass(raw, n, &refined, ctx, &w, out, &chords, 0);
                 if (degenerate(out, m, raw_area2))
                     *fallback = 1;
                 else

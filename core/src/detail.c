@@ -424,10 +424,10 @@ static op_status index_build(base_index *ix, const op__detail_base *b, op_arena 
     return OP_OK;
 }
 
-/* Rule 3: in every cell of p's box widened by one toward the low side, a span has p's region
- * exactly when it had q's in the base. */
+/* Rule 3: at every interior sample point of p, a span of the cells its height lookup visits
+ * has p's region exactly when it had q's in the base (detail_samples.c). */
 static int same_membership(const op_poly_mesh *mesh, int p, int n, const op_chf *chf,
-                           const uint16_t *reg, const op__detail_base *b, int q)
+                           const uint16_t *reg, const op__detail_base *b, int q, double sd)
 {
     const int32_t *v = vert_of(mesh, p, 0);
     int x0 = v[0], x1 = v[0], z0 = v[2], z1 = v[2];
@@ -443,30 +443,23 @@ static int same_membership(const op_poly_mesh *mesh, int p, int n, const op_chf 
     x1 = x1 > chf->width - 1 ? chf->width - 1 : x1;
     z1 = z1 > chf->depth - 1 ? chf->depth - 1 : z1;
     uint16_t r = mesh->regs[p], rb = b->mesh.regs[q];
-    const uint16_t *breg = b->reg;
-    const uint32_t *cells = chf->cells;
     if (x0 > x1 || z0 > z1)
         return 1; /* no cell: nothing to compare */
     /* The common case first: the same id and the same ids in every span from the box's
-     * first cell to its last (a superset of the box's spans). */
+     * first cell to its last, a superset of the spans every sample reads (the samples lie
+     * strictly inside p's box, their lookups within one cell below it). */
+    const uint32_t *cells = chf->cells;
     uint32_t a = cells[(size_t)z0 * (size_t)chf->width + (size_t)x0];
     uint32_t e = cells[(size_t)z1 * (size_t)chf->width + (size_t)x1 + 1];
-    if (r == rb && memcmp(&reg[a], &breg[a], (size_t)(e - a) * sizeof *reg) == 0)
+    if (r == rb && memcmp(&reg[a], &b->reg[a], (size_t)(e - a) * sizeof *reg) == 0)
         return 1;
-    for (int cz = z0; cz <= z1; cz++) {
-        size_t row = (size_t)cz * (size_t)chf->width;
-        uint32_t s0 = cells[row + (size_t)x0], s1 = cells[row + (size_t)x1 + 1];
-        for (uint32_t s = s0; s < s1; s++) /* the row's cells x0..x1 are one span range */
-            if ((reg[s] == r) != (breg[s] == rb))
-                return 0;
-    }
-    return 1;
+    return op__detail_samples_same_membership(mesh, p, n, chf, reg, b->reg, rb, sd);
 }
 
 /* The base polygon whose detail polygon p may copy (rules 2 and 3), or -1. same: the base
  * region whose span set p's region has (rule 3a), or 0 (unknown: rule 3 is scanned). */
 static int find_base(const base_index *ix, const op_poly_mesh *mesh, int p, const op_chf *chf,
-                     const uint16_t *reg, int same)
+                     const uint16_t *reg, int same, double sd)
 {
     int n = poly_nverts(mesh, p);
     if (n < 3)
@@ -479,8 +472,8 @@ static int find_base(const base_index *ix, const op_poly_mesh *mesh, int p, cons
         while (k < n && memcmp(vert_of(mesh, p, k), vert_of(bm, q, k), 3 * sizeof(int32_t)) == 0)
             k++;
         /* Rule 3a: reg(s) = region(p) exactly when reg_base(s) = same, for every span. */
-        if (k == n &&
-            ((same != 0 && bm->regs[q] == same) || same_membership(mesh, p, n, chf, reg, ix->b, q)))
+        if (k == n && ((same != 0 && bm->regs[q] == same) ||
+                       same_membership(mesh, p, n, chf, reg, ix->b, q, sd)))
             return q;
     }
     return -1;
@@ -539,6 +532,7 @@ static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op
     int *from_base = NULL, computed = mesh->npolys;
     if (base && base_fits(base, mesh, chf, regs, ds, min_row)) {
         base_index ix = {0};
+        double sd = ds->sample_distance / mesh->frame.cs; /* as triangulate_poly's */
         st = index_build(&ix, base, scratch, err);
         from_base = op_arena_alloc(scratch, ((size_t)mesh->npolys + 1) * sizeof *from_base);
         if (st == OP_OK && !from_base)
@@ -546,7 +540,7 @@ static op_status build_all(const op_poly_mesh *mesh, const op_chf *chf, const op
         for (int p = 0; st == OP_OK && p < mesh->npolys; p++) {
             int r = mesh->regs[p];
             int same = kept_from && r <= regs->region_count ? kept_from[r] : 0;
-            from_base[p] = find_base(&ix, mesh, p, chf, regs->reg, same);
+            from_base[p] = find_base(&ix, mesh, p, chf, regs->reg, same, sd);
             computed -= from_base[p] >= 0;
         }
     }

@@ -88,6 +88,14 @@ void op__detail_samples(const op_poly_mesh *mesh, int p, int nverts, const op_ch
                         const uint16_t *reg, const op_detail_settings *ds, double sd, int min_row,
                         op__samples *s);
 
+/* build3d-runtime.md §5.6 rule 3: at every interior sample point of polygon p (the points
+ * op__detail_samples keeps, before their height lookup), every span of the cells
+ * op__detail_nearest_row visits has p's region in reg exactly when it has base_region in
+ * base_reg. 1 when they all agree (always with detail off, sd <= 0.9: no samples). */
+int op__detail_samples_same_membership(const op_poly_mesh *mesh, int p, int nverts,
+                                       const op_chf *chf, const uint16_t *reg,
+                                       const uint16_t *base_reg, int base_region, double sd);
+
 /* Ear-clips ring (m local ids) into dt's triangles, fills the edge map, and makes every
  * interior edge locally Delaunay. */
 void op__dt_hull(op__dt *dt, const uint8_t *ring, int m);

@@ -315,3 +315,47 @@ void op__detail_samples(const op_poly_mesh *mesh, int p, int nverts, const op_ch
         }
     }
 }
+
+int op__detail_samples_same_membership(const op_poly_mesh *mesh, int p, int nverts,
+                                       const op_chf *chf, const uint16_t *reg,
+                                       const uint16_t *base_reg, int base_region, double sd)
+{
+    if (!(sd > 0.9))
+        return 1; /* detail off: no samples, no region read */
+    int32_t lo[2], hi[2];
+    bounds(mesh, p, nverts, lo, hi);
+    int region = (int)mesh->regs[p];
+    /* The grid, the edge test and the cells are op__detail_samples' and
+     * op__detail_nearest_row's, step for step: any point or cell they read is compared. */
+    for (int j = 1;; j++) {
+        double z = (double)lo[1] + (double)j * sd;
+        if (!(z < (double)hi[1]))
+            break;
+        for (int i = 1;; i++) {
+            double x = (double)lo[0] + (double)i * sd;
+            if (!(x < (double)hi[0]))
+                break;
+            if (!far_from_edges(mesh, p, nverts, x, z, sd))
+                continue;
+            double fx = floor(x), fz = floor(z);
+            if (!(fx > -1e9 && fx < 1e9 && fz > -1e9 && fz < 1e9))
+                continue;
+            int x1 = (int)fx, z1 = (int)fz;
+            int x0 = (x == fx) ? x1 - 1 : x1;
+            int z0 = (z == fz) ? z1 - 1 : z1;
+            for (int cz = z0; cz <= z1; cz++) {
+                if (cz < 0 || cz >= chf->depth)
+                    continue;
+                for (int cx = x0; cx <= x1; cx++) {
+                    if (cx < 0 || cx >= chf->width)
+                        continue;
+                    int c = cx + cz * chf->width;
+                    for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+                        if (((int)reg[s] == region) != ((int)base_reg[s] == base_region))
+                            return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}

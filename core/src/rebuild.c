@@ -203,7 +203,8 @@ static size_t contour_bytes(const contour_keep *k, int nregions)
     size_t n = up((size_t)k->set.count * sizeof(op_contour)) +
                3 * up(((size_t)nregions + 2) * sizeof(int)) + up((size_t)nregions + 1) +
                up(((size_t)nregions + 1) * sizeof(uint32_t)) + up(((size_t)nregions + 3) * 4) +
-               up(((size_t)k->across_first[nregions + 1] + 1) * 4);
+               up(((size_t)k->across_first[nregions + 1] + 1) * 4) +
+               up(op__stretch_bytes(&k->rec.stretches));
     for (int i = 0; i < k->set.count; i++)
         n += up((size_t)k->set.contours[i].nverts * sizeof(op_contour_vert));
     return n;
@@ -226,6 +227,9 @@ static void put_contours(unsigned char **at, op_rebuild_entry *e, const op_tile_
     b->max_edge_length = k->cs.max_edge_length;
     b->straight_region_borders = k->cs.straight_region_borders;
     b->border_region = k->cs.border_region;
+    /* §5.13: the stretches the capture's simplification refined. */
+    b->stretches = op__stretch_pack(&k->rec.stretches, *at);
+    *at += up(op__stretch_bytes(&k->rec.stretches));
     op_contour *c = put(at, k->set.contours, (size_t)k->set.count * sizeof *c);
     for (int i = 0; i < k->set.count; i++) {
         c[i].verts =
@@ -395,6 +399,8 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
     op_arena_mark m = op_arena_get_mark(scratch);
     contour_keep ck;
     int with_contours = keeps_contours(lvl, st, last, &ck.cs);
+    memset(&ck.rec, 0, sizeof ck.rec);
+    ck.rec.want_stretches = 1; /* §5.13 */
     if (with_contours &&
         (s = op__contours_build_reuse(&st->chf, &st->regions, &ck.cs, NULL, NULL, &ck.rec, out,
                                       scratch, &ck.set, err)) != OP_OK) {

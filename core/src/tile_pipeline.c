@@ -118,9 +118,12 @@ static op_status contours_on(const op_level *l, const op__tile_base *cached, int
     }
     /* A rebuild copies the contours of the regions the edit provably left alone
      * (build3d-runtime.md §5.7). */
-    op_status s =
-        op__contours_build_reuse(&st->chf, &st->regions, &cs, cached ? cached->contours : NULL,
-                                 &st->contours_reused, NULL, out, scratch, &st->contours, err);
+    op__contour_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.stretches_reused = &st->stretches_reused; /* §5.13 */
+    op_status s = op__contours_build_reuse(&st->chf, &st->regions, &cs,
+                                           cached ? cached->contours : NULL, &st->contours_reused,
+                                           cached ? &rec : NULL, out, scratch, &st->contours, err);
     if (s != OP_OK)
         return s;
     /* Contours of the border region are ignored from here on (§2.4). */

@@ -98,19 +98,21 @@ typedef struct op_tile_stages {
     int *poly_layer;
     int ntiles;
     op_tile *tiles;
-    double stage_ms[6];  /* time spent in each op_stage (monotonic clock) */
-    int detail_reused;   /* rebuilds: polygons whose detail was copied from the entry
-                            (build3d-runtime.md §5.6); 0 in a build from scratch */
-    int contours_reused; /* rebuilds: regions whose contours were copied from the entry
-                            (build3d-runtime.md §5.7); 0 in a build from scratch */
-    int polys_reused;    /* rebuilds: contours whose polygons were copied from the entry
-                            (build3d-runtime.md §5.12); 0 in a build from scratch */
-    int regions_reused;  /* rebuilds: 1 when the regions (border cut included) were the
-                            entry's (build3d-runtime.md §5.9; chf.dist is then NULL, not
-                            computed); 0 in a build from scratch */
-    int layers_reused;   /* rebuilds, partition = layers: span layers whose regions were the
-                            entry's, renumbered (build3d-runtime.md §5.11); 0 when rule 9
-                            took the whole stage, nothing was kept, or from scratch */
+    double stage_ms[6];   /* time spent in each op_stage (monotonic clock) */
+    int detail_reused;    /* rebuilds: polygons whose detail was copied from the entry
+                             (build3d-runtime.md §5.6); 0 in a build from scratch */
+    int contours_reused;  /* rebuilds: regions whose contours were copied from the entry
+                             (build3d-runtime.md §5.7); 0 in a build from scratch */
+    int polys_reused;     /* rebuilds: contours whose polygons were copied from the entry
+                             (build3d-runtime.md §5.12); 0 in a build from scratch */
+    int regions_reused;   /* rebuilds: 1 when the regions (border cut included) were the
+                             entry's (build3d-runtime.md §5.9; chf.dist is then NULL, not
+                             computed); 0 in a build from scratch */
+    int layers_reused;    /* rebuilds, partition = layers: span layers whose regions were the
+                             entry's, renumbered (build3d-runtime.md §5.11); 0 when rule 9
+                             took the whole stage, nothing was kept, or from scratch */
+    int stretches_reused; /* rebuilds: loop stretches whose simplification was copied from
+                             the entry (build3d-runtime.md §5.13); 0 in a build from scratch */
 } op_tile_stages;
 
 /* Builds tile (tx, tz) up to stage `last`; keep_raw keeps raw contour loops. Arrays

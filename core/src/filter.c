@@ -163,6 +163,28 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
      * below would end there with nothing to say. */
     if (cur->n != OP_NO_SPAN && cur->floor == floor && cur->ceiling == ceiling)
         return 0;
+    /* A neighbour span whose ceiling is at least ceiling - walkable_height: the next
+     * span up has its floor above its smin, that ceiling, so ceiling - that floor <
+     * walkable_height and the loop below would stop there (no next span: the ceiling is
+     * SKY). Its one iteration, without reading the next span: rooms next door with a
+     * floor within the climb or another ceiling, roofs at other heights (dungeon). */
+    if (cur->n != OP_NO_SPAN && cur->ceiling + walkable_height >= ceiling) {
+        int nfloor = cur->floor, nceiling = cur->ceiling;
+        if (ceiling - nfloor < walkable_height)
+            return 0;
+        int top = nceiling < ceiling ? nceiling : ceiling;
+        int bot = nfloor > floor ? nfloor : floor;
+        if (top - bot < walkable_height)
+            return 0;
+        int diff = nfloor - floor;
+        if (diff < -walkable_climb)
+            return 1;
+        if (diff <= walkable_climb) {
+            *lo = nfloor < *lo ? nfloor : *lo;
+            *hi = nfloor > *hi ? nfloor : *hi;
+        }
+        return 0;
+    }
     for (col_pos p = *cur; p.n != OP_NO_SPAN; pos_at(hf, &p, p.next)) {
         int nfloor = p.floor, nceiling = p.ceiling;
         if (ceiling - nfloor < walkable_height)

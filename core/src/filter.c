@@ -154,7 +154,10 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
                                      int ceiling, int walkable_height, int walkable_climb, int *lo,
                                      int *hi)
 {
-    if ((low < ceiling ? low : ceiling) - floor >= walkable_height)
+    /* The open space under the neighbour's lowest span (low: its smin) reaches the
+     * walkable height: min(low, ceiling) - floor >= walkable_height, where the span's own
+     * ceiling - floor >= walkable_height always holds here (§4.3 cleared it otherwise). */
+    if (low - floor >= walkable_height)
         return 1;
     while (cur->n != OP_NO_SPAN && cur->ceiling - floor < walkable_height)
         pos_at(hf, cur, cur->next);
@@ -212,7 +215,7 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
 static inline int ledge_towards_one(int low, int nfloor, int floor, int ceiling,
                                     int walkable_height, int walkable_climb, int *lo, int *hi)
 {
-    if ((low < ceiling ? low : ceiling) - floor >= walkable_height)
+    if (low - floor >= walkable_height) /* as in ledge_towards_from */
         return 1;
     if (SKY - floor < walkable_height || ceiling - nfloor < walkable_height)
         return 0;

@@ -433,6 +433,73 @@ Test(filters, filters_apply_equals_the_three_passes_on_stacked_floors)
     cr_assert_gt(same, 500, "only %d walkable spans with the same opening next door", same);
 }
 
+/* The same on rooms (dungeon.obj's columns): a floor slab under a ceiling slab, floors
+ * within and beyond the climb of each other, ceilings from walkable_height - 3 to
+ * 2 walkable_height + 3 above them, some thin shelves in the opening and some columns
+ * short of a span, so that next door a span's cursor often stops at a room whose
+ * ceiling is within walkable_height of this one's or above it (ledge_towards_from's
+ * one-iteration case), and sometimes at one whose next span up is still in reach. */
+Test(filters, filters_apply_equals_the_three_passes_on_rooms)
+{
+    op_test_rng rng = {20261207};
+    int near = 0; /* walkable inner spans with such a room next door that is not the same */
+    for (int field_no = 0; field_no < 400; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 8), d = op_test_rand_int(&rng, 3, 8);
+        int wh = op_test_rand_int(&rng, 1, 8), wc = op_test_rand_int(&rng, 0, 4);
+        int base = wc + op_test_rand_int(&rng, 6, 10), rows = base + 2 * wc + 40;
+        op_heightfield a = field(w, d, rows), b = field(w, d, rows);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int r = op_test_rand_int(&rng, 0, 19);
+                if (r == 0)
+                    continue; /* empty */
+                int f = base + op_test_rand_int(&rng, -wc - 2, wc + 2);
+                int g = f + wh + op_test_rand_int(&rng, -3, wh + 3);
+                g = g <= f ? f + 1 : g;
+                int g1 = g + op_test_rand_int(&rng, 1, 3);
+                int area = op_test_rand_int(&rng, 0, 7) == 0 ? 0 : 63;
+                int f0 = f - op_test_rand_int(&rng, 1, 3);
+                add(&a, x, z, f0, f, area);
+                add(&b, x, z, f0, f, area);
+                if (r == 1)
+                    continue; /* no ceiling */
+                area = op_test_rand_int(&rng, 0, 3) == 0 ? 0 : 63;
+                add(&a, x, z, g, g1, area);
+                add(&b, x, z, g, g1, area);
+                if (r <= 4 && g - f >= 3) { /* a shelf of one or two rows in the room */
+                    int s0 = op_test_rand_int(&rng, f + 1, g - 2);
+                    int s1 = s0 + op_test_rand_int(&rng, 1, g - 1 - s0 < 2 ? g - 1 - s0 : 2);
+                    add(&a, x, z, s0, s1, 63);
+                    add(&b, x, z, s0, s1, 63);
+                }
+            }
+        /* Count the case before the filters change the areas. */
+        for (int z = 1; z + 1 < d; z++)
+            for (int x = 1; x + 1 < w; x++)
+                for (uint32_t s = a.heads[x + z * w]; s != OP_NO_SPAN; s = a.spans[s].next) {
+                    uint32_t sn = a.spans[s].next;
+                    int fl = a.spans[s].smax,
+                        cl = sn == OP_NO_SPAN ? OP_SPAN_SKY : a.spans[sn].smin;
+                    if (a.spans[s].area == 0 || cl - fl < wh)
+                        continue;
+                    const int nc[4] = {-1, w, 1, -w};
+                    for (int k = 0; k < 4; k++)
+                        for (uint32_t t = a.heads[x + z * w + nc[k]]; t != OP_NO_SPAN;
+                             t = a.spans[t].next) {
+                            uint32_t tn = a.spans[t].next;
+                            int nf = a.spans[t].smax,
+                                ncl = tn == OP_NO_SPAN ? OP_SPAN_SKY : a.spans[tn].smin;
+                            near += ncl - fl >= wh && ncl + wh >= cl && (nf != fl || ncl != cl) &&
+                                    nf - fl <= wc && fl - nf <= wc;
+                        }
+                }
+        filter_both(&a, &b, wh, wc);
+        same_areas(&a, &b, field_no);
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(near, 2000, "only %d walkable spans with a near room next door", near);
+}
+
 /* The same on one-span ground, where op_filters_apply tests four cells of a row at once
  * (filter.c; test_filters_scalar runs this suite on the scalar test): rows of 3 to 14
  * cells (whole blocks of four and the cells left over), nearly every column one span,

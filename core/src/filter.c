@@ -122,7 +122,8 @@ void op_filter_low_height(op_heightfield *hf, int walkable_height)
 
 /* A position in a neighbour column for the walk of op_filters_apply: span n (or
  * OP_NO_SPAN past the top) with its floor, its ceiling (the next span's smin, or SKY)
- * and the next span, read once per span rather than once per use. */
+ * and the next span, read once per span rather than once per use. Past the top, floor
+ * is -1 and ceiling SKY, as for a top span (see ledge_towards_from's skip). */
 typedef struct col_pos {
     uint32_t n, next;
     int floor, ceiling;
@@ -133,6 +134,7 @@ static inline void pos_at(const op_heightfield *hf, col_pos *p, uint32_t n)
     p->n = n;
     if (n == OP_NO_SPAN) {
         p->floor = -1; /* no floor: read by the flat-ground test, equal to none */
+        p->ceiling = SKY;
         return;
     }
     const op_hf_span *s = &hf->spans[n];
@@ -154,15 +156,44 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
                                      int ceiling, int walkable_height, int walkable_climb, int *lo,
                                      int *hi)
 {
-    if ((low < ceiling ? low : ceiling) - floor >= walkable_height)
+    /* The open space under the neighbour's lowest span (low: its smin) reaches the
+     * walkable height: min(low, ceiling) - floor >= walkable_height, where the span's own
+     * ceiling - floor >= walkable_height always holds here (§4.3 cleared it otherwise). */
+    if (low - floor >= walkable_height)
         return 1;
-    while (cur->n != OP_NO_SPAN && cur->ceiling - floor < walkable_height)
+    /* The skip never reaches past the top: a tested span has ceiling - floor >=
+     * walkable_height (§4.3 first), so floor <= SKY - walkable_height and a top span
+     * (ceiling SKY) leaves it room; an empty column returned above (low = SKY). So it
+     * does not test cur->n (past the top it would stop anyway, at ceiling SKY). */
+    while (cur->ceiling - floor < walkable_height)
         pos_at(hf, cur, cur->next);
     /* The same opening next door (stacked floors and ceilings at equal heights): a
      * neighbour at diff 0, and the next one up starts above this ceiling, so the loop
      * below would end there with nothing to say. */
     if (cur->n != OP_NO_SPAN && cur->floor == floor && cur->ceiling == ceiling)
         return 0;
+    /* A neighbour span whose ceiling is at least ceiling - walkable_height: the next
+     * span up has its floor above its smin, that ceiling, so ceiling - that floor <
+     * walkable_height and the loop below would stop there (no next span: the ceiling is
+     * SKY). Its one iteration, without reading the next span: rooms next door with a
+     * floor within the climb or another ceiling, roofs at other heights (dungeon). */
+    if (cur->n != OP_NO_SPAN && cur->ceiling + walkable_height >= ceiling) {
+        int nfloor = cur->floor, nceiling = cur->ceiling;
+        if (ceiling - nfloor < walkable_height)
+            return 0;
+        int top = nceiling < ceiling ? nceiling : ceiling;
+        int bot = nfloor > floor ? nfloor : floor;
+        if (top - bot < walkable_height)
+            return 0;
+        int diff = nfloor - floor;
+        if (diff < -walkable_climb)
+            return 1;
+        if (diff <= walkable_climb) {
+            *lo = nfloor < *lo ? nfloor : *lo;
+            *hi = nfloor > *hi ? nfloor : *hi;
+        }
+        return 0;
+    }
     for (col_pos p = *cur; p.n != OP_NO_SPAN; pos_at(hf, &p, p.next)) {
         int nfloor = p.floor, nceiling = p.ceiling;
         if (ceiling - nfloor < walkable_height)
@@ -190,7 +221,7 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
 static inline int ledge_towards_one(int low, int nfloor, int floor, int ceiling,
                                     int walkable_height, int walkable_climb, int *lo, int *hi)
 {
-    if ((low < ceiling ? low : ceiling) - floor >= walkable_height)
+    if (low - floor >= walkable_height) /* as in ledge_towards_from */
         return 1;
     if (SKY - floor < walkable_height || ceiling - nfloor < walkable_height)
         return 0;

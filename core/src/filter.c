@@ -143,6 +143,32 @@ static inline void pos_at(const op_heightfield *hf, col_pos *p, uint32_t n)
     p->ceiling = p->next == OP_NO_SPAN ? SKY : (int)hf->spans[p->next].smin;
 }
 
+/* One neighbour span (floor nfloor, ceiling nceiling) against the span (floor, ceiling),
+ * as ledge_towards' loop takes it: END when it and every span above it leave no room
+ * (ceiling - nfloor < walkable_height: floors rise up the column), LEDGE when the opening
+ * between them is a drop beyond the climb, NEXT otherwise (too little room, or a floor
+ * within the climb, recorded in lo / hi). The cursor walks and the one-span walk share it. */
+enum { NEIGHBOUR_NEXT, NEIGHBOUR_LEDGE, NEIGHBOUR_END };
+
+static inline int neighbour_span(int nfloor, int nceiling, int floor, int ceiling,
+                                 int walkable_height, int walkable_climb, int *lo, int *hi)
+{
+    if (ceiling - nfloor < walkable_height)
+        return NEIGHBOUR_END;
+    int top = nceiling < ceiling ? nceiling : ceiling;
+    int bot = nfloor > floor ? nfloor : floor;
+    if (top - bot < walkable_height)
+        return NEIGHBOUR_NEXT;
+    int diff = nfloor - floor;
+    if (diff < -walkable_climb)
+        return NEIGHBOUR_LEDGE;
+    if (diff <= walkable_climb) {
+        *lo = nfloor < *lo ? nfloor : *lo;
+        *hi = nfloor > *hi ? nfloor : *hi;
+    }
+    return NEIGHBOUR_NEXT;
+}
+
 /* ledge_towards for a walk up one column: *cur is a cursor into a neighbour column,
  * left by the column's lower spans, and low that column's lowest smin (SKY when empty).
  * A neighbour span whose ceiling is below floor + walkable_height, or whose floor is
@@ -177,38 +203,16 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
      * walkable_height and the loop below would stop there (no next span: the ceiling is
      * SKY). Its one iteration, without reading the next span: rooms next door with a
      * floor within the climb or another ceiling, roofs at other heights (dungeon). */
-    if (cur->n != OP_NO_SPAN && cur->ceiling + walkable_height >= ceiling) {
-        int nfloor = cur->floor, nceiling = cur->ceiling;
-        if (ceiling - nfloor < walkable_height)
-            return 0;
-        int top = nceiling < ceiling ? nceiling : ceiling;
-        int bot = nfloor > floor ? nfloor : floor;
-        if (top - bot < walkable_height)
-            return 0;
-        int diff = nfloor - floor;
-        if (diff < -walkable_climb)
-            return 1;
-        if (diff <= walkable_climb) {
-            *lo = nfloor < *lo ? nfloor : *lo;
-            *hi = nfloor > *hi ? nfloor : *hi;
-        }
-        return 0;
-    }
+    if (cur->n != OP_NO_SPAN && cur->ceiling + walkable_height >= ceiling)
+        return neighbour_span(cur->floor, cur->ceiling, floor, ceiling, walkable_height,
+                              walkable_climb, lo, hi) == NEIGHBOUR_LEDGE;
     for (col_pos p = *cur; p.n != OP_NO_SPAN; pos_at(hf, &p, p.next)) {
-        int nfloor = p.floor, nceiling = p.ceiling;
-        if (ceiling - nfloor < walkable_height)
-            break;
-        int top = nceiling < ceiling ? nceiling : ceiling;
-        int bot = nfloor > floor ? nfloor : floor;
-        if (top - bot < walkable_height)
-            continue;
-        int diff = nfloor - floor;
-        if (diff < -walkable_climb)
+        int r = neighbour_span(p.floor, p.ceiling, floor, ceiling, walkable_height, walkable_climb,
+                               lo, hi);
+        if (r == NEIGHBOUR_LEDGE)
             return 1;
-        if (diff <= walkable_climb) {
-            *lo = nfloor < *lo ? nfloor : *lo;
-            *hi = nfloor > *hi ? nfloor : *hi;
-        }
+        if (r == NEIGHBOUR_END)
+            break;
     }
     return 0;
 }
@@ -223,19 +227,10 @@ static inline int ledge_towards_one(int low, int nfloor, int floor, int ceiling,
 {
     if (low - floor >= walkable_height) /* as in ledge_towards_from */
         return 1;
-    if (SKY - floor < walkable_height || ceiling - nfloor < walkable_height)
+    if (SKY - floor < walkable_height)
         return 0;
-    int bot = nfloor > floor ? nfloor : floor;
-    if (ceiling - bot < walkable_height) /* top = min(SKY, ceiling) = ceiling */
-        return 0;
-    int diff = nfloor - floor;
-    if (diff < -walkable_climb)
-        return 1;
-    if (diff <= walkable_climb) {
-        *lo = nfloor < *lo ? nfloor : *lo;
-        *hi = nfloor > *hi ? nfloor : *hi;
-    }
-    return 0;
+    return neighbour_span(nfloor, SKY, floor, ceiling, walkable_height, walkable_climb, lo, hi) ==
+           NEIGHBOUR_LEDGE;
 }
 
 /* ledge_or_steep for a span of an inner cell, with the column walk's four cursors and

@@ -281,38 +281,67 @@ static int far_from_edges(const op_poly_mesh *mesh, int p, int nverts, double x,
     return 1;
 }
 
+/* The interior sample points of polygon p in order (§4: rows z = lo.z + j·sd, j = 1, 2, ...
+ * while z < hi.z, in each row x = lo.x + i·sd while x < hi.x, those far from every edge
+ * line): op__detail_samples and the rebuild's membership check walk the same points. */
+typedef struct sample_grid {
+    const op_poly_mesh *mesh;
+    int p, nverts, i, j;
+    double sd;
+    int32_t lo[2], hi[2];
+} sample_grid;
+
+static void sample_grid_init(sample_grid *g, const op_poly_mesh *mesh, int p, int nverts, double sd)
+{
+    *g = (sample_grid){.mesh = mesh, .p = p, .nverts = nverts, .i = 1, .j = 1, .sd = sd};
+    bounds(mesh, p, nverts, g->lo, g->hi);
+}
+
+/* The next sample point into (x, z); 0 when there is none left. */
+static int sample_grid_next(sample_grid *g, double *x, double *z)
+{
+    for (;;) {
+        double zz = (double)g->lo[1] + (double)g->j * g->sd;
+        if (!(zz < (double)g->hi[1]))
+            return 0;
+        double xx = (double)g->lo[0] + (double)g->i * g->sd;
+        if (!(xx < (double)g->hi[0])) {
+            g->j++;
+            g->i = 1;
+            continue;
+        }
+        g->i++;
+        if (far_from_edges(g->mesh, g->p, g->nverts, xx, zz, g->sd)) {
+            *x = xx;
+            *z = zz;
+            return 1;
+        }
+    }
+}
+
 void op__detail_samples(const op_poly_mesh *mesh, int p, int nverts, const op_chf *chf,
                         const uint16_t *reg, const op_detail_settings *ds, double sd, int min_row,
                         op__samples *s)
 {
-    int32_t lo[2], hi[2];
-    bounds(mesh, p, nverts, lo, hi);
     double mean = 0.0;
     for (int k = 0; k < nverts; k++)
         mean += (double)pvert(mesh, p, k)[1];
     mean /= (double)nverts;
     int region = (int)mesh->regs[p];
     s->n = 0;
-    for (int j = 1;; j++) {
-        double z = (double)lo[1] + (double)j * sd;
-        if (!(z < (double)hi[1]))
-            break;
-        for (int i = 1;; i++) {
-            double x = (double)lo[0] + (double)i * sd;
-            if (!(x < (double)hi[0]))
-                break;
-            int row;
-            if (!far_from_edges(mesh, p, nverts, x, z, sd))
-                continue;
-            if (!op__detail_nearest_row(chf, reg, x, z, mean, region, ds->walkable_climb, &row))
-                continue;
-            s->x[s->n] = (double)op_tile_local_at(&mesh->frame, x);
-            s->y[s->n] = (double)op_tile_local_y_at(&mesh->frame, (double)row, min_row);
-            s->z[s->n] = (double)op_tile_local_at(&mesh->frame, z);
-            s->tri[s->n] = -1;
-            s->err[s->n] = 0.0;
-            s->n++;
-        }
+    sample_grid g;
+    sample_grid_init(&g, mesh, p, nverts, sd);
+    double x, z;
+    while (sample_grid_next(&g, &x, &z)) {
+        int row;
+        if (!op__detail_nearest_row(chf, reg, x, z, mean, region, ds->walkable_climb, &row))
+            continue;
+        s->x[s->n] = (double)op_tile_local_at(&mesh->frame, x);
+        s->y[s->n] = (double)op_tile_local_y_at(&mesh->frame, (double)row, min_row);
+        s->z[s->n] = (double)op_tile_local_at(&mesh->frame, z);
+        s->tri[s->n] = -1;
+        s->err[s->n] = 0.0;
+        s->n++;
     }
 }
 
@@ -322,38 +351,29 @@ int op__detail_samples_same_membership(const op_poly_mesh *mesh, int p, int nver
 {
     if (!(sd > 0.9))
         return 1; /* detail off: no samples, no region read */
-    int32_t lo[2], hi[2];
-    bounds(mesh, p, nverts, lo, hi);
     int region = (int)mesh->regs[p];
-    /* The grid, the edge test and the cells are op__detail_samples' and
-     * op__detail_nearest_row's, step for step: any point or cell they read is compared. */
-    for (int j = 1;; j++) {
-        double z = (double)lo[1] + (double)j * sd;
-        if (!(z < (double)hi[1]))
-            break;
-        for (int i = 1;; i++) {
-            double x = (double)lo[0] + (double)i * sd;
-            if (!(x < (double)hi[0]))
-                break;
-            if (!far_from_edges(mesh, p, nverts, x, z, sd))
+    /* The points are op__detail_samples' (sample_grid) and the cells
+     * op__detail_nearest_row's: any cell they read is compared. */
+    sample_grid g;
+    sample_grid_init(&g, mesh, p, nverts, sd);
+    double x, z;
+    while (sample_grid_next(&g, &x, &z)) {
+        double fx = floor(x), fz = floor(z);
+        if (!(fx > -1e9 && fx < 1e9 && fz > -1e9 && fz < 1e9))
+            continue;
+        int x1 = (int)fx, z1 = (int)fz;
+        int x0 = (x == fx) ? x1 - 1 : x1;
+        int z0 = (z == fz) ? z1 - 1 : z1;
+        for (int cz = z0; cz <= z1; cz++) {
+            if (cz < 0 || cz >= chf->depth)
                 continue;
-            double fx = floor(x), fz = floor(z);
-            if (!(fx > -1e9 && fx < 1e9 && fz > -1e9 && fz < 1e9))
-                continue;
-            int x1 = (int)fx, z1 = (int)fz;
-            int x0 = (x == fx) ? x1 - 1 : x1;
-            int z0 = (z == fz) ? z1 - 1 : z1;
-            for (int cz = z0; cz <= z1; cz++) {
-                if (cz < 0 || cz >= chf->depth)
+            for (int cx = x0; cx <= x1; cx++) {
+                if (cx < 0 || cx >= chf->width)
                     continue;
-                for (int cx = x0; cx <= x1; cx++) {
-                    if (cx < 0 || cx >= chf->width)
-                        continue;
-                    int c = cx + cz * chf->width;
-                    for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
-                        if (((int)reg[s] == region) != ((int)base_reg[s] == base_region))
-                            return 0;
-                }
+                int c = cx + cz * chf->width;
+                for (uint32_t s = chf->cells[c]; s < chf->cells[c + 1]; s++)
+                    if (((int)reg[s] == region) != ((int)base_reg[s] == base_region))
+                        return 0;
             }
         }
     }

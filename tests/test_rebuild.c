@@ -1659,12 +1659,6 @@ Test(rebuild, contour_reuse_checks_ids_as_a_build)
     world_close(&w);
 }
 
-/* The trace of a layer view (op_contour_settings.span_layer: each layer of a tile apart) walks
- * with the view's link and neighbour tests, the whole field's with none (the walk is compiled
- * once for each). Oracle: the layer's spans alone as a field of their own (links leaving the
- * layer cut), traced whole. The raw loops must agree vertex by vertex (corners' heights read
- * only in the layer), but at a seam: a cut link is 0 there, the layer view names the other
- * layer's region (0 for the band's or none). */
 /* ---- stretch reuse, rule by rule (build3d-runtime.md §5.13) ---- */
 
 typedef struct stretch_case {
@@ -1879,6 +1873,12 @@ Test(rebuild, stretch_reuse_follows_each_rule)
     world_close(&w);
 }
 
+/* The trace of a layer view (op_contour_settings.span_layer: each layer of a tile apart) walks
+ * with the view's link and neighbour tests, the whole field's with none (the walk is compiled
+ * once for each). Oracle: the layer's spans alone as a field of their own (links leaving the
+ * layer cut), traced whole. The raw loops must agree vertex by vertex (corners' heights read
+ * only in the layer), but at a seam: a cut link is 0 there, the layer view names the other
+ * layer's region (0 for the band's or none). */
 Test(rebuild, contour_trace_of_a_layer_view_is_its_layer_alone)
 {
     world w;

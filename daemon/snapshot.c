@@ -97,7 +97,11 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *
     p->areas = m->areas;
     p->soup = (op_soup){p->verts, 3 * p->nv, p->tris, 3 * p->nt, p->areas};
     op_err e;
-    if (op_level_create_unbinned(&p->soup, s, NULL, 0, &p->whole, &e) != OP_OK)
+    /* Classified once here (each triangle's area after the slope test, copies marked):
+     * the tile levels borrow the classes, so a build neither classifies nor hashes its
+     * triangles again, as a tile of op_level_create's level does not. */
+    if (op_level_create_unbinned(&p->soup, s, NULL, 0, &p->whole, &e) != OP_OK ||
+        op_level_classify(p->whole, &e) != OP_OK)
         return op_err_set(err, e.status, "mesh '%s': %s", m->name, e.msg);
     p->has_box = m->has_box;
     memcpy(p->bmin, m->bmin, sizeof p->bmin);
@@ -466,7 +470,7 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     } else {
         free(occ.k);
     }
-    p->bytes = sizeof *p + p->nv * 12 + p->nt * 12 + (p->ncells + 1) * (12 + sizeof *p->cell_box) +
+    p->bytes = sizeof *p + p->nv * 12 + p->nt * 13 + (p->ncells + 1) * (12 + sizeof *p->cell_box) +
                (size_t)pairs * 4 + p->nbig * (4 + sizeof(op_tile_range)) + occ.cap * 8 +
                7 * OPD_ALLOC_OVERHEAD;
     return st;

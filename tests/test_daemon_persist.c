@@ -702,3 +702,55 @@ Test(daemon_persist, files_and_socket_keep_their_modes_under_umask_000, .timeout
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+/* A level.put's file is encoded beside its snapshot (edit.c's level_file): by another
+ * request thread, or by the putting thread itself when it is the only one (the job then
+ * waits in the queue). Either way the acknowledged puts (a new level, then new content
+ * and another epoch's level after a drop) are what a kill -9 and a restart bring back,
+ * tile for tile. */
+Test(daemon_persist, level_puts_encoded_beside_the_snapshot_survive_kill9, .timeout = 120)
+{
+    for (int threads = 1; threads <= 4; threads += 3) {
+        opt_daemon d;
+        opt_daemon_init(&d);
+        char n[8];
+        snprintf(n, sizeof n, "%d", threads);
+        const char *extra[] = {"--request-threads", n, NULL};
+        opt_daemon_start(&d, extra);
+        op_client *c = opt_connect(&d);
+        op_err e;
+        uint64_t v;
+        int changed;
+        for (int round = 0; round < 3; round++) {
+            int dropped;
+            if (round == 2)
+                cr_assert_eq(op_client_level_drop(c, "crash", OPT_TIMEOUT_MS, &dropped, &e), OP_OK,
+                             "%s", e.msg);
+            opt_soup parts[2] = {{0}}, all = {0};
+            opt_soup_quad(&parts[0], 0, 0, 30, 30, 0);
+            edit_soup(round + 1, &parts[1]);
+            op_client_mesh m[2] = {opt_mesh("floor", &parts[0]), opt_mesh("m1", &parts[1])};
+            cr_assert_eq(
+                op_client_level_put(c, "crash", NULL, 0, m, 2, OPT_TIMEOUT_MS, &v, &changed, &e),
+                OP_OK, "%s", e.msg);
+            concat(parts, 2, &all);
+            opt_daemon_kill9(&d);
+            opt_daemon_start(&d, extra);
+            op_soup soup = {all.v, 3 * all.nv, all.t, 3 * all.nt, NULL};
+            op_settings st;
+            op_settings_default(&st);
+            opt_ref ref;
+            opt_ref_bake(&soup, &st, &ref);
+            opt_check_level(c, "crash", &ref);
+            op_client_level_info li;
+            cr_assert_eq(op_client_level_info_get(c, "crash", OPT_TIMEOUT_MS, &li, &e), OP_OK, "%s",
+                         e.msg);
+            cr_assert_eq(li.version, v, "threads %d round %d", threads, round);
+            opt_ref_free(&ref);
+            opt_soup_free(&all);
+        }
+        op_client_close(c);
+        cr_assert_eq(opt_daemon_stop(&d), 0);
+        opt_daemon_cleanup(&d);
+    }
+}

@@ -12,8 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/src/level_internal.h"
 #include "level.h"
 #include "onepath/arena.h"
+
+/* A level's per-triangle classes (core/src/level_internal.h), NULL when it has none. */
+static const uint8_t *level_classes(const op_level *l)
+{
+    return l->tri_class;
+}
 
 typedef struct rng {
     uint64_t s;
@@ -61,6 +68,19 @@ static opd_mesh *random_mesh(rng *r, const char *name, int nt, float span)
             t[3 * i + c] = 3 * i + c;
         }
         a[i] = (uint8_t)(next(r) % 4 == 0 ? 0 : 63);
+        /* Copies of an earlier triangle (the same vertex bits and area: a build keeps the
+         * first), and near copies that are not (another area, a zero of the other sign). */
+        uint32_t k = next(r) % 8;
+        if (i > 0 && k < 3) {
+            int j = (int)(next(r) % (uint32_t)i);
+            memcpy(&v[9 * (size_t)i], &v[9 * (size_t)j], 9 * sizeof *v);
+            a[i] = a[j];
+            if (k == 1)
+                a[i] = (uint8_t)(a[j] ? 0 : 63);
+            if (k == 2)
+                v[9 * (size_t)i + 3] =
+                    v[9 * (size_t)i + 3] == 0.0f ? -v[9 * (size_t)i + 3] : v[9 * (size_t)i + 3];
+        }
     }
     opd_mesh *m;
     op_err e;
@@ -217,6 +237,17 @@ Test(daemon_tilebox, builds_from_kept_bounds_are_the_offline_bake)
         const opd_part *p = sn->parts[0];
         op_level *whole;
         cr_assert_eq(op_level_create(&p->soup, &s, NULL, 0, &whole, &e), OP_OK, "%s", e.msg);
+        /* The part's level holds the classes the offline level keeps (op_level_classify):
+         * its builds then skip the classification and the copies' hashing (no byte tells). */
+        const uint8_t *want = level_classes(whole), *got = level_classes(p->whole);
+        cr_assert(want && got, "the part's level has no classes");
+        int copies = 0;
+        for (size_t t = 0; t < p->nt; t++) {
+            cr_assert_eq(got[t], want[t], "triangle %zu: class %u, the offline level's %u", t,
+                         got[t], want[t]);
+            copies += want[t] == 0xff;
+        }
+        cr_assert_gt(copies, 5, "%d copies", copies);
         op_tile_rect rc = op_level_tiles(whole);
         for (int tz = rc.tz0; tz <= rc.tz1; tz++)
             for (int tx = rc.tx0; tx <= rc.tx1; tx++) {

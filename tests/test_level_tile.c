@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/src/level_internal.h"
 #include "onepath/build.h"
 #include "onepath/level.h"
 #include "onepath/levelgen.h"
@@ -47,10 +48,18 @@ static tile_out build(const op_level *l, int tx, int tz)
 static int same_as_whole(const op_soup *soup, const op_settings *s)
 {
     op_err e;
-    op_level *whole, *unbinned;
+    op_level *whole, *unbinned, *classed;
     cr_assert_eq(op_level_create(soup, s, NULL, 0, &whole, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(op_level_create_unbinned(soup, s, NULL, 0, &unbinned, &e), OP_OK, "%s", e.msg);
     cr_assert_eq(op_level_tile_count(unbinned), 0);
+    /* An unbinned level given the classes (op_level_classify): the binned level's, triangle
+     * for triangle (level.c's phases 1 and 6 are the oracle). */
+    cr_assert_eq(op_level_create_unbinned(soup, s, NULL, 0, &classed, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_level_classify(classed, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_level_classify(whole, &e), OP_OK, "%s", e.msg); /* has them: no-op */
+    cr_assert(classed->tri_class && whole->tri_class && !unbinned->tri_class);
+    cr_assert(!memcmp(classed->tri_class, whole->tri_class, soup->tris_len / 3),
+              "op_level_classify's classes are not op_level_create's");
     op_tile_rect r = op_level_tiles(whole);
     op_arena *a = op_arena_create(0);
     int layered = 0;
@@ -69,10 +78,12 @@ static int same_as_whole(const op_soup *soup, const op_settings *s)
             tile_out got = build(one, tx, tz);
             /* The same level over a soup checked once: from the unbinned level and from the
              * whole one. */
-            for (int k = 0; k < 2; k++) {
-                op_level *of;
-                cr_assert_eq(op_level_create_tile_of(k ? whole : unbinned, tx, tz, ids, n, &of, &e),
-                             OP_OK, "tile (%d, %d): %s", tx, tz, e.msg);
+            for (int k = 0; k < 3; k++) {
+                op_level *of, *base = k == 0 ? unbinned : k == 1 ? whole : classed;
+                cr_assert_eq(op_level_create_tile_of(base, tx, tz, ids, n, &of, &e), OP_OK,
+                             "tile (%d, %d): %s", tx, tz, e.msg);
+                /* It builds from the base's classes, when the base has them. */
+                cr_assert_eq(of->tri_class, base->tri_class);
                 tile_out again = build(of, tx, tz);
                 cr_assert(again.n == got.n && again.bytes == got.bytes &&
                               !memcmp(again.hash, got.hash, sizeof got.hash),
@@ -101,6 +112,7 @@ static int same_as_whole(const op_soup *soup, const op_settings *s)
     op_arena_destroy(a);
     op_level_destroy(whole);
     op_level_destroy(unbinned);
+    op_level_destroy(classed);
     return layered;
 }
 
@@ -139,6 +151,62 @@ Test(level_tile, terrain_with_areas_equals_the_whole_level)
     op_settings s;
     op_settings_default(&s);
     cr_assert_gt(same_as_whole(&soup, &s), 4);
+    op_arena_destroy(a);
+}
+
+/* A soup with copies: every fifth triangle of a generated level again, later in the soup,
+ * with the same vertices (a copy; a build keeps the first), and near copies that are not
+ * (another area, its vertices in another order, a zero of the other sign); steep faces
+ * among them (class 0). */
+Test(level_tile, copies_and_classes_equal_the_whole_level)
+{
+    op_arena *a = op_arena_create(0);
+    op_soup src;
+    op_err e;
+    cr_assert_eq(op_levelgen("stairs", 48, 3, a, &src, &e), OP_OK, "%s", e.msg);
+    size_t nt = src.tris_len / 3, extra = nt / 5 + 3, all = nt + extra;
+    float *v = op_arena_alloc(a, (src.verts_len + 9 * extra) * sizeof *v);
+    int *t = op_arena_alloc(a, 3 * all * sizeof *t);
+    uint8_t *ar = op_arena_alloc(a, all);
+    memcpy(v, src.verts, src.verts_len * sizeof *v);
+    memcpy(t, src.tris, src.tris_len * sizeof *t);
+    for (size_t i = 0; i < nt; i++)
+        ar[i] = (uint8_t)(i % 11 == 0 ? 7 : 63);
+    size_t nv = src.verts_len / 3;
+    for (size_t k = 0; k < extra; k++) {
+        size_t from = (k * 5) % nt, to = nt + k;
+        for (int c = 0; c < 3; c++) {
+            int src_c = k % 4 == 2 ? (c + 1) % 3 : c; /* rotated: not a copy */
+            memcpy(&v[3 * (nv + 3 * k + (size_t)c)], &v[3 * (size_t)t[3 * from + (size_t)src_c]],
+                   3 * sizeof *v);
+            t[3 * to + (size_t)c] = (int)(nv + 3 * k + (size_t)c);
+        }
+        ar[to] = (uint8_t)(k % 4 == 1 ? (ar[from] == 63 ? 5 : 63) : ar[from]);
+        if (k % 4 == 3) /* a zero of the other sign, else an exact copy */
+            for (int c = 0; c < 9; c++)
+                if (v[3 * nv + 9 * k + (size_t)c] == 0.0f) {
+                    v[3 * nv + 9 * k + (size_t)c] = -v[3 * nv + 9 * k + (size_t)c];
+                    break;
+                }
+    }
+    op_soup soup = {v, src.verts_len + 9 * extra, t, 3 * all, ar};
+    op_settings s;
+    op_settings_default(&s);
+    cr_assert_gt(same_as_whole(&soup, &s), 4);
+    /* Copies were there to find. */
+    op_level *l;
+    cr_assert_eq(op_level_create_unbinned(&soup, &s, NULL, 0, &l, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op_level_classify(l, &e), OP_OK, "%s", e.msg);
+    size_t copies = 0, flat = 0;
+    for (size_t i = 0; i < all; i++) {
+        copies += l->tri_class[i] == OP__TRI_COPY;
+        flat += l->tri_class[i] == 0;
+    }
+    cr_assert_geq(copies, extra / 4, "%zu copies", copies);
+    cr_assert_gt(flat, 0);
+    op_level_destroy(l);
+    /* Only an unbinned or binned soup level takes classes. */
+    cr_assert_eq(op_level_classify(NULL, &e), OP_EINVAL);
     op_arena_destroy(a);
 }
 

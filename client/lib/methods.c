@@ -32,6 +32,13 @@ static void pack_le32(msgpack_packer *pk, const void *src, size_t count)
 {
     const uint8_t *p = src;
     msgpack_pack_bin(pk, count * 4);
+    const uint32_t one = 1;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    if (low == 1) { /* a little-endian host: the values' bytes are the wire's already */
+        msgpack_pack_bin_body(pk, p, count * 4);
+        return;
+    }
     uint8_t buf[4096];
     size_t i = 0;
     while (i < count) {

@@ -892,6 +892,14 @@ static op_status one_tile(op_level *l, int tx, int tz, const uint32_t *ids, size
     l->one_bin[1] = (uint32_t)n;
     l->bin_start = l->one_bin;
     l->bin_ids = ids;
+    if (n > 0) {
+        /* The listed triangles' lowest and highest vertex y: the values soup_rows finds
+         * over the same vertices (a min / max of floats is exact; -0 and +0 give the same
+         * y0 and rows), so the build takes them as a binned level's bin_y. */
+        l->one_y[0] = bb[1];
+        l->one_y[1] = bb[4];
+        l->bin_y = l->one_y;
+    }
     op_err_clear(err);
     return OP_OK;
 }
@@ -962,6 +970,10 @@ static op_status tile_of(const op_level *base, int tx, int tz, const uint32_t *i
     l->grid = base->grid;
     l->span = base->span;
     l->soup = base->soup;
+    /* Classes are per triangle of the soup, copies marked against the whole soup: a copy
+     * (equal key, so equal vertices) is in every tile its first occurrence is in, so the
+     * marks are the tile's own (base's, borrowed; NULL: the build classifies). */
+    l->tri_class = base->tri_class;
     op_status st = one_tile(l, tx, tz, ids, n, 1, known, err);
     if (st != OP_OK) {
         op_level_destroy(l);
@@ -985,6 +997,71 @@ op_status op_level_create_tile_known(const op_level *base, int tx, int tz, const
         return tile_of(base, tx, tz, ids, n, NULL, out, err);
     float known[6] = {bmin[0], bmin[1], bmin[2], bmax[0], bmax[1], bmax[2]};
     return tile_of(base, tx, tz, ids, n, known, out, err);
+}
+
+op_status op_level_classify(op_level *l, op_err *err)
+{
+    if (!l || l->kind != OP_LEVEL_SOUP || !l->soup_checked || !l->arena)
+        return op_err_set(err, OP_EINVAL, "level classify: %s",
+                          !l ? "NULL level" : "not a soup level checked whole with bins or none");
+    if (l->tri_class) {
+        op_err_clear(err);
+        return OP_OK;
+    }
+    const op_soup *soup = &l->soup;
+    size_t nt = soup->tris_len / 3;
+    if (nt > 0xffffffffu)
+        return op_err_set(err, OP_ERANGE, "level: %zu triangles > 2^32 - 1", nt);
+    /* Twice the triangles' slots at least: every triangle may go in (copies do not). */
+    size_t cap = 16;
+    while (cap < 2 * nt)
+        cap *= 2;
+    uint8_t *cls = op_arena_alloc(l->arena, nt + 1);
+    uint32_t *slot = malloc(cap * sizeof *slot), *hslot = malloc(cap * sizeof *hslot);
+    if (!cls || !slot || !hslot) {
+        free(slot);
+        free(hslot);
+        return op_err_set(err, OP_ENOMEM, "level: out of memory (triangle classes of %zu)", nt);
+    }
+    memset(slot, 0xff, cap * sizeof *slot);
+    const float *v = soup->verts;
+    const int *ix = soup->tris;
+    const float slope_cos = l->span.slope_cos;
+    for (size_t t = 0; t < nt; t++) {
+        const float *q[3] = {&v[3 * (size_t)ix[3 * t]], &v[3 * (size_t)ix[3 * t + 1]],
+                             &v[3 * (size_t)ix[3 * t + 2]]};
+        uint32_t area = soup->areas ? soup->areas[t] : OP_WALKABLE_AREA;
+        /* chunk_scan's class, chunk_copies' marks (over the whole soup, in input order). */
+        cls[t] = (uint8_t)(op__triangle_walkable(q[0], q[1], q[2], slope_cos) ? area : 0);
+        uint32_t h = tri_hash(q[0], q[1], q[2], area), key[10];
+        int keyed = 0; /* the key is made on the first equal hash only */
+        size_t at = h & (cap - 1);
+        for (; slot[at] != 0xffffffffu; at = (at + 1) & (cap - 1)) {
+            if (hslot[at] != h)
+                continue;
+            if (!keyed)
+                tri_key(q, area, key);
+            keyed = 1;
+            uint32_t u = slot[at], other[10];
+            const float *r[3] = {&v[3 * (size_t)ix[3 * (size_t)u]],
+                                 &v[3 * (size_t)ix[3 * (size_t)u + 1]],
+                                 &v[3 * (size_t)ix[3 * (size_t)u + 2]]};
+            tri_key(r, soup->areas ? soup->areas[u] : OP_WALKABLE_AREA, other);
+            if (!memcmp(key, other, sizeof key))
+                break;
+        }
+        if (slot[at] != 0xffffffffu) {
+            cls[t] = OP__TRI_COPY;
+        } else {
+            slot[at] = (uint32_t)t;
+            hslot[at] = h;
+        }
+    }
+    free(slot);
+    free(hslot);
+    l->tri_class = cls;
+    op_err_clear(err);
+    return OP_OK;
 }
 
 /* Tile range and bounds of a columns input (width x depth columns, rows rows from

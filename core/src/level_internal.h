@@ -37,6 +37,7 @@ struct op_level {
     const float *bin_y;
     op_arena *arena;     /* the level's own memory (bins) */
     uint32_t one_bin[2]; /* bin_start of a level of one tile (op_level_create_tile*) */
+    float one_y[2];      /* bin_y of a level of one tile with triangles (their y range) */
     int soup_checked;    /* the whole soup was validated (op_level_create*, _unbinned) */
 };
 

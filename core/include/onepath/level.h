@@ -39,6 +39,16 @@ op_status op_level_create_tile(const op_soup *soup, const op_settings *s, const 
 op_status op_level_create_unbinned(const op_soup *soup, const op_settings *s, const op_volume *vols,
                                    int nvols, op_level **out, op_err *err);
 
+/* Gives a soup level checked whole (op_level_create_unbinned; a binned level has them
+ * already: OP_OK, nothing done) what op_level_create keeps per triangle for its tile builds:
+ * each triangle's area after the slope classification, and which are copies of an earlier
+ * triangle (the same vertex bits in order and input area). The tile levels made from it
+ * afterwards (op_level_create_tile_of, _known) borrow them, so that their builds neither
+ * classify nor hash their triangles again (the same bytes). O(triangles) once, a hash probe
+ * a triangle; one byte a triangle, kept with the level. OP_EINVAL for another kind of
+ * level, OP_ENOMEM. */
+op_status op_level_classify(op_level *l, op_err *err);
+
 /* op_level_create_tile over the soup, settings and volumes of base, a soup level whose whole
  * soup was checked (op_level_create*, op_level_create_unbinned; else OP_EINVAL): the same
  * level and the same checks, but for the soup's, which were made with base: ids (increasing,

@@ -1290,9 +1290,13 @@ static op_status raster_column(raster_ctx *rc, const rvtx *a, const rvtx *b, con
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
  * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
- * boundary line. */
-static op_status raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
-                            const float *v2, raster_ctx *rc)
+ * boundary line. Flattened: every helper is inlined here whatever gcc's growth limits
+ * say. The function sits at those limits, so any change to a helper moved some other
+ * hot helper (raster_rows, emit_rows, op__hf_push) out of line at random, for 1-7 %
+ * more span-stage Ir; flattened, the inlining no longer depends on the sizes. */
+static __attribute__((flatten)) op_status raster_tri(const op_heightfield *hf, const float *v0,
+                                                     const float *v1, const float *v2,
+                                                     raster_ctx *rc)
 {
     const double cs = hf->cs, oz = hf->line_origin[1];
     const int64_t gz0 = hf->cell0[1];

@@ -713,10 +713,14 @@ typedef struct cell_sums {
 /* A point of R with its slots (vtx's s0, s1). */
 typedef vtx rvtx;
 
-/* R's points on one line. */
+/* R's points on one line. Its crossings' slots are set only when a row of four or
+ * more cells (the one path that reads slots) first takes the line: most lines serve
+ * only rows of one to three cells, which read cells (terrain:256 has 5 M crossings,
+ * few of them in such rows). */
 typedef struct cap {
     const rvtx *l, *r;
     rvtx q[2];
+    int slotted; /* whether q's slots are set */
 } cap;
 
 typedef struct tri_rows {
@@ -802,8 +806,8 @@ static inline void sums_edge(const tri_rows *tr, cell_sums *s, const rvtx *a, co
     }
 }
 
-/* q = the crossing of the triangle's edge (a, b) with the line z = L, its cell and
- * slots. */
+/* q = the crossing of the triangle's edge (a, b) with the line z = L and its cell
+ * (its slots: cap_slots). */
 static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, double L, rvtx *q)
 {
     double va = a->p[2], vb = b->p[2];
@@ -831,7 +835,6 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
             c += xl[c + 1] <= x;
             if (!(xl[c] <= x && x < xl[c + 1])) {
                 set_cell(hf, tr->rc, q);
-                set_slots(tr->tx0, tr->t, tr->clipped, q);
                 return;
             }
         }
@@ -840,13 +843,13 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
     } else {
         set_cell(tr->hf, tr->rc, q);
     }
-    set_slots(tr->tx0, tr->t, tr->clipped, q);
 }
 
 /* R's points on the line z = L. */
 static inline void cap_at(const tri_rows *tr, double L, cap *k)
 {
     const rvtx *a = tr->a, *b = tr->b, *c = tr->c;
+    k->slotted = 0;
     if (!(a->p[2] < L)) {
         k->l = k->r = a;
     } else if (!(L < c->p[2])) {
@@ -863,6 +866,19 @@ static inline void cap_at(const tri_rows *tr, double L, cap *k)
             k->l = &k->q[0];
         }
     }
+}
+
+/* The slots of a cap's crossings, once a line (a cap's vertex has its own from
+ * raster_tri). */
+static inline void cap_slots(const tri_rows *tr, cap *k)
+{
+    if (k->slotted)
+        return;
+    k->slotted = 1;
+    if (k->l == &k->q[0])
+        set_slots(tr->tx0, tr->t, tr->clipped, &k->q[0]);
+    if (k->r == &k->q[1])
+        set_slots(tr->tx0, tr->t, tr->clipped, &k->q[1]);
 }
 
 /* A cap's points in a row's sums: its ends and its edge's crossings. */
@@ -1141,6 +1157,8 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                         return st;
                 }
                 int k0 = x0 - tr->tx0 + 1, k1 = x1 - tr->tx0 + 1;
+                cap_slots(tr, cb);
+                cap_slots(tr, ct);
                 sums_cap(tr, &s, cb);
                 sums_cap(tr, &s, ct);
                 if (inb) {

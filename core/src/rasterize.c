@@ -68,7 +68,12 @@ void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_
 
 /* A row polygon's vertex: its point, and its x cell on the grid with whether it lies
  * on that cell's left line (the cell is clamped to [-2, width + 2]: beyond the grid
- * only the side matters). The cell is found once per vertex or crossing. */
+ * only the side matters). The cell is found once per vertex or crossing. With a
+ * clamped cell (-2 or width + 2) on is never read: every reader takes only cells
+ * inside the grid (one-cell and two- or three-cell rows, columns, single cells), or
+ * slots, which clamp such a cell past the triangle's range whatever on is, or
+ * raster_chunk's ranges, clipped to the chunk likewise; set_cell leaves it 0 for a
+ * point far beyond the grid. */
 typedef struct vtx {
     double p[3];
     int cell, on;
@@ -262,7 +267,9 @@ static void vcache_reset(vcell *vc)
         vc[i].key = -1;
 }
 
-#define LINE_PAD  5
+#define LINE_PAD 5
+/* Cells beyond which set_cell's estimate decides a clamped cell alone. */
+#define CELL_FAR  4
 #define LINES_MAX 1024
 /* Room for both tables of a grid of at most LINES_MAX a side. */
 #define LINE_BUF (2 * (LINES_MAX + 2 * LINE_PAD + 1))
@@ -332,6 +339,14 @@ static inline __attribute__((always_inline)) void set_cell(const op_heightfield 
                 v->cell = j < -2 ? -2 : (j > w + 2 ? w + 2 : j);
                 return;
             }
+        } else if (k < -2 - CELL_FAR || k > w + 2 + CELL_FAR) {
+            /* Far beyond the grid (large triangles reach there: the search ran for
+             * 26k points of dungeon's span stage). The estimate is within one cell of
+             * CellOf (truncation toward zero; its rounding is far below a cell), so
+             * the cell clamps to -2 or w + 2; on is then never read (see vtx). */
+            v->cell = k < 0 ? -2 : w + 2;
+            v->on = 0;
+            return;
         }
     }
     set_cell_search(hf, rc, v);

@@ -341,6 +341,30 @@ static int rows_of(const op_heightfield *hf, double ymin, double ymax, int *smin
 
 static frags one_tri;
 
+/* a's spans are b's, column by column. */
+static void same_spans(const op_heightfield *a, const op_heightfield *b, int iter)
+{
+    cr_assert_eq(a->span_count, b->span_count, "iter %d: %u spans, the fragments give %u", iter,
+                 a->span_count, b->span_count);
+    for (int c = 0; c < a->width * a->depth; c++) {
+        uint32_t sa = a->heads[c], sb = b->heads[c];
+        while (sa != OP_NO_SPAN && sb != OP_NO_SPAN) {
+            const op_hf_span *p = &a->spans[sa], *q = &b->spans[sb];
+            cr_assert(p->smin == q->smin && p->smax == q->smax && p->area == q->area,
+                      "iter %d column %d: [%d, %d) area %d, the fragments give [%d, %d) area %d",
+                      iter, c, p->smin, p->smax, p->area, q->smin, q->smax, q->area);
+            sa = p->next;
+            sb = q->next;
+        }
+        cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN, "iter %d column %d: span counts differ",
+                  iter, c);
+    }
+}
+
+/* Adds tri's fragments (op_triangle_fragments, rows by rows_of) to b; returns how many. */
+static long add_fragments(op_heightfield *b, const float *v0, const float *v1, const float *v2,
+                          int area);
+
 /* op_rasterize (fragments pushed straight into the columns, rows from the cell sums)
  * against op_triangle_fragments' fragments turned into rows by rows_of and added one
  * by one: random triangles on random grids whose few rows put many fragments
@@ -419,23 +443,110 @@ Test(rasterize_rule, heightfield_rows_follow_the_fragments)
                              OP_OK, "%s", e.msg);
             }
         }
-        cr_assert_eq(a.span_count, b.span_count, "iter %d: %u spans, the fragments give %u", iter,
-                     a.span_count, b.span_count);
-        for (int c = 0; c < w * d; c++) {
-            uint32_t sa = a.heads[c], sb = b.heads[c];
-            while (sa != OP_NO_SPAN && sb != OP_NO_SPAN) {
-                const op_hf_span *p = &a.spans[sa], *q = &b.spans[sb];
-                cr_assert(p->smin == q->smin && p->smax == q->smax && p->area == q->area,
-                          "iter %d column %d: [%d, %d) area %d, the fragments give [%d, %d) "
-                          "area %d",
-                          iter, c, p->smin, p->smax, p->area, q->smin, q->smax, q->area);
-                sa = p->next;
-                sb = q->next;
-            }
-            cr_assert(sa == OP_NO_SPAN && sb == OP_NO_SPAN, "iter %d column %d: span counts differ",
-                      iter, c);
-        }
+        same_spans(&a, &b, iter);
     }
     cr_assert_gt(kept, 50000, "only %ld fragments kept", kept);
     cr_assert_gt(dropped, 5000, "only %ld fragments dropped", dropped);
+}
+
+static long add_fragments(op_heightfield *b, const float *v0, const float *v1, const float *v2,
+                          int area)
+{
+    op_err e;
+    long kept = 0;
+    one_tri.n = 0;
+    op_triangle_fragments(b, v0, v1, v2, collect, &one_tri);
+    for (int i = 0; i < one_tri.n; i++) {
+        int smin, smax;
+        const frag *f = &one_tri.v[i];
+        if (!rows_of(b, f->ymin, f->ymax, &smin, &smax))
+            continue;
+        kept++;
+        cr_assert_eq(op_heightfield_add_span(b, f->x, f->z, smin, smax, area, 0, &e), OP_OK, "%s",
+                     e.msg);
+    }
+    return kept;
+}
+
+/* An indexed soup whose triangles share vertices (rasterize.c keeps the cells of the
+ * vertices met lately by index, direct mapped on the low bits): op_rasterize and
+ * op_rasterize_ids against op_triangle_fragments, which takes no index and finds every
+ * vertex's cell itself. Triangles reuse the vertices of the triangles just before
+ * (cache hits), take indices 256 and 1024 apart (the same cache entry, another
+ * vertex), and the same soup is rasterized on two grids in turn (a cell kept from the
+ * other grid would be wrong). */
+Test(rasterize_rule, shared_vertices_match_the_fragments)
+{
+    enum { NV = 2200, NT = 300 };
+    static float v[3 * NV];
+    static int tris[3 * NT];
+    static uint8_t areas[NT];
+    static uint32_t ids[NT];
+    op_test_rng rng = {8191};
+    long kept = 0;
+    for (int iter = 0; iter < 400; iter++) {
+        op_arena_reset(arena);
+        double cs = iter % 3 ? 0.25 : 0.05 + op_test_rand01(&rng);
+        double ch = 0.02 + op_test_rand01(&rng) * 0.3;
+        int w = op_test_rand_int(&rng, 1, iter % 5 ? 20 : 70), d = op_test_rand_int(&rng, 1, 20);
+        int rows = op_test_rand_int(&rng, 4, 40);
+        double o[3] = {(op_test_rand01(&rng) - 0.5) * 20, (op_test_rand01(&rng) - 0.5) * 4,
+                       (op_test_rand01(&rng) - 0.5) * 20};
+        /* The vertices a random walk over the grid and a few cells beyond it (nearby
+         * indices are nearby points, so triangles of nearby indices are small), some
+         * coordinates on the grid's lines. */
+        double px = o[0] + op_test_rand01(&rng) * w * cs, pz = o[2] + op_test_rand01(&rng) * d * cs;
+        for (int i = 0; i < NV; i++) {
+            if (op_test_rand_int(&rng, 0, 40) == 0) { /* a jump */
+                px = o[0] + (op_test_rand01(&rng) * (w + 6) - 3) * cs;
+                pz = o[2] + (op_test_rand01(&rng) * (d + 6) - 3) * cs;
+            }
+            px += (op_test_rand01(&rng) - 0.5) * 3 * cs;
+            pz += (op_test_rand01(&rng) - 0.5) * 3 * cs;
+            px = fmax(o[0] - 3 * cs, fmin(o[0] + (w + 3) * cs, px));
+            pz = fmax(o[2] - 3 * cs, fmin(o[2] + (d + 3) * cs, pz));
+            float *p = &v[3 * i];
+            p[0] = coord(&rng, px, cs, 1);
+            p[1] = (float)(o[1] + op_test_rand01(&rng) * rows * ch);
+            p[2] = coord(&rng, pz, cs, 1);
+        }
+        for (int t = 0; t < NT; t++) {
+            int first = op_test_rand_int(&rng, 0, NV - 1);
+            for (int k = 0; k < 3; k++) {
+                int kind = op_test_rand_int(&rng, 0, 5), ix;
+                if (t > 0 && kind <= 2) /* a vertex of the triangles just before */
+                    ix = tris[3 * (t - 1 - op_test_rand_int(&rng, 0, t > 3 ? 3 : t - 1)) +
+                              op_test_rand_int(&rng, 0, 2)];
+                else if (t > 0 && kind == 3) /* a recent vertex's cache entry, another vertex */
+                    ix = (tris[3 * (t - 1) + op_test_rand_int(&rng, 0, 2)] +
+                          (op_test_rand_int(&rng, 0, 1) ? 256 : 1024)) %
+                         NV;
+                else /* a point near the triangle's first */
+                    ix = (first + op_test_rand_int(&rng, 0, 3)) % NV;
+                tris[3 * t + k] = ix;
+            }
+            areas[t] = (uint8_t)(op_test_rand_int(&rng, 0, 2) ? 63 : op_test_rand_int(&rng, 1, 3));
+            ids[t] = (uint32_t)t;
+        }
+        op_soup soup = {v, 3 * NV, tris, 3 * NT, NULL};
+        for (int grid = 0; grid < 2; grid++) {
+            double og[3] = {o[0] + grid * 0.37 * cs, o[1], o[2] - grid * 1.5 * cs};
+            op_heightfield a, c, b;
+            op_err e;
+            cr_assert_eq(op_heightfield_init(&a, arena, w, d, rows, og, cs, ch, &e), OP_OK, "%s",
+                         e.msg);
+            cr_assert_eq(op_heightfield_init(&c, arena, w, d, rows, og, cs, ch, &e), OP_OK, "%s",
+                         e.msg);
+            cr_assert_eq(op_heightfield_init(&b, arena, w, d, rows, og, cs, ch, &e), OP_OK, "%s",
+                         e.msg);
+            cr_assert_eq(op_rasterize(&a, v, NV, tris, areas, NT, 0, &e), OP_OK, "%s", e.msg);
+            cr_assert_eq(op_rasterize_ids(&c, &soup, ids, NT, areas, 0, &e), OP_OK, "%s", e.msg);
+            for (int t = 0; t < NT; t++)
+                kept += add_fragments(&b, &v[3 * tris[3 * t]], &v[3 * tris[3 * t + 1]],
+                                      &v[3 * tris[3 * t + 2]], areas[t]);
+            same_spans(&a, &b, iter);
+            same_spans(&c, &b, iter);
+        }
+    }
+    cr_assert_gt(kept, 100000, "only %ld fragments kept", kept);
 }

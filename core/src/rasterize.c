@@ -68,7 +68,12 @@ void op_classify_triangles(const op_soup *soup, float slope_cos, uint8_t *areas_
 
 /* A row polygon's vertex: its point, and its x cell on the grid with whether it lies
  * on that cell's left line (the cell is clamped to [-2, width + 2]: beyond the grid
- * only the side matters). The cell is found once per vertex or crossing. */
+ * only the side matters). The cell is found once per vertex or crossing. With a
+ * clamped cell (-2 or width + 2) on is never read: every reader takes only cells
+ * inside the grid (one-cell and two- or three-cell rows, columns, single cells), or
+ * slots, which clamp such a cell past the triangle's range whatever on is, or
+ * raster_chunk's ranges, clipped to the chunk likewise; set_cell leaves it 0 for a
+ * point far beyond the grid. */
 typedef struct vtx {
     double p[3];
     int cell, on;
@@ -242,9 +247,29 @@ typedef struct raster_ctx {
      * with the very expression of §1.1, so reading one is bitwise the same as
      * computing it; NULL for grids wider than LINES_MAX (then they are computed). */
     const double *xl, *zl;
+    struct vcell *vc; /* the vertex cell cache (VCACHE entries), NULL without indices */
 } raster_ctx;
 
-#define LINE_PAD  5
+/* The x cells of the soup's vertices met lately, by vertex index: a vertex is shared by
+ * several triangles (six in a terrain grid), and its cell and on-line flag are a pure
+ * function of its x and the grid, so a triangle whose vertex is in the cache takes
+ * them from it instead of set_cell (terrain:256 spent 5 % of its span stage finding
+ * vertex cells). Direct mapped on the index's low bits; reset by each call. */
+#define VCACHE 256
+typedef struct vcell {
+    int key; /* the vertex index, -1 when empty */
+    int cell, on;
+} vcell;
+
+static void vcache_reset(vcell *vc)
+{
+    for (int i = 0; i < VCACHE; i++)
+        vc[i].key = -1;
+}
+
+#define LINE_PAD 5
+/* Cells beyond which set_cell's estimate decides a clamped cell alone. */
+#define CELL_FAR  4
 #define LINES_MAX 1024
 /* Room for both tables of a grid of at most LINES_MAX a side. */
 #define LINE_BUF (2 * (LINES_MAX + 2 * LINE_PAD + 1))
@@ -314,6 +339,14 @@ static inline __attribute__((always_inline)) void set_cell(const op_heightfield 
                 v->cell = j < -2 ? -2 : (j > w + 2 ? w + 2 : j);
                 return;
             }
+        } else if (k < -2 - CELL_FAR || k > w + 2 + CELL_FAR) {
+            /* Far beyond the grid (large triangles reach there: the search ran for
+             * 26k points of dungeon's span stage). The estimate is within one cell of
+             * CellOf (truncation toward zero; its rounding is far below a cell), so
+             * the cell clamps to -2 or w + 2; on is then never read (see vtx). */
+            v->cell = k < 0 ? -2 : w + 2;
+            v->on = 0;
+            return;
         }
     }
     set_cell_search(hf, rc, v);
@@ -713,10 +746,14 @@ typedef struct cell_sums {
 /* A point of R with its slots (vtx's s0, s1). */
 typedef vtx rvtx;
 
-/* R's points on one line. */
+/* R's points on one line. Its crossings' slots are set only when a row of four or
+ * more cells (the one path that reads slots) first takes the line: most lines serve
+ * only rows of one to three cells, which read cells (terrain:256 has 5 M crossings,
+ * few of them in such rows). */
 typedef struct cap {
     const rvtx *l, *r;
     rvtx q[2];
+    int slotted; /* whether q's slots are set */
 } cap;
 
 typedef struct tri_rows {
@@ -802,8 +839,8 @@ static inline void sums_edge(const tri_rows *tr, cell_sums *s, const rvtx *a, co
     }
 }
 
-/* q = the crossing of the triangle's edge (a, b) with the line z = L, its cell and
- * slots. */
+/* q = the crossing of the triangle's edge (a, b) with the line z = L and its cell
+ * (its slots: cap_slots). */
 static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, double L, rvtx *q)
 {
     double va = a->p[2], vb = b->p[2];
@@ -831,7 +868,6 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
             c += xl[c + 1] <= x;
             if (!(xl[c] <= x && x < xl[c + 1])) {
                 set_cell(hf, tr->rc, q);
-                set_slots(tr->tx0, tr->t, tr->clipped, q);
                 return;
             }
         }
@@ -840,13 +876,13 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
     } else {
         set_cell(tr->hf, tr->rc, q);
     }
-    set_slots(tr->tx0, tr->t, tr->clipped, q);
 }
 
 /* R's points on the line z = L. */
 static inline void cap_at(const tri_rows *tr, double L, cap *k)
 {
     const rvtx *a = tr->a, *b = tr->b, *c = tr->c;
+    k->slotted = 0;
     if (!(a->p[2] < L)) {
         k->l = k->r = a;
     } else if (!(L < c->p[2])) {
@@ -863,6 +899,19 @@ static inline void cap_at(const tri_rows *tr, double L, cap *k)
             k->l = &k->q[0];
         }
     }
+}
+
+/* The slots of a cap's crossings, once a line (a cap's vertex has its own from
+ * raster_tri). */
+static inline void cap_slots(const tri_rows *tr, cap *k)
+{
+    if (k->slotted)
+        return;
+    k->slotted = 1;
+    if (k->l == &k->q[0])
+        set_slots(tr->tx0, tr->t, tr->clipped, &k->q[0]);
+    if (k->r == &k->q[1])
+        set_slots(tr->tx0, tr->t, tr->clipped, &k->q[1]);
 }
 
 /* A cap's points in a row's sums: its ends and its edge's crossings. */
@@ -995,12 +1044,11 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
     cap caps[3];
     cap *cb = &caps[0], *ct = &caps[1], *cn = &caps[2];
     cell_sums s;
-    /* Every slot empty; a row takes its cells' sums and leaves its slots empty again
-     * (below), rather than emptying its range before it starts. */
-    for (int k = 0; k <= tr->t + 1; k++) {
-        s.lo[k] = inf;
-        s.hi[k] = ninf;
-    }
+    /* The slots are emptied when the first row of four or more cells comes (most
+     * triangles have none: terrain:256 spent 1 % of its span stage emptying slots never
+     * used); a row takes its cells' sums and leaves its slots empty again (below),
+     * rather than emptying its range before it starts. */
+    int slots_empty = 0;
     /* A line's points are found a row ahead: their divisions then run while this row's
      * branches resolve, and a mispredicted one does not discard them (they are older). */
     cap_at(tr, rc->zl[kz0], cb);
@@ -1141,6 +1189,15 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                         return st;
                 }
                 int k0 = x0 - tr->tx0 + 1, k1 = x1 - tr->tx0 + 1;
+                if (!slots_empty) {
+                    for (int k = 0; k <= tr->t + 1; k++) {
+                        s.lo[k] = inf;
+                        s.hi[k] = ninf;
+                    }
+                    slots_empty = 1;
+                }
+                cap_slots(tr, cb);
+                cap_slots(tr, ct);
                 sums_cap(tr, &s, cb);
                 sums_cap(tr, &s, ct);
                 if (inb) {
@@ -1290,9 +1347,13 @@ static op_status raster_column(raster_ctx *rc, const rvtx *a, const rvtx *b, con
 /* The cells of hf's grid where the triangle leaves a fragment, in row-major order
  * (§3.2, §3.3). Only rows the triangle's z range meets are tried, and in a row only
  * the cells its polygon's x range meets: elsewhere the clip is empty or lies on one
- * boundary line. */
-static op_status raster_tri(const op_heightfield *hf, const float *v0, const float *v1,
-                            const float *v2, raster_ctx *rc)
+ * boundary line. Flattened: every helper is inlined here whatever gcc's growth limits
+ * say. The function sits at those limits, so any change to a helper moved some other
+ * hot helper (raster_rows, emit_rows, op__hf_push) out of line at random, for 1-7 %
+ * more span-stage Ir; flattened, the inlining no longer depends on the sizes. */
+static __attribute__((flatten)) op_status raster_tri(const op_heightfield *hf, const float *v0,
+                                                     const float *v1, const float *v2,
+                                                     raster_ctx *rc, const int *ix)
 {
     const double cs = hf->cs, oz = hf->line_origin[1];
     const int64_t gz0 = hf->cell0[1];
@@ -1314,8 +1375,22 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
     kz0 = kz0 < 0 ? 0 : kz0;
     kz1 = kz1 >= hf->depth ? hf->depth - 1 : kz1;
 #pragma GCC unroll 3
-    for (int i = 0; i < 3; i++)
-        set_cell(hf, rc, &tri[i]);
+    for (int i = 0; i < 3; i++) {
+        if (!ix) {
+            set_cell(hf, rc, &tri[i]);
+            continue;
+        }
+        vcell *e = &rc->vc[ix[i] & (VCACHE - 1)];
+        if (e->key == ix[i]) {
+            tri[i].cell = e->cell;
+            tri[i].on = e->on;
+        } else {
+            set_cell(hf, rc, &tri[i]);
+            e->key = ix[i];
+            e->cell = tri[i].cell;
+            e->on = tri[i].on;
+        }
+    }
     int tx0 = min2i(min2i(tri[0].cell, tri[1].cell), tri[2].cell);
     int tx1 = max2i(max2i(tri[0].cell, tri[1].cell), tri[2].cell);
     if (tx1 < 0 || tx0 >= hf->width)
@@ -1384,10 +1459,10 @@ static op_status raster_tri(const op_heightfield *hf, const float *v0, const flo
 void op_triangle_fragments(const op_heightfield *hf, const float *v0, const float *v1,
                            const float *v2, op_fragment_fn fn, void *ctx)
 {
-    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL, NULL, NULL};
+    raster_ctx rc = {NULL, 0, fn, ctx, 1.0 / hf->cs, NULL, NULL, NULL, NULL};
     double lines[LINE_BUF];
     raster_lines(&rc, hf, lines);
-    (void)raster_tri(hf, v0, v1, v2, &rc);
+    (void)raster_tri(hf, v0, v1, v2, &rc, NULL);
 }
 
 static op_status check_vertex(const float *verts, size_t vi, op_err *err)
@@ -1441,14 +1516,17 @@ op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, co
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
-    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL};
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL, NULL};
     double lines[LINE_BUF];
     raster_lines(&rc, hf, lines);
+    vcell vc[VCACHE];
+    vcache_reset(vc);
+    rc.vc = vc;
     for (size_t t = 0; t < ntris && st == OP_OK; t++) {
         const int *ix = &tris[3 * t];
         rc.area = areas[t];
         st = raster_tri(hf, &verts[3 * (size_t)ix[0]], &verts[3 * (size_t)ix[1]],
-                        &verts[3 * (size_t)ix[2]], &rc);
+                        &verts[3 * (size_t)ix[2]], &rc, ix);
     }
     if (st == OP_OK)
         st = op__hf_commit(hf, first, err);
@@ -1482,14 +1560,17 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
     uint32_t first = op__hf_begin(hf);
     int old_threshold = hf->merge_threshold;
     hf->merge_threshold = merge_threshold;
-    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL};
+    raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL, NULL};
     double lines[LINE_BUF];
     raster_lines(&rc, hf, lines);
+    vcell vc[VCACHE];
+    vcache_reset(vc);
+    rc.vc = vc;
     for (size_t i = 0; i < n && st == OP_OK; i++) {
         const int *ix = &soup->tris[3 * (size_t)ids[i]];
         rc.area = areas[i];
         st = raster_tri(hf, &soup->verts[3 * (size_t)ix[0]], &soup->verts[3 * (size_t)ix[1]],
-                        &soup->verts[3 * (size_t)ix[2]], &rc);
+                        &soup->verts[3 * (size_t)ix[2]], &rc, ix);
     }
     if (st == OP_OK)
         st = op__hf_commit(hf, first, err);

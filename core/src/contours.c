@@ -107,7 +107,7 @@ typedef struct build {
     op__contour_record *rec;          /* the caller's record, or NULL */
 } build;
 
-static op_status nomem(build *b, const char *what, size_t bytes)
+OP_COLD static op_status nomem(build *b, const char *what, size_t bytes)
 {
     return op_err_set(b->err, OP_ENOMEM, "contours: out of memory (%zu bytes, %s)", bytes, what);
 }

@@ -62,7 +62,7 @@ typedef struct work {
     int32_t *bound;
 } work;
 
-static op_status nomem(op_err *err, size_t bytes)
+OP_COLD static op_status nomem(op_err *err, size_t bytes)
 {
     return op_err_set(err, OP_ENOMEM, "detail: out of memory (%zu bytes)", bytes);
 }

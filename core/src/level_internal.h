@@ -99,6 +99,6 @@ op_status op__tile_build(const op_level *l, int tx, int tz, const op_volume *vol
 /* Names tile (tx, tz), and layer when >= 0, at the front of err's message (a stage's
  * error that does not know its tile) unless it names a tile already; returns st, and
  * leaves err alone when st is OP_OK. */
-op_status op__tile_err(op_status st, int tx, int tz, int layer, op_err *err);
+OP_COLD op_status op__tile_err(op_status st, int tx, int tz, int layer, op_err *err);
 
 #endif

@@ -65,7 +65,7 @@ op_status op__overlap_sets(const op_chf *chf, const uint32_t *reg, const uint8_t
                            op_err *err);
 
 /* OP_ENOMEM naming the step and the bytes. */
-op_status op__regions_nomem(op_err *err, const char *step, size_t bytes);
+OP_COLD op_status op__regions_nomem(op_err *err, const char *step, size_t bytes);
 
 /* Number of walkable (area != 0) spans. */
 uint32_t op__walkable_count(const op_chf *chf);

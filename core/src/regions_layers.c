@@ -389,7 +389,7 @@ static void region_arrays(const components *c, const uint8_t *areas, const uint1
         }
 }
 
-static op_status too_many_regions(uint32_t k, op_err *err)
+OP_COLD static op_status too_many_regions(uint32_t k, op_err *err)
 {
     return op_err_set(err, OP_ELIMIT, "regions: %u regions > OP_MAX_REGIONS (%d)", (unsigned)k,
                       OP_MAX_REGIONS);

@@ -56,7 +56,7 @@ static uint8_t *areas_copy(op_arena *out, const uint8_t *src, uint32_t n)
     return a;
 }
 
-static op_status nomem(const op_tile_stages *st, const char *what, op_err *err)
+OP_COLD static op_status nomem(const op_tile_stages *st, const char *what, op_err *err)
 {
     return op_err_set(err, OP_ENOMEM, "tile (%d, %d): out of memory (%s)", st->tx, st->tz, what);
 }

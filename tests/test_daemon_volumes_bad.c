@@ -183,7 +183,7 @@ static reply send_req(op_client *c, msgpack_sbuffer *sb)
 static void expect(reply r, op_status code, const char *names, const char *what)
 {
     cr_assert(!r.ok, "%s: accepted", what);
-    cr_assert_eq(r.code, code, "%s: %s, want %s: %s", what, op_status_name(r.code),
+    cr_assert_eq(r.code, (int)code, "%s: %s, want %s: %s", what, op_status_name(r.code),
                  op_status_name(code), r.msg);
     char buf[256];
     snprintf(buf, sizeof buf, "%s", names);

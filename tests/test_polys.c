@@ -657,7 +657,7 @@ static void check_reference(const op_contour_set *cs, const op_poly_mesh *m, int
         cr_assert_eq(poly_n(m, p), r->pn[p], "poly %d size", p);
         cr_assert_eq(m->regs[p], r->preg[p]);
         for (int k = 0; k < r->pn[p]; k++) {
-            cr_assert_eq(m->polys[p * nvp + k], r->pv[p][k], "poly %d vertex %d", p, k);
+            cr_assert_eq(m->polys[p * nvp + k], (uint32_t)r->pv[p][k], "poly %d vertex %d", p, k);
             cr_assert_eq(m->edge_neighbour[p * nvp + k], r->pnb[p][k], "poly %d edge %d", p, k);
         }
     }
@@ -671,7 +671,7 @@ static void expect_poly(const op_poly_mesh *m, int p, const int *v, const int *n
     cr_assert(p < m->npolys, "poly %d missing (%d polys)", p, m->npolys);
     cr_assert_eq(poly_n(m, p), n, "poly %d has %d vertices, want %d", p, poly_n(m, p), n);
     for (int k = 0; k < n; k++) {
-        cr_assert_eq(m->polys[p * m->nvp + k], v[k], "poly %d vertex %d", p, k);
+        cr_assert_eq(m->polys[p * m->nvp + k], (uint32_t)v[k], "poly %d vertex %d", p, k);
         cr_assert_eq(m->edge_neighbour[p * m->nvp + k], nb[k], "poly %d edge %d", p, k);
     }
 }

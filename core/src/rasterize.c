@@ -980,7 +980,7 @@ static inline void two_vertex(two_sums *w, const rvtx *v, int kx1)
 static inline void two_edge(const rvtx *a, const rvtx *b, double X, dpair *clo, dpair *chi)
 {
     double xa = a->p[0], xb = b->p[0];
-    if ((mind(xa, xb) < X) & (X < maxd(xa, xb))) {
+    if ((int)(mind(xa, xb) < X) & (int)(X < maxd(xa, xb))) {
         dpair q = lerp2(dp_load(&a->p[1]), dp_load(&b->p[1]), xb - X, X - xa, xb - xa);
         *clo = dp_min(*clo, q);
         *chi = dp_max(*chi, q);

@@ -310,14 +310,21 @@ walk_column(op_heightfield *hf, int x, int z, int walkable_height, int walkable_
                     }
                     ready = 1;
                 }
-                /* Open flat ground: four one-span neighbours at this very
-                 * floor. Each has its underside below the floor (no drop) and
-                 * either leaves no room (SKY - floor < walkable_height: ignored)
-                 * or is a neighbour at diff 0 (the span's own clearance passed
-                 * §4.3 above): never a ledge, never steep, whatever the settings,
-                 * which is ledge_or_steep_from's answer without its four tests. */
-                int flat = all_one & (((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
-                                       (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0);
+                /* Flat ground, open or under roofs: each of the four cursors at a
+                 * span of this very floor. Every span below a cursor was skipped
+                 * (no room above a floor at most this one, so none above this one);
+                 * the column's lowest smin is below the cursor's floor, so the open
+                 * space under it does not reach (low - floor < 0); every span the
+                 * test would look at has a floor at least this one (diff >= 0: no
+                 * drop), and those it records are within the climb above it
+                 * (lo = floor, hi <= floor + climb: not steep). Never a ledge, never
+                 * steep, whatever the settings and ceilings: ledge_or_steep_from's
+                 * answer without its four tests. The cursors it would have moved
+                 * are moved by a later span's test, to the same place (the skip
+                 * depends only on that span's floor). An empty neighbour's cursor
+                 * has floor -1, never a span's. */
+                int flat = ((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
+                            (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0;
                 if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
                                                  walkable_height, walkable_climb))
                     area = OP_NULL_AREA; /* §4.2 */

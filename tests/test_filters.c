@@ -543,9 +543,10 @@ Test(filters, filters_apply_equals_the_three_passes_on_level_floors)
             }
         for (int z = 1; z + 1 < d; z++)
             for (int x = 1; x + 1 < w; x++) {
-                uint32_t s = a.heads[x + z * w], sn = a.spans[s].next;
+                uint32_t s = a.heads[x + z * w];
                 if (s == OP_NO_SPAN || a.spans[s].area == 0)
                     continue;
+                uint32_t sn = a.spans[s].next;
                 int fl = a.spans[s].smax, cl = sn == OP_NO_SPAN ? OP_SPAN_SKY : a.spans[sn].smin;
                 const int nc[4] = {-1, w, 1, -w};
                 int same = cl - fl >= wh, more = 0;

@@ -270,18 +270,17 @@ ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+/* inner: the cell is off the grid's edge (the callers know it from their loops; an edge
+ * cell's walkable spans are all ledges). */
 static inline __attribute__((always_inline)) void
-walk_column(op_heightfield *hf, int x, int z, int walkable_height, int walkable_climb)
+walk_column(op_heightfield *hf, int x, int z, int inner, int walkable_height, int walkable_climb)
 {
-    const int w = hf->width, d = hf->depth;
+    const int w = hf->width;
     int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
     size_t c = (size_t)x + (size_t)z * (size_t)w;
     uint32_t i = hf->heads[c];
     if (i == OP_NO_SPAN)
         return;
-    /* A cell on the grid's edge has a neighbour outside, a drop: every walkable
-     * span of it is a ledge (§4.2). */
-    const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
     col_pos cur[4]; /* set by the first ledge test (see below) */
     int low[4], all_one = 1, ready = 0;
     col_pos sp;
@@ -507,9 +506,20 @@ static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkab
      * -fno-strict-aliasing and an area is a byte, so through field every area stored
      * would reload the arrays' pointers before the next read. */
     op_heightfield copy = *field, *hf = &copy;
-    for (int z = 0; z < hf->depth; z++)
-        for (int x = 0; x < hf->width; x++)
-            walk_column(hf, x, z, walkable_height, walkable_climb);
+    const int w = hf->width, d = hf->depth;
+    for (int z = 0; z < d; z++) {
+        /* A cell on the grid's edge has a neighbour outside, a drop: every walkable span
+         * of it is a ledge (§4.2). The inner cells' walk is a copy of its own. */
+        if (z == 0 || z == d - 1 || w < 3) {
+            for (int x = 0; x < w; x++)
+                walk_column(hf, x, z, 0, walkable_height, walkable_climb);
+            continue;
+        }
+        walk_column(hf, 0, z, 0, walkable_height, walkable_climb);
+        for (int x = 1; x < w - 1; x++)
+            walk_column(hf, x, z, 1, walkable_height, walkable_climb);
+        walk_column(hf, w - 1, z, 0, walkable_height, walkable_climb);
+    }
 }
 
 /* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
@@ -526,7 +536,7 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
     (void)one_span_row(hf, 0, fl, lw);
     int next = one_span_row(hf, 1, fl + W, lw + W);
     for (int x = 0; x < w; x++)
-        walk_column(hf, x, 0, walkable_height, walkable_climb);
+        walk_column(hf, x, 0, 0, walkable_height, walkable_climb);
     for (int z = 1; z < d; z++) {
         int blocks = 0;
         if (z < d - 1) {
@@ -546,7 +556,8 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
         v[0] = v[w - 1] = WALK;
         for (int x = 0; x < w; x++) {
             if (v[x] == WALK)
-                walk_column(hf, x, z, walkable_height, walkable_climb);
+                walk_column(hf, x, z, x > 0 && z < d - 1 && x < w - 1, /* z >= 1 */
+                            walkable_height, walkable_climb);
             else if (v[x] == CLEAR)
                 hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
         }

@@ -218,6 +218,74 @@ Test(compact, links_equal_the_fixture_on_random_heightfields)
                  one_way_seen);
 }
 
+/* t's columns laid out as a tile's first commit leaves them (heightfield.c): slots in
+ * column order, each column's spans bottom up, col_start recording where each starts, so
+ * that op_chf_build takes its flat path (op__hf_flat). */
+static void hf_flatten(const test_hf *t, test_hf *f, uint32_t *col_start)
+{
+    int ncells = t->hf.width * t->hf.depth;
+    hf_begin(f, t->hf.width, t->hf.depth);
+    uint32_t k = 0;
+    for (int c = 0; c < ncells; c++) {
+        col_start[c] = k;
+        for (uint32_t s = t->heads[c]; s != OP_NO_SPAN; s = t->spans[s].next, k++) {
+            f->spans[k] = t->spans[s];
+            f->spans[k].next = t->spans[s].next == OP_NO_SPAN ? OP_NO_SPAN : k + 1;
+        }
+        f->heads[c] = col_start[c] < k ? col_start[c] : OP_NO_SPAN;
+    }
+    col_start[ncells] = k;
+    f->hf.span_count = k;
+    f->hf.col_start = col_start;
+}
+
+/* The flat path (spans read by index, links made in the same pass) against the fixture
+ * and the linked path, on random fields and on fields of one column template copied with
+ * changes (same floors next door: link_pair's mutual shortcut, rising columns). */
+Test(compact, flat_heightfields_equal_the_fixture_and_the_linked_path)
+{
+    static test_hf t, f;
+    static uint32_t col_start[64 * 64 + 1];
+    long multi = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        op_test_rng rng = {seed * 15485863};
+        int w = op_test_rand_int(&rng, 1, 14), d = op_test_rand_int(&rng, 1, 14);
+        int wh = op_test_rand_int(&rng, 1, 6), wc = op_test_rand_int(&rng, 0, 6);
+        hf_random(&t, &rng, w, d, op_test_rand_int(&rng, 1, 4));
+        if (seed % 2 == 0) { /* every column column 0's spans, some tops moved by a row */
+            col_span tmpl[8];
+            int n = 0;
+            for (uint32_t s = t.heads[0]; s != OP_NO_SPAN; s = t.spans[s].next, n++)
+                tmpl[n] = (col_span){t.spans[s].smin, t.spans[s].smax, t.spans[s].area};
+            hf_begin(&t, w, d);
+            for (int c = 0; c < w * d; c++) {
+                col_span cs[8];
+                uint32_t slots[8];
+                for (int i = 0; i < n; i++) {
+                    cs[i] = tmpl[i];
+                    if (op_test_rand_int(&rng, 0, 5) == 0 && cs[i].smax < 65535 &&
+                        (i + 1 == n || cs[i].smax + 1 < tmpl[i + 1].smin))
+                        cs[i].smax++;
+                    slots[i] = (uint32_t)(8 * c + i);
+                }
+                hf_column_at(&t, c % w, c / w, cs, n, slots);
+            }
+        }
+        hf_flatten(&t, &f, col_start);
+        op_arena *a = op_arena_create(0);
+        op_chf chf = build(&f, a, wh, wc);
+        assert_same_field(&chf, fixture_of(a, &t.hf, wh, wc));
+        assert_links_mutual_and_adjacent(&chf);
+        f.hf.col_start = NULL; /* the linked path on the same spans */
+        op_chf linked = build(&f, a, wh, wc);
+        assert_same_field(&chf, &linked);
+        for (int c = 0; c < w * d; c++)
+            multi += chf.cells[c + 1] - chf.cells[c] > 1;
+        op_arena_destroy(a);
+    }
+    cr_assert_gt(multi, 1000, "only %ld cells of several spans", multi);
+}
+
 /* Stacked floors: every column a copy of one template of solid spans, some exact (the
  * same floors next door, linked floor to floor), some with a slab top or bottom moved,
  * an area-0 slab between, a slab missing, or one more on top; against the fixture. */

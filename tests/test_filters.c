@@ -500,6 +500,70 @@ Test(filters, filters_apply_equals_the_three_passes_on_rooms)
     cr_assert_gt(near, 2000, "only %d walkable spans with a near room next door", near);
 }
 
+/* The same on level floors under clutter: nearly every column's lowest span tops out at
+ * one floor, and above it a low slab (clearance from none to past walkable_height), a
+ * step within or beyond the climb, a roof, or nothing, so that a span's four neighbour
+ * cursors often sit at its own floor while their columns hold more (op_filters_apply
+ * then keeps the span without its four tests, filter.c's flat ground). Counts those
+ * spans (walkable, room above, four neighbours with the same lowest top, one with more
+ * than one span). */
+Test(filters, filters_apply_equals_the_three_passes_on_level_floors)
+{
+    op_test_rng rng = {20261209};
+    int level = 0;
+    for (int field_no = 0; field_no < 1000; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 9), d = op_test_rand_int(&rng, 3, 9);
+        int wh = op_test_rand_int(&rng, 1, 8), wc = op_test_rand_int(&rng, 0, 4);
+        int f = wc + op_test_rand_int(&rng, 4, 8), rows = f + 2 * wh + 3 * wc + 30;
+        op_heightfield a = field(w, d, rows), b = field(w, d, rows);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int r = op_test_rand_int(&rng, 0, 15);
+                if (r == 0)
+                    continue; /* empty */
+                int fl = r == 1 ? f + op_test_rand_int(&rng, -wc - 1, wc + 1) : f;
+                int area = op_test_rand_int(&rng, 0, 7) == 0 ? 0 : 63;
+                int f0 = fl - op_test_rand_int(&rng, 1, 3);
+                add(&a, x, z, f0, fl, area);
+                add(&b, x, z, f0, fl, area);
+                int kind = op_test_rand_int(&rng, 0, 4);
+                int s0 = fl + op_test_rand_int(&rng, 1, wh + 1), s1 = 0;
+                if (kind == 1) /* a low slab: its top within or beyond the climb */
+                    s1 = s0 + op_test_rand_int(&rng, 1, wc + 2);
+                else if (kind == 2) /* a roof */
+                    s1 = s0 + op_test_rand_int(&rng, 1, 3), s0 += wh;
+                else if (kind == 3) /* a step: its top within or beyond the climb of fl */
+                    s0 = fl + op_test_rand_int(&rng, 1, wc + 1),
+                    s1 = fl + op_test_rand_int(&rng, 0, wc + 2), s1 = s1 <= s0 ? s0 + 1 : s1;
+                if (s1 > s0) {
+                    area = op_test_rand_int(&rng, 0, 3) == 0 ? 0 : 63;
+                    add(&a, x, z, s0, s1, area);
+                    add(&b, x, z, s0, s1, area);
+                }
+            }
+        for (int z = 1; z + 1 < d; z++)
+            for (int x = 1; x + 1 < w; x++) {
+                uint32_t s = a.heads[x + z * w];
+                if (s == OP_NO_SPAN || a.spans[s].area == 0)
+                    continue;
+                uint32_t sn = a.spans[s].next;
+                int fl = a.spans[s].smax, cl = sn == OP_NO_SPAN ? OP_SPAN_SKY : a.spans[sn].smin;
+                const int nc[4] = {-1, w, 1, -w};
+                int same = cl - fl >= wh, more = 0;
+                for (int k = 0; k < 4; k++) {
+                    uint32_t t = a.heads[x + z * w + nc[k]];
+                    same &= t != OP_NO_SPAN && a.spans[t].smax == fl;
+                    more |= t != OP_NO_SPAN && a.spans[t].next != OP_NO_SPAN;
+                }
+                level += same && more;
+            }
+        filter_both(&a, &b, wh, wc);
+        same_areas(&a, &b, field_no);
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(level, 3000, "only %d spans at their neighbours' floor among clutter", level);
+}
+
 /* The same on one-span ground, where op_filters_apply tests four cells of a row at once
  * (filter.c; test_filters_scalar runs this suite on the scalar test): rows of 3 to 14
  * cells (whole blocks of four and the cells left over), nearly every column one span,

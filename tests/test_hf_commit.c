@@ -1,10 +1,11 @@
 /*
  * A heightfield's first commit (build3d-spans.md §3.5), what every tile build runs: its
  * columns of one, two and three fragments take their own paths (heightfield.c), the
- * others the general rebuild. Each is checked against §3.5 written out here on the fragments as
- * pushed: sorted by smin, touching fragments (smin <= the group's top) united, the area
- * the largest among the group's fragments whose top is within the threshold of the
- * group's top (0 when none is).
+ * others first_column's sorted keys, and those past 64 fragments the linked rebuild.
+ * Each is checked against §3.5 written out here on the fragments as pushed: sorted by
+ * smin, touching fragments (smin <= the group's top) united, the area the largest among
+ * the group's fragments whose top is within the threshold of the group's top (0 when
+ * none is).
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -55,14 +56,16 @@ static int rule_spans(rfrag *f, int n, int thr, rfrag *out)
     return m;
 }
 
-#define MAXF 12
+#define MAXF 100
 
-/* Random fields of columns with 0 to MAXF fragments (mostly one to three), heights in a
+/* Random fields of columns with 0 to 12 fragments (mostly one to three), heights in a
  * few rows so that they overlap, touch (smin = the other's smax) or leave a gap of one,
- * areas among a few values so that pushes fold and groups mix areas. Returns the
- * columns that reached the commit with exactly two fragments (and counts those with
- * three in *three). */
-static long one_field(op_test_rng *r, long *three)
+ * areas among a few values so that pushes fold and groups mix areas; with longs, one
+ * column in ten gets 60 to MAXF pushes of alternating areas (which do not fold), so that
+ * columns of more than the short-column limit (64, heightfield.c) take the linked rebuild.
+ * Returns the columns that reached the commit with exactly two fragments (and counts
+ * those with three in *three, those past 64 in *many). */
+static long one_field(op_test_rng *r, int longs, long *three, long *many)
 {
     int w = op_test_rand_int(r, 1, 9), d = op_test_rand_int(r, 1, 9), rows = 40;
     double o[3] = {0, 0, 0};
@@ -82,7 +85,10 @@ static long one_field(op_test_rng *r, long *three)
     static const int areas[4] = {0, 1, 63, 63};
     for (int c = 0; c < ncols; c++) {
         int k = op_test_rand_int(r, 0, 9);
-        int n = k == 0 ? 0 : (k < 3 ? 1 : (k < 6 ? 2 : (k < 8 ? 3 : op_test_rand_int(r, 3, MAXF))));
+        int n = k == 0 ? 0 : (k < 3 ? 1 : (k < 6 ? 2 : (k < 8 ? 3 : op_test_rand_int(r, 3, 12))));
+        int alternate = longs && op_test_rand_int(r, 0, 9) == 0;
+        if (alternate)
+            n = op_test_rand_int(r, 60, MAXF);
         int base = op_test_rand_int(r, 0, 20);
         np[c] = n;
         for (int i = 0; i < n; i++) {
@@ -90,6 +96,8 @@ static long one_field(op_test_rng *r, long *three)
             int smax = smin + op_test_rand_int(r, 1, 6);
             int area = op_test_rand_int(r, 0, 4) == 4 ? op_test_rand_int(r, 2, 62)
                                                       : areas[op_test_rand_int(r, 0, 3)];
+            if (alternate)
+                area = 1 + (i & 1) + 60 * op_test_rand_int(r, 0, 1) * (i & 1);
             pushed[c][i] = (rfrag){smin, smax, area};
             op__hf_push(&hf, (uint32_t)c, smin, smax, area);
         }
@@ -101,6 +109,7 @@ static long one_field(op_test_rng *r, long *three)
             n++;
         two += n == 2;
         *three += n == 3;
+        *many += n > 64;
     }
     cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
     if (hf.frag_count == 0) /* no span: nothing laid out (no span array) */
@@ -134,11 +143,22 @@ static long one_field(op_test_rng *r, long *three)
 Test(hf_commit, first_commit_follows_the_merge_rule)
 {
     op_test_rng rng = {20261207};
-    long two = 0, three = 0;
+    long two = 0, three = 0, many = 0;
     for (int field_no = 0; field_no < 3000; field_no++) {
-        two += one_field(&rng, &three);
+        two += one_field(&rng, 0, &three, &many);
         op_arena_reset(arena);
     }
     cr_assert_gt(two, 20000, "only %ld columns of two fragments", two);
     cr_assert_gt(three, 10000, "only %ld columns of three fragments", three);
+}
+
+Test(hf_commit, long_columns_follow_the_merge_rule)
+{
+    op_test_rng rng = {20261208};
+    long two = 0, three = 0, many = 0;
+    for (int field_no = 0; field_no < 600; field_no++) {
+        two += one_field(&rng, 1, &three, &many);
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(many, 300, "only %ld columns of more than 64 fragments", many);
 }

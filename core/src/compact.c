@@ -45,8 +45,8 @@ static op_status count_open_spans(const op_heightfield *hf, uint32_t *count, op_
     return OP_OK;
 }
 
-/* count_open_spans and fill_spans of a heightfield whose columns are arrays
- * (op__hf_flat): the same spans in the same order, read by index. */
+/* count_open_spans of a heightfield whose columns are arrays (op__hf_flat): the same
+ * spans, read by index (fill_flat_linked is its fill_spans and link_cells). */
 static op_status count_open_flat(const op_heightfield *hf, uint32_t *count, op_err *err)
 {
     uint32_t total = 0;
@@ -57,33 +57,6 @@ static op_status count_open_flat(const op_heightfield *hf, uint32_t *count, op_e
                           (unsigned long long)total, (unsigned)OP_MAX_SPANS);
     *count = total;
     return OP_OK;
-}
-
-static void fill_flat(const op_heightfield *hf, op_chf *chf)
-{
-    int ncells = hf->width * hf->depth;
-    const uint32_t *cs = hf->col_start;
-    const op_hf_span *sp = hf->spans;
-    /* Locals: with -fno-strict-aliasing every store would reload chf's pointers. */
-    uint32_t *cells = chf->cells;
-    uint16_t *y = chf->y, *hh = chf->h;
-    uint8_t *areas = chf->areas;
-    uint32_t k = 0;
-    for (int c = 0; c < ncells; c++) {
-        cells[c] = k;
-        uint32_t e = cs[c + 1];
-        for (uint32_t s = cs[c]; s < e; s++) {
-            if (sp[s].area == OP_NULL_AREA)
-                continue;
-            int top = s + 1 < e ? sp[s + 1].smin : OP__SKY_ROW;
-            int h = top - (int)sp[s].smax;
-            y[k] = sp[s].smax;
-            hh[k] = (uint16_t)(h < 0 ? 0 : h);
-            areas[k] = sp[s].area;
-            k++;
-        }
-    }
-    cells[ncells] = k;
 }
 
 static op_status alloc_arrays(op_chf *chf, op_arena *out, op_err *err)
@@ -307,6 +280,50 @@ static void link_cells(op_chf *chf)
         }
 }
 
+/* fill_spans and link_cells of a heightfield whose columns are arrays (op__hf_flat): the
+ * same spans in the same order, read by index, and the same links, in one pass over the
+ * cells: each cell's links start as none when its spans are written, and the cell is then
+ * linked with its -x and -z neighbours, both written already. These are link_cells' pairs
+ * with the same roles (a the lower cell, d from a to b); pairs are disjoint in the links
+ * they write, so the order they are visited in does not matter (see link_pair). */
+static void fill_flat_linked(const op_heightfield *hf, op_chf *chf)
+{
+    const int w = hf->width, dep = hf->depth;
+    const uint32_t *cs = hf->col_start;
+    const op_hf_span *sp = hf->spans;
+    /* Locals: with -fno-strict-aliasing every store would reload chf's pointers. */
+    uint32_t *cells = chf->cells;
+    uint16_t *y = chf->y, *hh = chf->h;
+    uint8_t *areas = chf->areas;
+    uint32_t(*links)[4] = chf->links;
+    uint32_t k = 0;
+    for (int z = 0; z < dep; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            uint32_t a0 = k;
+            cells[c] = k;
+            uint32_t e = cs[c + 1];
+            for (uint32_t s = cs[c]; s < e; s++) {
+                if (sp[s].area == OP_NULL_AREA)
+                    continue;
+                int top = s + 1 < e ? sp[s + 1].smin : OP__SKY_ROW;
+                int h = top - (int)sp[s].smax;
+                y[k] = sp[s].smax;
+                hh[k] = (uint16_t)(h < 0 ? 0 : h);
+                areas[k] = sp[s].area;
+                links[k][0] = links[k][1] = links[k][2] = links[k][3] = OP_NO_LINK;
+                k++;
+            }
+            if (a0 == k)
+                continue;
+            if (x > 0 && cells[c - 1] != a0)
+                link_cells_pair(chf, cells[c - 1], a0, a0, k, 2);
+            if (z > 0 && cells[c - w] != cells[c - w + 1])
+                link_cells_pair(chf, cells[c - w], cells[c - w + 1], a0, k, 1);
+        }
+    cells[w * dep] = k;
+}
+
 static op_status check_args(const op_heightfield *hf, int walkable_height, int walkable_climb,
                             op_err *err)
 {
@@ -351,11 +368,12 @@ op_status op_chf_build(const op_heightfield *hf, int walkable_height, int walkab
         op_arena_release(out, mark);
         return st;
     }
-    if (flat)
-        fill_flat(hf, &r);
-    else
+    if (flat) {
+        fill_flat_linked(hf, &r);
+    } else {
         fill_spans(hf, &r);
-    link_cells(&r);
+        link_cells(&r);
+    }
     *chf = r;
     return OP_OK;
 }

@@ -270,18 +270,17 @@ ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+/* inner: the cell is off the grid's edge (the callers know it from their loops; an edge
+ * cell's walkable spans are all ledges). */
 static inline __attribute__((always_inline)) void
-walk_column(op_heightfield *hf, int x, int z, int walkable_height, int walkable_climb)
+walk_column(op_heightfield *hf, int x, int z, int inner, int walkable_height, int walkable_climb)
 {
-    const int w = hf->width, d = hf->depth;
+    const int w = hf->width;
     int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
     size_t c = (size_t)x + (size_t)z * (size_t)w;
     uint32_t i = hf->heads[c];
     if (i == OP_NO_SPAN)
         return;
-    /* A cell on the grid's edge has a neighbour outside, a drop: every walkable
-     * span of it is a ledge (§4.2). */
-    const int inner = x > 0 && z > 0 && x < w - 1 && z < d - 1;
     col_pos cur[4]; /* set by the first ledge test (see below) */
     int low[4], all_one = 1, ready = 0;
     col_pos sp;
@@ -310,14 +309,21 @@ walk_column(op_heightfield *hf, int x, int z, int walkable_height, int walkable_
                     }
                     ready = 1;
                 }
-                /* Open flat ground: four one-span neighbours at this very
-                 * floor. Each has its underside below the floor (no drop) and
-                 * either leaves no room (SKY - floor < walkable_height: ignored)
-                 * or is a neighbour at diff 0 (the span's own clearance passed
-                 * §4.3 above): never a ledge, never steep, whatever the settings,
-                 * which is ledge_or_steep_from's answer without its four tests. */
-                int flat = all_one & (((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
-                                       (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0);
+                /* Flat ground, open or under roofs: each of the four cursors at a
+                 * span of this very floor. Every span below a cursor was skipped
+                 * (no room above a floor at most this one, so none above this one);
+                 * the column's lowest smin is below the cursor's floor, so the open
+                 * space under it does not reach (low - floor < 0); every span the
+                 * test would look at has a floor at least this one (diff >= 0: no
+                 * drop), and those it records are within the climb above it
+                 * (lo = floor, hi <= floor + climb: not steep). Never a ledge, never
+                 * steep, whatever the settings and ceilings: ledge_or_steep_from's
+                 * answer without its four tests. The cursors it would have moved
+                 * are moved by a later span's test, to the same place (the skip
+                 * depends only on that span's floor). An empty neighbour's cursor
+                 * has floor -1, never a span's. */
+                int flat = ((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
+                            (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0;
                 if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
                                                  walkable_height, walkable_climb))
                     area = OP_NULL_AREA; /* §4.2 */
@@ -500,9 +506,20 @@ static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkab
      * -fno-strict-aliasing and an area is a byte, so through field every area stored
      * would reload the arrays' pointers before the next read. */
     op_heightfield copy = *field, *hf = &copy;
-    for (int z = 0; z < hf->depth; z++)
-        for (int x = 0; x < hf->width; x++)
-            walk_column(hf, x, z, walkable_height, walkable_climb);
+    const int w = hf->width, d = hf->depth;
+    for (int z = 0; z < d; z++) {
+        /* A cell on the grid's edge has a neighbour outside, a drop: every walkable span
+         * of it is a ledge (§4.2). The inner cells' walk is a copy of its own. */
+        if (z == 0 || z == d - 1 || w < 3) {
+            for (int x = 0; x < w; x++)
+                walk_column(hf, x, z, 0, walkable_height, walkable_climb);
+            continue;
+        }
+        walk_column(hf, 0, z, 0, walkable_height, walkable_climb);
+        for (int x = 1; x < w - 1; x++)
+            walk_column(hf, x, z, 1, walkable_height, walkable_climb);
+        walk_column(hf, w - 1, z, 0, walkable_height, walkable_climb);
+    }
 }
 
 /* walk_all with the one-span cells of rows of mostly one-span cells tested four at a
@@ -519,7 +536,7 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
     (void)one_span_row(hf, 0, fl, lw);
     int next = one_span_row(hf, 1, fl + W, lw + W);
     for (int x = 0; x < w; x++)
-        walk_column(hf, x, 0, walkable_height, walkable_climb);
+        walk_column(hf, x, 0, 0, walkable_height, walkable_climb);
     for (int z = 1; z < d; z++) {
         int blocks = 0;
         if (z < d - 1) {
@@ -539,7 +556,8 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
         v[0] = v[w - 1] = WALK;
         for (int x = 0; x < w; x++) {
             if (v[x] == WALK)
-                walk_column(hf, x, z, walkable_height, walkable_climb);
+                walk_column(hf, x, z, x > 0 && z < d - 1 && x < w - 1, /* z >= 1 */
+                            walkable_height, walkable_climb);
             else if (v[x] == CLEAR)
                 hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
         }

@@ -334,6 +334,181 @@ static op_status rebuild_column(op_heightfield *hf, size_t c, size_t cap_max, op
     return OP_OK;
 }
 
+/* A first commit's column c of fragments from h (no old spans, no free slot: a tile's
+ * build): build_from_keys' spans written to the next slots in order, each linked to the
+ * next, without the free list or a link patched per span. The keys sit between a 0 below
+ * (no key is 0: smax > smin) and a sentinel smin above every top, so neither the
+ * insertion nor the group scan tests its index. Columns longer than SHORT_COLUMN go to
+ * rebuild_column. Inline in commit_first: as a call it saved and restored registers
+ * and checked the stack guard of key[] for every column, some 20 instructions. */
+static inline __attribute__((always_inline)) op_status
+first_column(op_heightfield *hf, size_t c, uint32_t h, size_t cap_max, op_err *err)
+{
+    const op_hf_frag *f = hf->frags;
+    uint64_t key[SHORT_COLUMN + 2];
+    key[0] = 0;
+    int n = 0;
+    for (uint32_t i = h; i != OP_NO_SPAN; i = f[i].next) {
+        if (n == SHORT_COLUMN)
+            return rebuild_column(hf, c, cap_max, err);
+        uint64_t k = (uint64_t)f[i].smin << 32 | (uint64_t)f[i].smax << 8 | f[i].area;
+        int m = ++n;
+        while (key[m - 1] > k) {
+            key[m] = key[m - 1];
+            m--;
+        }
+        key[m] = k;
+    }
+    key[n + 1] = (uint64_t)INT32_MAX << 32;
+    op_status st = span_room(hf, (size_t)n, cap_max, err);
+    if (st != OP_OK)
+        return st;
+    const int thr = hf->merge_threshold;
+    op_hf_span *out = hf->spans;
+    uint32_t sp0 = hf->span_slots, sp = sp0;
+    for (int i = 1; i <= n;) {
+        int gmin = (int)(key[i] >> 32), gmax = (int)(key[i] >> 8 & 0xffff);
+        int j = i + 1;
+        for (; (int)(key[j] >> 32) <= gmax; j++) {
+            int t = (int)(key[j] >> 8 & 0xffff);
+            gmax = t > gmax ? t : gmax;
+        }
+        int area = (int)(key[i] & 0xff); /* a group of one: its top is the span's */
+        if (j > i + 1) {
+            area = 0;
+            for (int k = i; k < j; k++) {
+                int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
+                if (gmax - t <= thr && a > area)
+                    area = a;
+            }
+        }
+        out[sp] = (op_hf_span){(uint16_t)gmin, (uint16_t)gmax, (uint8_t)area, sp + 1};
+        sp++;
+        i = j;
+    }
+    out[sp - 1].next = OP_NO_SPAN;
+    hf->heads[c] = sp0;
+    hf->span_count += sp - sp0;
+    hf->span_slots = sp;
+    return OP_OK;
+}
+
+/* Room for n more span slots in a first commit's loop (commit_first), which keeps the
+ * slot count, the span array and its capacity in locals: synced to hf for span_room,
+ * reloaded after. Called only when the slots run out. */
+static op_status first_room(op_heightfield *hf, uint32_t slots, size_t n, size_t cap_max,
+                            op_hf_span **spans, uint32_t *cap, op_err *err)
+{
+    hf->span_slots = hf->span_count = slots;
+    op_status st = span_room(hf, n, cap_max, err);
+    *spans = hf->spans;
+    *cap = hf->span_cap;
+    return st;
+}
+
+/* op__hf_commit's first commit: every fragment new, no old spans, no free slot, so the
+ * columns take their slots in order and the span count is the slot count. The loop keeps
+ * the arrays, the slot count and the capacity in locals: the build has
+ * -fno-strict-aliasing, and through hf every span stored would reload them (most columns
+ * are one or two fragments, a few dozen instructions). Columns of one, two and three
+ * fragments take their own paths, the others first_column. col_start (NULL without
+ * its memory) gets each column's first slot. */
+static op_status commit_first(op_heightfield *hf, uint32_t *col_start, size_t cap_max, op_err *err)
+{
+    const size_t ncols = (size_t)hf->width * (size_t)hf->depth;
+    const uint32_t *fh = hf->frag_heads;
+    const op_hf_frag *fr = hf->frags;
+    uint32_t *heads = hf->heads;
+    op_hf_span *spans = hf->spans;
+    uint32_t slots = hf->span_slots, cap = hf->span_cap;
+    const int thr = hf->merge_threshold;
+    op_status st = OP_OK;
+    for (size_t c = 0; c < ncols; c++) {
+        if (col_start)
+            col_start[c] = slots;
+        uint32_t h = fh[c];
+        if (h == OP_NO_SPAN)
+            continue;
+        const op_hf_frag *f = &fr[h];
+        if (f->next == OP_NO_SPAN) {
+            /* One fragment (most of open ground): its one span is the fragment, with its
+             * area (§3.5). */
+            if (slots + 1 > cap &&
+                (st = first_room(hf, slots, 1, cap_max, &spans, &cap, err)) != OP_OK)
+                break;
+            spans[slots] = (op_hf_span){f->smin, f->smax, f->area, OP_NO_SPAN};
+            heads[c] = slots++;
+            continue;
+        }
+        const op_hf_frag *g = &fr[f->next];
+        if (g->next == OP_NO_SPAN) {
+            /* Two fragments (the next most common: a floor and what stands on it or
+             * hangs above, two triangles' fragments that do not fold): build_from_keys
+             * for n = 2 written out, the lower smin first. */
+            if (slots + 2 > cap &&
+                (st = first_room(hf, slots, 2, cap_max, &spans, &cap, err)) != OP_OK)
+                break;
+            const op_hf_frag *lo = g->smin < f->smin ? g : f, *up = lo == g ? f : g;
+            heads[c] = slots;
+            if (up->smin <= lo->smax) { /* one group */
+                int gmax = up->smax > lo->smax ? up->smax : lo->smax;
+                int a = gmax - lo->smax <= thr ? lo->area : 0;
+                int b = gmax - up->smax <= thr ? up->area : 0;
+                spans[slots] =
+                    (op_hf_span){lo->smin, (uint16_t)gmax, (uint8_t)(a > b ? a : b), OP_NO_SPAN};
+                slots++;
+            } else {
+                spans[slots] = (op_hf_span){lo->smin, lo->smax, lo->area, slots + 1};
+                spans[slots + 1] = (op_hf_span){up->smin, up->smax, up->area, OP_NO_SPAN};
+                slots += 2;
+            }
+            continue;
+        }
+        if (fr[g->next].next == OP_NO_SPAN) {
+            /* Three fragments: sorted by smin with three exchanges, then split into
+             * groups at the gaps, as build_from_keys. */
+            if (slots + 3 > cap &&
+                (st = first_room(hf, slots, 3, cap_max, &spans, &cap, err)) != OP_OK)
+                break;
+            const op_hf_frag *q[3] = {f, g, &fr[g->next]}, *t;
+            if (q[1]->smin < q[0]->smin)
+                t = q[0], q[0] = q[1], q[1] = t;
+            if (q[2]->smin < q[1]->smin)
+                t = q[1], q[1] = q[2], q[2] = t;
+            if (q[1]->smin < q[0]->smin)
+                t = q[0], q[0] = q[1], q[1] = t;
+            uint32_t sp = slots;
+            for (int i = 0; i < 3;) {
+                int gmax = q[i]->smax, j = i + 1;
+                for (; j < 3 && q[j]->smin <= gmax; j++)
+                    gmax = q[j]->smax > gmax ? q[j]->smax : gmax;
+                int area = q[i]->area;
+                if (j > i + 1) {
+                    area = 0;
+                    for (int k = i; k < j; k++)
+                        if (gmax - q[k]->smax <= thr && q[k]->area > area)
+                            area = q[k]->area;
+                }
+                spans[sp] = (op_hf_span){q[i]->smin, (uint16_t)gmax, (uint8_t)area, sp + 1};
+                sp++;
+                i = j;
+            }
+            spans[sp - 1].next = OP_NO_SPAN;
+            heads[c] = slots;
+            slots = sp;
+            continue;
+        }
+        hf->span_slots = hf->span_count = slots;
+        if ((st = first_column(hf, c, h, cap_max, err)) != OP_OK)
+            break;
+        spans = hf->spans;
+        cap = hf->span_cap;
+        slots = hf->span_slots;
+    }
+    hf->span_slots = hf->span_count = slots;
+    return st;
+}
+
 int op__hf_flat(const op_heightfield *hf)
 {
     size_t ncols = (size_t)hf->width * (size_t)hf->depth;
@@ -368,91 +543,17 @@ op_status op__hf_commit(op_heightfield *hf, uint32_t first, op_err *err)
         op__hf_rollback(hf, first);
         return st;
     }
-    for (size_t c = 0; c < ncols; c++) {
-        if (col_start)
-            col_start[c] = hf->span_slots;
-        /* New fragments were pushed in front: a column is dirty iff its head is new. */
-        uint32_t h = hf->frag_heads[c];
-        if (h == OP_NO_SPAN || h < first)
-            continue;
-        if (first_commit && hf->frags[h].next == OP_NO_SPAN) {
-            /* A first commit's column of one fragment (most of open ground): no old spans,
-             * no free slot; its one span is the fragment, with its area (§3.5). */
-            if ((st = span_room(hf, 1, cap_max, err)) != OP_OK)
+    if (first_commit) {
+        st = commit_first(hf, col_start, cap_max, err);
+    } else {
+        for (size_t c = 0; c < ncols; c++) {
+            /* New fragments were pushed in front: a column is dirty iff its head is new. */
+            uint32_t h = hf->frag_heads[c];
+            if (h == OP_NO_SPAN || h < first)
+                continue;
+            if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
                 break;
-            const op_hf_frag *f = &hf->frags[h];
-            uint32_t sp = hf->span_slots++;
-            hf->spans[sp] = (op_hf_span){f->smin, f->smax, f->area, OP_NO_SPAN};
-            hf->heads[c] = sp;
-            hf->span_count++;
-            continue;
         }
-        if (first_commit && hf->frags[hf->frags[h].next].next == OP_NO_SPAN) {
-            /* Two fragments (the next most common: a floor and what stands on it or
-             * hangs above, two triangles' fragments that do not fold): build_from_keys
-             * for n = 2 written out, the lower smin first. */
-            if ((st = span_room(hf, 2, cap_max, err)) != OP_OK)
-                break;
-            const op_hf_frag *f = &hf->frags[h], *g = &hf->frags[f->next];
-            const op_hf_frag *lo = g->smin < f->smin ? g : f, *up = lo == g ? f : g;
-            uint32_t sp = hf->span_slots;
-            hf->heads[c] = sp;
-            if (up->smin <= lo->smax) { /* one group */
-                int gmax = up->smax > lo->smax ? up->smax : lo->smax, thr = hf->merge_threshold;
-                int a = gmax - lo->smax <= thr ? lo->area : 0;
-                int b = gmax - up->smax <= thr ? up->area : 0;
-                hf->spans[sp] =
-                    (op_hf_span){lo->smin, (uint16_t)gmax, (uint8_t)(a > b ? a : b), OP_NO_SPAN};
-                hf->span_slots++;
-                hf->span_count++;
-            } else {
-                hf->spans[sp] = (op_hf_span){lo->smin, lo->smax, lo->area, sp + 1};
-                hf->spans[sp + 1] = (op_hf_span){up->smin, up->smax, up->area, OP_NO_SPAN};
-                hf->span_slots += 2;
-                hf->span_count += 2;
-            }
-            continue;
-        }
-        if (first_commit && hf->frags[hf->frags[hf->frags[h].next].next].next == OP_NO_SPAN) {
-            /* Three fragments: sorted by smin with three exchanges, then split into
-             * groups at the gaps, as build_from_keys. */
-            if ((st = span_room(hf, 3, cap_max, err)) != OP_OK)
-                break;
-            const op_hf_frag *q[3], *t;
-            q[0] = &hf->frags[h];
-            q[1] = &hf->frags[q[0]->next];
-            q[2] = &hf->frags[q[1]->next];
-            if (q[1]->smin < q[0]->smin)
-                t = q[0], q[0] = q[1], q[1] = t;
-            if (q[2]->smin < q[1]->smin)
-                t = q[1], q[1] = q[2], q[2] = t;
-            if (q[1]->smin < q[0]->smin)
-                t = q[0], q[0] = q[1], q[1] = t;
-            uint32_t sp0 = hf->span_slots, sp = sp0;
-            const int thr = hf->merge_threshold;
-            for (int i = 0; i < 3;) {
-                int gmax = q[i]->smax, j = i + 1;
-                for (; j < 3 && q[j]->smin <= gmax; j++)
-                    gmax = q[j]->smax > gmax ? q[j]->smax : gmax;
-                int area = q[i]->area;
-                if (j > i + 1) {
-                    area = 0;
-                    for (int k = i; k < j; k++)
-                        if (gmax - q[k]->smax <= thr && q[k]->area > area)
-                            area = q[k]->area;
-                }
-                hf->spans[sp] = (op_hf_span){q[i]->smin, (uint16_t)gmax, (uint8_t)area, sp + 1};
-                sp++;
-                i = j;
-            }
-            hf->spans[sp - 1].next = OP_NO_SPAN;
-            hf->heads[c] = sp0;
-            hf->span_count += sp - sp0;
-            hf->span_slots = sp;
-            continue;
-        }
-        if ((st = rebuild_column(hf, c, cap_max, err)) != OP_OK)
-            break;
     }
     if (st == OP_OK && col_start) {
         col_start[ncols] = hf->span_slots;

@@ -80,6 +80,9 @@ static void end_take(opd_call *c, int ok, const char *err_name, call_end *e)
     e->in = c->in;
     c->parsed = 0;
     c->in = NULL;
+    /* Counted before the reply goes out, so a client that has its reply sees the request
+     * in the next metrics scrape or level.stats (the log line, I/O, waits until after). */
+    opd_stats_request(&e->d->stats, e->method, e->ok, e->us);
 }
 
 static void end_finish(call_end *e)
@@ -87,7 +90,6 @@ static void end_finish(call_end *e)
     if (e->parsed)
         op_rpc_request_fini(&e->req);
     nng_msg_free(e->in);
-    opd_stats_request(&e->d->stats, e->method, e->ok, e->us);
     const char *m = e->method != OPD_M_UNKNOWN ? opd_method_names[e->method] : "unknown";
     opd_log_request(e->d, m, e->level[0] ? e->level : "-", (double)e->us / 1000.0,
                     e->ok ? "ok" : e->err_name, e->via);

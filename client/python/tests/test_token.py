@@ -71,8 +71,14 @@ def test_wrong_or_missing_token_is_refused(token_daemon):
         with pytest.raises(onepath.PermissionDenied):
             wrong.level_drop("a")
     # The daemon's log names the refusals and quotes no token (the right one or the wrong).
-    with open(str(d / "requests.log")) as f:
-        log = f.read()
+    # A request's line is written after its reply is sent: wait for the third.
+    deadline = time.monotonic() + 20
+    while True:
+        with open(str(d / "requests.log")) as f:
+            log = f.read()
+        if log.count("OP_EPERM") >= 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
     assert log.count("OP_EPERM") >= 3, log
     with open(str(d / "onepathd.log")) as f:
         log += f.read()

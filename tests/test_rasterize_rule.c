@@ -186,9 +186,9 @@ static float coord(op_test_rng *r, double line0, double cs, int cells)
 
 static frags want, got;
 
-/* One random triangle on a random grid (wide: sides beyond the implementation's line
- * tables, which are then computed line by line), against the oracle; returns the
- * number of fragments compared. */
+/* One random triangle on a random grid (wide 1: sides beyond the implementation's line
+ * tables, which are then computed line by line; wide 2: a triangle many cells across),
+ * against the oracle; returns the number of fragments compared. */
 static long one_case(op_test_rng *r, int iter, int wide)
 {
     op_test_rng rng = *r;
@@ -200,7 +200,11 @@ static long one_case(op_test_rng *r, int iter, int wide)
         int w = op_test_rand_int(&rng, 1, 24), d = op_test_rand_int(&rng, 1, 24);
         if (iter % 10 == 0)
             w = op_test_rand_int(&rng, 60, 150); /* wider than a row chunk */
-        if (wide) { /* one side beyond 1024 cells (rasterize.c's LINES_MAX), the other short */
+        if (wide == 2) { /* rows of many cells over many rows (see spanning_rows_...) */
+            w = op_test_rand_int(&rng, 8, 40);
+            d = op_test_rand_int(&rng, 8, 40);
+        } else if (wide) { /* one side beyond 1024 cells (rasterize.c's LINES_MAX), the other short
+                            */
             if (iter % 2)
                 w = op_test_rand_int(&rng, 1025, 1100), d = op_test_rand_int(&rng, 1, 3);
             else
@@ -218,6 +222,8 @@ static long one_case(op_test_rng *r, int iter, int wide)
         double lz = hf.line_origin[1] + (double)hf.cell0[1] * cs;
         /* A box of a few cells somewhere over (or partly beyond) the grid. */
         int span = op_test_rand_int(&rng, 1, iter % 10 == 0 ? w + 4 : 6);
+        if (wide == 2)
+            span = op_test_rand_int(&rng, 4, 16);
         double bx = lx + (double)op_test_rand_int(&rng, -span, w) * cs;
         double bz = lz + (double)op_test_rand_int(&rng, -span, d) * cs;
         float v[3][3];
@@ -276,6 +282,19 @@ Test(rasterize_rule, wide_grids_match_the_literal_rule)
     for (int iter = 0; iter < 4000; iter++)
         total += one_case(&rng, iter, 1);
     cr_assert_gt(total, 4000, "only %ld fragments compared", total);
+}
+
+/* Triangles 4-16 cells across, so that most rows have four or more cells and most
+ * lines have such rows on both sides: raster_rows then reads a line's cap crossings
+ * from the row below instead of computing them again (a stale or misplaced crossing
+ * shows here). */
+Test(rasterize_rule, spanning_rows_match_the_literal_rule)
+{
+    op_test_rng rng = {2097169};
+    long total = 0;
+    for (int iter = 0; iter < 40000; iter++)
+        total += one_case(&rng, iter, 2);
+    cr_assert_gt(total, 200000, "only %ld fragments compared", total);
 }
 
 /* Triangles in one column whose points on a row's two lines all lie on the column's

@@ -16,7 +16,8 @@
  * Cost: a triangle at most TRI_CELLS cells wide (nearly all) has its rows done in
  * one pass (raster_rows): with its vertices ordered by z, every row polygon is the
  * same five edges (two caps on the row's lines, two left pieces, one right piece),
- * a line's two points and their cells serve the rows on both of its sides, and a
+ * a line's two points and their cells (and, between rows of four or more cells, its
+ * crossings with the x lines) serve the rows on both of its sides, and a
  * row's points go edge by edge and vertex by vertex into one array of per-cell
  * sums, of which only the z tests remain per cell. Wider triangles, and grids
  * without line tables, take the general row polygon and chunk (raster_row). A
@@ -753,7 +754,13 @@ typedef vtx rvtx;
 typedef struct cap {
     const rvtx *l, *r;
     rvtx q[2];
-    int slotted; /* whether q's slots are set */
+    /* 0; 1 when q's slots are set; 2 when xq also holds the cap's crossings with the
+     * x lines, by slot (sums_cap): a line's cap serves the rows on both of its sides,
+     * and when both are rows of four or more cells the second reads them instead of
+     * computing them again (the same lerp2 on the same ends and line, so the same
+     * bits). One field for both, so that cap_at resets both in one store. */
+    int slotted;
+    dpair xq[TRI_CELLS + 1];
 } cap;
 
 typedef struct tri_rows {
@@ -915,7 +922,7 @@ static inline void cap_slots(const tri_rows *tr, cap *k)
 }
 
 /* A cap's points in a row's sums: its ends and its edge's crossings. */
-static inline void sums_cap(const tri_rows *tr, cell_sums *s, const cap *k)
+static inline void sums_cap(const tri_rows *tr, cell_sums *s, cap *k)
 {
     const rvtx *a = k->l, *b = k->r;
     double xa = a->p[0], xb = b->p[0];
@@ -937,14 +944,24 @@ static inline void sums_cap(const tri_rows *tr, cell_sums *s, const cap *k)
         sums_add(s, lv->s1, pl);
     if (hv->s0 != hv->s1)
         sums_add(s, hv->s0, pu);
-    double d = xb - xa;
-    dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
     dpair plo = pl, phi = pl; /* what slot j has besides its right line's crossing */
-    for (int j = first; j <= last; j++) {
-        double L = tr->xs[j];
-        dpair q = lerp2(ca, cb, xb - L, L - xa, d);
-        sums_add2(s, j, dp_min(plo, q), dp_max(phi, q));
-        plo = phi = q;
+    if (k->slotted == 2) {
+        for (int j = first; j <= last; j++) {
+            dpair q = k->xq[j];
+            sums_add2(s, j, dp_min(plo, q), dp_max(phi, q));
+            plo = phi = q;
+        }
+    } else {
+        double d = xb - xa;
+        dpair ca = dp_load(&a->p[1]), cb = dp_load(&b->p[1]);
+        for (int j = first; j <= last; j++) {
+            double L = tr->xs[j];
+            dpair q = lerp2(ca, cb, xb - L, L - xa, d);
+            k->xq[j] = q;
+            sums_add2(s, j, dp_min(plo, q), dp_max(phi, q));
+            plo = phi = q;
+        }
+        k->slotted = 2;
     }
     sums_add2(s, last + 1, dp_min(plo, pu), dp_max(phi, pu));
 }

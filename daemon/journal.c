@@ -117,7 +117,7 @@ op_status opd_journal_create(const char *dir, const char *level, uint64_t epoch,
                              opd_journal **out, op_err *err)
 {
     *out = NULL;
-    opd_journal *j;
+    opd_journal *j = NULL; /* set by journal_new on OP_OK (gcc -O3 cannot see it) */
     op_status st = journal_new(dir, level, no_fsync, &j, err);
     if (st != OP_OK)
         return st;
@@ -146,7 +146,7 @@ op_status opd_journal_open(const char *dir, const char *level, uint64_t end, int
                            opd_journal **out, op_err *err)
 {
     *out = NULL;
-    opd_journal *j;
+    opd_journal *j = NULL; /* set by journal_new on OP_OK (gcc -O3 cannot see it) */
     op_status st = journal_new(dir, level, no_fsync, &j, err);
     if (st != OP_OK)
         return st;

@@ -241,7 +241,7 @@ static op_status decode(vreader *r, op_volume *v)
 {
     const char *s;
     size_t len;
-    int mode, kind;
+    int mode = 0, kind = 0; /* set by pick on OP_OK (gcc -O3 cannot see it) */
     int64_t area = 0;
     int has_area = 0;
     op_status st = op_rpc_get_str(r->o, "name", 0, &s, &len, r->err);

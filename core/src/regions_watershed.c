@@ -236,7 +236,7 @@ static void basins_level(ws_state *w, const uint32_t *spans, uint32_t nspans, ui
 
 op_status op__watershed(const op_chf *chf, op_arena *scratch, op__labels *lab, op_err *err)
 {
-    levels lv;
+    levels lv = {0}; /* gcc -O3 cannot see that sort_levels sets it on every OP_OK path */
     op_status st = sort_levels(chf, scratch, &lv, err);
     if (st != OP_OK)
         return st;

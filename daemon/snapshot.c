@@ -21,12 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/src/heightfield_internal.h"
 #include "level.h"
 #include "onepath/limits.h"
-
-/* The clamp handed to op_triangle_tiles: wider than any valid soup's tiles (coordinates
- * within +-2^21, cells of at least OP_MIN_CELL_SIZE), so nothing is clipped. */
-#define OPD_TILES_UNBOUNDED (1 << 30)
 
 static float le_float(const uint8_t *p)
 {
@@ -112,25 +109,76 @@ static op_status part_decode(opd_part *p, const opd_mesh *m, const op_settings *
 /* ===== binning ===== */
 
 /* An open-addressing table of tile keys (0: an empty slot; keys are never 0 for tiles
- * within +-2^30) to a count, then an offset. */
+ * within +-2^30) to the index of the tile's bin_cell. It grows as tiles are met (load at
+ * most one half), so it is sized by the tiles there are, not by a count of the pairs made
+ * before: the binning reads the triangles once. */
 typedef struct key_table {
     uint64_t *key;
-    uint32_t *val;
-    float *box; /* 6 a slot: the bounds of its tile's small triangles so far */
+    uint32_t *cell;
     size_t cap, last;
 } key_table;
+
+/* A tile with small triangles while binning: its key, its triangle count (then the next
+ * free place of its list in ids) and the bounds of its triangles so far, in input order. */
+typedef struct bin_cell {
+    uint64_t key;
+    uint32_t count;
+    float box[6];
+} bin_cell;
+
+static inline size_t key_hash(const key_table *h, uint64_t k)
+{
+    uint64_t x = k ^ k >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (h->cap - 1);
+}
 
 static inline size_t key_slot(const key_table *h, uint64_t k)
 {
     if (h->key[h->last] == k) /* neighbouring triangles mostly share tiles */
         return h->last;
-    uint64_t x = k ^ k >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    size_t i = (size_t)x & (h->cap - 1);
+    size_t i = key_hash(h, k);
     while (h->key[i] && h->key[i] != k)
         i = (i + 1) & (h->cap - 1);
     return i;
+}
+
+/* Doubles h's capacity (its keys moved to their new slots); -1 out of memory. */
+static int key_grow(key_table *h)
+{
+    key_table n = {0};
+    n.cap = 2 * h->cap;
+    if (!(n.key = calloc(n.cap, sizeof *n.key)) || !(n.cell = malloc(n.cap * sizeof *n.cell))) {
+        free(n.key);
+        return -1;
+    }
+    for (size_t i = 0; i < h->cap; i++)
+        if (h->key[i]) {
+            size_t j = key_hash(&n, h->key[i]);
+            while (n.key[j])
+                j = (j + 1) & (n.cap - 1);
+            n.key[j] = h->key[i];
+            n.cell[j] = h->cell[i];
+        }
+    free(h->key);
+    free(h->cell);
+    *h = n;
+    return 0;
+}
+
+/* Makes room for one more element of size sz in *a (holding n of *cap); -1 out of memory. */
+static int grow_for(void **a, size_t n, size_t *cap, size_t sz, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : first;
+    void *g = realloc(*a, c * sz);
+    if (!g)
+        return -1;
+    *a = g;
+    *cap = c;
+    return 0;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -331,8 +379,32 @@ int opd_part_tile_box(const opd_part *p, int tx, int tz, float bmin[3], float bm
     return any;
 }
 
+/* A run: consecutive small triangles t0 .. t0 + m - 1 of the same tiles, whose cells are
+ * run_cell[first .. first + n). */
+typedef struct bin_run {
+    uint32_t t0, m, first, n;
+} bin_run;
+
+/* Ends run u of bounds gb: each of its tiles counts its m triangles and takes its bounds.
+ * Stepping a tile's bounds by the run's is stepping them by each of its triangles' boxes
+ * in turn: min and max keeping the first of equal values (strict compares) are the
+ * leftmost extreme of the sequence, however it is grouped, so the bits are the scan's. */
+static void run_close(const bin_run *u, const uint32_t *run_cell, bin_cell *cells,
+                      const float gb[6])
+{
+    for (uint32_t k = 0; k < u->n; k++) {
+        bin_cell *b = &cells[run_cell[u->first + k]];
+        b->count += u->m;
+        box_step(b->box, gb);
+    }
+}
+
 /* Each triangle's tiles, the part's rectangle (their union), the small triangles' per-tile
- * lists and bounds, the big triangles and the tiles they reach. */
+ * lists and bounds, the big triangles and the tiles they reach. One pass reads the
+ * triangles: each one's box (tri_box) gives both its tiles and its share of its tiles'
+ * bounds. Triangles come in runs of the same tiles (neighbours in a mesh mostly share
+ * them): a run finds its tiles in the table once and steps their bounds once, by the
+ * run's; a second pass over the runs, reading no vertex, fills the lists. */
 static op_status part_bin(opd_part *p, const op_settings *s, const char *name, op_err *err)
 {
     op_tile_range own;
@@ -349,113 +421,161 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
         return op_err_set(err, e.status, "mesh '%s': %s", name, e.msg);
     op_tile_grid g;
     op_tile_grid_derive(s, &g);
-    const op_tile_range wide = {-OPD_TILES_UNBOUNDED, -OPD_TILES_UNBOUNDED, OPD_TILES_UNBOUNDED,
-                                OPD_TILES_UNBOUNDED};
-    op_tile_range *tr = malloc(p->nt * sizeof *tr);
-    if (!tr)
-        return op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
-    uint64_t pairs = 0;
-    for (size_t t = 0; t < p->nt; t++) {
-        op_triangle_tiles(&p->soup, t, &g, &wide, &tr[t]);
-        op_tile_range *r = &p->rect, *q = &tr[t];
-        if (t == 0)
-            *r = *q;
-        r->tx0 = q->tx0 < r->tx0 ? q->tx0 : r->tx0;
-        r->tz0 = q->tz0 < r->tz0 ? q->tz0 : r->tz0;
-        r->tx1 = q->tx1 > r->tx1 ? q->tx1 : r->tx1;
-        r->tz1 = q->tz1 > r->tz1 ? q->tz1 : r->tz1;
-        uint64_t n = (uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1);
-        if (n <= OPD_PART_SMALL)
-            pairs += n;
-        else
-            p->nbig++;
-    }
-    uint64_t area =
-        (uint64_t)(p->rect.tx1 - p->rect.tx0 + 1) * (uint64_t)(p->rect.tz1 - p->rect.tz0 + 1);
+    /* op_triangle_tiles' own axis lines, set up once for the part: a triangle's tiles are
+     * floor((cell(min) - B) / TC) .. floor((cell(max) + B) / TC) of its box's x and z, the
+     * box's min and max being its vertices' as that function takes them (the first of
+     * equal values; only the value counts here). Not clamped: a valid soup's coordinates
+     * are within +-2^21 and its cells at least OP_MIN_CELL_SIZE, so its tiles are far
+     * within the int range. */
+    op__axis_grid ax, az;
+    op__axis_grid_init(&ax, &g, g.origin_x);
+    op__axis_grid_init(&az, &g, g.origin_z);
     key_table h = {0};
     h.cap = 64;
-    while (h.cap < 2 * (pairs < area ? pairs : area) + 2)
-        h.cap *= 2;
+    bin_cell *cells = NULL;
+    bin_run *runs = NULL;
+    uint32_t *run_cell = NULL; /* each run's tiles' cells, run after run */
+    size_t cells_cap = 0, runs_cap = 0, nruns = 0, rc_cap = 0, nrc = 0, big_cap = 0;
+    uint64_t pairs = 0;
+    op_tile_range cq = {0};
+    float gb[6]; /* the open run's bounds: its triangles' boxes stepped in input order */
+    int open = 0;
     op_status st = OP_OK;
-    if (pairs > UINT32_MAX)
-        st = op_err_set(err, OP_ELIMIT, "mesh '%s': %llu (triangle, tile) pairs > 2^32 - 1", name,
-                        (unsigned long long)pairs);
-    else if (!(h.key = calloc(h.cap, sizeof *h.key)) || !(h.val = calloc(h.cap, sizeof *h.val)) ||
-             !(h.box = malloc(h.cap * 6 * sizeof *h.box)) ||
-             !(p->ids = malloc((pairs ? pairs : 1) * sizeof *p->ids)) ||
-             !(p->big = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big)) ||
-             !(p->big_rect = malloc((p->nbig ? p->nbig : 1) * sizeof *p->big_rect)))
-        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %llu tile entries", name,
-                        (unsigned long long)pairs);
-    /* Counts per tile, then the tiles in order with their lists' starts, then the lists
-     * filled in triangle order (so each is in input order). */
-    size_t nb = 0;
+    if (!(h.key = calloc(h.cap, sizeof *h.key)) || !(h.cell = malloc(h.cap * sizeof *h.cell)))
+        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
     for (size_t t = 0; st == OP_OK && t < p->nt; t++) {
-        const op_tile_range *q = &tr[t];
-        if ((uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1) > OPD_PART_SMALL) {
-            p->big[nb] = (uint32_t)t;
-            p->big_rect[nb++] = *q;
+        float v[6];
+        tri_box(p, (uint32_t)t, v);
+        const op_tile_range q = {op__last_tile_at(&ax, v[0], 0), op__last_tile_at(&az, v[2], 0),
+                                 op__last_tile_at(&ax, v[3], 1), op__last_tile_at(&az, v[5], 1)};
+        if (open && q.tx0 == cq.tx0 && q.tz0 == cq.tz0 && q.tx1 == cq.tx1 && q.tz1 == cq.tz1) {
+            /* The run goes on: neighbouring triangles mostly share their tiles. */
+            box_step(gb, v);
+            runs[nruns - 1].m++;
+            pairs += runs[nruns - 1].n;
             continue;
         }
-        for (int z = q->tz0; z <= q->tz1; z++)
-            for (int x = q->tx0; x <= q->tx1; x++) {
+        if (open)
+            run_close(&runs[nruns - 1], run_cell, cells, gb);
+        open = 0;
+        op_tile_range *r = &p->rect;
+        if (t == 0)
+            *r = q;
+        r->tx0 = q.tx0 < r->tx0 ? q.tx0 : r->tx0;
+        r->tz0 = q.tz0 < r->tz0 ? q.tz0 : r->tz0;
+        r->tx1 = q.tx1 > r->tx1 ? q.tx1 : r->tx1;
+        r->tz1 = q.tz1 > r->tz1 ? q.tz1 : r->tz1;
+        uint64_t n = (uint64_t)(q.tx1 - q.tx0 + 1) * (uint64_t)(q.tz1 - q.tz0 + 1);
+        if (n > OPD_PART_SMALL) {
+            if (p->nbig == big_cap) {
+                big_cap = big_cap ? 2 * big_cap : 64;
+                uint32_t *b = realloc(p->big, big_cap * sizeof *b);
+                if (b)
+                    p->big = b;
+                op_tile_range *br = b ? realloc(p->big_rect, big_cap * sizeof *br) : NULL;
+                if (!br) {
+                    st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
+                    break;
+                }
+                p->big_rect = br;
+            }
+            p->big[p->nbig] = (uint32_t)t;
+            p->big_rect[p->nbig++] = q;
+            continue;
+        }
+        pairs += n;
+        if (pairs > UINT32_MAX)
+            continue; /* counted on for the message; nothing more is binned */
+        if (grow_for((void **)&runs, nruns, &runs_cap, sizeof *runs, 256) != 0) {
+            st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory", name);
+            break;
+        }
+        runs[nruns++] = (bin_run){(uint32_t)t, 1, (uint32_t)nrc, (uint32_t)n};
+        for (int z = q.tz0; st == OP_OK && z <= q.tz1; z++)
+            for (int x = q.tx0; x <= q.tx1; x++) {
                 uint64_t k = opd_tile_key(x, z);
                 size_t i = key_slot(&h, k);
                 if (!h.key[i]) {
+                    if (2 * (p->ncells + 1) > h.cap && key_grow(&h) == 0)
+                        i = key_slot(&h, k);
+                    if (2 * (p->ncells + 1) > h.cap ||
+                        grow_for((void **)&cells, p->ncells, &cells_cap, sizeof *cells, 64) != 0) {
+                        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles",
+                                        name, p->ncells + 1);
+                        break;
+                    }
                     h.key[i] = k;
-                    box_empty(&h.box[6 * i]);
+                    h.cell[i] = (uint32_t)p->ncells;
+                    cells[p->ncells].key = k;
+                    cells[p->ncells].count = 0;
+                    box_empty(cells[p->ncells].box);
                     p->ncells++;
                 }
-                h.val[i]++;
                 h.last = i;
+                if (grow_for((void **)&run_cell, nrc, &rc_cap, sizeof *run_cell, 1024) != 0) {
+                    st =
+                        op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %llu tile entries",
+                                   name, (unsigned long long)pairs);
+                    break;
+                }
+                run_cell[nrc++] = h.cell[i];
             }
+        memcpy(gb, v, sizeof gb);
+        cq = q;
+        open = st == OP_OK;
     }
+    if (open)
+        run_close(&runs[nruns - 1], run_cell, cells, gb);
+    if (st == OP_OK && p->nbig < big_cap) { /* to its size, as p->bytes counts it */
+        uint32_t *sb = realloc(p->big, p->nbig * sizeof *sb);
+        op_tile_range *sr = realloc(p->big_rect, p->nbig * sizeof *sr);
+        p->big = sb ? sb : p->big;
+        p->big_rect = sr ? sr : p->big_rect;
+    }
+    if (st == OP_OK && pairs > UINT32_MAX)
+        st = op_err_set(err, OP_ELIMIT, "mesh '%s': %llu (triangle, tile) pairs > 2^32 - 1", name,
+                        (unsigned long long)pairs);
     if (st == OP_OK && (!(p->cell_keys = malloc((p->ncells + 1) * sizeof *p->cell_keys)) ||
-                        !(p->cell_off = malloc((p->ncells + 1) * sizeof *p->cell_off))))
-        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles", name, p->ncells);
+                        !(p->cell_off = malloc((p->ncells + 1) * sizeof *p->cell_off)) ||
+                        !(p->cell_box = malloc((p->ncells + 1) * sizeof *p->cell_box)) ||
+                        !(p->ids = malloc((pairs ? pairs : 1) * sizeof *p->ids)) ||
+                        (!p->big && !(p->big = malloc(sizeof *p->big))) ||
+                        (!p->big_rect && !(p->big_rect = malloc(sizeof *p->big_rect)))))
+        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %llu tile entries", name,
+                        (unsigned long long)pairs);
     if (st == OP_OK) {
-        size_t n = 0;
-        for (size_t i = 0; i < h.cap; i++)
-            if (h.key[i])
-                p->cell_keys[n++] = h.key[i];
-        qsort(p->cell_keys, n, sizeof *p->cell_keys, cmp_key);
+        /* The tiles in key order with their lists' starts and bounds; each cell's count
+         * becomes its list's next free place. */
+        for (size_t c = 0; c < p->ncells; c++)
+            p->cell_keys[c] = cells[c].key;
+        qsort(p->cell_keys, p->ncells, sizeof *p->cell_keys, cmp_key);
         uint32_t at = 0;
-        for (size_t c = 0; c < n; c++) {
+        for (size_t c = 0; c < p->ncells; c++) {
             size_t i = key_slot(&h, p->cell_keys[c]);
+            bin_cell *b = &cells[h.cell[i]];
             p->cell_off[c] = at;
-            at += h.val[i];
-            h.val[i] = p->cell_off[c];
+            memcpy(p->cell_box[c], b->box, sizeof p->cell_box[c]);
+            at += b->count;
+            b->count = p->cell_off[c];
             h.last = i;
         }
-        p->cell_off[n] = at;
-    }
-    for (size_t t = 0; st == OP_OK && t < p->nt; t++) {
-        const op_tile_range *q = &tr[t];
-        if ((uint64_t)(q->tx1 - q->tx0 + 1) * (uint64_t)(q->tz1 - q->tz0 + 1) > OPD_PART_SMALL)
-            continue;
-        /* Each tile's bounds too, in the same (input) order as its list: a build then
-         * makes the tile's level without the scan (opd_part_tile_box). */
-        float v[6];
-        tri_box(p, (uint32_t)t, v);
-        for (int z = q->tz0; z <= q->tz1; z++)
-            for (int x = q->tx0; x <= q->tx1; x++) {
-                size_t i = key_slot(&h, opd_tile_key(x, z));
-                p->ids[h.val[i]++] = (uint32_t)t;
-                box_step(&h.box[6 * i], v);
-                h.last = i;
+        p->cell_off[p->ncells] = at;
+        /* The lists filled run by run, in input order (so each list is in input order). */
+        for (size_t g = 0; g < nruns; g++) {
+            const bin_run *u = &runs[g];
+            for (uint32_t k = 0; k < u->n; k++) {
+                bin_cell *b = &cells[run_cell[u->first + k]];
+                for (uint32_t i = 0; i < u->m; i++)
+                    p->ids[b->count + i] = u->t0 + i;
+                b->count += u->m;
             }
-    }
-    if (st == OP_OK && !(p->cell_box = malloc((p->ncells + 1) * sizeof *p->cell_box)))
-        st = op_err_set(err, OP_ENOMEM, "mesh '%s': out of memory for %zu tiles", name, p->ncells);
-    for (size_t c = 0; st == OP_OK && c < p->ncells; c++) {
-        size_t i = key_slot(&h, p->cell_keys[c]);
-        memcpy(p->cell_box[c], &h.box[6 * i], sizeof p->cell_box[c]);
-        h.last = i;
+        }
     }
     free(h.key);
-    free(h.val);
-    free(h.box);
-    free(tr);
+    free(h.cell);
+    free(cells);
+    free(runs);
+    free(run_cell);
     /* The tiles a span may come from: every small list's tile and the big ones' reach. */
     key_list occ = {0};
     for (size_t c = 0; st == OP_OK && c < p->ncells; c++)

@@ -46,19 +46,43 @@ static float coord(rng *r, float span)
     return ((float)(next(r) % 100001) / 50000.0f - 1.0f) * span;
 }
 
+/* A coordinate at c or just above it: at c, a zero of either sign when c is a zero, so
+ * the boxes of a run's triangles tie in zeros of other bits. */
+static float near(rng *r, float c)
+{
+    uint32_t k = next(r) % 4;
+    if (k < 2)
+        return c == 0.0f ? ((k & 1) ? -0.0f : 0.0f) : c;
+    return c + (k == 2 ? 0.05f : 0.1f);
+}
+
 /* A random mesh of nt triangles: most small (near a random centre), some big (a box of
- * many tiles, OPD_PART_SMALL and more: kept once, found by a scan). */
-static opd_mesh *random_mesh(rng *r, const char *name, int nt, float span)
+ * many tiles, OPD_PART_SMALL and more: kept once, found by a scan). With runs, most small
+ * triangles keep the previous one's centre and stay within a fraction of a cell of it,
+ * so consecutive triangles share their tiles (part_bin's runs) and tie in coordinates. */
+static opd_mesh *random_mesh_runs(rng *r, const char *name, int nt, float span, int runs)
 {
     size_t nv = 3 * (size_t)nt;
     float *v = malloc(nv * 3 * sizeof *v);
     int32_t *t = malloc(nv * sizeof *t);
     uint8_t *a = malloc((size_t)nt);
+    float cx = 0, cz = 0, cy = 0;
     for (int i = 0; i < nt; i++) {
-        int big = next(r) % 6 == 0;
-        float cx = coord(r, span), cz = coord(r, span), cy = coord(r, 2.0f);
+        int big = next(r) % 6 == 0, keep = runs && i > 0 && !big && next(r) % 5 != 0;
+        if (!keep) {
+            cx = coord(r, span);
+            cz = coord(r, span);
+            cy = coord(r, 2.0f);
+        }
         for (int c = 0; c < 3; c++) {
             float *p = &v[9 * (size_t)i + 3 * (size_t)c];
+            if (runs && !big) {
+                p[0] = near(r, cx);
+                p[1] = near(r, cy);
+                p[2] = near(r, cz);
+                t[3 * i + c] = 3 * i + c;
+                continue;
+            }
             float reach = big ? span : 1.5f;
             p[0] = (next(r) % 4 == 0) ? coord(r, span) * (big ? 1.0f : 0.0f) + cx * !big
                                       : cx + coord(r, reach);
@@ -93,6 +117,11 @@ static opd_mesh *random_mesh(rng *r, const char *name, int nt, float span)
     return m;
 }
 
+static opd_mesh *random_mesh(rng *r, const char *name, int nt, float span)
+{
+    return random_mesh_runs(r, name, nt, span, 0);
+}
+
 static void settings(op_settings *s)
 {
     op_settings_default(s);
@@ -100,8 +129,67 @@ static void settings(op_settings *s)
 }
 
 typedef struct counts {
-    int tiles, signed_zero, with_big, unknown;
+    int tiles, signed_zero, with_big, unknown, shared;
 } counts;
+
+/* The part's rectangle, big triangles and per-tile lists against the core's selection
+ * (op_triangle_tiles, op_tile_select over the part's soup, unclamped): the lists a build
+ * takes and the tiles they are kept under are the selection's. Counts in c->shared the
+ * consecutive small triangles of the same tiles (a run of part_bin). */
+static void check_lists(const opd_part *p, const op_settings *s, counts *c)
+{
+    const op_tile_range wide = {-(1 << 30), -(1 << 30), 1 << 30, 1 << 30};
+    op_tile_grid g;
+    op_tile_grid_derive(s, &g);
+    op_tile_range rect = {0}, prev = {1, 1, 0, 0};
+    size_t nbig = 0;
+    for (size_t t = 0; t < p->nt; t++) {
+        op_tile_range q;
+        cr_assert(op_triangle_tiles(&p->soup, t, &g, &wide, &q));
+        if (t == 0)
+            rect = q;
+        rect.tx0 = q.tx0 < rect.tx0 ? q.tx0 : rect.tx0;
+        rect.tz0 = q.tz0 < rect.tz0 ? q.tz0 : rect.tz0;
+        rect.tx1 = q.tx1 > rect.tx1 ? q.tx1 : rect.tx1;
+        rect.tz1 = q.tz1 > rect.tz1 ? q.tz1 : rect.tz1;
+        if ((int64_t)(q.tx1 - q.tx0 + 1) * (q.tz1 - q.tz0 + 1) > OPD_PART_SMALL) {
+            cr_assert_lt(nbig, p->nbig, "'%s': triangle %zu is big", p->name, t);
+            cr_assert_eq(p->big[nbig], t, "'%s': big triangle %zu", p->name, nbig);
+            cr_assert(!memcmp(&p->big_rect[nbig], &q, sizeof q), "'%s': big triangle %zu's tiles",
+                      p->name, t);
+            nbig++;
+            prev = (op_tile_range){1, 1, 0, 0};
+            continue;
+        }
+        c->shared += !memcmp(&q, &prev, sizeof q);
+        prev = q;
+    }
+    cr_assert_eq(nbig, p->nbig, "'%s': %zu big triangles, kept %zu", p->name, nbig, p->nbig);
+    cr_assert(!memcmp(&rect, &p->rect, sizeof rect),
+              "'%s': rectangle %d..%d x %d..%d, kept "
+              "%d..%d x %d..%d",
+              p->name, rect.tx0, rect.tx1, rect.tz0, rect.tz1, p->rect.tx0, p->rect.tx1,
+              p->rect.tz0, p->rect.tz1);
+    op_arena *a = op_arena_create(0);
+    for (int tz = rect.tz0 - 1; tz <= rect.tz1 + 1; tz++)
+        for (int tx = rect.tx0 - 1; tx <= rect.tx1 + 1; tx++) {
+            uint32_t *want;
+            size_t nw;
+            op_err e;
+            cr_assert_eq(op_tile_select(&p->soup, s, &wide, tx, tz, a, &want, &nw, &e), OP_OK, "%s",
+                         e.msg);
+            size_t n = opd_part_tile(p, tx, tz, NULL);
+            cr_assert_eq(n, nw, "'%s' tile (%d, %d): %zu triangles, the selection's %zu", p->name,
+                         tx, tz, n, nw);
+            uint32_t *got = malloc((n ? n : 1) * sizeof *got);
+            cr_assert_eq(opd_part_tile(p, tx, tz, got), n);
+            cr_assert(!n || !memcmp(got, want, n * sizeof *got), "'%s' tile (%d, %d): list",
+                      p->name, tx, tz);
+            free(got);
+            op_arena_reset(a);
+        }
+    op_arena_destroy(a);
+}
 
 /* Every tile of p's range and a ring around it: the kept bounds are the scan's, bit for
  * bit, and exist exactly when the tile has triangles. */
@@ -109,6 +197,9 @@ static void check_part(const opd_part *p, counts *c)
 {
     if (p->nt == 0)
         return;
+    op_settings s;
+    settings(&s);
+    check_lists(p, &s, c);
     for (int tz = p->rect.tz0 - 1; tz <= p->rect.tz1 + 1; tz++)
         for (int tx = p->rect.tx0 - 1; tx <= p->rect.tx1 + 1; tx++) {
             size_t n = opd_part_tile(p, tx, tz, NULL);
@@ -219,6 +310,37 @@ Test(daemon_tilebox, kept_bounds_are_the_scans_on_random_soups_and_edits)
                 c.signed_zero, c.with_big, c.unknown);
 }
 
+/* Meshes whose triangles come in runs of the same tiles (part_bin finds a run's tiles
+ * once and steps their bounds by the run's): the lists and the bounds are still the
+ * selection's and the scan's, bit for bit, with signed-zero ties inside runs and between
+ * a run and the triangles before it. */
+Test(daemon_tilebox, runs_of_shared_tiles_keep_the_scans_bounds)
+{
+    rng r = {0xd1b54a32d192ed03ull};
+    opd_config cfg = config();
+    op_settings s;
+    settings(&s);
+    counts c = {0};
+    for (int round = 0; round < 12; round++) {
+        float span = round % 2 == 0 ? 3.0f : 12.0f;
+        opd_mesh *m[2] = {random_mesh_runs(&r, "a", 100 + (int)(next(&r) % 300), span, 1),
+                          random_mesh_runs(&r, "b", 1 + (int)(next(&r) % 60), span, 1)};
+        opd_snap *sn;
+        op_err e;
+        cr_assert_eq(opd_snap_from_meshes(&cfg, &s, m, 2, NULL, 1, &sn, &e), OP_OK, "%s", e.msg);
+        check_snap(sn, &c);
+        opd_snap_unref(sn);
+        opd_mesh_free(m[0]);
+        opd_mesh_free(m[1]);
+    }
+    cr_assert_gt(c.shared, 500, "%d triangles sharing the previous one's tiles", c.shared);
+    cr_assert_gt(c.signed_zero, 20, "%d signed zeros", c.signed_zero);
+    cr_assert_gt(c.with_big, 50, "%d tiles with big triangles", c.with_big);
+    cr_assert_lt(c.unknown * 10, c.tiles, "%d of %d tiles scanned", c.unknown, c.tiles);
+    cr_log_info("%d tiles, %d shared, %d signed zeros, %d with big triangles, %d scanned", c.tiles,
+                c.shared, c.signed_zero, c.with_big, c.unknown);
+}
+
 /* The daemon's build of every tile of a one-mesh snapshot (its level made from the kept
  * bounds) against the offline bake of the same soup, hash for hash. */
 Test(daemon_tilebox, builds_from_kept_bounds_are_the_offline_bake)
@@ -229,8 +351,8 @@ Test(daemon_tilebox, builds_from_kept_bounds_are_the_offline_bake)
     settings(&s);
     op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
     int compared = 0;
-    for (int round = 0; round < 3; round++) {
-        opd_mesh *m = random_mesh(&r, "a", 150, 8.0f);
+    for (int round = 0; round < 4; round++) {
+        opd_mesh *m = random_mesh_runs(&r, "a", 150, 8.0f, round == 3);
         opd_snap *sn;
         op_err e;
         cr_assert_eq(opd_snap_from_meshes(&cfg, &s, &m, 1, NULL, 1, &sn, &e), OP_OK, "%s", e.msg);

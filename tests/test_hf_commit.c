@@ -1,7 +1,8 @@
 /*
  * A heightfield's first commit (build3d-spans.md §3.5), what every tile build runs: its
  * columns of one, two and three fragments take their own paths (heightfield.c), the
- * others first_column's sorted keys, and those past 64 fragments the linked rebuild.
+ * others first_column's sorted keys, and those past 64 fragments the linked rebuild; a
+ * later commit rebuilds the columns it touched from sorted keys (build_from_keys).
  * Each is checked against §3.5 written out here on the fragments as pushed: sorted by
  * smin, touching fragments (smin <= the group's top) united, the area the largest among
  * the group's fragments whose top is within the threshold of the group's top (0 when
@@ -9,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/src/heightfield_internal.h"
 #include "onepath/spans.h"
@@ -161,4 +163,70 @@ Test(hf_commit, long_columns_follow_the_merge_rule)
         op_arena_reset(arena);
     }
     cr_assert_gt(many, 300, "only %ld columns of more than 64 fragments", many);
+}
+
+/* Later commits (a tile's triangles committed in more than one call): each commit after
+ * the first rebuilds the columns it touched from all their fragments, through
+ * rebuild_column's sorted keys (build_from_keys). After every commit, every column's
+ * spans must be §3.5 on all the fragments pushed to it so far. */
+Test(hf_commit, later_commits_follow_the_merge_rule)
+{
+    op_test_rng rng = {20261209};
+    static const int areas[4] = {0, 1, 63, 63};
+    long rebuilt = 0; /* columns of two or more fragments rebuilt by a later commit */
+    for (int field_no = 0; field_no < 800; field_no++) {
+        int w = op_test_rand_int(&rng, 1, 6), d = op_test_rand_int(&rng, 1, 6), rows = 40;
+        double o[3] = {0, 0, 0};
+        op_heightfield hf;
+        op_err e;
+        cr_assert_eq(op_heightfield_init(&hf, arena, w, d, rows, o, 1, 1, &e), OP_OK, "%s", e.msg);
+        int thr = op_test_rand_int(&rng, 0, 3);
+        cr_assert_eq(op__hf_threshold(&hf, thr, &e), OP_OK, "%s", e.msg);
+        hf.merge_threshold = thr;
+        int ncols = w * d;
+        rfrag(*pushed)[MAXF] = op_arena_alloc(arena, (size_t)ncols * sizeof *pushed);
+        int *np = op_arena_calloc(arena, (size_t)ncols, sizeof *np);
+        cr_assert(pushed && np);
+        int commits = op_test_rand_int(&rng, 2, 4);
+        for (int b = 0; b < commits; b++) {
+            cr_assert_eq(op__hf_reserve(&hf, (size_t)ncols * 12, &e), OP_OK, "%s", e.msg);
+            uint32_t first = op__hf_begin(&hf);
+            int *touched = op_arena_calloc(arena, (size_t)ncols, sizeof *touched);
+            for (int c = 0; c < ncols; c++) {
+                int n = op_test_rand_int(&rng, 0, 3) == 0 ? 0 : op_test_rand_int(&rng, 1, 8);
+                if (np[c] + n > 40)
+                    n = 0;
+                int base = op_test_rand_int(&rng, 0, 20);
+                for (int i = 0; i < n; i++) {
+                    int smin = base + op_test_rand_int(&rng, 0, 8);
+                    int smax = smin + op_test_rand_int(&rng, 1, 6);
+                    int area = areas[op_test_rand_int(&rng, 0, 3)];
+                    pushed[c][np[c]++] = (rfrag){smin, smax, area};
+                    op__hf_push(&hf, (uint32_t)c, smin, smax, area);
+                }
+                touched[c] = n > 0;
+            }
+            cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
+            for (int c = 0; c < ncols; c++) {
+                rfrag all[MAXF], want[MAXF];
+                memcpy(all, pushed[c], (size_t)np[c] * sizeof *all);
+                int m = rule_spans(all, np[c], thr, want), k = 0;
+                rebuilt += b > 0 && touched[c] && np[c] >= 2;
+                for (uint32_t s = hf.heads[c]; s != OP_NO_SPAN; s = hf.spans[s].next, k++) {
+                    cr_assert_lt(k, m, "commit %d column %d: more spans than the rule's %d", b, c,
+                                 m);
+                    const op_hf_span *sp = &hf.spans[s];
+                    cr_assert(sp->smin == want[k].smin && sp->smax == want[k].smax &&
+                                  sp->area == want[k].area,
+                              "commit %d column %d (%d fragments, threshold %d) span %d: [%d, "
+                              "%d) area %d, the rule [%d, %d) area %d",
+                              b, c, np[c], thr, k, sp->smin, sp->smax, sp->area, want[k].smin,
+                              want[k].smax, want[k].area);
+                }
+                cr_assert_eq(k, m, "commit %d column %d: %d spans, the rule gives %d", b, c, k, m);
+            }
+        }
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(rebuilt, 5000, "only %ld columns rebuilt by a later commit", rebuilt);
 }

@@ -253,28 +253,45 @@ static void build_from_links(op_heightfield *hf, size_t c, uint32_t head)
  * links. Sorting by the whole key orders by smin, which is all the rule needs. */
 #define SHORT_COLUMN 64
 
+/* The group of sorted keys that starts at key[i] (smin << 32 | smax << 8 | area): the keys
+ * whose floors reach into the group's top so far. Its floor, top and area (the largest
+ * area among the keys whose top is within thr of the group's) into *g; returns the index
+ * after the group. bounded = 0 (a constant at each call): a sentinel key above every top
+ * ends the scan, so the index is not tested. */
+typedef struct key_group {
+    int gmin, gmax, area;
+} key_group;
+
+static inline __attribute__((always_inline)) int group_of(const uint64_t *key, int i, int n,
+                                                          int bounded, int thr, key_group *g)
+{
+    int gmin = (int)(key[i] >> 32), gmax = (int)(key[i] >> 8 & 0xffff);
+    int j = i + 1;
+    for (; (!bounded || j < n) && (int)(key[j] >> 32) <= gmax; j++) {
+        int t = (int)(key[j] >> 8 & 0xffff);
+        gmax = t > gmax ? t : gmax;
+    }
+    int area = (int)(key[i] & 0xff); /* a group of one: its top is the span's */
+    if (j > i + 1) {
+        area = 0;
+        for (int k = i; k < j; k++) {
+            int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
+            if (gmax - t <= thr && a > area)
+                area = a;
+        }
+    }
+    *g = (key_group){gmin, gmax, area};
+    return j;
+}
+
 static void build_from_keys(op_heightfield *hf, size_t c, const uint64_t *key, int n)
 {
     int thr = hf->merge_threshold;
     uint32_t prev = OP_NO_SPAN;
     for (int i = 0; i < n;) {
-        int gmin = (int)(key[i] >> 32), gmax = (int)(key[i] >> 8 & 0xffff);
-        int j = i + 1;
-        for (; j < n && (int)(key[j] >> 32) <= gmax; j++) {
-            int t = (int)(key[j] >> 8 & 0xffff);
-            gmax = t > gmax ? t : gmax;
-        }
-        int area = (int)(key[i] & 0xff); /* a group of one: its top is the span's */
-        if (j > i + 1) {
-            area = 0;
-            for (int k = i; k < j; k++) {
-                int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
-                if (gmax - t <= thr && a > area)
-                    area = a;
-            }
-        }
-        append_span(hf, c, &prev, gmin, gmax, area);
-        i = j;
+        key_group g;
+        i = group_of(key, i, n, 1, thr, &g);
+        append_span(hf, c, &prev, g.gmin, g.gmax, g.area);
     }
 }
 
@@ -367,24 +384,10 @@ first_column(op_heightfield *hf, size_t c, uint32_t h, size_t cap_max, op_err *e
     op_hf_span *out = hf->spans;
     uint32_t sp0 = hf->span_slots, sp = sp0;
     for (int i = 1; i <= n;) {
-        int gmin = (int)(key[i] >> 32), gmax = (int)(key[i] >> 8 & 0xffff);
-        int j = i + 1;
-        for (; (int)(key[j] >> 32) <= gmax; j++) {
-            int t = (int)(key[j] >> 8 & 0xffff);
-            gmax = t > gmax ? t : gmax;
-        }
-        int area = (int)(key[i] & 0xff); /* a group of one: its top is the span's */
-        if (j > i + 1) {
-            area = 0;
-            for (int k = i; k < j; k++) {
-                int t = (int)(key[k] >> 8 & 0xffff), a = (int)(key[k] & 0xff);
-                if (gmax - t <= thr && a > area)
-                    area = a;
-            }
-        }
-        out[sp] = (op_hf_span){(uint16_t)gmin, (uint16_t)gmax, (uint8_t)area, sp + 1};
+        key_group g;
+        i = group_of(key, i, n + 1, 0, thr, &g);
+        out[sp] = (op_hf_span){(uint16_t)g.gmin, (uint16_t)g.gmax, (uint8_t)g.area, sp + 1};
         sp++;
-        i = j;
     }
     out[sp - 1].next = OP_NO_SPAN;
     hf->heads[c] = sp0;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/src/heightfield_internal.h"
+#include "onepath/tile_lines.h"
 #include "level.h"
 #include "onepath/limits.h"
 
@@ -427,9 +427,9 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
      * equal values; only the value counts here). Not clamped: a valid soup's coordinates
      * are within +-2^21 and its cells at least OP_MIN_CELL_SIZE, so its tiles are far
      * within the int range. */
-    op__axis_grid ax, az;
-    op__axis_grid_init(&ax, &g, g.origin_x);
-    op__axis_grid_init(&az, &g, g.origin_z);
+    op_axis_grid ax, az;
+    op_axis_grid_init(&ax, &g, g.origin_x);
+    op_axis_grid_init(&az, &g, g.origin_z);
     key_table h = {0};
     h.cap = 64;
     bin_cell *cells = NULL;
@@ -446,8 +446,8 @@ static op_status part_bin(opd_part *p, const op_settings *s, const char *name, o
     for (size_t t = 0; st == OP_OK && t < p->nt; t++) {
         float v[6];
         tri_box(p, (uint32_t)t, v);
-        const op_tile_range q = {op__last_tile_at(&ax, v[0], 0), op__last_tile_at(&az, v[2], 0),
-                                 op__last_tile_at(&ax, v[3], 1), op__last_tile_at(&az, v[5], 1)};
+        const op_tile_range q = {op_last_tile_at(&ax, v[0], 0), op_last_tile_at(&az, v[2], 0),
+                                 op_last_tile_at(&ax, v[3], 1), op_last_tile_at(&az, v[5], 1)};
         if (open && q.tx0 == cq.tx0 && q.tz0 == cq.tz0 && q.tx1 == cq.tx1 && q.tz1 == cq.tz1) {
             /* The run goes on: neighbouring triangles mostly share their tiles. */
             box_step(gb, v);

@@ -128,10 +128,10 @@ static int chunk_check(const op_soup *soup, bin_chunk *c)
 
 /* The tiles whose build grid a box from lo..hi (one axis) can touch, unclamped:
  * floor((cell(lo) - B) / TC) .. floor((cell(hi) + B) / TC), as op_triangle_tiles. */
-static inline void axis_tiles(float lo, float hi, const op__axis_grid *a, int32_t *t0, int32_t *t1)
+static inline void axis_tiles(float lo, float hi, const op_axis_grid *a, int32_t *t0, int32_t *t1)
 {
-    *t0 = op__last_tile_at(a, lo, 0);
-    *t1 = op__last_tile_at(a, hi, 1);
+    *t0 = op_last_tile_at(a, lo, 0);
+    *t1 = op_last_tile_at(a, hi, 1);
 }
 
 /* One pass over the chunk's triangles: their indices checked, the bounds of the
@@ -193,9 +193,9 @@ static int chunk_scan(const binning *b, bin_chunk *c)
     float bx0 = p[0], by0 = p[1], bz0 = p[2], bx1 = bx0, by1 = by0, bz1 = bz0;
     const op_tile_grid *g = &b->grid;
     int tiles = g->cs >= OP_MIN_CELL_SIZE; /* else phase 2 reports the cell size */
-    op__axis_grid ax, az;
-    op__axis_grid_init(&ax, g, g->origin_x);
-    op__axis_grid_init(&az, g, g->origin_z);
+    op_axis_grid ax, az;
+    op_axis_grid_init(&ax, g, g->origin_x);
+    op_axis_grid_init(&az, g, g->origin_z);
     tri_rect *rect = b->rect;
     uint8_t *tri_class = b->tri_class;
     uint32_t *hash = b->hash;

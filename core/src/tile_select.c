@@ -62,11 +62,11 @@ int op_triangle_tiles(const op_soup *soup, size_t t, const op_tile_grid *g, cons
         }
         /* Cells c0..c1 of the box meet tile t's grid cells t*TC - B .. t*TC + TC + B - 1
          * iff floor((c0 - B) / TC) <= t <= floor((c1 + B) / TC): found from the tile
-         * lines themselves (op__last_tile_at). */
-        op__axis_grid line;
-        op__axis_grid_init(&line, g, i ? g->origin_z : g->origin_x);
-        lo[i] = op__last_tile_at(&line, a, 0);
-        hi[i] = op__last_tile_at(&line, b, 1);
+         * lines themselves (op_last_tile_at). */
+        op_axis_grid line;
+        op_axis_grid_init(&line, g, i ? g->origin_z : g->origin_x);
+        lo[i] = op_last_tile_at(&line, a, 0);
+        hi[i] = op_last_tile_at(&line, b, 1);
     }
     out->tx0 = lo[0] < r->tx0 ? r->tx0 : lo[0];
     out->tz0 = lo[1] < r->tz0 ? r->tz0 : lo[1];

@@ -26,108 +26,6 @@
 #include "level.h"
 #include "store.h"
 
-/* A level.put's file (its msgpack and FNV-1a hash, store.c), encoded on a request thread
- * while the putting thread prepares the snapshot: the encode and its byte-serial hash are
- * a sixth of a put's instructions and need nothing of the snapshot. Written, fsynced and
- * renamed only in commit, as before (after the memory check: a refused edit leaves no
- * file). Held by the edit and by the queued job; whichever thread takes it first encodes
- * (so a busy pool only costs the hand-off). */
-typedef struct level_file {
-    atomic_int refs;
-    atomic_int taken;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done;
-    opd_level_data ld; /* borrowed: the edit's meshes and volumes, kept until it is done */
-    msgpack_sbuffer sb;
-    op_status st;
-    op_err err;
-} level_file;
-
-static void level_file_unref(level_file *f)
-{
-    if (!f || atomic_fetch_sub(&f->refs, 1) != 1)
-        return;
-    msgpack_sbuffer_destroy(&f->sb);
-    pthread_mutex_destroy(&f->mu);
-    pthread_cond_destroy(&f->cv);
-    free(f);
-}
-
-static void level_file_encode(level_file *f)
-{
-    f->st = opd_store_encode(&f->ld, &f->sb, &f->err);
-    pthread_mutex_lock(&f->mu);
-    f->done = 1;
-    pthread_cond_broadcast(&f->cv);
-    pthread_mutex_unlock(&f->mu);
-}
-
-static void level_file_job(void *arg, op_arena *out, op_arena *scratch)
-{
-    (void)out;
-    (void)scratch;
-    level_file *f = arg;
-    if (!atomic_exchange(&f->taken, 1))
-        level_file_encode(f);
-    level_file_unref(f);
-}
-
-/* Starts the file of lv at version w and epoch (edit lock held); NULL: none started
- * (no memory; persist_level encodes it itself). */
-static level_file *level_file_start(opd_level *lv, const op_settings *s, opd_mesh **meshes,
-                                    int nmeshes, const opd_vset *vols, uint64_t w, uint64_t epoch)
-{
-    level_file *f = calloc(1, sizeof *f);
-    if (!f)
-        return NULL;
-    atomic_init(&f->refs, 2);
-    atomic_init(&f->taken, 0);
-    pthread_mutex_init(&f->mu, NULL);
-    pthread_cond_init(&f->cv, NULL);
-    msgpack_sbuffer_init(&f->sb);
-    snprintf(f->ld.name, sizeof f->ld.name, "%s", lv->name);
-    f->ld.version = w;
-    f->ld.epoch = epoch;
-    f->ld.settings = *s;
-    f->ld.meshes = meshes;
-    f->ld.nmeshes = nmeshes;
-    f->ld.vols = (opd_vset *)vols;
-    if (opd_pool_submit(lv->d->requests, level_file_job, f) != 0)
-        atomic_store(&f->refs, 1); /* no job: the edit encodes it */
-    return f;
-}
-
-/* The encoded file, once it is (encoded here when no thread has begun it). */
-static op_status level_file_wait(level_file *f, op_err *err)
-{
-    if (!atomic_exchange(&f->taken, 1)) {
-        level_file_encode(f);
-    } else {
-        pthread_mutex_lock(&f->mu);
-        while (!f->done)
-            pthread_cond_wait(&f->cv, &f->mu);
-        pthread_mutex_unlock(&f->mu);
-    }
-    if (f->st != OP_OK)
-        *err = f->err;
-    return f->st;
-}
-
-/* The edit's hold ends: the job may no longer read the meshes once this returns. */
-static void level_file_end(level_file *f)
-{
-    if (!f)
-        return;
-    if (atomic_exchange(&f->taken, 1)) { /* a thread took it: wait until it is done */
-        pthread_mutex_lock(&f->mu);
-        while (!f->done)
-            pthread_cond_wait(&f->cv, &f->mu);
-        pthread_mutex_unlock(&f->mu);
-    }
-    level_file_unref(f);
-}
-
 /* The new content of an edit, prepared; installed by commit. */
 typedef struct edit {
     op_settings settings;
@@ -139,8 +37,6 @@ typedef struct edit {
     int geometry;           /* the marked tiles' triangles may change */
     opd_snap *sn;           /* the new snapshot: settings, parts and volumes */
     msgpack_sbuffer record; /* the journal record (mesh and volume edits) */
-    level_file *file;       /* a level.put's file, being encoded (NULL: none) */
-    uint64_t epoch;         /* with file: the epoch it was encoded with */
 } edit;
 
 static op_status broken_error(const opd_level *lv, op_err *err)
@@ -192,18 +88,10 @@ static op_status persist_level(opd_level *lv, edit *e, uint64_t w, uint64_t epoc
     ld.meshes = e->meshes;
     ld.nmeshes = e->nmeshes;
     ld.vols = e->sn->vols;
-    int renamed = 0;
-    size_t bytes = 0;
-    op_status st;
-    if (e->file && e->file->ld.version == w && e->file->ld.epoch == epoch) {
-        st = level_file_wait(e->file, err);
-        bytes = e->file->sb.size;
-        if (st == OP_OK)
-            st = opd_store_write_encoded(d->cfg.data_dir, lv->name, &e->file->sb, d->cfg.no_fsync,
-                                         &renamed, err);
-    } else {
-        st = opd_store_write(d->cfg.data_dir, &ld, NULL, d->cfg.no_fsync, &renamed, &bytes, err);
-    }
+    int renamed;
+    size_t bytes;
+    op_status st =
+        opd_store_write(d->cfg.data_dir, &ld, NULL, d->cfg.no_fsync, &renamed, &bytes, err);
     if (st != OP_OK) {
         if (renamed) {
             lv->broken = 1; /* the new snapshot may be on disk, the level is not */
@@ -309,11 +197,7 @@ static op_status commit(opd_level *lv, edit *e, uint64_t *version, op_err *err)
     if (st != OP_OK)
         return st;
     if (d->cfg.data_dir)
-        st = e->nboxes < 0 ? persist_level(lv, e, w,
-                                           e->file       ? e->epoch
-                                           : lv->version ? lv->epoch
-                                                         : new_epoch(),
-                                           err)
+        st = e->nboxes < 0 ? persist_level(lv, e, w, lv->version ? lv->epoch : new_epoch(), err)
                            : persist_record(lv, e, err);
     if (st != OP_OK)
         return st;
@@ -345,8 +229,6 @@ static op_status commit(opd_level *lv, edit *e, uint64_t *version, op_err *err)
 
 static void edit_fini(edit *e)
 {
-    level_file_end(e->file); /* before the meshes it reads go */
-    e->file = NULL;
     opd_mesh_list_free(e->meshes, e->nmeshes);
     opd_snap_unref(e->sn);
     msgpack_sbuffer_destroy(&e->record);
@@ -496,18 +378,12 @@ op_status opd_edit_level_put(opd_registry *r, const char *name, const op_setting
         st = op_err_set(err, OP_EBUSY, "level '%s' was dropped meanwhile: retry", name);
     } else if (level_same(lv, s, meshes, nmeshes, vols)) {
         *version = lv->version;
-    } else {
-        if (lv->d->cfg.data_dir) { /* the file is encoded beside the snapshot */
-            e.epoch = lv->version ? lv->epoch : new_epoch();
-            e.file = level_file_start(lv, s, meshes, nmeshes, vols, lv->version + 1, e.epoch);
-        }
-        if ((st = opd_snap_from_meshes(&lv->d->cfg, s, meshes, nmeshes, vols, lv->version + 1,
-                                       &e.sn, err)) == OP_OK &&
-            (st = commit(lv, &e, version, err)) == OP_OK) {
-            /* A level.put repairs a level whose files were in doubt: they are new now. */
-            lv->broken = 0;
-            *changed = 1;
-        }
+    } else if ((st = opd_snap_from_meshes(&lv->d->cfg, s, meshes, nmeshes, vols, lv->version + 1,
+                                          &e.sn, err)) == OP_OK &&
+               (st = commit(lv, &e, version, err)) == OP_OK) {
+        /* A level.put repairs a level whose files were in doubt: they are new now. */
+        lv->broken = 0;
+        *changed = 1;
     }
     int orphan = st != OP_OK && lv->version == 0;
     if (orphan) {

@@ -169,44 +169,25 @@ void opd_level_data_fini(opd_level_data *ld)
     ld->vols = NULL;
 }
 
-/* The temporary of level name written from its encoded file sb, and fsynced. */
-static op_status write_temp_bytes(const char *dir, const char *name, const char *temp_tag,
-                                  const msgpack_sbuffer *sb, int no_fsync, opd_temp *t, op_err *err)
-{
-    char tmpname[128];
-    snprintf(tmpname, sizeof tmpname, "%s%s%s", name, SUFFIX, temp_tag ? temp_tag : "");
-    op_status st = opd_file_temp(dir, tmpname, t, err);
-    if (st != OP_OK)
-        return st;
-    st = opd_file_write_at(t->fd, t->path, sb->data, sb->size, 0, err);
-    if (st == OP_OK && !no_fsync && fsync(t->fd) != 0)
-        st = op_err_set(err, OP_EIO, "store: fsync %s: %s", t->path, strerror(errno));
-    if (st != OP_OK)
-        opd_file_temp_abandon(t);
-    return st;
-}
-
 op_status opd_store_write_temp(const char *dir, const opd_level_data *ld, const char *temp_tag,
                                int no_fsync, opd_temp *t, size_t *bytes, op_err *err)
 {
+    char tmpname[128];
+    snprintf(tmpname, sizeof tmpname, "%s%s%s", ld->name, SUFFIX, temp_tag ? temp_tag : "");
     *bytes = 0;
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     op_status st = opd_store_encode(ld, &sb, err);
-    if (st == OP_OK)
-        st = write_temp_bytes(dir, ld->name, temp_tag, &sb, no_fsync, t, err);
+    if (st == OP_OK && (st = opd_file_temp(dir, tmpname, t, err)) == OP_OK) {
+        st = opd_file_write_at(t->fd, t->path, sb.data, sb.size, 0, err);
+        if (st == OP_OK && !no_fsync && fsync(t->fd) != 0)
+            st = op_err_set(err, OP_EIO, "store: fsync %s: %s", t->path, strerror(errno));
+        if (st != OP_OK)
+            opd_file_temp_abandon(t);
+    }
     *bytes = sb.size;
     msgpack_sbuffer_destroy(&sb);
     return st;
-}
-
-op_status opd_store_write_encoded(const char *dir, const char *name, const msgpack_sbuffer *sb,
-                                  int no_fsync, int *renamed, op_err *err)
-{
-    opd_temp t;
-    *renamed = 0;
-    op_status st = write_temp_bytes(dir, name, NULL, sb, no_fsync, &t, err);
-    return st != OP_OK ? st : opd_store_commit_temp(&t, dir, name, no_fsync, renamed, err);
 }
 
 op_status opd_store_commit_temp(opd_temp *t, const char *dir, const char *name, int no_fsync,

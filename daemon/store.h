@@ -112,9 +112,6 @@ op_status opd_record_apply(opd_level_data *ld, const uint8_t *payload, size_t le
  * into place (*renamed as opd_file_temp_commit); *bytes: the file's size. */
 op_status opd_store_write(const char *dir, const opd_level_data *ld, const char *temp_tag,
                           int no_fsync, int *renamed, size_t *bytes, op_err *err);
-/* opd_store_write of a file opd_store_encode made (sb) for level name (no temp tag). */
-op_status opd_store_write_encoded(const char *dir, const char *name, const msgpack_sbuffer *sb,
-                                  int no_fsync, int *renamed, op_err *err);
 /* The two halves: the temporary written and fsynced; its rename into place. */
 op_status opd_store_write_temp(const char *dir, const opd_level_data *ld, const char *temp_tag,
                                int no_fsync, opd_temp *t, size_t *bytes, op_err *err);

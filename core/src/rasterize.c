@@ -808,6 +808,11 @@ typedef struct tri_rows {
     const double *xs;      /* the x lines from tx0: xs[j] is line tx0 + j */
     int tx0, tx1, t;       /* the clipped cell range, t = tx1 - tx0 + 1 */
     int clipped;           /* whether the grid clips the triangle's cell range */
+    /* z_point's operands, read for every crossing (270k in dungeon's span stage): here
+     * one load each, not two through hf and rc, and the cell origin converted once. */
+    const double *xl;         /* rc->xl */
+    double ox, inv_cs, cell0; /* line_origin[0], 1 / cs, (double)cell0[0] */
+    int wlim;                 /* width + 2 */
 } tri_rows;
 
 static inline int clampi(int v, int lo, int hi)
@@ -897,22 +902,23 @@ static inline void z_point(const tri_rows *tr, const rvtx *a, const rvtx *b, dou
      * monotone): one comparison when they are at most one cell apart in the grid's
      * unclamped range. */
     int lo = min2i(a->cell, b->cell), hi = max2i(a->cell, b->cell);
-    const double x = q->p[0], *xl = tr->rc->xl;
-    if (lo > -2 && hi < tr->hf->width + 2) {
+    const double x = q->p[0], *xl = tr->xl;
+    if (lo > -2 && hi < tr->wlim) {
         int c;
         if (hi - lo <= 1) {
             c = x >= xl[hi] ? hi : lo;
         } else {
             /* CellOf's estimate kept within [lo, hi], checked against the lines and
-             * corrected by one cell (as set_cell); the search if still off. */
-            const op_heightfield *hf = tr->hf;
-            double e = (x - hf->line_origin[0]) * tr->rc->inv_cs - (double)hf->cell0[0];
-            e = mind(maxd(e, (double)lo), (double)hi);
-            c = (int)e;
+             * corrected by one cell (as set_cell); the search if still off. The
+             * estimate is converted first and clamped in integers: x lies between
+             * the ends' x, inside the table's lines, so it fits an int, and truncating
+             * then clamping to integers gives what clamping then truncating gave. */
+            c = (int)((x - tr->ox) * tr->inv_cs - tr->cell0);
+            c = clampi(c, lo, hi);
             c -= xl[c] > x;
             c += xl[c + 1] <= x;
             if (!(xl[c] <= x && x < xl[c + 1])) {
-                set_cell(hf, tr->rc, q);
+                set_cell(tr->hf, tr->rc, q);
                 return;
             }
         }
@@ -1480,7 +1486,21 @@ static __attribute__((flatten)) op_status raster_tri(const op_heightfield *hf, c
         int t = tx1 - tx0 + 1;
         for (int i = 0; i < 3; i++)
             set_slots(tx0, t, clipped, &tri[i]);
-        tri_rows tr = {hf, rc, a, b, c, rc->xl + tx0, tx0, tx1, t, clipped};
+        tri_rows tr = {.hf = hf,
+                       .rc = rc,
+                       .a = a,
+                       .b = b,
+                       .c = c,
+                       .xs = rc->xl + tx0,
+                       .tx0 = tx0,
+                       .tx1 = tx1,
+                       .t = t,
+                       .clipped = clipped,
+                       .xl = rc->xl,
+                       .ox = hf->line_origin[0],
+                       .inv_cs = rc->inv_cs,
+                       .cell0 = (double)hf->cell0[0],
+                       .wlim = hf->width + 2};
         return raster_rows(&tr, kz0, kz1, zhi);
     }
     vtx qa[3], qc[3]; /* crossings with the row's bottom and top lines */

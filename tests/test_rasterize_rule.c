@@ -489,12 +489,12 @@ static long add_fragments(op_heightfield *b, const float *v0, const float *v1, c
 }
 
 /* An indexed soup whose triangles share vertices (rasterize.c keeps the cells of the
- * vertices met lately by index, direct mapped on the low bits): op_rasterize and
- * op_rasterize_ids against op_triangle_fragments, which takes no index and finds every
- * vertex's cell itself. Triangles reuse the vertices of the triangles just before
- * (cache hits), take indices 256 and 1024 apart (the same cache entry, another
- * vertex), and the same soup is rasterized on two grids in turn (a cell kept from the
- * other grid would be wrong). */
+ * vertices met lately by index, direct mapped on the low bits of 1024 entries):
+ * op_rasterize and op_rasterize_ids against op_triangle_fragments, which takes no index
+ * and finds every vertex's cell itself. Triangles reuse the vertices of the triangles
+ * just before (cache hits), take indices 256, 1024 and 2048 apart (the last two: the
+ * same cache entry, another vertex), and the same soup is rasterized on two grids in
+ * turn (a cell kept from the other grid would be wrong). */
 Test(rasterize_rule, shared_vertices_match_the_fragments)
 {
     enum { NV = 2200, NT = 300 };
@@ -502,6 +502,7 @@ Test(rasterize_rule, shared_vertices_match_the_fragments)
     static int tris[3 * NT];
     static uint8_t areas[NT];
     static uint32_t ids[NT];
+    static const int apart[3] = {256, 1024, 2048};
     op_test_rng rng = {8191};
     long kept = 0;
     for (int iter = 0; iter < 400; iter++) {
@@ -539,7 +540,7 @@ Test(rasterize_rule, shared_vertices_match_the_fragments)
                               op_test_rand_int(&rng, 0, 2)];
                 else if (t > 0 && kind == 3) /* a recent vertex's cache entry, another vertex */
                     ix = (tris[3 * (t - 1) + op_test_rand_int(&rng, 0, 2)] +
-                          (op_test_rand_int(&rng, 0, 1) ? 256 : 1024)) %
+                          apart[op_test_rand_int(&rng, 0, 2)]) %
                          NV;
                 else /* a point near the triangle's first */
                     ix = (first + op_test_rand_int(&rng, 0, 3)) % NV;

@@ -248,24 +248,33 @@ typedef struct raster_ctx {
      * with the very expression of §1.1, so reading one is bitwise the same as
      * computing it; NULL for grids wider than LINES_MAX (then they are computed). */
     const double *xl, *zl;
-    struct vcell *vc; /* the vertex cell cache (VCACHE entries), NULL without indices */
+    struct vcache *vc; /* the vertex cell cache, NULL without indices */
 } raster_ctx;
 
 /* The x cells of the soup's vertices met lately, by vertex index: a vertex is shared by
  * several triangles (six in a terrain grid), and its cell and on-line flag are a pure
  * function of its x and the grid, so a triangle whose vertex is in the cache takes
  * them from it instead of set_cell (terrain:256 spent 5 % of its span stage finding
- * vertex cells). Direct mapped on the index's low bits; reset by each call. */
-#define VCACHE 256
-typedef struct vcell {
-    int key; /* the vertex index, -1 when empty */
-    int cell, on;
-} vcell;
+ * vertex cells). Direct mapped on the index's low bits; reset by each call.
+ * 1024 entries, not 256: a grid's triangles use two vertex rows at once, and with 256
+ * entries a row of 513 vertices (terrain:256) put vertex (i, k + 1) on the entry of
+ * (i + 1, k), so every cell of a tile row met a vertex the cell before had evicted;
+ * with 1024 the two rows of a tile's pass share no entry. The keys are an array of
+ * their own so that the reset is a plain vectorised fill: a loop over 1024 keys of
+ * 12-byte entries cost stairs:256 (many small tiles) more than the larger cache saved
+ * it. */
+#define VCACHE 1024
+typedef struct vcache {
+    int key[VCACHE]; /* the vertex index, -1 when empty */
+    struct {
+        int cell, on;
+    } val[VCACHE];
+} vcache;
 
-static void vcache_reset(vcell *vc)
+static void vcache_reset(vcache *vc)
 {
     for (int i = 0; i < VCACHE; i++)
-        vc[i].key = -1;
+        vc->key[i] = -1;
 }
 
 #define LINE_PAD 5
@@ -1441,15 +1450,16 @@ static __attribute__((flatten)) op_status raster_tri(const op_heightfield *hf, c
             set_cell(hf, rc, &tri[i]);
             continue;
         }
-        vcell *e = &rc->vc[ix[i] & (VCACHE - 1)];
-        if (e->key == ix[i]) {
-            tri[i].cell = e->cell;
-            tri[i].on = e->on;
+        const int slot = ix[i] & (VCACHE - 1);
+        vcache *vc = rc->vc;
+        if (vc->key[slot] == ix[i]) {
+            tri[i].cell = vc->val[slot].cell;
+            tri[i].on = vc->val[slot].on;
         } else {
             set_cell(hf, rc, &tri[i]);
-            e->key = ix[i];
-            e->cell = tri[i].cell;
-            e->on = tri[i].on;
+            vc->key[slot] = ix[i];
+            vc->val[slot].cell = tri[i].cell;
+            vc->val[slot].on = tri[i].on;
         }
     }
     int tx0 = min2i(min2i(tri[0].cell, tri[1].cell), tri[2].cell);
@@ -1594,9 +1604,9 @@ op_status op_rasterize(op_heightfield *hf, const float *verts, size_t nverts, co
     raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL, NULL};
     double lines[LINE_BUF];
     raster_lines(&rc, hf, lines);
-    vcell vc[VCACHE];
-    vcache_reset(vc);
-    rc.vc = vc;
+    vcache vc;
+    vcache_reset(&vc);
+    rc.vc = &vc;
     for (size_t t = 0; t < ntris && st == OP_OK; t++) {
         const int *ix = &tris[3 * t];
         rc.area = areas[t];
@@ -1638,9 +1648,9 @@ op_status op_rasterize_ids(op_heightfield *hf, const op_soup *soup, const uint32
     raster_ctx rc = {hf, 0, NULL, NULL, 1.0 / hf->cs, err, NULL, NULL, NULL};
     double lines[LINE_BUF];
     raster_lines(&rc, hf, lines);
-    vcell vc[VCACHE];
-    vcache_reset(vc);
-    rc.vc = vc;
+    vcache vc;
+    vcache_reset(&vc);
+    rc.vc = &vc;
     for (size_t i = 0; i < n && st == OP_OK; i++) {
         const int *ix = &soup->tris[3 * (size_t)ids[i]];
         rc.area = areas[i];

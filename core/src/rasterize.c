@@ -1102,7 +1102,8 @@ static inline void three_edge(const rvtx *a, const rvtx *b, double X1, double X2
     }
 }
 
-/* Rows kz0 .. kz1 of a triangle whose vertices have their cells and slots. */
+/* Rows kz0 .. kz1 of a triangle whose vertices have their cells (their slots are set
+ * here, with the first row that reads them). */
 static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, double zhi)
 {
     const op_heightfield *hf = tr->hf;

@@ -257,16 +257,14 @@ ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], 
     return hi - lo > walkable_climb;
 }
 
-/* The rest of four cursors whose n and floor are set (walk_column's lazy start): as
- * pos_at sets them, with the columns' lowest smins in low; returns whether each column
- * holds exactly one span. */
+/* The rest of four cursors whose n and floor are set (walk_column's lazy start), as
+ * pos_at sets them; returns whether each column holds exactly one span. */
 static inline __attribute__((always_inline)) int cursors_rest(const op_heightfield *hf,
-                                                              col_pos cur[4], int low[4])
+                                                              col_pos cur[4])
 {
     int all_one = 1;
     for (int k = 0; k < 4; k++) {
         pos_at(hf, &cur[k], cur[k].n);
-        low[k] = cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
         all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
     }
     return all_one;
@@ -327,10 +325,11 @@ static inline __attribute__((always_inline)) void walk_column(op_heightfield *hf
                     const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
 #pragma GCC unroll 4
                     for (int k = 0; k < 4; k++) {
-                        if (lazy) { /* the floor as pos_at sets it */
+                        if (lazy) { /* the floor as pos_at sets it, and the low */
                             const uint32_t n = hf->heads[nc[k]];
                             cur[k].n = n;
                             cur[k].floor = n == OP_NO_SPAN ? -1 : (int)hf->spans[n].smax;
+                            low[k] = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
                         } else {
                             pos_at(hf, &cur[k], hf->heads[nc[k]]);
                             low[k] = cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
@@ -340,24 +339,29 @@ static inline __attribute__((always_inline)) void walk_column(op_heightfield *hf
                     ready = 1;
                     partial = lazy;
                 }
-                /* Flat ground, open or under roofs: each of the four cursors at a
-                 * span of this very floor. Every span below a cursor was skipped
-                 * (no room above a floor at most this one, so none above this one);
-                 * the column's lowest smin is below the cursor's floor, so the open
-                 * space under it does not reach (low - floor < 0); every span the
+                /* No drop next door: each of the four cursors at a floor at least this
+                 * one, and each neighbour column's open space under its lowest span
+                 * (from this floor up to the column's lowest smin, low) below the
+                 * walkable height. Every span below a cursor was skipped (no room above
+                 * a floor at most this one, so none above this one); every span the
                  * test would look at has a floor at least this one (diff >= 0: no
-                 * drop), and those it records are within the climb above it
-                 * (lo = floor, hi <= floor + climb: not steep). Never a ledge, never
-                 * steep, whatever the settings and ceilings: ledge_or_steep_from's
-                 * answer without its four tests. The cursors it would have moved
-                 * are moved by a later span's test, to the same place (the skip
-                 * depends only on that span's floor). An empty neighbour's cursor
-                 * has floor -1, never a span's. */
-                int flat = ((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
-                            (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0;
+                 * drop), the space under the column does not reach, and the floors it
+                 * records are within the climb above this one (lo = floor,
+                 * hi <= floor + climb: not steep). Never a ledge, never steep,
+                 * whatever the settings and ceilings: ledge_or_steep_from's answer
+                 * without its four tests. The cursors it would have moved are moved by
+                 * a later span's test, to the same place (the skip depends only on that
+                 * span's floor). It takes flat ground, open or under roofs (a cursor at
+                 * this very floor: its smin, at least low, is below the floor), and
+                 * floors beside walls, steps up and raised floors. An empty
+                 * neighbour's cursor has floor -1, never a span's (and low SKY). */
+                int flat = 1;
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; k++)
+                    flat &= (cur[k].floor >= floor) & (low[k] - floor < walkable_height);
                 if (!flat) {
                     if (lazy && partial) {
-                        all_one = cursors_rest(hf, cur, low);
+                        all_one = cursors_rest(hf, cur);
                         partial = 0;
                     }
                     if (ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling, walkable_height,

@@ -246,7 +246,7 @@ Test(compact, flat_heightfields_equal_the_fixture_and_the_linked_path)
 {
     static test_hf t, f;
     static uint32_t col_start[64 * 64 + 1];
-    long multi = 0;
+    long multi = 0, ones_x = 0, ones_z = 0;
     for (uint64_t seed = 1; seed <= 300; seed++) {
         op_test_rng rng = {seed * 15485863};
         int w = op_test_rand_int(&rng, 1, 14), d = op_test_rand_int(&rng, 1, 14);
@@ -279,11 +279,20 @@ Test(compact, flat_heightfields_equal_the_fixture_and_the_linked_path)
         f.hf.col_start = NULL; /* the linked path on the same spans */
         op_chf linked = build(&f, a, wh, wc);
         assert_same_field(&chf, &linked);
-        for (int c = 0; c < w * d; c++)
+        for (int c = 0; c < w * d; c++) {
+            int one = chf.cells[c + 1] - chf.cells[c] == 1;
             multi += chf.cells[c + 1] - chf.cells[c] > 1;
+            /* one-span cells beside one-span cells: the flat path's values in locals */
+            if (one && c % w > 0 && chf.cells[c] - chf.cells[c - 1] == 1)
+                ones_x++;
+            if (one && c >= w && chf.cells[c - w + 1] - chf.cells[c - w] == 1)
+                ones_z++;
+        }
         op_arena_destroy(a);
     }
     cr_assert_gt(multi, 1000, "only %ld cells of several spans", multi);
+    cr_assert_gt(ones_x, 500, "only %ld pairs of one-span cells along x", ones_x);
+    cr_assert_gt(ones_z, 500, "only %ld pairs of one-span cells along z", ones_z);
 }
 
 /* Stacked floors: every column a copy of one template of solid spans, some exact (the

@@ -623,3 +623,88 @@ Test(filters, filters_apply_equals_the_three_passes_on_one_span_ground)
     cr_assert_gt(kept, 1000, "only %d walkable spans kept", kept);
     cr_assert_gt(cleared, 3000, "only %d spans cleared", cleared);
 }
+
+/* The same beside walls, steps up and raised floors: op_filters_apply keeps a span
+ * without its four tests when every neighbour column's lowest floor is at least the
+ * span's and the open space under that column's lowest span is below walkable_height
+ * (filter.c, "no drop next door"). Columns hold a floor at f (or a step a few rows up or
+ * down), and some of them a wall instead (solid from below f to far above), a slab
+ * raised so that its underside is walkable_height - 1, walkable_height or
+ * walkable_height + 1 above f, or a roof over the floor; with two_spans most columns get
+ * a second span (walk_all's fields), else most hold one (walk_blocks'). Counts the spans
+ * that meet the shortcut's test with a neighbour above their floor, and those with a
+ * neighbour's underside exactly walkable_height above (a drop, not the shortcut). */
+static void walls_and_steps(int two_spans, uint64_t seed)
+{
+    op_test_rng rng = {seed};
+    int broad = 0, at_height = 0;
+    for (int field_no = 0; field_no < 1500; field_no++) {
+        int w = op_test_rand_int(&rng, 3, 9), d = op_test_rand_int(&rng, 3, 9);
+        int wh = op_test_rand_int(&rng, 1, 6), wc = op_test_rand_int(&rng, 0, 3);
+        int f = wc + 4, rows = f + 3 * wh + 3 * wc + 40;
+        op_heightfield a = field(w, d, rows), b = field(w, d, rows);
+        for (int z = 0; z < d; z++)
+            for (int x = 0; x < w; x++) {
+                int r = op_test_rand_int(&rng, 0, 11), area = op_test_rand_int(&rng, 0, 9) ? 63 : 0;
+                int s0, s1;
+                if (r == 0) {
+                    continue;        /* empty */
+                } else if (r <= 2) { /* a wall */
+                    s0 = f - op_test_rand_int(&rng, 1, 3),
+                    s1 = f + 20 + op_test_rand_int(&rng, 0, 5);
+                } else if (r == 3) { /* a raised slab: underside near walkable_height above f */
+                    s0 = f + wh + op_test_rand_int(&rng, -1, 1),
+                    s1 = s0 + op_test_rand_int(&rng, 1, 3);
+                } else { /* a floor at f, or a step up or down */
+                    int fl = r <= 5 ? f + op_test_rand_int(&rng, -wc - 1, wc + 2) : f;
+                    s0 = fl - op_test_rand_int(&rng, 1, 3), s1 = fl;
+                }
+                add(&a, x, z, s0, s1, area);
+                add(&b, x, z, s0, s1, area);
+                if (two_spans ? op_test_rand_int(&rng, 0, 3) != 0
+                              : op_test_rand_int(&rng, 0, 7) == 0) {
+                    int t0 = s1 + op_test_rand_int(&rng, 1, wh + 2),
+                        t1 = t0 + op_test_rand_int(&rng, 1, 3);
+                    add(&a, x, z, t0, t1, op_test_rand_int(&rng, 0, 3) ? 63 : 0);
+                    add(&b, x, z, t0, t1, op_test_rand_int(&rng, 0, 3) ? 63 : 0);
+                }
+            }
+        /* b's second spans took areas of their own draw: copy a's areas to b */
+        for (int c = 0; c < w * d; c++)
+            for (uint32_t sa = a.heads[c], sb = b.heads[c]; sa != OP_NO_SPAN;
+                 sa = a.spans[sa].next, sb = b.spans[sb].next)
+                b.spans[sb].area = a.spans[sa].area;
+        for (int z = 1; z + 1 < d; z++)
+            for (int x = 1; x + 1 < w; x++) {
+                uint32_t s = a.heads[x + z * w];
+                if (s == OP_NO_SPAN || a.spans[s].area == 0)
+                    continue;
+                uint32_t sn = a.spans[s].next;
+                int fl = a.spans[s].smax, cl = sn == OP_NO_SPAN ? OP_SPAN_SKY : a.spans[sn].smin;
+                if (cl - fl < wh)
+                    continue;
+                const int nc[4] = {-1, w, 1, -w};
+                int ok = 1, above = 0, exact = 0;
+                for (int k = 0; k < 4; k++) {
+                    uint32_t t = a.heads[x + z * w + nc[k]];
+                    ok &= t != OP_NO_SPAN && a.spans[t].smax >= fl && a.spans[t].smin - fl < wh;
+                    above |= t != OP_NO_SPAN && a.spans[t].smax > fl;
+                    exact |= t != OP_NO_SPAN && a.spans[t].smin - fl == wh;
+                }
+                broad += ok && above;
+                at_height += exact;
+            }
+        filter_both(&a, &b, wh, wc);
+        same_areas(&a, &b, field_no);
+        op_arena_reset(arena);
+    }
+    cr_assert_gt(broad, 2000, "only %d spans kept beside walls or steps up", broad);
+    cr_assert_gt(at_height, 1000, "only %d spans beside an underside at walkable_height",
+                 at_height);
+}
+
+Test(filters, filters_apply_equals_the_three_passes_beside_walls_and_steps)
+{
+    walls_and_steps(1, 20261211);
+    walls_and_steps(0, 20261212);
+}

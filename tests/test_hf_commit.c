@@ -63,7 +63,7 @@ static int rule_spans(rfrag *f, int n, int thr, rfrag *out)
 /* Random fields of columns with 0 to 12 fragments (mostly one to three), heights in a
  * few rows so that they overlap, touch (smin = the other's smax) or leave a gap of one,
  * areas among a few values so that pushes fold and groups mix areas; with longs, one
- * column in ten gets 60 to MAXF pushes of alternating areas (which do not fold), so that
+ * column in ten gets 60 to MAXF pushes of areas in turn (which do not fold), so that
  * columns of more than the short-column limit (64, heightfield.c) take the linked rebuild.
  * Returns the columns that reached the commit with exactly two fragments (and counts
  * those with three in *three, those past 64 in *many). */
@@ -98,8 +98,8 @@ static long one_field(op_test_rng *r, int longs, long *three, long *many)
             int smax = smin + op_test_rand_int(r, 1, 6);
             int area = op_test_rand_int(r, 0, 4) == 4 ? op_test_rand_int(r, 2, 62)
                                                       : areas[op_test_rand_int(r, 0, 3)];
-            if (alternate)
-                area = 1 + (i & 1) + 60 * op_test_rand_int(r, 0, 1) * (i & 1);
+            if (alternate) /* three areas in turn: never the area of the two before, no fold */
+                area = i % 3 == 1 ? 2 + 60 * op_test_rand_int(r, 0, 1) : 1 + i % 3;
             pushed[c][i] = (rfrag){smin, smax, area};
             op__hf_push(&hf, (uint32_t)c, smin, smax, area);
         }
@@ -229,4 +229,104 @@ Test(hf_commit, later_commits_follow_the_merge_rule)
         op_arena_reset(arena);
     }
     cr_assert_gt(rebuilt, 5000, "only %ld columns rebuilt by a later commit", rebuilt);
+}
+
+/* op__hf_push folds a fragment into the column's first or second fragment of the same
+ * call (heightfield_internal.h): walls and floors meeting in a column interleave their
+ * fragments, so the one to fold into is often the second. A fold must leave §3.5's spans
+ * (checked against the rule on every fragment pushed) and must never reach a fragment of
+ * an earlier call (the commit rebuilds only the columns whose head is new). The counts
+ * check that folds below the head happen: a column pushed A, B, A' with A' overlapping A
+ * and B of another area keeps two fragments. */
+Test(hf_commit, pushes_fold_below_the_head)
+{
+    op_heightfield hf;
+    op_err e;
+    double o[3] = {0, 0, 0};
+    cr_assert_eq(op_heightfield_init(&hf, arena, 2, 1, 40, o, 1, 1, &e), OP_OK, "%s", e.msg);
+    cr_assert_eq(op__hf_threshold(&hf, 1, &e), OP_OK, "%s", e.msg);
+    hf.merge_threshold = 1;
+    cr_assert_eq(op__hf_reserve(&hf, 16, &e), OP_OK, "%s", e.msg);
+    uint32_t first = op__hf_begin(&hf);
+    op__hf_push(&hf, 0, 0, 3, 63);  /* A */
+    op__hf_push(&hf, 0, 10, 12, 0); /* B, another area */
+    op__hf_push(&hf, 0, 3, 5, 63);  /* touches A: folds into it, below the head */
+    op__hf_push(&hf, 0, 20, 22, 1); /* C */
+    op__hf_push(&hf, 0, 2, 4, 63);  /* A is third now: a new fragment */
+    cr_assert_eq(hf.frag_count, 4, "%u fragments, not 4", hf.frag_count);
+    cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
+    /* A later call: its first fragment in column 0 must not fold into the last call's. */
+    cr_assert_eq(op__hf_reserve(&hf, 16, &e), OP_OK, "%s", e.msg);
+    first = op__hf_begin(&hf);
+    op__hf_push(&hf, 1, 0, 2, 1);   /* another column first */
+    op__hf_push(&hf, 0, 21, 25, 1); /* overlaps C (head of the last call): new */
+    op__hf_push(&hf, 0, 4, 6, 63);  /* overlaps A and the last call's [2, 4): new */
+    cr_assert_eq(hf.frag_count, 7, "%u fragments, not 7", hf.frag_count);
+    cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
+    static const op_hf_span want[3] = {{0, 6, 63, 0}, {10, 12, 0, 0}, {20, 25, 1, 0}};
+    int k = 0;
+    for (uint32_t s = hf.heads[0]; s != OP_NO_SPAN; s = hf.spans[s].next, k++) {
+        cr_assert_lt(k, 3);
+        cr_assert(hf.spans[s].smin == want[k].smin && hf.spans[s].smax == want[k].smax &&
+                      hf.spans[s].area == want[k].area,
+                  "span %d: [%d, %d) area %d", k, hf.spans[s].smin, hf.spans[s].smax,
+                  hf.spans[s].area);
+    }
+    cr_assert_eq(k, 3);
+
+    /* Random columns of two interleaved areas over several calls, against the rule. */
+    op_test_rng rng = {20261210};
+    long pushes = 0, kept = 0;
+    for (int field_no = 0; field_no < 400; field_no++) {
+        op_arena_reset(arena);
+        int w = op_test_rand_int(&rng, 1, 5), rows = 40, thr = op_test_rand_int(&rng, 0, 2);
+        cr_assert_eq(op_heightfield_init(&hf, arena, w, 1, rows, o, 1, 1, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op__hf_threshold(&hf, thr, &e), OP_OK, "%s", e.msg);
+        hf.merge_threshold = thr;
+        rfrag(*pushed)[MAXF] = op_arena_alloc(arena, (size_t)w * sizeof *pushed);
+        int *np = op_arena_calloc(arena, (size_t)w, sizeof *np);
+        cr_assert(pushed && np);
+        int calls = op_test_rand_int(&rng, 1, 3);
+        for (int b = 0; b < calls; b++) {
+            cr_assert_eq(op__hf_reserve(&hf, (size_t)w * 10, &e), OP_OK, "%s", e.msg);
+            first = op__hf_begin(&hf);
+            uint32_t before = hf.frag_count;
+            int n = op_test_rand_int(&rng, 0, 10 * w);
+            for (int i = 0; i < n; i++) {
+                int c = op_test_rand_int(&rng, 0, w - 1);
+                if (np[c] >= MAXF)
+                    continue;
+                /* a floor around row 8 and a wall from 0 to 20, each in pieces */
+                int wall = op_test_rand_int(&rng, 0, 1);
+                int smin = wall ? op_test_rand_int(&rng, 0, 18) : op_test_rand_int(&rng, 5, 9);
+                int smax = smin + op_test_rand_int(&rng, 1, wall ? 4 : 2);
+                int area = wall ? 0 : 63;
+                pushed[c][np[c]++] = (rfrag){smin, smax, area};
+                op__hf_push(&hf, (uint32_t)c, smin, smax, area);
+                pushes++;
+            }
+            kept += hf.frag_count - before;
+            cr_assert_eq(op__hf_commit(&hf, first, &e), OP_OK, "%s", e.msg);
+            for (int c = 0; c < w; c++) {
+                rfrag all[MAXF], rule[MAXF];
+                memcpy(all, pushed[c], (size_t)np[c] * sizeof *all);
+                int m = rule_spans(all, np[c], thr, rule), j = 0;
+                for (uint32_t s = hf.heads[c]; s != OP_NO_SPAN; s = hf.spans[s].next, j++) {
+                    cr_assert_lt(j, m, "field %d call %d column %d: more spans than %d", field_no,
+                                 b, c, m);
+                    const op_hf_span *sp = &hf.spans[s];
+                    cr_assert(sp->smin == rule[j].smin && sp->smax == rule[j].smax &&
+                                  sp->area == rule[j].area,
+                              "field %d call %d column %d span %d: [%d, %d) area %d, the rule "
+                              "[%d, %d) area %d",
+                              field_no, b, c, j, sp->smin, sp->smax, sp->area, rule[j].smin,
+                              rule[j].smax, rule[j].area);
+                }
+                cr_assert_eq(j, m, "field %d call %d column %d: %d spans, the rule %d", field_no, b,
+                             c, j, m);
+            }
+        }
+    }
+    cr_assert_gt(pushes, 2000);
+    cr_assert_lt(kept, pushes * 3 / 4, "%ld of %ld pushes kept: too few folds", kept, pushes);
 }

@@ -280,12 +280,26 @@ static void link_cells(op_chf *chf)
         }
 }
 
+/* can_link on values: floors ya, yb and clearances ha, hb. */
+static inline int can_link_values(int ya, int ha, int yb, int hb, int climb, int height)
+{
+    if (yb > ya + climb || yb < ya - climb)
+        return 0;
+    int ta = ya + ha, tb = yb + hb;
+    int top = ta < tb ? ta : tb;
+    int bot = ya > yb ? ya : yb;
+    return top - bot >= height;
+}
+
 /* fill_spans and link_cells of a heightfield whose columns are arrays (op__hf_flat): the
  * same spans in the same order, read by index, and the same links, in one pass over the
  * cells: each cell's links start as none when its spans are written, and the cell is then
  * linked with its -x and -z neighbours, both written already. These are link_cells' pairs
  * with the same roles (a the lower cell, d from a to b); pairs are disjoint in the links
- * they write, so the order they are visited in does not matter (see link_pair). */
+ * they write, so the order they are visited in does not matter (see link_pair). A pair of
+ * one-span cells is link_cells_pair's first case, on the floors and clearances kept in
+ * locals where it can (the cell's own, just written, and the -x cell's, from the step
+ * before): through the arrays every link stored would reload them (-fno-strict-aliasing). */
 static void fill_flat_linked(const op_heightfield *hf, op_chf *chf)
 {
     const int w = hf->width, dep = hf->depth;
@@ -296,8 +310,13 @@ static void fill_flat_linked(const op_heightfield *hf, op_chf *chf)
     uint16_t *y = chf->y, *hh = chf->h;
     uint8_t *areas = chf->areas;
     uint32_t(*links)[4] = chf->links;
+    const int climb = chf->walkable_climb, height = chf->walkable_height;
     uint32_t k = 0;
-    for (int z = 0; z < dep; z++)
+    for (int z = 0; z < dep; z++) {
+        /* the -x cell: its spans [l0, l0 + ln) (none left of x = 0), and when it holds
+         * one, that span's floor and clearance (the cell's own: cy, chh) */
+        uint32_t l0 = k, ln = 0;
+        int ly = 0, lh = 0, cy = 0, chh = 0;
         for (int x = 0; x < w; x++) {
             int c = x + z * w;
             uint32_t a0 = k;
@@ -308,19 +327,45 @@ static void fill_flat_linked(const op_heightfield *hf, op_chf *chf)
                     continue;
                 int top = s + 1 < e ? sp[s + 1].smin : OP__SKY_ROW;
                 int h = top - (int)sp[s].smax;
-                y[k] = sp[s].smax;
-                hh[k] = (uint16_t)(h < 0 ? 0 : h);
+                cy = sp[s].smax;
+                chh = h < 0 ? 0 : h;
+                y[k] = (uint16_t)cy;
+                hh[k] = (uint16_t)chh;
                 areas[k] = sp[s].area;
                 links[k][0] = links[k][1] = links[k][2] = links[k][3] = OP_NO_LINK;
                 k++;
             }
-            if (a0 == k)
+            if (a0 == k) {
+                ln = 0;
                 continue;
-            if (x > 0 && cells[c - 1] != a0)
-                link_cells_pair(chf, cells[c - 1], a0, a0, k, 2);
-            if (z > 0 && cells[c - w] != cells[c - w + 1])
-                link_cells_pair(chf, cells[c - w], cells[c - w + 1], a0, k, 1);
+            }
+            if (ln) {
+                if (ln == 1 && k - a0 == 1) {
+                    if (can_link_values(ly, lh, cy, chh, climb, height)) {
+                        links[l0][2] = a0;
+                        links[a0][0] = l0;
+                    }
+                } else {
+                    link_pair(chf, l0, l0 + ln, a0, k, 2);
+                }
+            }
+            if (z > 0) {
+                const uint32_t b0 = cells[c - w], b1 = cells[c - w + 1];
+                if (b1 - b0 == 1 && k - a0 == 1) {
+                    if (can_link_values(y[b0], hh[b0], cy, chh, climb, height)) {
+                        links[b0][1] = a0;
+                        links[a0][3] = b0;
+                    }
+                } else if (b0 != b1) {
+                    link_pair(chf, b0, b1, a0, k, 1);
+                }
+            }
+            l0 = a0;
+            ln = k - a0;
+            ly = cy;
+            lh = chh;
         }
+    }
     cells[w * dep] = k;
 }
 

@@ -257,6 +257,19 @@ ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], 
     return hi - lo > walkable_climb;
 }
 
+/* The rest of four cursors whose n and floor are set (walk_column's lazy start), as
+ * pos_at sets them; returns whether each column holds exactly one span. */
+static inline __attribute__((always_inline)) int cursors_rest(const op_heightfield *hf,
+                                                              col_pos cur[4])
+{
+    int all_one = 1;
+    for (int k = 0; k < 4; k++) {
+        pos_at(hf, &cur[k], cur[k].n);
+        all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
+    }
+    return all_one;
+}
+
 /* The three passes in one walk up column (x, z), c = x + z * w. It gives what they give
  * one after the other: the low-hanging rule needs, for a span, only the span below's
  * walkability before the pass and its area after it (kept here in locals, untouched by
@@ -271,9 +284,18 @@ ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 /* inner: the cell is off the grid's edge (the callers know it from their loops; an edge
- * cell's walkable spans are all ledges). */
-static inline __attribute__((always_inline)) void
-walk_column(op_heightfield *hf, int x, int z, int inner, int walkable_height, int walkable_climb)
+ * cell's walkable spans are all ledges). lazy (a constant at each call): the first ledge test of
+ * the column reads only the lowest floors next door, what its flat-ground test needs, and the rest
+ * of the cursors (cursors_rest) waits for the first full test. walk_all's fields (rooms, storeys:
+ * few one-span cells) settle most tests as flat ground and gain (dungeon -1.3 M Ir); walk_blocks'
+ * (open ground, stairs) mostly test in full and lost (stairs:256 +30 M), so they set the cursors up
+ * at once. Whether lazy or not, the cursors are the same when a full test reads them. (partial is a
+ * flag of its own: folded into ready, as a third value, it changed gcc's registers in walk_blocks'
+ * eager copy, stairs +20 M.) */
+static inline __attribute__((always_inline)) void walk_column(op_heightfield *hf, int x, int z,
+                                                              int inner, int lazy,
+                                                              int walkable_height,
+                                                              int walkable_climb)
 {
     const int w = hf->width;
     int below_walkable = 0, below_area = OP_NULL_AREA, below_top = 0;
@@ -281,8 +303,8 @@ walk_column(op_heightfield *hf, int x, int z, int inner, int walkable_height, in
     uint32_t i = hf->heads[c];
     if (i == OP_NO_SPAN)
         return;
-    col_pos cur[4]; /* set by the first ledge test (see below) */
-    int low[4], all_one = 1, ready = 0;
+    col_pos cur[4];                                  /* set by the first ledge test (see below) */
+    int low[4], all_one = 1, ready = 0, partial = 0; /* partial: lazy, set up in part */
     col_pos sp;
     for (pos_at(hf, &sp, i); sp.n != OP_NO_SPAN; pos_at(hf, &sp, sp.next)) {
         op_hf_span *s = &hf->spans[sp.n];
@@ -303,30 +325,49 @@ walk_column(op_heightfield *hf, int x, int z, int inner, int walkable_height, in
                     const size_t nc[4] = {c - 1, c + (size_t)w, c + 1, c - (size_t)w};
 #pragma GCC unroll 4
                     for (int k = 0; k < 4; k++) {
-                        pos_at(hf, &cur[k], hf->heads[nc[k]]);
-                        low[k] = cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
-                        all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
+                        if (lazy) { /* the floor as pos_at sets it, and the low */
+                            const uint32_t n = hf->heads[nc[k]];
+                            cur[k].n = n;
+                            cur[k].floor = n == OP_NO_SPAN ? -1 : (int)hf->spans[n].smax;
+                            low[k] = n == OP_NO_SPAN ? SKY : (int)hf->spans[n].smin;
+                        } else {
+                            pos_at(hf, &cur[k], hf->heads[nc[k]]);
+                            low[k] = cur[k].n == OP_NO_SPAN ? SKY : (int)hf->spans[cur[k].n].smin;
+                            all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
+                        }
                     }
                     ready = 1;
+                    partial = lazy;
                 }
-                /* Flat ground, open or under roofs: each of the four cursors at a
-                 * span of this very floor. Every span below a cursor was skipped
-                 * (no room above a floor at most this one, so none above this one);
-                 * the column's lowest smin is below the cursor's floor, so the open
-                 * space under it does not reach (low - floor < 0); every span the
+                /* No drop next door: each of the four cursors at a floor at least this
+                 * one, and each neighbour column's open space under its lowest span
+                 * (from this floor up to the column's lowest smin, low) below the
+                 * walkable height. Every span below a cursor was skipped (no room above
+                 * a floor at most this one, so none above this one); every span the
                  * test would look at has a floor at least this one (diff >= 0: no
-                 * drop), and those it records are within the climb above it
-                 * (lo = floor, hi <= floor + climb: not steep). Never a ledge, never
-                 * steep, whatever the settings and ceilings: ledge_or_steep_from's
-                 * answer without its four tests. The cursors it would have moved
-                 * are moved by a later span's test, to the same place (the skip
-                 * depends only on that span's floor). An empty neighbour's cursor
-                 * has floor -1, never a span's. */
-                int flat = ((cur[0].floor ^ floor) | (cur[1].floor ^ floor) |
-                            (cur[2].floor ^ floor) | (cur[3].floor ^ floor)) == 0;
-                if (!flat && ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling,
-                                                 walkable_height, walkable_climb))
-                    area = OP_NULL_AREA; /* §4.2 */
+                 * drop), the space under the column does not reach, and the floors it
+                 * records are within the climb above this one (lo = floor,
+                 * hi <= floor + climb: not steep). Never a ledge, never steep,
+                 * whatever the settings and ceilings: ledge_or_steep_from's answer
+                 * without its four tests. The cursors it would have moved are moved by
+                 * a later span's test, to the same place (the skip depends only on that
+                 * span's floor). It takes flat ground, open or under roofs (a cursor at
+                 * this very floor: its smin, at least low, is below the floor), and
+                 * floors beside walls, steps up and raised floors. An empty
+                 * neighbour's cursor has floor -1, never a span's (and low SKY). */
+                int flat = 1;
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; k++)
+                    flat &= (cur[k].floor >= floor) & (low[k] - floor < walkable_height);
+                if (!flat) {
+                    if (lazy && partial) {
+                        all_one = cursors_rest(hf, cur);
+                        partial = 0;
+                    }
+                    if (ledge_or_steep_from(hf, cur, low, all_one, floor, ceiling, walkable_height,
+                                            walkable_climb))
+                        area = OP_NULL_AREA; /* §4.2 */
+                }
             }
         }
         s->area = (uint8_t)area;
@@ -512,13 +553,13 @@ static __attribute__((noinline)) void walk_all(op_heightfield *field, int walkab
          * of it is a ledge (§4.2). The inner cells' walk is a copy of its own. */
         if (z == 0 || z == d - 1 || w < 3) {
             for (int x = 0; x < w; x++)
-                walk_column(hf, x, z, 0, walkable_height, walkable_climb);
+                walk_column(hf, x, z, 0, 1, walkable_height, walkable_climb);
             continue;
         }
-        walk_column(hf, 0, z, 0, walkable_height, walkable_climb);
+        walk_column(hf, 0, z, 0, 1, walkable_height, walkable_climb);
         for (int x = 1; x < w - 1; x++)
-            walk_column(hf, x, z, 1, walkable_height, walkable_climb);
-        walk_column(hf, w - 1, z, 0, walkable_height, walkable_climb);
+            walk_column(hf, x, z, 1, 1, walkable_height, walkable_climb);
+        walk_column(hf, w - 1, z, 0, 1, walkable_height, walkable_climb);
     }
 }
 
@@ -536,7 +577,7 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
     (void)one_span_row(hf, 0, fl, lw);
     int next = one_span_row(hf, 1, fl + W, lw + W);
     for (int x = 0; x < w; x++)
-        walk_column(hf, x, 0, 0, walkable_height, walkable_climb);
+        walk_column(hf, x, 0, 0, 0, walkable_height, walkable_climb);
     for (int z = 1; z < d; z++) {
         int blocks = 0;
         if (z < d - 1) {
@@ -557,7 +598,7 @@ static __attribute__((noinline)) void walk_blocks(op_heightfield *field, int32_t
         for (int x = 0; x < w; x++) {
             if (v[x] == WALK)
                 walk_column(hf, x, z, x > 0 && z < d - 1 && x < w - 1, /* z >= 1 */
-                            walkable_height, walkable_climb);
+                            0, walkable_height, walkable_climb);
             else if (v[x] == CLEAR)
                 hf->spans[hf->heads[(size_t)x + (size_t)z * W]].area = OP_NULL_AREA;
         }

@@ -88,14 +88,27 @@ static inline uint32_t op__hf_begin(op_heightfield *hf)
 }
 
 /* Appends a fragment to column col; room must have been reserved. A fragment that
- * overlaps or touches the column's latest fragment of this call with the same area
- * is folded into it: the union of two such fragments gives the same spans and
- * areas (§3.5: it joins the same group and qualifies iff one of them did). */
+ * overlaps or touches the column's latest fragment of this call with the same area is
+ * folded into it, and so is one whose area differs from that latest fragment's but not
+ * from the one below it (also of this call): the union of two such fragments gives the
+ * same spans and areas (§3.5: it joins the same group and qualifies iff one of them did).
+ * Walls and floors meeting in a column interleave their triangles' fragments, so the
+ * latest alone misses many folds (dungeon: 143k fragments with it, 119k with the one
+ * below, 109k with all of the column's). Only fragments of this call: a commit rebuilds
+ * the columns whose head is new, and a failed one drops this call's fragments
+ * (op__hf_rollback) and must find the older ones as they were. */
 static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int smax, int area)
 {
     uint32_t h = hf->frag_heads[col];
     if (h != OP_NO_SPAN && h >= hf->frag_first) {
         op_hf_frag *g = &hf->frags[h];
+        if (g->area != area) {
+            /* A fragment of another area on top (a wall's over a floor's): the one below
+             * may be of this area. */
+            uint32_t u = g->next;
+            if (u != OP_NO_SPAN && u >= hf->frag_first)
+                g = &hf->frags[u];
+        }
         if (g->area == area && smin <= g->smax && g->smin <= smax) {
             /* Selects, not branches: which end grows follows the geometry. */
             const int lo = g->smin, hi = g->smax;

@@ -1120,6 +1120,15 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
      * used); a row takes its cells' sums and leaves its slots empty again (below),
      * rather than emptying its range before it starts. */
     int slots_empty = 0;
+    /* dup_bl: in a row without B, bm is bl. The two- and three-cell rows add R's points
+     * to their cells' minima and maxima, where bl added again after the others changes
+     * nothing but which of two zeros of opposite sign is kept (min and max keep the
+     * later one on a tie): op_triangle_fragments' y keep their bits that way, and for
+     * the heightfield's rows no zero has a sign (§3.4's floor and ceil of
+     * (y - y0) / ch), so there the second bl is left out (most rows have no B). Left
+     * out the same way, a cap's repeated point (one-point caps at A and C) cost
+     * dungeon and stairs:256 more than it saved them. */
+    const int dup_bl = rc->fn != NULL;
     /* A line's points are found a row ahead: their divisions then run while this row's
      * branches resolve, and a mispredicted one does not discard them (they are older). */
     cap_at(tr, rc->zl[kz0], cb);
@@ -1156,7 +1165,8 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                 two_vertex(&ws, br, kx1);
                 two_vertex(&ws, tl, kx1);
                 two_vertex(&ws, trp, kx1);
-                two_vertex(&ws, bm, kx1);
+                if (inb | dup_bl) /* bm is bl without B: see dup_bl */
+                    two_vertex(&ws, bm, kx1);
                 dpair clo = inf, chi = ninf;
                 two_edge(cb->l, cb->r, X, &clo, &chi);
                 two_edge(ct->l, ct->r, X, &clo, &chi);
@@ -1203,7 +1213,8 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                 three_vertex(&ws, br, kx0);
                 three_vertex(&ws, tl, kx0);
                 three_vertex(&ws, trp, kx0);
-                three_vertex(&ws, bm, kx0);
+                if (inb | dup_bl) /* as the two-cell row */
+                    three_vertex(&ws, bm, kx0);
                 dpair l1lo = inf, l1hi = ninf, l2lo = inf, l2hi = ninf;
                 three_edge(cb->l, cb->r, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);
                 three_edge(ct->l, ct->r, X1, X2, &l1lo, &l1hi, &l2lo, &l2hi);

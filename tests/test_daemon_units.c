@@ -29,6 +29,35 @@ Test(daemon_stats, buckets_are_monotonic_and_cover)
     }
 }
 
+/* The bucket of us by its definition: the first whose upper edge is >= us (the search
+ * opd_lat_bucket made before it worked the bucket out). */
+static int bucket_by_search(uint64_t us)
+{
+    for (int b = 0; b < OPD_LAT_BUCKETS - 1; b++)
+        if (us <= opd_lat_bucket_upper(b))
+            return b;
+    return OPD_LAT_BUCKETS - 1;
+}
+
+Test(daemon_stats, the_worked_out_bucket_is_the_searched_one)
+{
+    for (uint64_t us = 0; us < 300000; us++)
+        cr_assert_eq(opd_lat_bucket(us), bucket_by_search(us), "%llu us", (unsigned long long)us);
+    for (int b = 0; b < OPD_LAT_BUCKETS - 1; b++) /* every edge and its neighbours */
+        for (int d = -1; d <= 1; d++) {
+            uint64_t us = opd_lat_bucket_upper(b) + (uint64_t)d;
+            cr_assert_eq(opd_lat_bucket(us), bucket_by_search(us), "%llu us",
+                         (unsigned long long)us);
+        }
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) { /* random values of every magnitude */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t us = x >> (x % 64);
+        cr_assert_eq(opd_lat_bucket(us), bucket_by_search(us), "%llu us", (unsigned long long)us);
+    }
+    cr_assert_eq(opd_lat_bucket(UINT64_MAX), OPD_LAT_BUCKETS - 1);
+}
+
 Test(daemon_stats, quantiles_bound_the_samples)
 {
     opd_stats s;

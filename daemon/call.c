@@ -9,19 +9,55 @@
 
 #include "daemon.h"
 
-/* msgpack write callback: appends to the reply message, growing it by doubling. */
-static int msg_write(void *data, const char *buf, size_t len)
+/* Appends len bytes to m, growing it by doubling (nng grows a message to the size asked,
+ * so growing by each write would copy all that was packed before it). */
+static int msg_append(nng_msg *m, const void *buf, size_t len)
 {
-    nng_msg *m = data;
-    if (!m)
-        return -1;
     size_t need = nng_msg_len(m) + len, cap = nng_msg_capacity(m);
     if (need > cap && nng_msg_reserve(m, need > 2 * cap ? need : 2 * cap) != 0)
         return -1;
     return nng_msg_append(m, buf, len) != 0 ? -1 : 0;
 }
 
-nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve)
+int opd_reply_flush(opd_reply *r)
+{
+    if (r->failed || !r->m)
+        return -1;
+    if (r->n && msg_append(r->m, r->buf, r->n) != 0) {
+        r->failed = 1;
+        return -1;
+    }
+    r->n = 0;
+    return 0;
+}
+
+/* msgpack write callback: a small write is gathered, a large one appended after what is
+ * gathered. */
+static int msg_write(void *data, const char *buf, size_t len)
+{
+    opd_reply *r = data;
+    if (r->failed || !r->m)
+        return -1;
+    if (len <= sizeof r->buf - r->n) {
+        memcpy(r->buf + r->n, buf, len);
+        r->n += len;
+        return 0;
+    }
+    if (opd_reply_flush(r) != 0)
+        return -1;
+    if (len < sizeof r->buf) {
+        memcpy(r->buf, buf, len);
+        r->n = len;
+        return 0;
+    }
+    if (msg_append(r->m, buf, len) != 0) {
+        r->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+nng_msg *opd_reply_begin(opd_reply *r, size_t reserve)
 {
     nng_msg *m = NULL;
     if (nng_msg_alloc(&m, 0) != 0 || nng_msg_reserve(m, reserve) != 0) {
@@ -29,25 +65,52 @@ nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve)
             nng_msg_free(m);
         m = NULL;
     }
-    msgpack_packer_init(pk, m, msg_write);
+    opd_reply_resume(r, m);
     return m;
+}
+
+void opd_reply_resume(opd_reply *r, nng_msg *m)
+{
+    r->m = m;
+    r->n = 0;
+    r->failed = 0;
+    msgpack_packer_init(&r->pk, r, msg_write);
 }
 
 int opd_reply_reserve(msgpack_packer *pk, size_t more)
 {
-    nng_msg *m = pk->data;
-    return m && nng_msg_reserve(m, nng_msg_len(m) + more) == 0 ? 0 : -1;
+    opd_reply *r = pk->data;
+    if (opd_reply_flush(r) != 0 || nng_msg_reserve(r->m, nng_msg_len(r->m) + more) != 0)
+        return -1;
+    return 0;
+}
+
+void opd_reply_clear(opd_reply *r)
+{
+    if (r->m)
+        nng_msg_clear(r->m);
+    r->n = 0;
+    r->failed = 0;
+}
+
+nng_msg *opd_reply_end(opd_reply *r)
+{
+    if (r->m && opd_reply_flush(r) != 0) {
+        nng_msg_free(r->m);
+        r->m = NULL;
+    }
+    return r->m;
 }
 
 void opd_call_error(opd_call *c, op_status code, const char *msg)
 {
-    msgpack_packer pk;
-    nng_msg *m = opd_reply_begin(&pk, 256);
-    if (m && op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, code, msg) != 0) {
+    opd_reply r;
+    nng_msg *m = opd_reply_begin(&r, 256);
+    if (m && op_rpc_reply_error(&r.pk, c->parsed ? &c->req : NULL, code, msg) != 0) {
         nng_msg_free(m);
-        m = NULL;
+        r.m = NULL;
     }
-    opd_call_reply(c, m, 0, op_status_name(code));
+    opd_call_reply(c, opd_reply_end(&r), 0, op_status_name(code));
 }
 
 /* What is left of a call once its reply is sent: the request's memory, freed, and the
@@ -80,6 +143,10 @@ static void end_take(opd_call *c, int ok, const char *err_name, call_end *e)
     e->in = c->in;
     c->parsed = 0;
     c->in = NULL;
+    if (c->held) { /* a parked call answered without its method (route.c's queue) */
+        nng_msg_free(c->held);
+        c->held = NULL;
+    }
     /* Counted before the reply goes out, so a client that has its reply sees the request
      * in the next metrics scrape or level.stats (the log line, I/O, waits until after). */
     opd_stats_request(&e->d->stats, e->method, e->ok, e->us);

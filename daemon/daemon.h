@@ -424,21 +424,44 @@ typedef struct opd_call {
     opd_method method;
     char level[65];
     uint64_t t0_ns;
-    opd_waiter wait;         /* parked: in a tile's waiters or a level's long polls */
-    int woken;               /* run again by the thread of a build: it builds nothing more there */
-    int parked;              /* parked and not yet answered (route.c): parking again after a
-                                wake-up (a waiting tile.range page) arms no other context */
-    const opd_call_ops *ops; /* NULL: the REP socket's context */
-    uint32_t allow;          /* methods it may call (bit per opd_method); 0: every one */
+    opd_waiter wait; /* parked: in a tile's waiters or a level's long polls */
+    int woken;       /* run again by the thread of a build: it builds nothing more there */
+    int parked;      /* parked and not yet answered (route.c): parking again after a
+                        wake-up (a waiting tile.range page) arms no other context */
+    /* Parked: its reply message, holding the reply's head (route.c): the run after the
+     * wake-up packs its result after it instead of making and packing them again. */
+    nng_msg *held;
+    size_t held_len; /* the head's bytes: what a method packed before it parked is dropped */
+    const opd_call_ops *ops;    /* NULL: the REP socket's context */
+    uint32_t allow;             /* methods it may call (bit per opd_method); 0: every one */
     struct opd_call *next_idle; /* transport.c: in d->idle */
 } opd_call;
 
 /* Replies are packed straight into the nng message that is sent: no copy of a blob.
- * opd_reply_begin makes an empty message with room for `reserve` bytes and points pk
- * at it (NULL: out of memory; pk then fails every write); opd_reply_reserve makes room
- * for `more` bytes after what is packed (0, or -1 when out of memory). */
-nng_msg *opd_reply_begin(msgpack_packer *pk, size_t reserve);
+ * Writes of fewer than OPD_REPLY_GATHER bytes (keys, integers, headers: a tile.get reply
+ * makes about 45) are gathered in the opd_reply and appended to the message together,
+ * not one nng_msg_append each; larger writes (blobs) go straight to the message.
+ * opd_reply_begin makes an empty message with room for `reserve` bytes and points r->pk
+ * at it (NULL: out of memory; the packer then fails every write); opd_reply_reserve makes
+ * room for `more` bytes after what is packed (0, or -1 when out of memory);
+ * opd_reply_clear drops what is packed; opd_reply_end appends what is gathered and
+ * returns the message (NULL, the message freed, when that append failed). */
+#define OPD_REPLY_GATHER 256
+typedef struct opd_reply {
+    msgpack_packer pk; /* first: pk->data points at the opd_reply */
+    nng_msg *m;
+    size_t n; /* bytes gathered in buf, not yet in m */
+    int failed;
+    char buf[OPD_REPLY_GATHER];
+} opd_reply;
+nng_msg *opd_reply_begin(opd_reply *r, size_t reserve);
+/* Packs on after what m holds (a parked call's reply head: route.c). */
+void opd_reply_resume(opd_reply *r, nng_msg *m);
 int opd_reply_reserve(msgpack_packer *pk, size_t more);
+void opd_reply_clear(opd_reply *r);
+/* Appends what is gathered to the message: 0, or -1 (r failed; nothing more is written). */
+int opd_reply_flush(opd_reply *r);
+nng_msg *opd_reply_end(opd_reply *r);
 /* Sends msg (taken; NULL: no memory for a reply, the client's request times out and
  * is resent) and logs the request; ok says whether it is an ok reply, err_name the
  * error name otherwise. The call returns to receiving. */

@@ -75,39 +75,51 @@ static op_status admit(opd_call *c, op_err *err)
 }
 
 /* Runs the method of a parsed request (st: the parse result) and replies, unless the
- * call parks. The reply is packed into the message that is sent. */
+ * call parks. The reply is packed into the message that is sent. A call that parks
+ * keeps that message with the reply's head packed (c->held, set before the method runs:
+ * once parked, c may be run again on another thread at once), and the run after its
+ * wake-up packs its result after that head. */
 static void answer(opd_call *c, op_status st, op_err *err)
 {
     opd_daemon *d = c->d;
     int rep = c->ops == NULL; /* read now: once parked, c may be answered and gone */
     int again = c->parked;    /* woken from a park: still counted as parked */
-    msgpack_packer pk;
-    nng_msg *msg = opd_reply_begin(&pk, OPD_REPLY_RESERVE);
-    if (st == OP_OK) {
-        int rc = op_rpc_reply_ok(&pk, &c->req);
-        st = rc ? op_err_set(err, OP_ENOMEM, "reply: out of memory")
-                : methods[c->method](c, c->req.params, &pk, err);
+    opd_reply r;
+    nng_msg *msg = c->held;
+    c->held = NULL;
+    if (msg) {
+        nng_msg_realloc(msg, c->held_len); /* the head alone: shrinking never fails */
+        opd_reply_resume(&r, msg);
+    } else if ((msg = opd_reply_begin(&r, OPD_REPLY_RESERVE)) != NULL && st == OP_OK) {
+        if (op_rpc_reply_ok(&r.pk, &c->req) != 0 || opd_reply_flush(&r) != 0)
+            st = op_err_set(err, OP_ENOMEM, "reply: out of memory");
     }
-    if (st == OPD_PARKED) {
-        if (msg)
-            nng_msg_free(msg);
-        /* c may already be answered: not touched again. A call parked again after a
-         * wake-up is still out of the count (a waiting tile.range page parks once a tile):
-         * no other context is armed for it. */
-        if (rep && !again)
-            opd_transport_parked(d);
-        return; /* run again when its tile lands or its poll ends */
+    if (st == OP_OK) {
+        if (msg) { /* the method may park c: then c, and this message, are not ours */
+            c->held = msg;
+            c->held_len = nng_msg_len(msg);
+        }
+        st = methods[c->method](c, c->req.params, &r.pk, err);
+        if (st == OPD_PARKED) {
+            /* c may already be answered: not touched again. A call parked again after a
+             * wake-up is still out of the count (a waiting tile.range page parks once a
+             * tile): no other context is armed for it. */
+            if (rep && !again)
+                opd_transport_parked(d);
+            return; /* run again when its tile lands or its poll ends */
+        }
+        c->held = NULL;
     }
     if (again)
         opd_transport_unparked(c); /* answered now: it counts as working until its reply */
     if (st != OP_OK && msg) {
-        nng_msg_clear(msg);
-        if (op_rpc_reply_error(&pk, c->parsed ? &c->req : NULL, st, err->msg) != 0) {
+        opd_reply_clear(&r);
+        if (op_rpc_reply_error(&r.pk, c->parsed ? &c->req : NULL, st, err->msg) != 0) {
             nng_msg_free(msg);
-            msg = NULL;
+            r.m = NULL;
         }
     }
-    opd_call_reply(c, msg, st == OP_OK, st == OP_OK ? NULL : op_status_name(st));
+    opd_call_reply(c, opd_reply_end(&r), st == OP_OK, st == OP_OK ? NULL : op_status_name(st));
 }
 
 /* Runs c on this thread: a call admitted on nng's thread, or parked, is already parsed

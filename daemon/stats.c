@@ -41,12 +41,19 @@ static int lat_coarse(uint64_t us)
     return k;
 }
 
+/* The first bucket whose upper edge is >= us, worked out rather than searched (every
+ * request counts one before its reply leaves; a search of a few hundred microseconds
+ * read about 50 edges): a us above 8 lies in group e, (8 << e, 16 << e], whose edges
+ * are (9 + j) << e for j = 0..7, and j is the first with ceil(us / 2^e) <= 9 + j. */
 int opd_lat_bucket(uint64_t us)
 {
-    for (int b = 0; b < OPD_LAT_BUCKETS - 1; b++)
-        if (us <= opd_lat_bucket_upper(b))
-            return b;
-    return OPD_LAT_BUCKETS - 1;
+    if (us <= SUB)
+        return us ? (int)us - 1 : 0;
+    uint64_t q = (us - 1) >> 3; /* in [2^e, 2^(e+1)) */
+    int e = 63 - __builtin_clzll(q);
+    uint64_t j = ((us - 1) >> e) + 1 - (SUB + 1);
+    uint64_t b = SUB + (uint64_t)SUB * (uint64_t)e + j;
+    return b < OPD_LAT_BUCKETS - 1 ? (int)b : OPD_LAT_BUCKETS - 1;
 }
 
 void opd_stats_init(opd_stats *s)

@@ -476,6 +476,8 @@ int opd_transport_stop(opd_daemon *d)
         nng_aio_free(c->aio);
         if (c->in)
             nng_msg_free(c->in);
+        if (c->held) /* a call parked until the end */
+            nng_msg_free(c->held);
         free(c);
     }
     free(d->calls);

@@ -346,3 +346,47 @@ Test(client_lib, shared_client_replies_reach_their_calls, .timeout = 120)
     cr_assert_eq(opt_daemon_stop(&d), 0);
     opt_daemon_cleanup(&d);
 }
+
+/* The kept context's resend time follows each call's timeout (it is set again only when
+ * the timeout differs): a long poll after a call with a short timeout is sent once, not
+ * again when the short call's resend time passes (protocol §1 rule 4). */
+Test(client_lib, a_long_poll_after_a_short_call_is_sent_once, .timeout = 60)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    opt_daemon_start(&d, NULL);
+    op_client *c = opt_connect(&d);
+    op_err e;
+    uint64_t v;
+    int changed;
+    cr_assert_eq(
+        op_client_level_put(c, "empty", NULL, 0, NULL, 0, OPT_TIMEOUT_MS, &v, &changed, &e), OP_OK,
+        "%s", e.msg);
+    for (int round = 0; round < 2; round++) {
+        /* A client whose first call is short; the second round's client had a long call
+         * before it. */
+        op_client *q;
+        cr_assert_eq(op_client_open(d.url, &q, &e), OP_OK, "%s", e.msg);
+        op_client_ping_result p;
+        if (round)
+            cr_assert_eq(op_client_ping(q, OPT_TIMEOUT_MS, &p, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(op_client_ping(q, 150, &p, &e), OP_OK, "%s", e.msg); /* a short call */
+        op_client_stats s0, s1;
+        cr_assert_eq(op_client_stats_get(c, 150, &s0, &e), OP_OK, "%s", e.msg);
+        op_client_changes ch;
+        double t0 = opt_now_ms();
+        cr_assert_eq(op_client_changes_since(q, "empty", v, 1200, 5000, &ch, &e), OP_OK, "%s",
+                     e.msg);
+        cr_assert_geq(opt_now_ms() - t0, 1000, "the poll did not wait");
+        op_client_changes_free(&ch);
+        opt_sleep_ms(600); /* a resent poll, had there been one, has ended by now */
+        cr_assert_eq(op_client_stats_get(c, 150, &s1, &e), OP_OK, "%s", e.msg);
+        /* The poll and the second stats call, nothing more. */
+        cr_assert_eq(s1.requests - s0.requests, 2, "round %d: %llu requests for one poll", round,
+                     (unsigned long long)(s1.requests - s0.requests - 1));
+        op_client_close(q);
+    }
+    op_client_close(c);
+    cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_cleanup(&d);
+}

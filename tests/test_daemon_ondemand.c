@@ -3,12 +3,16 @@
  * thread that received the request, or on the build pool when another such build runs):
  *  - concurrent gets of one uncached tile build it once and all get the reference bytes;
  *  - slow on-demand builds, more of them at once than nng has callback threads, never
- *    delay a cached read.
+ *    delay a cached read;
+ *  - a call that parks (a get of a tile not cached, a waiting tile.range page) replies the
+ *    bytes a ready tile gets for the same request (its reply head kept across the park).
  * Slow levels: flat floors in 12 wu tiles of very small cells, so that every tile takes
  * about 0.1 s to build (a cached read takes well under a millisecond).
  */
+#include <msgpack.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "op_daemon_test.h"
 
@@ -373,4 +377,107 @@ Test(daemon_ondemand, slow_on_demand_builds_never_delay_a_cached_read, .timeout 
     opt_daemon_cleanup(&d);
     opt_soup_free(&small);
     opt_soup_free(&big);
+}
+
+/* ---- a parked call's reply: its head kept, its result packed after the wake-up ---- */
+
+/* A raw request of the protocol (§2) with id `id`: tile.get of (tx, tz), or (tx < 0) a
+ * waiting tile.range page over the whole level. */
+static void raw_request(msgpack_sbuffer *sb, uint64_t id, int tx, int tz)
+{
+    msgpack_sbuffer_init(sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 4);
+    msgpack_pack_str_with_body(&pk, "v", 1);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "id", 2);
+    msgpack_pack_uint64(&pk, id);
+    msgpack_pack_str_with_body(&pk, "method", 6);
+    msgpack_pack_str_with_body(&pk, tx < 0 ? "tile.range" : "tile.get", tx < 0 ? 10 : 8);
+    msgpack_pack_str_with_body(&pk, "params", 6);
+    msgpack_pack_map(&pk, tx < 0 ? 6 : 3);
+    msgpack_pack_str_with_body(&pk, "level", 5);
+    msgpack_pack_str_with_body(&pk, "slow", 4);
+    if (tx < 0) {
+        static const char *const k[4] = {"tx0", "tz0", "tx1", "tz1"};
+        static const int v[4] = {-100, -100, 100, 100};
+        for (int i = 0; i < 4; i++) {
+            msgpack_pack_str_with_body(&pk, k[i], 3);
+            msgpack_pack_int(&pk, v[i]);
+        }
+        msgpack_pack_str_with_body(&pk, "wait_ms", 7);
+        msgpack_pack_int(&pk, 60000);
+        return;
+    }
+    msgpack_pack_str_with_body(&pk, "tx", 2);
+    msgpack_pack_int(&pk, tx);
+    msgpack_pack_str_with_body(&pk, "tz", 2);
+    msgpack_pack_int(&pk, tz);
+}
+
+/* The same raw request to both daemons: their replies' bytes must be equal. */
+static void same_reply(op_client *parked, op_client *cached, uint64_t id, int tx, int tz)
+{
+    msgpack_sbuffer sb;
+    raw_request(&sb, id, tx, tz);
+    uint8_t *r[2];
+    size_t n[2];
+    op_client *c[2] = {parked, cached};
+    for (int k = 0; k < 2; k++) {
+        op_err e;
+        cr_assert_eq(op_client_call_raw(c[k], sb.data, sb.size, OPT_TIMEOUT_MS, &r[k], &n[k], &e),
+                     OP_OK, "%s", e.msg);
+    }
+    cr_assert(n[0] == n[1] && !memcmp(r[0], r[1], n[0]),
+              "request %llu (%d, %d): the parked call's reply (%zu bytes) is not the ready "
+              "tile's (%zu bytes)",
+              (unsigned long long)id, tx, tz, n[0], n[1]);
+    free(r[0]);
+    free(r[1]);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+Test(daemon_ondemand, a_parked_call_replies_the_bytes_of_a_ready_tile, .timeout = 120)
+{
+    slow_level sl;
+    slow_make(&sl);
+    /* 0: the reference, every tile ready; 1: only the newest tile cached (the others park
+     * and build on a get); 2: a level put just before a waiting page over it. */
+    opt_daemon d[3];
+    static const char *const one[] = {"--cache-bytes", "1", "--rebuild-cache-bytes", "0", NULL};
+    op_client *c[3];
+    for (int k = 0; k < 3; k++) {
+        opt_daemon_init(&d[k]);
+        opt_daemon_start(&d[k], k == 1 ? one : NULL);
+        c[k] = opt_connect(&d[k]);
+    }
+    put_slow(c[0], &sl);
+    put_slow(c[1], &sl);
+    /* The waiting page parks on one tile after another, is run again after each build,
+     * and then holds every tile. */
+    op_client_mesh m = opt_mesh("floor", &sl.floor);
+    uint64_t v;
+    int changed;
+    op_err e;
+    cr_assert_eq(
+        op_client_level_put(c[2], "slow", slow_set, 2, &m, 1, OPT_TIMEOUT_MS, &v, &changed, &e),
+        OP_OK, "%s", e.msg);
+    same_reply(c[2], c[0], 7, -1, 0);
+    /* tile.get of tiles that are not cached, in turn: each parks and builds. */
+    op_client_stats s0, s1;
+    cr_assert_eq(op_client_stats_get(c[1], OPT_TIMEOUT_MS, &s0, &e), OP_OK);
+    for (int i = 0; i < 12; i++) {
+        const opt_ref_tile *t = &sl.ref.t[sl.idx[i % 3]];
+        same_reply(c[1], c[0], 1000 + (uint64_t)i * 977, t->tx, t->tz);
+    }
+    cr_assert_eq(op_client_stats_get(c[1], OPT_TIMEOUT_MS, &s1, &e), OP_OK);
+    cr_assert_geq(s1.cache_misses - s0.cache_misses, 11, "only %llu of 12 gets parked",
+                  (unsigned long long)(s1.cache_misses - s0.cache_misses));
+    for (int k = 0; k < 3; k++) {
+        op_client_close(c[k]);
+        cr_assert_eq(opt_daemon_stop(&d[k]), 0);
+        opt_daemon_cleanup(&d[k]);
+    }
+    slow_free(&sl);
 }

@@ -1,8 +1,10 @@
 /*
  * onepathd's pure parts, without a socket: the latency histogram, the level file codec
- * (round trip, every flipped byte refused), the settings map and mesh checks.
+ * (round trip, every flipped byte refused), the settings map and mesh checks, and the
+ * reply packer (gathered writes against plain appends).
  */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
@@ -25,6 +27,35 @@ Test(daemon_stats, buckets_are_monotonic_and_cover)
         if (b > 0)
             cr_assert_gt(samples[i], opd_lat_bucket_upper(b - 1));
     }
+}
+
+/* The bucket of us by its definition: the first whose upper edge is >= us (the search
+ * opd_lat_bucket made before it worked the bucket out). */
+static int bucket_by_search(uint64_t us)
+{
+    for (int b = 0; b < OPD_LAT_BUCKETS - 1; b++)
+        if (us <= opd_lat_bucket_upper(b))
+            return b;
+    return OPD_LAT_BUCKETS - 1;
+}
+
+Test(daemon_stats, the_worked_out_bucket_is_the_searched_one)
+{
+    for (uint64_t us = 0; us < 300000; us++)
+        cr_assert_eq(opd_lat_bucket(us), bucket_by_search(us), "%llu us", (unsigned long long)us);
+    for (int b = 0; b < OPD_LAT_BUCKETS - 1; b++) /* every edge and its neighbours */
+        for (int d = -1; d <= 1; d++) {
+            uint64_t us = opd_lat_bucket_upper(b) + (uint64_t)d;
+            cr_assert_eq(opd_lat_bucket(us), bucket_by_search(us), "%llu us",
+                         (unsigned long long)us);
+        }
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) { /* random values of every magnitude */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t us = x >> (x % 64);
+        cr_assert_eq(opd_lat_bucket(us), bucket_by_search(us), "%llu us", (unsigned long long)us);
+    }
+    cr_assert_eq(opd_lat_bucket(UINT64_MAX), OPD_LAT_BUCKETS - 1);
 }
 
 Test(daemon_stats, quantiles_bound_the_samples)
@@ -211,4 +242,94 @@ Test(daemon_content, settings_map)
     cr_assert_eq(opd_settings_from_map(&u.data, &t, &e), OP_ERANGE, "%s", e.msg);
     msgpack_unpacked_destroy(&u);
     msgpack_sbuffer_destroy(&sb);
+}
+
+/* ---- replies (call.c): small writes gathered, large ones appended ---- */
+
+/* One random pack step on both packers: the reply's and a plain sbuffer's (the oracle:
+ * msgpack-c's own buffer, every write appended as it comes). */
+static void pack_step(msgpack_packer *a, msgpack_packer *b, unsigned *seed, char *body)
+{
+    unsigned r = (unsigned)rand_r(seed);
+    size_t len;
+    switch (r % 5) {
+    case 0: /* an integer: 1 to 9 bytes */
+        len = (size_t)rand_r(seed);
+        cr_assert_eq(msgpack_pack_uint64(a, (uint64_t)len << (r % 40)), 0);
+        msgpack_pack_uint64(b, (uint64_t)len << (r % 40));
+        break;
+    case 1: /* a key-sized string */
+        len = (size_t)rand_r(seed) % 24;
+        cr_assert_eq(msgpack_pack_str_with_body(a, body, len), 0);
+        msgpack_pack_str_with_body(b, body, len);
+        break;
+    case 2: /* a body around the gather buffer's size: it fills it exactly, or just misses */
+        len = OPD_REPLY_GATHER - 2 + (size_t)rand_r(seed) % 5;
+        cr_assert_eq(msgpack_pack_bin_with_body(a, body, len), 0);
+        msgpack_pack_bin_with_body(b, body, len);
+        break;
+    case 3: /* a blob */
+        len = (size_t)rand_r(seed) % 3000;
+        cr_assert_eq(msgpack_pack_bin_with_body(a, body, len), 0);
+        msgpack_pack_bin_with_body(b, body, len);
+        break;
+    default:
+        cr_assert_eq(msgpack_pack_map(a, r % 70000), 0);
+        msgpack_pack_map(b, r % 70000);
+        break;
+    }
+}
+
+Test(daemon_reply, gathered_writes_give_the_bytes_of_plain_appends)
+{
+    char body[3000];
+    for (size_t i = 0; i < sizeof body; i++)
+        body[i] = (char)(i * 131 + 7);
+    for (unsigned round = 0; round < 300; round++) {
+        unsigned seed = round;
+        opd_reply r;
+        nng_msg *m = opd_reply_begin(&r, round % 3 ? 512 : 1);
+        cr_assert_not_null(m);
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer pb;
+        msgpack_packer_init(&pb, &sb, msgpack_sbuffer_write);
+        int steps = 1 + rand_r(&seed) % 80;
+        for (int s = 0; s < steps; s++) {
+            unsigned what = (unsigned)rand_r(&seed) % 16;
+            if (what == 0) /* room asked for mid-reply: what is gathered goes first */
+                cr_assert_eq(opd_reply_reserve(&r.pk, (size_t)rand_r(&seed) % 5000), 0);
+            else if (what == 1 && round % 2) { /* an error reply replaces what was packed */
+                opd_reply_clear(&r);
+                msgpack_sbuffer_clear(&sb);
+            } else if (what == 2)
+                cr_assert_eq(opd_reply_flush(&r), 0);
+            else
+                pack_step(&r.pk, &pb, &seed, body);
+        }
+        cr_assert_eq(opd_reply_end(&r), m);
+        cr_assert_eq(nng_msg_len(m), sb.size, "round %u: %zu bytes, %zu appended plainly", round,
+                     nng_msg_len(m), sb.size);
+        cr_assert(!memcmp(nng_msg_body(m), sb.data, sb.size), "round %u: other bytes", round);
+        /* Packed on after a kept head, as a parked call's run after its wake-up does. */
+        size_t head = nng_msg_len(m);
+        opd_reply_resume(&r, m);
+        pack_step(&r.pk, &pb, &seed, body);
+        pack_step(&r.pk, &pb, &seed, body);
+        cr_assert_eq(opd_reply_end(&r), m);
+        cr_assert_eq(nng_msg_len(m), sb.size);
+        cr_assert(nng_msg_len(m) > head && !memcmp(nng_msg_body(m), sb.data, sb.size),
+                  "round %u: packing on after the head", round);
+        nng_msg_free(m);
+        msgpack_sbuffer_destroy(&sb);
+    }
+}
+
+Test(daemon_reply, a_reply_without_a_message_fails_every_write)
+{
+    opd_reply r;
+    opd_reply_resume(&r, NULL);
+    cr_assert_neq(msgpack_pack_int(&r.pk, 1), 0);
+    cr_assert_neq(opd_reply_reserve(&r.pk, 10), 0);
+    cr_assert_null(opd_reply_end(&r));
 }

@@ -3,6 +3,7 @@
 #define OP_CLIENT_INTERNAL_H
 
 #include <msgpack.h>
+#include <nng/nng.h>
 
 #include "onepath/client.h"
 #include "onepath/rpc.h"
@@ -23,10 +24,10 @@ void op_client_name_member(op_client *c);
  * not name it yet. */
 op_status op_client_named(const op_client *c, op_status st, op_err *err);
 
-/* A decoded ok reply: result points into un. */
+/* A decoded ok reply: result points into un, and its strings and bins into msg. */
 typedef struct op_creply {
     msgpack_unpacked un;
-    uint8_t *raw;
+    nng_msg *msg;
     const msgpack_object *result;
 } op_creply;
 

@@ -41,6 +41,9 @@ struct op_client {
     int kept_open;
     nng_ctx kept_ctx;
     nng_aio *kept_aio;
+    /* The resend time last set on the kept context (0: none yet): set again only when a
+     * call's timeout differs (a call at a time holds the kept context). */
+    int kept_resend_ms;
 };
 
 /* The context and aio of one call: the client's kept ones, or its own. */
@@ -198,10 +201,12 @@ static int chan_take(op_client *c, call_chan *ch)
     ch->kept = !atomic_exchange(&c->kept_busy, 1);
     if (ch->kept && !c->kept_open) {
         if (nng_ctx_open(&c->kept_ctx, c->sock) == 0) {
-            if (nng_aio_alloc(&c->kept_aio, NULL, NULL) == 0)
+            if (nng_aio_alloc(&c->kept_aio, NULL, NULL) == 0) {
                 c->kept_open = 1;
-            else
+                c->kept_resend_ms = 0;
+            } else {
                 nng_ctx_close(c->kept_ctx);
+            }
         }
         if (!c->kept_open) { /* try again on a later call; this one opens its own */
             atomic_store(&c->kept_busy, 0);
@@ -236,11 +241,11 @@ static void chan_give(op_client *c, call_chan *ch, int ok)
     }
 }
 
-op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
-                             uint8_t **reply, size_t *reply_len, op_err *err)
+/* One exchange: the reply message in *reply (the caller frees it). */
+static op_status call_msg(op_client *c, const void *req, size_t len, int timeout_ms,
+                          nng_msg **reply, op_err *err)
 {
     *reply = NULL;
-    *reply_len = 0;
     if (timeout_ms <= 0)
         return op_err_set(err, OP_EINVAL, "client: timeout %d ms must be > 0", timeout_ms);
     int64_t t0 = now_ms();
@@ -257,7 +262,11 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
     if (rv != 0)
         return nng_status(c, rv, "context", err);
     /* Resend only when the connection drops: a long poll must not be sent twice. */
-    nng_ctx_set_ms(ch.ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);
+    if (!ch.kept || c->kept_resend_ms != timeout_ms) {
+        nng_ctx_set_ms(ch.ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);
+        if (ch.kept)
+            c->kept_resend_ms = timeout_ms;
+    }
     int64_t deadline = now_ms() + timeout_ms;
     if ((rv = nng_msg_alloc(&msg, 0)) != 0 || (rv = nng_msg_append(msg, req, len)) != 0) {
         nng_msg_free(msg);
@@ -288,6 +297,19 @@ op_status op_client_call_raw(op_client *c, const void *req, size_t len, int time
             atomic_store(&c->max_message, 0);
         return nng_status(c, rv, "receive", err);
     }
+    *reply = msg;
+    return OP_OK;
+}
+
+op_status op_client_call_raw(op_client *c, const void *req, size_t len, int timeout_ms,
+                             uint8_t **reply, size_t *reply_len, op_err *err)
+{
+    *reply = NULL;
+    *reply_len = 0;
+    nng_msg *msg;
+    op_status st = call_msg(c, req, len, timeout_ms, &msg, err);
+    if (st != OP_OK)
+        return st;
     size_t n = nng_msg_len(msg);
     *reply = malloc(n ? n : 1);
     if (!*reply) {
@@ -329,21 +351,26 @@ void op_creq_fini(op_creq *q)
 void op_creply_fini(op_creply *r)
 {
     msgpack_unpacked_destroy(&r->un);
-    free(r->raw);
-    r->raw = NULL;
+    if (r->msg)
+        nng_msg_free(r->msg);
+    r->msg = NULL;
     r->result = NULL;
 }
 
-static op_status decode_reply(op_creply *r, size_t len, op_err *err)
+/* Decodes the reply in place: its strings and blobs point into the message, kept until
+ * op_creply_fini (no copy of a tile.range page). */
+static op_status decode_reply(op_creply *r, op_err *err)
 {
+    const uint8_t *raw = nng_msg_body(r->msg);
+    size_t len = nng_msg_len(r->msg);
     op_mp_limits lim;
     op_mp_limits_default(&lim);
     lim.max_bytes = OP_CLIENT_MAX_REPLY;
-    op_status st = op_mp_scan(r->raw, len, &lim, err);
+    op_status st = op_mp_scan(raw, len, &lim, err);
     if (st != OP_OK)
         return st;
     size_t off = 0;
-    if (msgpack_unpack_next(&r->un, (const char *)r->raw, len, &off) != MSGPACK_UNPACK_SUCCESS ||
+    if (msgpack_unpack_next(&r->un, (const char *)raw, len, &off) != MSGPACK_UNPACK_SUCCESS ||
         off != len || r->un.data.type != MSGPACK_OBJECT_MAP)
         return op_err_set(err, OP_EPROTO, "client: the reply is not one msgpack map");
     const msgpack_object *top = &r->un.data;
@@ -371,11 +398,10 @@ op_status op_client_call(op_client *c, op_creq *q, int timeout_ms, op_creply *r,
 {
     memset(r, 0, sizeof *r);
     msgpack_unpacked_init(&r->un);
-    size_t len = 0;
-    op_status st = op_client_call_raw(c, q->sb.data, q->sb.size, timeout_ms, &r->raw, &len, err);
+    op_status st = call_msg(c, q->sb.data, q->sb.size, timeout_ms, &r->msg, err);
     op_creq_fini(q);
     if (st == OP_OK)
-        st = decode_reply(r, len, err);
+        st = decode_reply(r, err);
     if (st != OP_OK)
         op_creply_fini(r);
     return op_client_named(c, st, err);

@@ -24,7 +24,7 @@
 
 #define EPS           1.1102230246251565e-16 /* 2^-53 */
 #define SPLITTER      134217729.0            /* 2^27 + 1 */
-#define CCW_ERRBOUND  ((3.0 + 16.0 * EPS) * EPS)
+#define CCW_ERRBOUND  OP__CCW_ERRBOUND
 #define ICC_ERRBOUND  ((10.0 + 96.0 * EPS) * EPS)
 #define ORIENT_EXPLEN 16
 #define ICC_EXPLEN    1536

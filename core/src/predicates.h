@@ -14,6 +14,11 @@
  * counter-clockwise (x right, y up), 0 when collinear. */
 int op__orient2d(double ax, double ay, double bx, double by, double cx, double cy);
 
+/* op__orient2d's filter bound, (3 + 16 eps) eps with eps = 2^-53 (Shewchuk's ccwerrboundA):
+ * a caller that runs the same filter inline (tile.c's check of the pipeline's own tiles)
+ * decides exactly the cases op__orient2d's filter decides and asks it for the rest. */
+#define OP__CCW_ERRBOUND ((3.0 + 16.0 * 1.1102230246251565e-16) * 1.1102230246251565e-16)
+
 /* Sign (-1, 0, 1) of the in-circle determinant: 1 when d lies strictly inside the
  * circle through a, b, c given counter-clockwise (outside when they are clockwise),
  * 0 when the four points are cocircular (or a, b, c collinear and d on the line). */

@@ -4,12 +4,14 @@
  * the validator every decoded or built tile passes. Input: a poly mesh of a few
  * hundred polygons; output: one op_tile per non-empty layer.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onepath/limits.h"
 #include "onepath/tile.h"
 #include "predicates.h"
+#include "tile_internal.h"
 
 /* ---- assembly ---- */
 
@@ -336,7 +338,7 @@ op_status op_tile_assemble(const op_poly_mesh *pm, const op_detail_mesh *dm, con
         op_arena_release(scratch, m);
         if (st != OP_OK)
             return st;
-        if ((st = op_tile_validate(t, err)) != OP_OK)
+        if ((st = op__tile_check(t, err)) != OP_OK)
             return st;
         (*ntiles)++;
     }
@@ -492,4 +494,151 @@ op_status op_tile_validate(const op_tile *t, op_err *err)
         return op_err_set(err, OP_EPROTO, "tile: detail arrays hold entries no polygon uses");
     op_err_clear(err);
     return OP_OK;
+}
+
+/* ---- the check of the tiles the pipeline makes ----
+ *
+ * op_tile_validate stops at the first failed test so as to name it; on a tile that passes,
+ * which every tile the pipeline makes does, its tests are a chain of data-dependent branches
+ * (the neighbour kind of every edge, the loops over each polygon's vertex count). Here the
+ * same tests are folded into flags over fixed slots, and a tile they refuse is handed to
+ * op_tile_validate for its message. Only the verdict has to agree: a test may read garbage
+ * when another test fails (never outside the arrays), as the tile is then refused anyway. */
+
+/* orient2d(a, b, c) >= 0 in XZ: op__orient2d's filter inline, the exact sign asked of it
+ * only where the filter cannot decide (the same cases its own filter leaves). */
+static inline int turn_ok(const float *a, const float *b, const float *c)
+{
+    const double ax = a[0], ay = a[2], bx = b[0], by = b[2], cx = c[0], cy = c[2];
+    const double detleft = (ax - cx) * (by - cy), detright = (ay - cy) * (bx - cx);
+    const double det = detleft - detright;
+    const double bound = OP__CCW_ERRBOUND * (fabs(detleft) + fabs(detright));
+    if (det > bound)
+        return 1;
+    if (-det > bound)
+        return 0;
+    return op__orient2d(ax, ay, bx, by, cx, cy) >= 0;
+}
+
+/* Bit s set when edge a-b lies on tile side s (portal_side's four tests; portal_side is
+ * the lowest set bit). */
+static inline unsigned side_bits(const float *va, const float *vb, float ts)
+{
+    return (unsigned)((va[0] == 0.0f) & (vb[0] == 0.0f)) |
+           (unsigned)((va[2] == ts) & (vb[2] == ts)) << 1 |
+           (unsigned)((va[0] == ts) & (vb[0] == ts)) << 2 |
+           (unsigned)((va[2] == 0.0f) & (vb[2] == 0.0f)) << 3;
+}
+
+/* check_poly, check_neis and check_detail of polygon p, and its area and region: 1 when
+ * all pass. */
+static int poly_ok(const op_tile *t, int p, float ts, uint32_t *nextv, uint32_t *nextt)
+{
+    const int nvp = t->nvp;
+    const uint16_t *pv = &t->polys[(size_t)p * (size_t)nvp];
+    const uint16_t *pn = &t->neis[(size_t)p * (size_t)nvp];
+    /* Vertices first, padding after (nonnull a prefix), each index below nverts (which is
+     * below OP_POLY_NULL, so in-range indices are the non-null ones), at least 3. */
+    unsigned nonnull = 0, in = 0;
+    for (int k = 0; k < nvp; k++) {
+        nonnull |= (unsigned)(pv[k] != OP_POLY_NULL) << k;
+        in |= (unsigned)(pv[k] < (unsigned)t->nverts) << k;
+    }
+    if (in != nonnull || (in & (in + 1)) != 0 || in < 7u)
+        return 0;
+    const int nv = __builtin_ctz(~in);
+    int ok = 1;
+    for (int k = 1; k < nv; k++)
+        for (int j = 0; j < k; j++)
+            ok &= pv[j] != pv[k];
+    double area2 = 0.0;
+    for (int k = 0; k < nv; k++) {
+        const float *a = &t->verts[3 * pv[k > 0 ? k - 1 : nv - 1]];
+        const float *b = &t->verts[3 * pv[k]];
+        const float *c = &t->verts[3 * pv[k + 1 < nv ? k + 1 : 0]];
+        ok &= turn_ok(a, b, c);
+        area2 += (double)b[0] * c[2] - (double)c[0] * b[2];
+    }
+    ok &= area2 > 0.0;
+    for (int k = nv; k < nvp; k++)
+        ok &= pn[k] == OP_NEI_WALL;
+    for (int k = 0; k < nv; k++) {
+        const unsigned n = pn[k], a = pv[k], b = pv[k + 1 < nv ? k + 1 : 0];
+        const unsigned kind = n & 0xc000u;
+        if (kind == OP_NEI_SEAM) {
+            const unsigned l = n & 0x3fffu;
+            ok &= (l < OP_MAX_LAYERS) & (l != (unsigned)t->layer);
+        } else if (kind == OP_NEI_PORTAL) {
+            const unsigned side = n & 0x7fffu;
+            ok &= side <= 3 && (side_bits(&t->verts[3 * a], &t->verts[3 * b], ts) &
+                                ((2u << side) - 1u)) == 1u << side;
+        } else if (n != OP_NEI_WALL) {
+            const int q = (int)n - 1;
+            if (q >= t->npolys || q == p)
+                return 0;
+            /* Some slot j of q runs b -> a and links back to p. In a valid q (every polygon
+             * is checked) its vertices are distinct, so b is in one slot at most, below q's
+             * count, and the slot after it is the next non-null one, else slot 0. */
+            const uint16_t *qv = &t->polys[(size_t)q * (size_t)nvp];
+            const uint16_t *qn = &t->neis[(size_t)q * (size_t)nvp];
+            int jb = -1;
+            for (int j = 0; j < nvp; j++)
+                jb = qv[j] == b ? j : jb;
+            if (jb < 0)
+                return 0;
+            const unsigned nx = jb + 1 < nvp && qv[jb + 1] != OP_POLY_NULL ? qv[jb + 1] : qv[0];
+            ok &= (nx == a) & (qn[jb] == (unsigned)p + 1u);
+        }
+    }
+    const uint32_t *d = &t->dmeshes[4 * (size_t)p];
+    if (d[0] != *nextv || d[2] != *nextt || d[1] > (uint32_t)t->ndverts - d[0] ||
+        d[3] > (uint32_t)t->ndtris - d[2])
+        return 0;
+    const uint32_t lim = (uint32_t)nv + d[1];
+    const uint8_t *tri = &t->dtris[4 * (size_t)d[2]];
+    for (uint32_t i = 0; i < d[3]; i++, tri += 4)
+        ok &= (tri[0] < lim) & (tri[1] < lim) & (tri[2] < lim);
+    *nextv += d[1];
+    *nextt += d[3];
+    ok &= t->areas[p] <= OP_MAX_AREA;
+    if (t->regs)
+        ok &= (uint32_t)t->regs[p] - 1u < (uint32_t)OP_MAX_REGIONS;
+    return ok;
+}
+
+/* 1 exactly when op_tile_validate accepts t. */
+static int tile_ok(const op_tile *t)
+{
+    if (t->nvp < OP_MIN_VERTS_PER_POLY || t->nvp > OP_MAX_VERTS_PER_POLY || t->nverts < 0 ||
+        t->nverts >= OP_MAX_LAYER_VERTS || t->npolys < 0 || t->npolys > OP_MAX_LAYER_POLYS ||
+        t->ndverts < 0 || t->ndtris < 0 || t->layer < 0 || t->layer >= OP_MAX_LAYERS)
+        return 0;
+    const float ts = (float)t->tile_size;
+    if (!(t->tile_size > 0.0) || !finite_f(ts))
+        return 0;
+    /* Vertices: x and z in [0, ts] (which also excludes NaN and infinities, ts being finite),
+     * y >= 0 and finite. Checked before the polygons read them (no NaN reaches turn_ok). */
+    int ok = 1;
+    for (int v = 0; v < t->nverts; v++) {
+        const float *p = &t->verts[3 * v];
+        ok &= (p[0] >= 0.0f) & (p[0] <= ts) & (p[2] >= 0.0f) & (p[2] <= ts) & (p[1] >= 0.0f) &
+              (p[1] - p[1] == 0.0f);
+    }
+    for (int i = 0; i < 3 * t->ndverts; i++)
+        ok &= t->dverts[i] - t->dverts[i] == 0.0f; /* finite_f: NaN and infinities give NaN */
+    if (!ok)
+        return 0;
+    uint32_t nextv = 0, nextt = 0;
+    for (int p = 0; ok && p < t->npolys; p++)
+        ok = poly_ok(t, p, ts, &nextv, &nextt);
+    return ok && nextv == (uint32_t)t->ndverts && nextt == (uint32_t)t->ndtris;
+}
+
+op_status op__tile_check(const op_tile *t, op_err *err)
+{
+    if (tile_ok(t)) {
+        op_err_clear(err);
+        return OP_OK;
+    }
+    return op_tile_validate(t, err);
 }

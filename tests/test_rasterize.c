@@ -830,3 +830,145 @@ Test(rasterize, dump_format)
     const char *want = "1 0 2 4 63\n1 0 6 7 5\n0 1 0 1 0\n";
     cr_assert_eq(h, op_hash_bytes(want, strlen(want)));
 }
+
+/* ---- the fragment log op_rasterize leaves (heightfield_internal.h's pushes) ----
+ *
+ * The rasterizer's rows push through a cursor that holds the log's count and writes it
+ * back at the end of the row: a count not written back lets the next row or the next
+ * triangle overwrite fragments, and a fold into the wrong fragment changes the log. The
+ * oracle: op_triangle_fragments' cells (the same rule, without the log) turned into rows
+ * by §3.4 here and folded by the push rule written out here (into the column's latest
+ * fragment of the call if it has the area and touches, else into the one below it if the
+ * latest has another area and that one has the area and touches, else a new fragment).
+ * The commit relinks each column's fragments, so columns are compared as sorted sets. */
+#define LOG_W    24
+#define LOG_MAXF 256
+
+typedef struct log_frag {
+    int smin, smax, area;
+} log_frag;
+
+typedef struct log_model {
+    const op_heightfield *hf;
+    int area;
+    int n[LOG_W * LOG_W];
+    log_frag f[LOG_W * LOG_W][LOG_MAXF]; /* each column's fragments in push order */
+    long total, cells, below;            /* fragments, cells, folds below the latest */
+} log_model;
+
+static void log_push(void *ctx, int x, int z, double ymin, double ymax)
+{
+    log_model *m = ctx;
+    const op_heightfield *hf = m->hf;
+    m->cells++;
+    int fmin = (int)floor((ymin - hf->origin[1]) / hf->ch);
+    int fmax = (int)ceil((ymax - hf->origin[1]) / hf->ch);
+    if (fmax < fmin + 1)
+        fmax = fmin + 1;
+    if (fmax <= 0 || fmin >= hf->rows)
+        return;
+    int smin = fmin < 0 ? 0 : fmin, smax = fmax > hf->rows ? hf->rows : fmax;
+    int c = x + z * hf->width, n = m->n[c];
+    log_frag *g = NULL;
+    if (n > 0) {
+        g = &m->f[c][n - 1];
+        if (g->area != m->area && n > 1)
+            g = &m->f[c][n - 2];
+        if (!(g->area == m->area && smin <= g->smax && g->smin <= smax))
+            g = NULL;
+    }
+    if (g) {
+        m->below += g != &m->f[c][n - 1];
+        g->smin = smin < g->smin ? smin : g->smin;
+        g->smax = smax > g->smax ? smax : g->smax;
+        return;
+    }
+    cr_assert_lt(n, LOG_MAXF);
+    m->f[c][n] = (log_frag){smin, smax, m->area};
+    m->n[c] = n + 1;
+    m->total++;
+}
+
+static int log_cmp(const void *a, const void *b)
+{
+    const log_frag *x = a, *y = b;
+    if (x->smin != y->smin)
+        return x->smin < y->smin ? -1 : 1;
+    if (x->smax != y->smax)
+        return x->smax < y->smax ? -1 : 1;
+    return (x->area > y->area) - (x->area < y->area);
+}
+
+Test(rasterize, fragment_log_matches_the_push_rule)
+{
+    static log_model m;
+    op_test_rng rng = {20261207};
+    long rows_wide = 0, folds = 0, below = 0;
+    for (int scene = 0; scene < 60; scene++) {
+        op_arena_reset(arena);
+        /* Rows of 0.25 m in 0.5 m cells: floors and walls of a few cells overlap in rows */
+        op_heightfield hf = plain(LOG_W, LOG_W, 64, -1.0, -2.0, -1.0, 0.5, 0.25);
+        enum { NT = 240 };
+        float v[NT * 9];
+        int t[NT * 3];
+        uint8_t a[NT];
+        for (int i = 0; i < NT; i++) {
+            /* big ones (rows of many cells), small ones (rows of two or three), walls
+             * (vertical: the wall path), in areas that interleave */
+            int kind = op_test_rand_int(&rng, 0, 3);
+            double size = kind == 0 ? 6.0 : (kind == 1 ? 1.2 : 3.0);
+            double cx = -2.0 + 9.0 * op_test_rand01(&rng), cz = -2.0 + 9.0 * op_test_rand01(&rng);
+            double cy = -3.0 + 8.0 * op_test_rand01(&rng);
+            for (int k = 0; k < 3; k++) {
+                float *p = &v[9 * i + 3 * k];
+                p[0] = (float)(cx + size * op_test_rand01(&rng));
+                p[1] = (float)(cy + (kind == 3 ? 4.0 : 0.8) * op_test_rand01(&rng));
+                p[2] = (float)(cz + size * op_test_rand01(&rng));
+                if (kind == 3) /* a wall on x = cx */
+                    p[0] = (float)cx;
+                t[3 * i + k] = 3 * i + k;
+            }
+            static const uint8_t areas[4] = {0, 1, 63, 63};
+            a[i] = areas[op_test_rand_int(&rng, 0, 3)];
+        }
+        memset(m.n, 0, sizeof m.n);
+        m.hf = &hf;
+        m.total = m.cells = m.below = 0;
+        for (int i = 0; i < NT; i++) {
+            m.area = a[i];
+            long before = m.cells;
+            op_triangle_fragments(&hf, &v[9 * i], &v[9 * i + 3], &v[9 * i + 6], log_push, &m);
+            rows_wide += m.cells - before > 8;
+        }
+        folds += m.cells - m.total;
+        below += m.below;
+        op_err e;
+        cr_assert_eq(op_rasterize(&hf, v, 3 * NT, t, a, NT, 2, &e), OP_OK, "%s", e.msg);
+        cr_assert_eq(hf.frag_count, (uint32_t)m.total, "scene %d: %u fragments, the rule %ld",
+                     scene, hf.frag_count, m.total);
+        for (int c = 0; c < LOG_W * LOG_W; c++) {
+            log_frag got[LOG_MAXF];
+            int n = 0;
+            for (uint32_t i = hf.frag_heads[c]; i != OP_NO_SPAN; i = hf.frags[i].next, n++) {
+                cr_assert_lt(n, m.n[c], "scene %d column %d: more fragments than %d", scene, c,
+                             m.n[c]);
+                got[n] = (log_frag){hf.frags[i].smin, hf.frags[i].smax, hf.frags[i].area};
+            }
+            cr_assert_eq(n, m.n[c], "scene %d column %d: %d fragments, the rule %d", scene, c, n,
+                         m.n[c]);
+            qsort(got, (size_t)n, sizeof *got, log_cmp);
+            qsort(m.f[c], (size_t)n, sizeof *got, log_cmp);
+            for (int k = 0; k < n; k++)
+                cr_assert(got[k].smin == m.f[c][k].smin && got[k].smax == m.f[c][k].smax &&
+                              got[k].area == m.f[c][k].area,
+                          "scene %d column %d fragment %d: [%d, %d) area %d, the rule [%d, %d) "
+                          "area %d",
+                          scene, c, k, got[k].smin, got[k].smax, got[k].area, m.f[c][k].smin,
+                          m.f[c][k].smax, m.f[c][k].area);
+        }
+    }
+    /* the scenes reach the paths: many triangles of many cells, many folds */
+    cr_assert_gt(rows_wide, 3000, "only %ld triangles of more than 8 cells", rows_wide);
+    cr_assert_gt(folds, 10000, "only %ld folds", folds);
+    cr_assert_gt(below, 500, "only %ld folds below the latest fragment", below);
+}

@@ -87,6 +87,32 @@ static inline uint32_t op__hf_begin(op_heightfield *hf)
     return hf->frag_count;
 }
 
+/* The fragment log's fields a run of pushes uses (the rasterizer's rows: a row's
+ * fragments), taken out of hf once per run rather than through hf for every fragment
+ * (the build has -fno-strict-aliasing, so a store into a fragment obliges gcc to read
+ * hf's fields again). In the flattened raster_tri these end up in stack slots all the
+ * same (docs/benchmarks.md, push18); the gain is small, the point is one copy of the
+ * folding rule for every caller. A cursor is valid from op__hf_cursor_open until the log
+ * changes by other means (op__hf_reserve moves frags, op__hf_begin moves frag_first);
+ * op__hf_cursor_close writes its count back, which every reader of frag_count needs
+ * first. */
+typedef struct op__hf_cursor {
+    op_hf_frag *frags;
+    uint32_t *heads;
+    uint32_t first, count;
+} op__hf_cursor;
+
+static inline op__hf_cursor op__hf_cursor_open(const op_heightfield *hf)
+{
+    op__hf_cursor c = {hf->frags, hf->frag_heads, hf->frag_first, hf->frag_count};
+    return c;
+}
+
+static inline void op__hf_cursor_close(op_heightfield *hf, const op__hf_cursor *c)
+{
+    hf->frag_count = c->count;
+}
+
 /* Appends a fragment to column col; room must have been reserved. A fragment that
  * overlaps or touches the column's latest fragment of this call with the same area is
  * folded into it, and so is one whose area differs from that latest fragment's but not
@@ -97,17 +123,20 @@ static inline uint32_t op__hf_begin(op_heightfield *hf)
  * below, 109k with all of the column's). Only fragments of this call: a commit rebuilds
  * the columns whose head is new, and a failed one drops this call's fragments
  * (op__hf_rollback) and must find the older ones as they were. */
-static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int smax, int area)
+static inline void op__hf_cursor_push(op__hf_cursor *c, uint32_t col, int smin, int smax, int area)
 {
-    uint32_t h = hf->frag_heads[col];
-    if (h != OP_NO_SPAN && h >= hf->frag_first) {
-        op_hf_frag *g = &hf->frags[h];
+    /* h + 1 > first is h != OP_NO_SPAN && h >= first in one compare: OP_NO_SPAN + 1
+     * wraps to 0, and first <= count < OP_NO_SPAN. */
+    _Static_assert(OP_NO_SPAN == UINT32_MAX, "the wrap below needs OP_NO_SPAN + 1 == 0");
+    uint32_t h = c->heads[col];
+    if ((uint32_t)(h + 1u) > c->first) {
+        op_hf_frag *g = &c->frags[h];
         if (g->area != area) {
             /* A fragment of another area on top (a wall's over a floor's): the one below
              * may be of this area. */
             uint32_t u = g->next;
-            if (u != OP_NO_SPAN && u >= hf->frag_first)
-                g = &hf->frags[u];
+            if ((uint32_t)(u + 1u) > c->first)
+                g = &c->frags[u];
         }
         if (g->area == area && smin <= g->smax && g->smin <= smax) {
             /* Selects, not branches: which end grows follows the geometry. */
@@ -117,13 +146,21 @@ static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int s
             return;
         }
     }
-    uint32_t i = hf->frag_count++;
-    op_hf_frag *f = &hf->frags[i];
+    uint32_t i = c->count++;
+    op_hf_frag *f = &c->frags[i];
     f->smin = (uint16_t)smin;
     f->smax = (uint16_t)smax;
     f->area = (uint8_t)area;
     f->next = h;
-    hf->frag_heads[col] = i;
+    c->heads[col] = i;
+}
+
+/* One fragment through a cursor of its own (callers that push one at a time). */
+static inline void op__hf_push(op_heightfield *hf, uint32_t col, int smin, int smax, int area)
+{
+    op__hf_cursor c = op__hf_cursor_open(hf);
+    op__hf_cursor_push(&c, col, smin, smax, area);
+    op__hf_cursor_close(hf, &c);
 }
 
 /* Rebuilds every column that received fragments with index >= first (§3.5). Makes

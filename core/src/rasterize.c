@@ -464,8 +464,8 @@ static inline void rows_floor_ceil(dpair t, int *fmin, int *fmax)
 #endif
 
 /* Rows of a fragment (§3.4) from t = ((ymin - oy) / ch, (ymax - oy) / ch) and its push
- * into the column. */
-static inline void emit_rows(op_heightfield *hf, int rows, uint32_t col, int area, dpair t)
+ * into the column through cur (a row's pushes share one: see op__hf_cursor). */
+static inline void emit_rows(op__hf_cursor *cur, int rows, uint32_t col, int area, dpair t)
 {
     int fmin, fmax;
     rows_floor_ceil(t, &fmin, &fmax);
@@ -475,13 +475,7 @@ static inline void emit_rows(op_heightfield *hf, int rows, uint32_t col, int are
         return;
     int smin = fmin < 0 ? 0 : fmin;
     int smax = fmax > rows ? rows : fmax;
-    op__hf_push(hf, col, smin, smax, area);
-}
-
-static inline void emit_hf(op_heightfield *hf, double oy, double ch, int rows, uint32_t col,
-                           int area, double ymin, double ymax)
-{
-    emit_rows(hf, rows, col, area, dp_scale(dp_set(ymin, ymax), oy, ch));
+    op__hf_cursor_push(cur, col, smin, smax, area);
 }
 
 static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
@@ -491,8 +485,10 @@ static inline void emit(raster_ctx *rc, int x, int z, double ymin, double ymax)
         return;
     }
     op_heightfield *hf = rc->hf;
-    emit_hf(hf, hf->origin[1], hf->ch, hf->rows, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width,
-            rc->area, ymin, ymax);
+    op__hf_cursor cur = op__hf_cursor_open(hf);
+    emit_rows(&cur, hf->rows, (uint32_t)x + (uint32_t)z * (uint32_t)hf->width, rc->area,
+              dp_scale(dp_set(ymin, ymax), hf->origin[1], hf->ch));
+    op__hf_cursor_close(hf, &cur);
 }
 
 /* One fragment, making room for it first. */
@@ -1200,10 +1196,12 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                     dpair t0 = dp_scale(dp_set(dp_lo(lo0), dp_lo(hi0)), oy, ch);
                     dpair t1 = dp_scale(dp_set(dp_lo(lo1), dp_lo(hi1)), oy, ch);
                     const uint32_t col = (uint32_t)z * (uint32_t)w + (uint32_t)kx0;
+                    op__hf_cursor c = op__hf_cursor_open(h);
                     if (e0)
-                        emit_rows(h, h->rows, col, rc->area, t0);
+                        emit_rows(&c, h->rows, col, rc->area, t0);
                     if (e1)
-                        emit_rows(h, h->rows, col + 1u, rc->area, t1);
+                        emit_rows(&c, h->rows, col + 1u, rc->area, t1);
+                    op__hf_cursor_close(h, &c);
                 }
             } else if (kx1 == kx0 + 2 && kx0 >= tr->tx0 && kx1 <= tr->tx1) {
                 /* Three cells, all in the triangle's range: the sums in registers. */
@@ -1255,12 +1253,14 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                     dpair t1 = dp_scale(dp_set(dp_lo(lo1), dp_lo(hi1)), oy, ch);
                     dpair t2 = dp_scale(dp_set(dp_lo(lo2), dp_lo(hi2)), oy, ch);
                     const uint32_t col = (uint32_t)z * (uint32_t)w + (uint32_t)kx0;
+                    op__hf_cursor c = op__hf_cursor_open(h);
                     if (e0)
-                        emit_rows(h, h->rows, col, rc->area, t0);
+                        emit_rows(&c, h->rows, col, rc->area, t0);
                     if (e1)
-                        emit_rows(h, h->rows, col + 1u, rc->area, t1);
+                        emit_rows(&c, h->rows, col + 1u, rc->area, t1);
                     if (e2)
-                        emit_rows(h, h->rows, col + 2u, rc->area, t2);
+                        emit_rows(&c, h->rows, col + 2u, rc->area, t2);
+                    op__hf_cursor_close(h, &c);
                 }
             } else {
                 int x0 = kx0 < tr->tx0 ? tr->tx0 : kx0, x1 = kx1 > tr->tx1 ? tr->tx1 : kx1;
@@ -1328,14 +1328,16 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
                      * (and waits again for) the next division. Slot k1 + 1 exists
                      * (its quotient is not used). */
                     dpair tn = dp_scale(dp_set(dp_lo(s.lo[k0]), dp_lo(s.hi[k0])), oy, ch);
+                    op__hf_cursor c = op__hf_cursor_open(h);
                     for (int k = k0; k <= k1; k++) {
                         dpair t = tn, lo = s.lo[k], hi = s.hi[k];
                         s.lo[k] = inf;
                         s.hi[k] = ninf;
                         tn = dp_scale(dp_set(dp_lo(s.lo[k + 1]), dp_lo(s.hi[k + 1])), oy, ch);
                         if (dp_hi(hi) > zb && dp_hi(lo) < zt)
-                            emit_rows(h, rows, base + (uint32_t)k, area, t);
+                            emit_rows(&c, rows, base + (uint32_t)k, area, t);
                     }
+                    op__hf_cursor_close(h, &c);
                 }
                 s.lo[k0 - 1] = s.lo[kend - 1] = s.lo[kend] = inf;
                 s.hi[k0 - 1] = s.hi[kend - 1] = s.hi[kend] = ninf;

@@ -61,18 +61,26 @@ static void put_level(op_client *c, const char *name, opt_ref *ref)
     opt_soup_free(&s);
 }
 
-/* The requests the daemon refused as malformed: those cut by the wrap, logged as
- * `unknown level=- ... OP_EPROTO`. */
-static int refused_requests(const opt_daemon *d)
+/* Lines of the daemon's log that match the grep pattern. */
+static int log_lines(const opt_daemon *d, const char *pattern)
 {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "grep -c 'unknown level=- .*OP_EPROTO' '%s'", d->log);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "grep -c '%s' '%s'", pattern, d->log);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
     int n = -1;
     if (fscanf(p, "%d", &n) != 1)
         n = -1;
     pclose(p);
+    return n;
+}
+
+/* The requests the daemon refused as malformed: those cut by the wrap, logged as
+ * `unknown level=- ... OP_EPROTO`, each named by an OP-REQ-ID-WRAP line. */
+static int refused_requests(const opt_daemon *d)
+{
+    int n = log_lines(d, "unknown level=- .*OP_EPROTO");
+    cr_assert_eq(log_lines(d, "OP-REQ-ID-WRAP"), n, "each cut request is named in the log");
     return n;
 }
 

@@ -12,7 +12,8 @@
  * status is 1 when there was one.
  *
  *   onepathd-range-stress LEVEL.obj|gen:KIND:SIZE [SECONDS [READERS [THREADS]]]
- * OP_STRESS_DAEMON=PATH runs that onepathd instead (a sanitizer build's).
+ * OP_STRESS_DAEMON=PATH runs that onepathd instead (a sanitizer build's); OP_STRESS_KEEP=1
+ * keeps its directory (the log) after a clean run too.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -266,7 +267,7 @@ int main(int argc, char **argv)
            now_s() - t0, atomic_load(&s.pages), atomic_load(&s.tiles), atomic_load(&s.gets),
            atomic_load(&s.puts), atomic_load(&s.bad),
            WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), log);
-    if (atomic_load(&s.bad) == 0) {
+    if (atomic_load(&s.bad) == 0 && !getenv("OP_STRESS_KEEP")) {
         char cmd[400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd) != 0)

@@ -13,11 +13,12 @@
  * takes the request's first four bytes as the end of its backtrace, the daemon refuses the
  * rest as malformed (it starts inside the map: never run), and the reply comes back behind
  * those four bytes, which no longer decodes ("msgpack: message ends at byte 106 inside a
- * value"): so for every request of that socket after the wrap, about one socket in 2^31 /
- * (its requests). nng does not show a request's id, but such a reply is plain to see: it
- * starts with the request's first four bytes and then a reply's head. The exchange is then
- * sent again on a fresh socket (a new random start) that takes the old one's place; the
- * old one stays open (calls may still be in flight on it) until op_client_close.
+ * value"), and so for every request of the socket from the wrap on: a socket meets it with
+ * a probability of about (its requests) / 2^31. nng does not show a request's id, but such
+ * a reply is plain to see: it starts with the request's first four bytes and then a reply's
+ * head. The exchange is then sent again on a fresh socket (a new random start) that takes
+ * the old one's place; the old one stays open (calls may still be in flight on it) until
+ * op_client_close (protocol §1.8).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -39,8 +40,9 @@
 #define OP_CLIENT_MAX_REPLY ((size_t)1 << 30)
 
 struct op_client {
-    /* The socket new calls use and its generation; earlier ones (replaced near the end of
-     * nng's request ids) stay open in retired until op_client_close. Under sock_mu. */
+    /* The socket new calls use and its generation; earlier ones (each replaced after a
+     * request past nng's request-id wrap) stay open in retired until op_client_close.
+     * Under sock_mu. */
     pthread_mutex_t sock_mu;
     nng_socket sock;
     unsigned gen;

@@ -36,12 +36,31 @@ static const opd_method_fn methods[OPD_M_COUNT] = {
     [OPD_M_VOLUME_DROP] = opd_m_volume_drop,
 };
 
+/* A request of the REP socket that begins with the key "id": one whose first four bytes
+ * (a map's head, "v", 1) nng took for a hop, because its client's nng 1.5.2 REQ ids went
+ * past 0xffffffff (protocol §1.8). Refused as any malformed request (it is not run); the
+ * log line and the message name the cause. */
+static op_status cut_by_wrap(opd_call *c, size_t len, op_err *err)
+{
+    opd_log(c->d, "OP-REQ-ID-WRAP a request without its first 4 bytes (its client's nng REQ "
+                  "ids went past 0xffffffff, protocol §1.8): refused, not run");
+    return op_err_set(err, OP_EPROTO,
+                      "request without its first 4 bytes (%zu left, starting with \"id\"): the "
+                      "client's nng REQ ids went past 0xffffffff (nng 1.5.2, protocol §1.8); "
+                      "send it again on a fresh socket",
+                      len);
+}
+
 static op_status parse(opd_call *c, op_err *err)
 {
     size_t len = nng_msg_len(c->in);
-    op_status st = op_rpc_request_parse(nng_msg_body(c->in), len, &c->d->limits, &c->req, err);
+    const uint8_t *body = nng_msg_body(c->in);
+    op_status st = op_rpc_request_parse(body, len, &c->d->limits, &c->req, err);
     c->parsed = 1;
     c->method = OPD_M_UNKNOWN;
+    static const uint8_t id_key[3] = {0xa2, 'i', 'd'};
+    if (st != OP_OK && !c->ops && len >= 3 && !memcmp(body, id_key, 3))
+        return cut_by_wrap(c, len, err);
     if (st != OP_OK)
         return st;
     /* Before the method is looked at: without the token a client learns nothing but that

@@ -80,7 +80,22 @@ static void put_floor(op_client *c)
 typedef struct editor {
     const char *url;
     atomic_int acked; /* edits acknowledged */
+    /* The call that ended the stream (read after the join): which edit, its status, the
+     * version it returned and its message (the kill's OP_EIO / OP_ETIMEDOUT, or not). */
+    int last_edit;
+    op_status last_st;
+    uint64_t last_version;
+    char last_msg[OP_ERR_MSG_MAX];
 } editor;
+
+/* Keeps what ended an editor's stream. */
+static void editor_stop(editor *ed, int i, op_status st, uint64_t v, const op_err *e)
+{
+    ed->last_edit = i;
+    ed->last_st = st;
+    ed->last_version = v;
+    snprintf(ed->last_msg, sizeof ed->last_msg, "%s", st != OP_OK ? e->msg : "");
+}
 
 static void *edit_loop(void *arg)
 {
@@ -99,8 +114,10 @@ static void *edit_loop(void *arg)
         int changed;
         op_status st = op_client_mesh_put(c, "crash", &m, 2000, &v, &changed, &e);
         opt_soup_free(&s);
-        if (st != OP_OK || v != (uint64_t)i + 1)
+        if (st != OP_OK || v != (uint64_t)i + 1) {
+            editor_stop(ed, i, st, v, &e);
             break;
+        }
         atomic_store(&ed->acked, i);
     }
     op_client_close(c);
@@ -111,10 +128,11 @@ Test(daemon_persist, kill9_during_edits_loses_no_acknowledged_edit, .timeout = 1
 {
     opt_daemon d;
     opt_daemon_init(&d);
+    opt_daemon_log_on_failure(&d);
     opt_daemon_start(&d, NULL);
     op_client *c = opt_connect(&d);
     put_floor(c);
-    editor ed = {d.url, 0};
+    editor ed = {.url = d.url};
     pthread_t th;
     pthread_create(&th, NULL, edit_loop, &ed);
     /* Kill once some edits are acknowledged, while more are in flight. */
@@ -123,7 +141,11 @@ Test(daemon_persist, kill9_during_edits_loses_no_acknowledged_edit, .timeout = 1
     opt_daemon_kill9(&d);
     pthread_join(th, NULL);
     int acked = atomic_load(&ed.acked);
-    cr_assert_geq(acked, 12, "only %d edits acknowledged", acked);
+    cr_assert_geq(acked, 12,
+                  "only %d edits acknowledged; edit %d ended the stream: %s (%d), "
+                  "version %llu: %s",
+                  acked, ed.last_edit, op_status_name(ed.last_st), (int)ed.last_st,
+                  (unsigned long long)ed.last_version, ed.last_msg);
     cr_assert_lt(acked, NEDITS, "the kill came after the last edit");
     opt_daemon_start(&d, NULL);
     op_client_level_info li;
@@ -137,6 +159,7 @@ Test(daemon_persist, kill9_during_edits_loses_no_acknowledged_edit, .timeout = 1
     check_state(c, n);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_log_done();
     opt_daemon_cleanup(&d);
 }
 
@@ -205,8 +228,10 @@ static void *mixed_loop(void *arg)
             st = op_client_mesh_put(c, "crash", &m, 2000, &v, &changed, &e);
             opt_soup_free(&s);
         }
-        if (st != OP_OK || v != (uint64_t)i + 1 || !changed)
+        if (st != OP_OK || v != (uint64_t)i + 1 || !changed) {
+            editor_stop(ed, i, st, v, &e);
             break;
+        }
         present[i % 3] = !drop;
         atomic_store(&ed->acked, i);
     }
@@ -223,13 +248,14 @@ static void kill_rounds(opt_daemon *d, op_client **c, void *(*loop)(void *),
                         void (*check)(op_client *, int), int first, int step)
 {
     opt_daemon_init(d);
+    opt_daemon_log_on_failure(d);
     const char *const extra[] = {"--compact-bytes", "0", NULL};
     opt_daemon_start(d, extra);
     *c = opt_connect(d);
     put_floor(*c);
     int done = 0;
     for (int round = 0; round < 3; round++) {
-        editor ed = {d->url, 0};
+        editor ed = {.url = d->url};
         /* The stream restarts at edit 1 of a fresh level each round. */
         if (round > 0) {
             int dropped;
@@ -245,7 +271,11 @@ static void kill_rounds(opt_daemon *d, op_client **c, void *(*loop)(void *),
         opt_daemon_kill9(d);
         pthread_join(th, NULL);
         int acked = atomic_load(&ed.acked);
-        cr_assert_geq(acked, target, "round %d: only %d edits acknowledged", round, acked);
+        cr_assert_geq(acked, target,
+                      "round %d: only %d edits acknowledged; edit %d ended the stream: %s (%d), "
+                      "version %llu: %s",
+                      round, acked, ed.last_edit, op_status_name(ed.last_st), (int)ed.last_st,
+                      (unsigned long long)ed.last_version, ed.last_msg);
         cr_assert_lt(acked, NEDITS, "round %d: the kill came after the last edit", round);
         opt_daemon_start(d, extra);
         op_client_level_info li;
@@ -270,6 +300,7 @@ Test(daemon_persist, kill9_during_edits_and_compactions_loses_no_acknowledged_ed
     kill_rounds(&d, &c, mixed_loop, mixed_check, 20, 35);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_log_done();
     opt_daemon_cleanup(&d);
 }
 
@@ -397,8 +428,10 @@ static void *volume_loop(void *arg)
             st = op_client_volume_put(c, "crash", &cv, 2000, &v, &changed, &e);
             s.present[i % NVSLOTS] = 1;
         }
-        if (st != OP_OK || v != (uint64_t)i + 1 || !changed)
+        if (st != OP_OK || v != (uint64_t)i + 1 || !changed) {
+            editor_stop(ed, i, st, v, &e);
             break;
+        }
         atomic_store(&ed->acked, i);
     }
     op_client_close(c);
@@ -421,6 +454,68 @@ Test(daemon_persist, kill9_during_volume_edits_and_compactions_loses_no_acknowle
     vstate_check(c, (int)li.version - 1);
     op_client_close(c);
     cr_assert_eq(opt_daemon_stop(&d), 0);
+    opt_daemon_log_done();
+    opt_daemon_cleanup(&d);
+}
+
+/* What the kill -9 tests leave when they fail (opt_daemon_log_on_failure): a process that
+ * ends before opt_daemon_log_done (as a failed assertion ends a test) shows the daemon's
+ * log and stderr in its output before its directories go; one that got to its end shows
+ * nothing. Children of this test stand in for the failed and the passed test. */
+Test(daemon_persist, a_kill9_test_that_fails_shows_the_daemon_log, .timeout = 30)
+{
+    opt_daemon d;
+    opt_daemon_init(&d);
+    char err[400];
+    snprintf(err, sizeof err, "%s/stderr", d.dir);
+    FILE *f = fopen(d.log, "w");
+    cr_assert_not_null(f);
+    fputs("2026-12-07T00:00:00.000Z OP-READY the-log-marker\n", f);
+    fclose(f);
+    cr_assert_not_null(f = fopen(err, "w"));
+    fputs("the-stderr-marker\n", f);
+    fclose(f);
+    for (int done = 0; done < 2; done++) {
+        int fds[2];
+        cr_assert_eq(pipe(fds), 0);
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+            dup2(fds[1], 2);
+            close(fds[0]);
+            opt_daemon_log_on_failure(&d);
+            if (done)
+                opt_daemon_log_done();
+            exit(1);
+        }
+        close(fds[1]);
+        char buf[20000];
+        size_t n = 0;
+        ssize_t k;
+        while (n < sizeof buf - 1 && (k = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0)
+            n += (size_t)k;
+        buf[n] = '\0';
+        close(fds[0]);
+        waitpid(pid, NULL, 0);
+        if (done) {
+            cr_assert(!strstr(buf, "the-log-marker"), "a test at its end showed the log:\n%s", buf);
+        } else {
+            cr_assert(strstr(buf, "the-log-marker"), "no log in the output:\n%s", buf);
+            cr_assert(strstr(buf, "the-stderr-marker"), "no stderr in the output:\n%s", buf);
+        }
+        /* The child's exit removed the directory (opt_daemon_init's atexit, after the log
+         * was shown): made again for the next child. */
+        struct stat sb;
+        if (stat(d.dir, &sb) != 0) {
+            cr_assert_eq(mkdir(d.dir, 0700), 0);
+            cr_assert_not_null(f = fopen(d.log, "w"));
+            fputs("2026-12-07T00:00:00.000Z OP-READY the-log-marker\n", f);
+            fclose(f);
+            cr_assert_not_null(f = fopen(err, "w"));
+            fputs("the-stderr-marker\n", f);
+            fclose(f);
+        }
+    }
     opt_daemon_cleanup(&d);
 }
 

@@ -6,8 +6,22 @@
  * client making one call at a time opens no context per call. Replies are scanned with
  * the bounded pre-scan before they are unpacked: the client trusts its daemon no more
  * than the daemon trusts its clients.
+ *
+ * nng 1.5.2's REQ numbers a socket's requests from a random start in [2^31, 2^32) and, past
+ * 0xffffffff, goes on from 0 (its id counter is 32 bits and its wrap test can never hold):
+ * ids without the high bit, which a REP reads as a hop of a device in between. The REP then
+ * takes the request's first four bytes as the end of its backtrace, the daemon refuses the
+ * rest as malformed (it starts inside the map: never run), and the reply comes back behind
+ * those four bytes, which no longer decodes ("msgpack: message ends at byte 106 inside a
+ * value"), and so for every request of the socket from the wrap on: a socket meets it with
+ * a probability of about (its requests) / 2^31. nng does not show a request's id, but such
+ * a reply is plain to see: it starts with the request's first four bytes and then a reply's
+ * head. The exchange is then sent again on a fresh socket (a new random start) that takes
+ * the old one's place; the old one stays open (calls may still be in flight on it) until
+ * op_client_close (protocol §1.8).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +40,14 @@
 #define OP_CLIENT_MAX_REPLY ((size_t)1 << 30)
 
 struct op_client {
+    /* The socket new calls use and its generation; earlier ones (each replaced after a
+     * request past nng's request-id wrap) stay open in retired until op_client_close.
+     * Under sock_mu. */
+    pthread_mutex_t sock_mu;
     nng_socket sock;
+    unsigned gen;
+    nng_socket *retired;
+    int nretired;
     atomic_uint_fast64_t next_id;
     char *url; /* named in transport errors: in a fleet, which member failed */
     /* The daemon's --max-message as its ping said (0: not asked yet, or to ask again). */
@@ -39,6 +60,7 @@ struct op_client {
      * late then has no context to reach). */
     atomic_int kept_busy;
     int kept_open;
+    unsigned kept_gen; /* the generation of the socket the kept context is on */
     nng_ctx kept_ctx;
     nng_aio *kept_aio;
     /* The resend time last set on the kept context (0: none yet): set again only when a
@@ -51,6 +73,7 @@ typedef struct call_chan {
     nng_ctx ctx;
     nng_aio *aio;
     int kept;
+    unsigned gen; /* of the socket ctx is on */
 } call_chan;
 
 /* How long op_client_close waits for nng_close before leaving it to its own thread
@@ -74,6 +97,23 @@ op_status op_client_named(const op_client *c, op_status st, op_err *err)
     return op_err_set(err, st, "%s: %s", c->url, msg);
 }
 
+/* A REQ socket dialing url, with the client's options: 0, or nng's error. */
+static int socket_open(const char *url, nng_socket *out)
+{
+    int rv = nng_req0_open(out);
+    if (rv != 0)
+        return rv;
+    rv = nng_socket_set_size(*out, NNG_OPT_RECVMAXSZ, OP_CLIENT_MAX_REPLY);
+    if (rv == 0) {
+        nng_socket_set_ms(*out, NNG_OPT_RECONNMINT, 20);
+        nng_socket_set_ms(*out, NNG_OPT_RECONNMAXT, 500);
+        rv = nng_dial(*out, url, NULL, NNG_FLAG_NONBLOCK);
+    }
+    if (rv != 0)
+        op_nng_close_bounded(*out, OP_CLIENT_CLOSE_WAIT_MS);
+    return rv;
+}
+
 op_status op_client_open(const char *url, op_client **out, op_err *err)
 {
     *out = NULL;
@@ -87,23 +127,36 @@ op_status op_client_open(const char *url, op_client **out, op_err *err)
         free(c);
         return op_err_set(err, OP_ENOMEM, "client: out of memory");
     }
-    int rv = nng_req0_open(&c->sock);
-    if (rv == 0)
-        rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, OP_CLIENT_MAX_REPLY);
-    if (rv == 0) {
-        nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
-        nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 500);
-        rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
-    }
+    int rv = socket_open(url, &c->sock);
     if (rv != 0) {
-        op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
         free(c->url);
         free(c);
         return op_err_set(err, rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? OP_EINVAL : OP_EIO,
                           "client: dial %s: %s", url, nng_strerror(rv));
     }
+    pthread_mutex_init(&c->sock_mu, NULL);
     *out = c;
     return OP_OK;
+}
+
+/* Replaces the socket of generation gen (the one a call just used) by a fresh one, unless
+ * another call did already; the old one is kept open for calls still on it. When no fresh
+ * socket can be had, the old one stays. */
+static void socket_renew(op_client *c, unsigned gen)
+{
+    pthread_mutex_lock(&c->sock_mu);
+    nng_socket fresh;
+    nng_socket *more;
+    if (c->gen == gen &&
+        (more = realloc(c->retired, sizeof *more * (size_t)(c->nretired + 1))) != NULL) {
+        c->retired = more;
+        if (socket_open(c->url, &fresh) == 0) {
+            c->retired[c->nretired++] = c->sock;
+            c->sock = fresh;
+            c->gen++;
+        }
+    }
+    pthread_mutex_unlock(&c->sock_mu);
 }
 
 void op_client_close(op_client *c)
@@ -115,6 +168,10 @@ void op_client_close(op_client *c)
         nng_aio_free(c->kept_aio);
     }
     op_nng_close_bounded(c->sock, OP_CLIENT_CLOSE_WAIT_MS);
+    for (int i = 0; i < c->nretired; i++)
+        op_nng_close_bounded(c->retired[i], OP_CLIENT_CLOSE_WAIT_MS);
+    free(c->retired);
+    pthread_mutex_destroy(&c->sock_mu);
     free(c->url);
     op_token_wipe(c->token, sizeof c->token);
     free(c);
@@ -198,11 +255,22 @@ static op_status check_size(op_client *c, size_t len, int64_t deadline, op_err *
  * call's own. 0, or nng's error. */
 static int chan_take(op_client *c, call_chan *ch)
 {
+    pthread_mutex_lock(&c->sock_mu);
+    nng_socket sock = c->sock;
+    ch->gen = c->gen;
+    pthread_mutex_unlock(&c->sock_mu);
     ch->kept = !atomic_exchange(&c->kept_busy, 1);
+    if (ch->kept && c->kept_open && c->kept_gen != ch->gen) {
+        /* On a socket replaced since: new calls go to the fresh one. */
+        nng_aio_free(c->kept_aio);
+        nng_ctx_close(c->kept_ctx);
+        c->kept_open = 0;
+    }
     if (ch->kept && !c->kept_open) {
-        if (nng_ctx_open(&c->kept_ctx, c->sock) == 0) {
+        if (nng_ctx_open(&c->kept_ctx, sock) == 0) {
             if (nng_aio_alloc(&c->kept_aio, NULL, NULL) == 0) {
                 c->kept_open = 1;
+                c->kept_gen = ch->gen;
                 c->kept_resend_ms = 0;
             } else {
                 nng_ctx_close(c->kept_ctx);
@@ -218,7 +286,7 @@ static int chan_take(op_client *c, call_chan *ch)
         ch->aio = c->kept_aio;
         return 0;
     }
-    int rv = nng_ctx_open(&ch->ctx, c->sock);
+    int rv = nng_ctx_open(&ch->ctx, sock);
     if (rv != 0)
         return rv;
     if ((rv = nng_aio_alloc(&ch->aio, NULL, NULL)) != 0)
@@ -241,9 +309,53 @@ static void chan_give(op_client *c, call_chan *ch, int ok)
     }
 }
 
-/* One exchange: the reply message in *reply (the caller frees it). */
+/* Whether reply is what a REP sends back for a request whose id was past nng's wrap: the
+ * request's first four bytes (taken for a hop), then the head every onepathd reply starts
+ * with (a map of 4, "v", the protocol version), where a reply of its own has "id". */
+static int past_wrap(const void *req, size_t len, nng_msg *reply)
+{
+    static const uint8_t head[4] = {0x84, 0xa1, 'v', OP_PROTOCOL_VERSION};
+    const uint8_t *b = nng_msg_body(reply);
+    return len >= 4 && nng_msg_len(reply) >= 8 && !memcmp(b, req, 4) && !memcmp(b + 4, head, 4);
+}
+
+/* One exchange on the current socket: the reply message in *reply (the caller frees it) and
+ * the socket's generation in *gen. */
+static op_status exchange(op_client *c, const void *req, size_t len, int timeout_ms,
+                          nng_msg **reply, unsigned *gen, op_err *err);
+
+/* One exchange: the reply message in *reply (the caller frees it). An exchange whose id
+ * was past nng's wrap (the daemon got the request without its first four bytes and refused
+ * it unrun) is sent again, once, on a fresh socket, within the same timeout. */
 static op_status call_msg(op_client *c, const void *req, size_t len, int timeout_ms,
                           nng_msg **reply, op_err *err)
+{
+    int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    for (int attempt = 0;; attempt++) {
+        unsigned gen = 0;
+        int left = attempt ? (int)(deadline - now_ms()) : timeout_ms;
+        if (attempt && left <= 0)
+            return op_err_set(err, OP_ETIMEDOUT,
+                              "client: %s: timed out sending again past nng's request-id wrap",
+                              c->url);
+        op_status st = exchange(c, req, len, left, reply, &gen, err);
+        if (st != OP_OK)
+            return st;
+        if (!past_wrap(req, len, *reply))
+            return OP_OK;
+        nng_msg_free(*reply);
+        *reply = NULL;
+        if (attempt > 0)
+            return op_err_set(err, OP_EIO,
+                              "client: %s: the request reached the daemon cut short again, on a "
+                              "fresh socket (nng's request ids past 0xffffffff)",
+                              c->url);
+        socket_renew(c, gen);
+    }
+}
+
+static op_status exchange(op_client *c, const void *req, size_t len, int timeout_ms,
+                          nng_msg **reply, unsigned *gen, op_err *err)
 {
     *reply = NULL;
     if (timeout_ms <= 0)
@@ -261,6 +373,7 @@ static op_status call_msg(op_client *c, const void *req, size_t len, int timeout
     int rv = chan_take(c, &ch);
     if (rv != 0)
         return nng_status(c, rv, "context", err);
+    *gen = ch.gen;
     /* Resend only when the connection drops: a long poll must not be sent twice. */
     if (!ch.kept || c->kept_resend_ms != timeout_ms) {
         nng_ctx_set_ms(ch.ctx, NNG_OPT_REQ_RESENDTIME, timeout_ms);

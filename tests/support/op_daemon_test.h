@@ -148,10 +148,15 @@ static inline void opt_daemon_start(opt_daemon *d, const char *const *extra)
     if (d->pid == 0) {
         /* Dies with the test (even a failed one), and holds none of its pipes. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (!getenv("OPT_DAEMON_STDERR")) { /* set it to see sanitizer reports */
-            int null = open("/dev/null", O_RDWR);
-            dup2(null, 1);
-            dup2(null, 2);
+        if (!getenv("OPT_DAEMON_STDERR")) { /* set it to see sanitizer reports here */
+            /* Kept beside the log (a crash's report): opt_daemon_log_on_failure shows it. */
+            char err[400];
+            snprintf(err, sizeof err, "%s/stderr", d->dir);
+            int out = open(err, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            if (out < 0)
+                out = open("/dev/null", O_RDWR | O_CLOEXEC);
+            dup2(out, 1);
+            dup2(out, 2);
         }
         execv(bin, (char *const *)argv);
         _exit(127);
@@ -179,6 +184,47 @@ static inline void opt_daemon_log_tail(const opt_daemon *d, int lines)
         if (buf[at - 1] == '\n' && at < n && ++seen > lines)
             break;
     fprintf(stderr, "  last lines of %s:\n%s", d->log, buf + at);
+}
+
+/* The daemon whose log a failed test shows (opt_daemon_log_on_failure: a copy, the test's
+ * own is gone with its stack by then), whether one is set and whether the test got to its
+ * end. */
+static opt_daemon opt_logged;
+static int opt_logged_set, opt_logged_done;
+
+static inline void opt_show_log_at_exit(void)
+{
+    if (!opt_logged_set || opt_logged_done)
+        return;
+    fprintf(stderr, "the test ended before its end (a failed assertion): onepathd's files\n");
+    opt_daemon_log_tail(&opt_logged, 1000);
+    char err[400];
+    snprintf(err, sizeof err, "%s/stderr", opt_logged.dir);
+    FILE *f = fopen(err, "rb");
+    char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    fprintf(stderr, "  its stderr (first %zu bytes):\n%s\n", n, buf);
+    if (f)
+        fclose(f);
+}
+
+/* A failed assertion ends a test's process (exit: atexit handlers run) before its cleanup.
+ * From this call on, such an end shows the end of d's log and its stderr in the test's
+ * output, before the temporary directories go (opt_daemon_init registered their removal
+ * earlier, so it runs after); opt_daemon_log_done says the test got to its end. */
+static inline void opt_daemon_log_on_failure(const opt_daemon *d)
+{
+    if (!opt_logged_set)
+        atexit(opt_show_log_at_exit);
+    opt_logged = *d;
+    opt_logged_set = 1;
+    opt_logged_done = 0;
+}
+
+static inline void opt_daemon_log_done(void)
+{
+    opt_logged_done = 1;
 }
 
 /* SIGTERM and wait at most OPT_STOP_MS: returns the exit status (-1: killed by a signal,

@@ -18,6 +18,17 @@ NNG_ETIMEDOUT = 5
 NNG_ECLOSED = 7
 NNG_ENOTSUP = 9
 NNG_EADDRINVAL = 15
+NNG_EPROTO = 13
+
+# The head every onepathd reply starts with: a map of 4, "v", protocol version 1.
+_REPLY_HEAD = b"\x84\xa1v\x01"
+
+
+def past_wrap(request, reply):
+    """Whether reply is what a REP sends back for a request whose nng id went past
+    0xffffffff (nng 1.5.2, protocol.md §1.8): the request's first four bytes, taken for a
+    hop, then a whole reply, where a reply of its own has "id" after its head."""
+    return len(request) >= 4 and reply[:4] == request[:4] and reply[4:8] == _REPLY_HEAD
 
 # Largest reply accepted: a tile.range reply is at most its max_bytes plus overhead.
 MAX_REPLY = 1 << 30
@@ -110,25 +121,42 @@ def load(path=None):
 
 
 class ReqSocket:
-    """A REQ0 socket dialled to url (the dial retries in the background)."""
+    """A REQ0 socket dialled to url (the dial retries in the background). A request whose
+    nng id went past 0xffffffff (protocol.md §1.8) is sent again, once, on a fresh socket,
+    which new requests use from then on; the old one is closed with this one."""
 
     def __init__(self, url, lib=None):
         self._lib = lib or load()
-        self._sock = _Socket()
+        self._url = url
         self._closed = False
+        self._retired = []
+        self._sock_lock = threading.Lock()
+        self._sock = self._open()
+
+    def _open(self):
         lib = self._lib
-        self._check(lib.nng_req0_open(ctypes.byref(self._sock)), "open")
+        sock = _Socket()
+        self._check(lib.nng_req0_open(ctypes.byref(sock)), "open")
         try:
-            self._check(lib.nng_socket_set_size(self._sock, b"recv-size-max", MAX_REPLY),
+            self._check(lib.nng_socket_set_size(sock, b"recv-size-max", MAX_REPLY),
                         "recv-size-max")
-            lib.nng_socket_set_ms(self._sock, b"reconnect-time-min", 20)
-            lib.nng_socket_set_ms(self._sock, b"reconnect-time-max", 500)
+            lib.nng_socket_set_ms(sock, b"reconnect-time-min", 20)
+            lib.nng_socket_set_ms(sock, b"reconnect-time-max", 500)
             # NNG_FLAG_NONBLOCK (2): a daemon may start after its client.
-            self._check(lib.nng_dial(self._sock, url.encode(), None, 2), "dial " + url)
+            self._check(lib.nng_dial(sock, self._url.encode(), None, 2), "dial " + self._url)
         except NngError:
-            _close_bounded(lib, self._sock)
+            _close_bounded(lib, sock)
             self._closed = True
             raise
+        return sock
+
+    def _renew(self, used):
+        """A fresh socket in place of used (unless another request replaced it already)."""
+        with self._sock_lock:
+            if self._sock is used:
+                fresh = self._open()
+                self._retired.append(self._sock)
+                self._sock = fresh
 
     def _check(self, rv, what):
         if rv != 0:
@@ -139,11 +167,32 @@ class ReqSocket:
         timeout_ms. The context's resend time is timeout_ms too (resend_ms overrides it,
         for tests only), so the request is sent again only when its connection drops,
         never while the daemon holds it (a long poll): protocol.md §1.4."""
+        deadline = _now_ms() + timeout_ms
+        with self._sock_lock:
+            sock = self._sock
+        raw = self._exchange(sock, data, timeout_ms, resend_ms)
+        if not past_wrap(data, raw):
+            return raw
+        # Refused unrun by the daemon: safe to send again (protocol.md §1.8).
+        self._renew(sock)
+        left = deadline - _now_ms()
+        if left <= 0:
+            raise NngError(NNG_ETIMEDOUT, "receive", "timed out sending again past nng's "
+                           "request-id wrap")
+        with self._sock_lock:
+            sock = self._sock
+        raw = self._exchange(sock, data, left, resend_ms)
+        if past_wrap(data, raw):
+            raise NngError(NNG_EPROTO, "receive", "the request reached the daemon cut short "
+                           "again, on a fresh socket (nng's request ids past 0xffffffff)")
+        return raw
+
+    def _exchange(self, sock, data, timeout_ms, resend_ms):
         if self._closed:
             raise NngError(NNG_ECLOSED, "request", "client is closed")
         lib = self._lib
         ctx = _Ctx()
-        self._check(lib.nng_ctx_open(ctypes.byref(ctx), self._sock), "context")
+        self._check(lib.nng_ctx_open(ctypes.byref(ctx), sock), "context")
         aio = ctypes.c_void_p()
         msg = ctypes.c_void_p()
         try:
@@ -179,6 +228,8 @@ class ReqSocket:
         if not self._closed:
             self._closed = True
             _close_bounded(self._lib, self._sock)
+            for sock in self._retired:
+                _close_bounded(self._lib, sock)
 
 
 def _now_ms():

@@ -903,7 +903,7 @@ Test(rebuild, entries_outlive_their_arenas_and_must_fit_the_level)
  * misses of a cold entry then overlap): every 64-byte line from the entry's first byte up to
  * its last, whatever the entry holds (skipped tiles' headers alone, full records), and no
  * line past it. */
-Test(rebuild, prefetch_asks_for_every_line_of_the_entry)
+Test(rebuild, prefetch_asks_for_every_line_before_the_clearances)
 {
     world w;
     world_open(&w, "multifloor", OP_PARTITION_LAYERS);
@@ -915,8 +915,26 @@ Test(rebuild, prefetch_asks_for_every_line_of_the_entry)
         cr_assert_not_null(en);
         size_t bytes = op_rebuild_entry_bytes(en), lines = op__rebuild_entry_prefetch(en);
         cr_assert_gt(bytes, 0);
-        cr_assert_geq(lines * 64, bytes, "tile %d: %zu lines for %zu bytes", i, lines, bytes);
-        cr_assert_lt((lines - 1) * 64, bytes, "tile %d: %zu lines for %zu bytes", i, lines, bytes);
+        /* Every line up to the clearances, which are the entry's last array (no stage after
+         * compaction reads them), and none past them; a skipped tile's entry is asked for
+         * whole (it holds no arrays). */
+        const op__tile_base *b = op__rebuild_entry_base(en);
+        size_t want = bytes;
+        if (!b->skipped && b->chf.span_count > 0) {
+            size_t at = (size_t)((const unsigned char *)b->chf.h - (const unsigned char *)en);
+            cr_assert_eq(at + ((2 * (size_t)b->chf.span_count + 15) & ~(size_t)15), bytes,
+                         "tile %d: the clearances are not the entry's last array", i);
+            want = at;
+            /* Every other array lies before them. */
+            const void *arrays[] = {b->chf.cells, b->chf.y,  b->chf.links,
+                                    b->chf.areas, b->eroded, b->span_layer};
+            for (int k = 0; k < 6; k++)
+                cr_assert(!arrays[k] ||
+                              (const unsigned char *)arrays[k] < (const unsigned char *)en + at,
+                          "tile %d: array %d after the clearances", i, k);
+        }
+        cr_assert_geq(lines * 64, want, "tile %d: %zu lines for %zu bytes", i, lines, want);
+        cr_assert_lt((lines - 1) * 64, want, "tile %d: %zu lines for %zu bytes", i, lines, want);
         kept += bytes > 4096;
         op_rebuild_entry_free(en);
     }

@@ -204,6 +204,40 @@ static double ours_fresh(ours *o, const site *s, const op_volume *v)
     return bench_now_ms() - t0;
 }
 
+/* The memory an add allocates, untimed: site s's edit rebuilt into fresh arenas (their
+ * peaks are then this rebuild's), the largest over the tiles it reaches; *out_b the results'
+ * bytes (out arena), *scratch_b the scratch's high water. TileCache's side: its linear
+ * allocator's high water over the same edit (tc_side_add_footprint). Read with the wall
+ * figures: it bounds the lines an edit writes (an array sized by a bound and filled in part
+ * counts whole here), which the caches bring in before they are written. */
+static void add_footprint(ours *o, tc_side *tc, const site *s, float radius, double *out_b,
+                          double *scratch_b, double *tc_b)
+{
+    op_tile_rect r;
+    *out_b = *scratch_b = *tc_b = 0;
+    if (op_level_volume_tiles(o->lvl, &s->v, &r))
+        for (int tz = r.tz0; tz <= r.tz1; tz++)
+            for (int tx = r.tx0; tx <= r.tx1; tx++) {
+                op_arena *out = op_arena_create(0), *scratch = op_arena_create(0);
+                op_tile_stages st;
+                op_err e;
+                if (!out || !scratch ||
+                    op_level_rebuild_tile(o->lvl, o->ent[tile_index(o, tx, tz)], &s->v, 1,
+                                          OP_STAGE_TILE, 0, out, scratch, &st, &e) != OP_OK) {
+                    fprintf(stderr, "rebuild (%d, %d): %s\n", tx, tz, out ? e.msg : "no memory");
+                    exit(1);
+                }
+                if ((double)op_arena_peak(out) > *out_b)
+                    *out_b = (double)op_arena_peak(out);
+                if ((double)op_arena_peak(scratch) > *scratch_b)
+                    *scratch_b = (double)op_arena_peak(scratch);
+                op_arena_destroy(out);
+                op_arena_destroy(scratch);
+            }
+    float pos[3] = {(float)s->x, (float)(s->y - 0.5), (float)s->z};
+    *tc_b = (double)tc_side_add_footprint(tc, pos, radius, 2.0f);
+}
+
 /* --warm's untimed TileCache edit, out of line under its own name (as ours_rebuild_warm). */
 __attribute__((noinline)) static void tc_warm(tc_side *tc, const float pos[3], float radius)
 {
@@ -498,6 +532,13 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
      * came next in a state of its making (our stages' code warm, TileCache's evicted). */
     for (int k = 0; k < nt; k++)
         of[k] = only != ONLY_BOTH ? 0 : ours_fresh(&o, &sites[k % ns], &sites[k % ns].v);
+    /* What an add allocates (untimed, each site once): after the timed passes, so it
+     * changes nothing they measure. */
+    double *fo = malloc((size_t)ns * 3 * sizeof *fo), *fs = fo + ns, *ft = fs + ns;
+    for (int k = 0; k < ns; k++)
+        add_footprint(&o, tc, &sites[k], (float)radius, &fo[k], &fs[k], &ft[k]);
+    double m_fo = median(fo, ns), m_fs = median(fs, ns), m_ft = median(ft, ns);
+    free(fo);
     double m_oa = median(oa, nt), m_od = median(od, nt), m_ta = median(ta, nt),
            m_td = median(td, nt), m_of = median(of, nt), m_op = median(opt, nt),
            m_tp = median(tpt, nt);
@@ -538,6 +579,10 @@ static int run_level(const char *spec, const op_settings *s, int edits, double r
                ((double)tz.raw_bytes / (tz.tiles ? tz.tiles : 1)),
            (double)o.bytes / (o.tiles ? o.tiles : 1) /
                ((double)tz.zlib_bytes / (tz.tiles ? tz.tiles : 1)));
+    printf(
+        "| arena high water of an add, bytes (median of the sites' largest tile) | %.0f out + %.0f "
+        "scratch | %.0f (linear allocator) | %.2f |\n",
+        m_fo, m_fs, m_ft, m_ft > 0 ? (m_fo + m_fs) / m_ft : 0.0);
     printf("| tiles kept / layers | %d | %d / %d | |\n", o.tiles, tz.tiles, tz.layers);
     printf("| reused from the entry (every rebuild) | detail of %ld / %ld polygons, contours of "
            "%ld / %ld regions, polygons of %ld / %ld contours, regions of %ld / %ld rebuilds, "

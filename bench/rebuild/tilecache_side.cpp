@@ -337,6 +337,27 @@ extern "C" double tc_side_remove(tc_side *t, unsigned ref)
     return bench_now_ms() - t0;
 }
 
+/* Not through tc_side_add: callgrind's --toggle-collect=tc_side_add must count the timed
+ * adds only. */
+extern "C" size_t tc_side_add_footprint(tc_side *t, const float pos[3], float radius, float height)
+{
+    /* settle's loop, reading the allocator after each update(): a call builds one tile at
+     * most, from a reset allocator that nothing frees, so its top is that build's high
+     * water. The timed path's allocator stays as it was (no bookkeeping in alloc). */
+    dtObstacleRef r = 0;
+    size_t h = 0;
+    bool done = false;
+    t->tc->addObstacle(pos, radius, height, &r);
+    while (!done) {
+        t->talloc.top = 0;
+        t->tc->update(0.0f, t->nav, &done);
+        h = t->talloc.top > h ? t->talloc.top : h;
+    }
+    t->tc->removeObstacle(r);
+    settle(t);
+    return h;
+}
+
 extern "C" void tc_side_free(tc_side *t)
 {
     delete t;

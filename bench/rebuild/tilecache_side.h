@@ -55,6 +55,10 @@ double tc_side_add(tc_side *tc, const float pos[3], float radius, float height, 
 /* Removes it, then update() until up to date; milliseconds. */
 double tc_side_remove(tc_side *tc, unsigned ref);
 
+/* The same edit as tc_side_add, untimed, and removed again: the highest use of the cache's
+ * linear allocator (the scratch of every tile build) while its tiles were rebuilt, bytes. */
+size_t tc_side_add_footprint(tc_side *tc, const float pos[3], float radius, float height);
+
 void tc_side_free(tc_side *tc);
 
 #ifdef __cplusplus

@@ -66,8 +66,9 @@ typedef struct op__tile_base {
 struct op_rebuild_entry;
 /* The base an entry keeps (tests read what the capture recorded), or NULL for NULL. */
 const op__tile_base *op__rebuild_entry_base(const struct op_rebuild_entry *e);
-/* Prefetches the whole entry (rebuild.c, called by op_level_rebuild_tile); returns the cache
- * lines (64 bytes) it asked for from e on: op_rebuild_entry_bytes(e) rounded up. */
+/* Prefetches the entry up to its clearances, its last array, which no rebuild stage reads
+ * (rebuild.c, called by op_level_rebuild_tile); returns the cache lines (64 bytes) it asked
+ * for from e on: the clearances' offset rounded up (a skipped tile's entry: its bytes). */
 size_t op__rebuild_entry_prefetch(const struct op_rebuild_entry *e);
 
 /* The span stage of tile (tx, tz) of l up to the regions' input (tile_volumes.c).

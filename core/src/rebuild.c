@@ -19,7 +19,8 @@
 #include "volumes_internal.h"
 
 struct op_rebuild_entry {
-    size_t bytes; /* the whole allocation */
+    size_t bytes;    /* the whole allocation */
+    size_t prefetch; /* its first bytes, which a rebuild reads: all but the clearances */
     int tx, tz;
     int has_layers;
     op__tile_base base;        /* pointers into this block */
@@ -315,36 +316,49 @@ static op_rebuild_entry *capture(const op_level *l, int tx, int tz, const op__ti
         return NULL;
     memset(e, 0, sizeof *e);
     e->bytes = bytes;
+    e->prefetch = bytes;
     e->tx = tx;
     e->tz = tz;
     e->has_layers = layers;
     e->base.skipped = b->skipped;
     if (b->skipped)
         return e;
+    /* The arrays in the order a rebuild's stages first read them (build3d-runtime.md §5.1's
+     * content, laid out for the prefetch): the span stage's (cells, links, areas before and
+     * after erosion, distance), the regions stage's (span layers, region ids, the regions'
+     * record), the contours' (heights, then their record), the polygons' and the detail's
+     * records. The prefetch asks for the lines in address order, so the misses of the first
+     * stages are served first. The clearances come last and are not prefetched: no stage
+     * after compaction reads them (a rebuild hands them out in st->chf only). */
     unsigned char *at = (unsigned char *)e + up(sizeof *e);
     op_chf *d = &e->base.chf;
     *d = *c;
     d->dist = NULL;
     d->cells = put(&at, c->cells, ncells * 4);
-    d->y = put(&at, c->y, n * 2);
-    d->h = put(&at, c->h, n * 2);
     d->links = put(&at, c->links, n * sizeof *c->links);
     d->areas = put(&at, c->areas, n);
     e->base.eroded = put(&at, b->eroded, n);
-    if (layers)
-        e->base.span_layer = put(&at, b->span_layer, n * 2);
     if (dist)
         e->base.dist = put(&at, b->dist, n * 4);
+    if (layers)
+        e->base.span_layer = put(&at, b->span_layer, n * 2);
     if (detail || contours || regions)
         e->reg = put(&at, st->regions.reg, n * 2);
-    if (detail)
-        put_detail(&at, l, e, st);
+    /* The regions' record is written last (put_regions points into the heights), into the
+     * room kept for it here. */
+    unsigned char *regions_at = at;
+    at += regions ? region_bytes(b, st, lk) : 0;
+    d->y = put(&at, c->y, n * 2);
     if (contours)
         put_contours(&at, e, st, ck);
     if (contours && ck->with_polys)
         put_polys(&at, e, ck);
+    if (detail)
+        put_detail(&at, l, e, st);
+    e->prefetch = (size_t)(at - (unsigned char *)e);
+    d->h = put(&at, c->h, n * 2);
     if (regions)
-        put_regions(&at, l, e, st, lk);
+        put_regions(&regions_at, l, e, st, lk);
     return e;
 }
 
@@ -437,7 +451,8 @@ op_status op_level_build_tile(const op_level *lvl, int tx, int tz, const op_volu
     return OP_OK;
 }
 
-/* Asks for every cache line of the entry before the rebuild reads any of it. A rebuild
+/* Asks for every cache line of the entry the rebuild reads (all but the clearances at its
+ * end, capture) before the rebuild reads any of it. A rebuild
  * comes long after the capture (the entry is cold: in the last-level cache at best) and its
  * stages read the entry's arrays one after another, several of them in link order (floods,
  * contour walks), so on demand each line is a miss the core waits for in turn. Asked for all
@@ -453,13 +468,13 @@ static inline __attribute__((always_inline)) size_t prefetch_lines(const op_rebu
     const unsigned char *p = (const unsigned char *)e;
     size_t lines = 0, off = 0;
     /* Four lines a step: the loop's own test and step cost more than the hint itself. */
-    for (; off + 3 * OP__LINE < e->bytes; off += 4 * OP__LINE, lines += 4) {
+    for (; off + 3 * OP__LINE < e->prefetch; off += 4 * OP__LINE, lines += 4) {
         __builtin_prefetch(p + off, 0, 3);
         __builtin_prefetch(p + off + OP__LINE, 0, 3);
         __builtin_prefetch(p + off + 2 * OP__LINE, 0, 3);
         __builtin_prefetch(p + off + 3 * OP__LINE, 0, 3);
     }
-    for (; off < e->bytes; off += OP__LINE, lines++)
+    for (; off < e->prefetch; off += OP__LINE, lines++)
         __builtin_prefetch(p + off, 0, 3);
     return lines;
 }

@@ -1138,8 +1138,11 @@ static op_status raster_rows(const tri_rows *tr, int64_t kz0, int64_t kz1, doubl
         double zb = rc->zl[z], zt = rc->zl[z + 1];
         if (zhi == zb)
             break; /* the row's polygon lies on its bottom line (the last row) */
-        if (z < kz1)
-            cap_at(tr, rc->zl[z + 2], cn); /* the next row's top line */
+        /* The next row's top line, also after the last row (its cap is then never
+         * read; z + 2 <= depth + 1 is inside the table's LINE_PAD, and for a triangle
+         * the grid does not clip the line lies above C, whose cap has no crossing):
+         * a test z < kz1 mispredicted at the last row of many triangles. */
+        cap_at(tr, rc->zl[z + 2], cn);
         const rvtx *bl = cb->l, *br = cb->r, *tl = ct->l, *trp = ct->r;
         int inb = (zbv >= zb) & (zbv <= zt);
         const rvtx *bm = inb ? B : bl;

@@ -343,6 +343,64 @@ Test(rasterize_rule, column_rows_with_line_points_match_the_literal_rule)
             }
 }
 
+/* Vertices on a dyadic grid of quarter cells (cs = 0.25 or 1, origins on it), so that many
+ * z crossings fall exactly on an x line: the crossing's cell is then its line's cell and it
+ * also belongs to the cell before, which decides the ymin / ymax of both. Triangles up to five
+ * cells across put such crossings on edges whose ends are two to four cells apart, where
+ * rasterize.c's z_point counts lines rather than comparing with one. Counts the crossings
+ * that land on a line strictly inside their edge's x range and asserts there are many. */
+Test(rasterize_rule, dyadic_crossings_on_lines_match_the_literal_rule)
+{
+    op_test_rng rng = {524309};
+    long total = 0, on_line = 0;
+    for (int iter = 0; iter < 40000; iter++) {
+        op_arena_reset(arena);
+        double cs = iter % 2 ? 0.25 : 1.0;
+        int w = op_test_rand_int(&rng, 6, 14), d = op_test_rand_int(&rng, 6, 14);
+        double o[3] = {op_test_rand_int(&rng, -40, 40) * cs, -3.0,
+                       op_test_rand_int(&rng, -40, 40) * cs};
+        op_heightfield hf;
+        op_err e;
+        cr_assert_eq(op_heightfield_init(&hf, arena, w, d, 200, o, cs, 0.1, &e), OP_OK, "%s",
+                     e.msg);
+        int span = op_test_rand_int(&rng, 2, 5);
+        int bx = op_test_rand_int(&rng, -1, w - span + 1),
+            bz = op_test_rand_int(&rng, -1, d - span + 1);
+        float v[3][3];
+        for (int k = 0; k < 3; k++) {
+            v[k][0] = (float)(o[0] + (bx * 4 + op_test_rand_int(&rng, 0, 4 * span)) * (cs / 4));
+            v[k][1] = (float)(op_test_rand01(&rng) * 10.0);
+            v[k][2] = (float)(o[2] + (bz * 4 + op_test_rand_int(&rng, 0, 4 * span)) * (cs / 4));
+        }
+        for (int k = 0; k < 3; k++) { /* crossings of edge k with the z lines, on an x line */
+            const float *a = v[k], *b = v[(k + 1) % 3];
+            for (int j = -span - 2; j <= d + span + 2; j++) {
+                double L = o[2] + j * cs;
+                if (!strictly_between(L, a[2], b[2]))
+                    continue;
+                pt pa = {{a[0], a[1], a[2]}}, pb = {{b[0], b[1], b[2]}};
+                double x = cross(&pa, &pb, 2, L).p[0], t = (x - o[0]) / cs;
+                on_line += t == floor(t) && fmin(a[0], b[0]) < x && x < fmax(a[0], b[0]);
+            }
+        }
+        want.n = got.n = 0;
+        oracle(&hf, v[0], v[1], v[2], &want);
+        op_triangle_fragments(&hf, v[0], v[1], v[2], collect, &got);
+        cr_assert_eq(got.n, want.n, "iter %d: %d fragments, the rule gives %d", iter, got.n,
+                     want.n);
+        for (int i = 0; i < want.n; i++)
+            cr_assert(got.v[i].x == want.v[i].x && got.v[i].z == want.v[i].z &&
+                          got.v[i].ymin == want.v[i].ymin && got.v[i].ymax == want.v[i].ymax,
+                      "iter %d fragment %d: (%d, %d) [%.17g, %.17g], the rule (%d, %d) "
+                      "[%.17g, %.17g]",
+                      iter, i, got.v[i].x, got.v[i].z, got.v[i].ymin, got.v[i].ymax, want.v[i].x,
+                      want.v[i].z, want.v[i].ymin, want.v[i].ymax);
+        total += want.n;
+    }
+    cr_assert_gt(total, 150000, "only %ld fragments compared", total);
+    cr_assert_gt(on_line, 3000, "only %ld crossings on an x line", on_line);
+}
+
 /* ---- the fragment's rows (§3.4) and the heightfield path ---- */
 
 /* §3.4 written out with libm's floor and ceil. */

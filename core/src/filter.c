@@ -135,6 +135,7 @@ static inline void pos_at(const op_heightfield *hf, col_pos *p, uint32_t n)
     if (n == OP_NO_SPAN) {
         p->floor = -1; /* no floor: read by the flat-ground test, equal to none */
         p->ceiling = SKY;
+        p->next = OP_NO_SPAN; /* read by cursors_rest */
         return;
     }
     const op_hf_span *s = &hf->spans[n];
@@ -195,8 +196,9 @@ static inline int ledge_towards_from(const op_heightfield *hf, col_pos *cur, int
         pos_at(hf, cur, cur->next);
     /* The same opening next door (stacked floors and ceilings at equal heights): a
      * neighbour at diff 0, and the next one up starts above this ceiling, so the loop
-     * below would end there with nothing to say. */
-    if (cur->n != OP_NO_SPAN && cur->floor == floor && cur->ceiling == ceiling)
+     * below would end there with nothing to say. The cursor is at a span here (see the
+     * skip), so one branch on both equalities does (three mispredicted more, hf19). */
+    if ((cur->floor == floor) & (cur->ceiling == ceiling))
         return 0;
     /* A neighbour span whose ceiling is at least ceiling - walkable_height: the next
      * span up has its floor above its smin, that ceiling, so ceiling - that floor <
@@ -258,14 +260,17 @@ ledge_or_steep_from(const op_heightfield *hf, col_pos cur[4], const int low[4], 
 }
 
 /* The rest of four cursors whose n and floor are set (walk_column's lazy start), as
- * pos_at sets them; returns whether each column holds exactly one span. */
+ * pos_at sets them; returns whether each column holds exactly one span. Unrolled, with
+ * & for &&: the loop's and the test's branches mispredicted 17k times a dungeon bake
+ * (docs/benchmarks.md, hf19); pos_at sets next for an empty column too. */
 static inline __attribute__((always_inline)) int cursors_rest(const op_heightfield *hf,
                                                               col_pos cur[4])
 {
     int all_one = 1;
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         pos_at(hf, &cur[k], cur[k].n);
-        all_one &= cur[k].n != OP_NO_SPAN && cur[k].next == OP_NO_SPAN;
+        all_one &= (cur[k].n != OP_NO_SPAN) & (cur[k].next == OP_NO_SPAN);
     }
     return all_one;
 }

@@ -152,8 +152,8 @@ static inline size_t mark_span(const uint32_t (*links)[4], const uint16_t *reg, 
  * so that view (every build's and every rebuild's) takes a flat loop over the spans, out
  * of line (inlined into the trace, it ran short of registers), with what it reads in
  * locals (mask is bytes, which may alias anything). */
-static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint16_t *reg,
-                                                   uint8_t *mask)
+__attribute__((noinline)) size_t op__contours_mark_whole(const op_chf *chf, const uint16_t *reg,
+                                                         uint8_t *mask)
 {
     const uint32_t(*const links)[4] = chf->links;
     size_t total = 0;
@@ -271,7 +271,7 @@ size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const u
 static size_t mark_boundaries(const view *v, uint8_t *mask)
 {
     if (!v->key)
-        return mark_whole(v->chf, v->reg, mask);
+        return op__contours_mark_whole(v->chf, v->reg, mask);
     const op_chf *chf = v->chf;
     const uint32_t *const cells = chf->cells;
     const uint16_t *const reg = v->reg;
@@ -398,7 +398,7 @@ static op_status trace(const op_chf *chf, const op_regions *regs, const op_conto
     if (skip && total + 4 * skipped > INT_MAX) {
         /* The limit is the whole field's: count the skipped regions' edges too (their spans
          * are marked again, then cleared). */
-        size_t all = mark_whole(chf, reg, mask);
+        size_t all = op__contours_mark_whole(chf, reg, mask);
         for (uint32_t s = 0; s < chf->span_count; s++)
             if (skip[reg[s]])
                 mask[s] = 0;

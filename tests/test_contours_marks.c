@@ -377,6 +377,21 @@ Test(contour_marks, each_break_of_a_row_of_one_span_cells)
             check_pairs(&f);
             f.links[s][e] = keep;
         }
+    /* A missing link followed, in the next seven spans, by links to spans 0, 1, ... (the
+     * run a missing link, OP_NO_LINK = 0xffffffff, would start if stepped by one): the
+     * eight-span path must refuse it (it would read ids through the missing link), at each
+     * block start and just off it. */
+    for (uint32_t s = 7; s <= 10; s++)
+        for (int e = 1; e <= 3; e += 2) {
+            uint32_t keep[8];
+            for (uint32_t i = 0; i < 8; i++) {
+                keep[i] = f.links[s + i][e];
+                f.links[s + i][e] = i == 0 ? OP_NO_LINK : i - 1;
+            }
+            check_pairs(&f);
+            for (uint32_t i = 0; i < 8; i++)
+                f.links[s + i][e] = keep[i];
+        }
     static const uint16_t ids[] = {0, 1, 0x7fff, 0xffff};
     for (uint32_t s = 20; s < 60; s++)
         for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {

@@ -7,7 +7,11 @@
  * a candidate region's span gets no marks but one pair per link across it, in direction
  * order. The passes take a vector path for spans with all four links and the scalar test
  * otherwise; the random fields mix both in every proportion, and the ids reach 0xffff (a
- * compare of 16-bit lanes that sign-extended or truncated would show there).
+ * compare of 16-bit lanes that sign-extended or truncated would show there). The grid fields
+ * are laid out as a tile's (cells z-major, spans of a cell in a row), mostly one span a cell,
+ * so that runs of eight spans whose links are their row neighbours' and the rows beside
+ * (the eight-span path of mark_whole and mark_except) meet every kind of break: a missing
+ * or moved link in any of the eight, a cell of two spans or none, a row's end, an id change.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -178,6 +182,17 @@ static void check_pairs(const field *f)
     }
     cr_assert_eq(et, want_et);
 
+    /* The whole field's marks (every build's trace): every span's, none for id 0. */
+    memset(mask, 0xaa, n + 1);
+    size_t wt = op__contours_mark_whole(&f->chf, f->reg, mask), want_wt = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t m = rule_bits(f, s);
+        want_wt += (size_t)__builtin_popcount(m);
+        cr_assert_eq(mask[s], (uint8_t)(m | m << 4), "span %u (id %u): marks %#x, the rule %#x", s,
+                     f->reg[s], mask[s], (unsigned)(m | m << 4));
+    }
+    cr_assert_eq(wt, want_wt);
+
     /* The links across each id: the far spans of the boundary links with a link, by id,
      * then span, then direction (the pairs above are these read through breg and reg). */
     op_arena *a = op_arena_create(0);
@@ -255,4 +270,137 @@ Test(contour_marks, one_foreign_neighbour_in_each_direction)
                 check_pairs(&f);
                 free_field(&f);
             }
+}
+
+/* A w x d grid of cells, z-major; a cell holds one span, or none with probability p0/64 or
+ * two with p2/64; a link goes to a span of the neighbour cell (the first, or either of two),
+ * missing with probability miss/64 (none outside the grid or to an empty cell); ids copy the
+ * cell at -z or -x mostly (regions as areas), from the pool otherwise; one link in
+ * moved/256 points at a random span instead. */
+static void make_grid(field *f, int w, int d, int p0, int p2, int miss, int moved, int nid,
+                      uint32_t seed)
+{
+    memset(f, 0, sizeof *f);
+    uint32_t st = seed * 2246822519u + 7;
+    int nc = w * d;
+    uint32_t *cells = calloc((size_t)nc + 1, sizeof *cells);
+    cr_assert(cells);
+    for (int c = 0; c < nc; c++) {
+        uint32_t u = next(&st) % 64;
+        cells[c + 1] = cells[c] + ((int)u < p0 ? 0 : (int)u < p0 + p2 ? 2 : 1);
+    }
+    uint32_t n = cells[nc];
+    f->n = n;
+    f->links = calloc((size_t)n + 1, sizeof *f->links);
+    f->reg = calloc((size_t)n + 1, sizeof *f->reg);
+    f->breg = calloc((size_t)n + 1, sizeof *f->breg);
+    f->cand = calloc(0x10000, 1);
+    cr_assert(f->links && f->reg && f->breg && f->cand);
+    static const uint16_t special[] = {0, 1, 0x7fff, 0x8000, 0xffff, 0x8001, 0xfffe, 2, 3};
+    uint16_t pool[16];
+    for (int i = 0; i < nid; i++)
+        pool[i] =
+            i < (int)(sizeof special / sizeof *special) ? special[i] : (uint16_t)(next(&st) | 1);
+    for (int z = 0; z < d; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = cells[c]; s < cells[c + 1]; s++) {
+                uint32_t u = next(&st) % 16;
+                uint32_t k = s - cells[c];
+                if (u < 9 && z > 0 && cells[c - w] + k < cells[c - w + 1])
+                    f->reg[s] = f->reg[cells[c - w] + k];
+                else if (u < 14 && x > 0 && cells[c - 1] + k < cells[c])
+                    f->reg[s] = f->reg[cells[c - 1] + k];
+                else
+                    f->reg[s] = pool[next(&st) % nid];
+                f->breg[s] = (uint16_t)next(&st);
+                for (int e = 0; e < 4; e++) {
+                    int nx = x + op_dir_dx(e), nz = z + op_dir_dz(e);
+                    f->links[s][e] = OP_NO_LINK;
+                    if (nx < 0 || nz < 0 || nx >= w || nz >= d)
+                        continue;
+                    int o = nx + nz * w;
+                    uint32_t cnt = cells[o + 1] - cells[o];
+                    if (cnt == 0 || (int)(next(&st) % 64) < miss)
+                        continue;
+                    f->links[s][e] = cells[o] + next(&st) % cnt;
+                    if ((int)(next(&st) % 256) < moved)
+                        f->links[s][e] = next(&st) % n;
+                }
+            }
+        }
+    for (int i = 0; i < nid; i++)
+        f->cand[pool[i]] = (uint8_t)(next(&st) % 3 == 0);
+    f->chf.span_count = n;
+    f->chf.links = f->links;
+    f->chf.width = w;
+    f->chf.depth = d;
+    free(cells);
+}
+
+Test(contour_marks, marks_follow_the_rule_on_grids_of_one_span_cells)
+{
+    uint32_t seed = 1;
+    static const int widths[] = {1, 2, 7, 8, 9, 17, 44};
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
+        for (int miss = 0; miss <= 8; miss += 4)
+            for (int holes = 0; holes <= 4; holes += 2)
+                for (int nid = 2; nid <= 9; nid += 7)
+                    for (int rep = 0; rep < 2; rep++) {
+                        field f;
+                        int w = widths[wi], d = 1 + (rep * 5 + nid + miss) % 13;
+                        make_grid(&f, w, d, holes, holes, miss, rep * 2, nid, seed++);
+                        check_pairs(&f);
+                        free_field(&f);
+                    }
+}
+
+/* One long run of one-span cells of one region: every eight-span block takes the vector
+ * path; then each link of each span in turn moved by one span (a block that must refuse)
+ * and each span's id changed alone (a lane of its own). */
+Test(contour_marks, each_break_of_a_row_of_one_span_cells)
+{
+    field f;
+    make_grid(&f, 24, 6, 0, 0, 0, 0, 2, 5);
+    for (uint32_t s = 0; s < f.n; s++)
+        f.reg[s] = 0x8000;
+    memset(f.cand, 0, 0x10000);
+    check_pairs(&f);
+    for (uint32_t s = 24; s < 24 + 18; s++)
+        for (int e = 0; e < 4; e++) {
+            uint32_t keep = f.links[s][e];
+            if (keep == OP_NO_LINK)
+                continue;
+            f.links[s][e] = keep + 1 < f.n ? keep + 1 : keep - 1;
+            check_pairs(&f);
+            f.links[s][e] = OP_NO_LINK;
+            check_pairs(&f);
+            f.links[s][e] = keep;
+        }
+    /* A missing link followed, in the next seven spans, by links to spans 0, 1, ... (the
+     * run a missing link, OP_NO_LINK = 0xffffffff, would start if stepped by one): the
+     * eight-span path must refuse it (it would read ids through the missing link), at each
+     * block start and just off it. */
+    for (uint32_t s = 7; s <= 10; s++)
+        for (int e = 1; e <= 3; e += 2) {
+            uint32_t keep[8];
+            for (uint32_t i = 0; i < 8; i++) {
+                keep[i] = f.links[s + i][e];
+                f.links[s + i][e] = i == 0 ? OP_NO_LINK : i - 1;
+            }
+            check_pairs(&f);
+            for (uint32_t i = 0; i < 8; i++)
+                f.links[s + i][e] = keep[i];
+        }
+    static const uint16_t ids[] = {0, 1, 0x7fff, 0xffff};
+    for (uint32_t s = 20; s < 60; s++)
+        for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+            uint16_t keep = f.reg[s];
+            f.reg[s] = ids[i];
+            f.cand[ids[i]] = (uint8_t)(s & 1);
+            check_pairs(&f);
+            f.cand[ids[i]] = 0;
+            f.reg[s] = keep;
+        }
+    free_field(&f);
 }

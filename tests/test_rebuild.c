@@ -1410,6 +1410,43 @@ static void contour_case_open(world *w, contour_case *cc, int want)
     b->across = al;
 }
 
+/* The reuse plan's marks against the rule computed here span by span (build3d-regions.md §6
+ * "Edges", the whole field's view): a span of a region the plan copies, or without a region,
+ * has none; any other span of region r has bit d (and d + 4) when its link d is missing or
+ * leads to a span of another region. plan.edges is their count, plan.skipped the copied
+ * regions' spans. Plans that copy nothing are not looked at (their marks are not used). */
+static void plan_marks_follow_the_rule(contour_case *cc, const op_chf *chf, const op_regions *regs,
+                                       const op__contour_base *base)
+{
+    op_arena_mark mark = op_arena_get_mark(cc->s);
+    op__contour_plan plan;
+    op_err e;
+    cr_assert_eq(op__contour_plan_make(chf, regs, &cc->cs, base, cc->s, &plan, &e), OP_OK, "%s",
+                 e.msg);
+    if (plan.count > 0) {
+        size_t edges = 0, skipped = 0;
+        for (uint32_t s = 0; s < chf->span_count; s++) {
+            uint32_t r = regs->reg[s], m = 0;
+            if (r != 0 && plan.skip[r]) {
+                skipped++;
+            } else if (r != 0) {
+                for (int d = 0; d < 4; d++) {
+                    uint32_t t = chf->links[s][d];
+                    if (t == OP_NO_LINK || regs->reg[t] != r)
+                        m |= 1u << d;
+                }
+            }
+            edges += (size_t)__builtin_popcount(m);
+            cr_assert_eq(plan.mask[s], (uint8_t)(m | m << 4),
+                         "span %u (region %u, copied %d): marks %#x, the rule %#x", s, r,
+                         plan.skip[r], plan.mask[s], (unsigned)(m | m << 4));
+        }
+        cr_assert_eq(plan.edges, edges);
+        cr_assert_eq(plan.skipped, skipped);
+    }
+    op_arena_release(cc->s, mark);
+}
+
 /* Contours of regs on cc's field (chf given: cc's or a copy), from scratch and with cc's
  * base: they must be equal. Returns 1 when they differ from the base's contours. */
 static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_regions *regs,
@@ -1435,6 +1472,8 @@ static int contours_against_fresh(contour_case *cc, const op_chf *chf, const op_
                                           cc->s, &plain_set, &e),
                  OP_OK, "%s", e.msg);
     cr_assert(contours_eq(&fresh_set, &plain_set), "reused contours differ from fresh ones");
+    plan_marks_follow_the_rule(cc, chf, regs, &cc->base);
+    plan_marks_follow_the_rule(cc, chf, regs, &plain);
     if (reused)
         cr_assert_eq(*reused, plain_reused, "%d regions copied, %d reading every span", *reused,
                      plain_reused);

@@ -27,6 +27,11 @@ op_status op__contours_trace(const op_chf *chf, const op_regions *regs,
                              const op_contour_settings *cs, op_arena *verts_arena,
                              op_arena *scratch, op__loops *res, op_err *err);
 
+/* The marks of op__contours_trace in the whole field's view (cs without a layer view) on every
+ * span: bits d and d + 4 when link d is missing or leads to another region, none without a
+ * region. Returns the boundary edges marked. */
+size_t op__contours_mark_whole(const op_chf *chf, const uint16_t *reg, uint8_t *mask);
+
 /* One pass over the spans for a reuse plan: the span of a region r with cand[r] gets no marks
  * and appends, for each of its links to a span t of another region, breg[t] << 16 | reg[t] at
  * pairs[fill[r]++] (the links across r, §5.7 rule 3); every other span gets its marks as

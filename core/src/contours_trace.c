@@ -145,6 +145,107 @@ static inline size_t mark_span(const uint32_t (*links)[4], const uint16_t *reg, 
     return edge_count[m];
 }
 
+/* mark_span, or no marks for a span without a region. */
+static inline size_t mark_one(const uint32_t (*links)[4], const uint16_t *reg, uint32_t s,
+                              uint8_t *mask)
+{
+    uint32_t r = reg[s];
+    if (r == 0) {
+        mask[s] = 0;
+        return 0;
+    }
+    return mark_span(links, reg, s, r, mask);
+}
+
+/* mark_one, or no marks for a span of a copied region (its links unread). */
+static inline size_t mark_unless(const uint32_t (*links)[4], const uint16_t *reg,
+                                 const uint8_t *skip, uint32_t s, uint8_t *mask)
+{
+    uint32_t r = reg[s];
+    /* Copied regions first: most spans are theirs, and their links are not read. */
+    if (skip[r] || r == 0) {
+        mask[s] = 0;
+        return 0;
+    }
+    return mark_span(links, reg, s, r, mask);
+}
+
+/* Edges in the low nibbles of eight mark bytes (w: mark bytes of spans s .. s + 7, byte i
+ * span s + i): the nibbles' bits summed by the usual halving sums, integers only. */
+static inline size_t edges8(uint64_t w)
+{
+    uint64_t x = w & 0x0f0f0f0f0f0f0f0fu;
+    x = x - ((x >> 1) & 0x0505050505050505u);
+    x = (x & 0x0303030303030303u) + ((x >> 2) & 0x0303030303030303u);
+    return (size_t)((x * 0x0101010101010101u) >> 56);
+}
+
+#if defined(__SSE2__) && !defined(OP_CONTOURS_SCALAR)
+/* The marks of spans s .. s + 7 when they lie in a row of cells of one span each (open
+ * ground, most of a tile): span s + i then links to s + i - 1 in -x and s + i + 1 in +x, and
+ * to l1 + i in +z and l3 + i in -z (the rows beside, laid out alike), l1 and l3 span s's own
+ * links. When the links are exactly these (all present: eight compares of four links against
+ * a vector stepped by one), each direction's eight neighbour ids are eight consecutive ids,
+ * one vector load, and the eight spans' bits are four 16-bit compares with their own ids,
+ * those of a span without a region cleared: the bits of boundary_bits_scalar, span by span
+ * (integer compares only; the ids read are those the scalar test reads, through links that
+ * exist). Returns 1 with the eight marks in *marks (byte i span s + i's); returns 0 for any
+ * other links. Needs s >= 1 and s + 8 <= span count. */
+static inline int row8_marks(const uint32_t (*links)[4], const uint16_t *reg, uint32_t s,
+                             uint64_t *marks)
+{
+    const __m128i *l = (const __m128i *)(const void *)links[s];
+    __m128i first = _mm_loadu_si128(l);
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(first, _mm_set1_epi32(-1))) != 0)
+        return 0;
+    uint32_t l1 = links[s][1], l3 = links[s][3];
+    /* Lanes in direction order: -x, +z, +x, -z. */
+    __m128i want = _mm_set_epi32((int)l3, (int)(s + 1), (int)l1, (int)(s - 1));
+    __m128i ok = _mm_cmpeq_epi32(first, want);
+    const __m128i one = _mm_set1_epi32(1);
+    for (int i = 1; i < 8; i++) {
+        want = _mm_add_epi32(want, one);
+        ok = _mm_and_si128(ok, _mm_cmpeq_epi32(_mm_loadu_si128(l + i), want));
+    }
+    if (_mm_movemask_epi8(ok) != 0xffff)
+        return 0;
+    __m128i own = _mm_loadu_si128((const __m128i *)(const void *)(reg + s));
+    __m128i e0 =
+        _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(const void *)(reg + s - 1)), own);
+    __m128i e1 = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(const void *)(reg + l1)), own);
+    __m128i e2 =
+        _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(const void *)(reg + s + 1)), own);
+    __m128i e3 = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(const void *)(reg + l3)), own);
+    /* Bit d and bit d + 4 (to walk, not walked yet) where direction d's id differs. */
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_andnot_si128(e0, _mm_set1_epi16(0x11)),
+                                          _mm_andnot_si128(e1, _mm_set1_epi16(0x22))),
+                             _mm_or_si128(_mm_andnot_si128(e2, _mm_set1_epi16(0x44)),
+                                          _mm_andnot_si128(e3, _mm_set1_epi16(0x88))));
+    m = _mm_andnot_si128(_mm_cmpeq_epi16(own, _mm_setzero_si128()), m);
+    _mm_storel_epi64((__m128i *)(void *)marks, _mm_packus_epi16(m, m));
+    return 1;
+}
+
+/* row8_marks stored at mask[s ..], their edges added to *total. */
+static inline int mark_row8(const uint32_t (*links)[4], const uint16_t *reg, uint32_t s,
+                            uint8_t *mask, size_t *total)
+{
+    uint64_t w;
+    if (!row8_marks(links, reg, s, &w))
+        return 0;
+    memcpy(mask + s, &w, sizeof w);
+    *total += edges8(w);
+    return 1;
+}
+
+/* Whether the eight ids at reg[s .. s + 7] all equal reg[s]. */
+static inline int ids8_same(const uint16_t *reg, uint32_t s)
+{
+    __m128i own = _mm_loadu_si128((const __m128i *)(const void *)(reg + s));
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(own, _mm_set1_epi16((short)reg[s]))) == 0xffff;
+}
+#endif
+
 /* Low nibble: boundary edges; high nibble: boundary edges not yet traced. Returns the
  * number of boundary edges. An edge is a boundary when the neighbour value differs from
  * the span's region; in the whole-field view that is "no link, or a link to another
@@ -152,19 +253,26 @@ static inline size_t mark_span(const uint32_t (*links)[4], const uint16_t *reg, 
  * so that view (every build's and every rebuild's) takes a flat loop over the spans, out
  * of line (inlined into the trace, it ran short of registers), with what it reads in
  * locals (mask is bytes, which may alias anything). */
-static __attribute__((noinline)) size_t mark_whole(const op_chf *chf, const uint16_t *reg,
-                                                   uint8_t *mask)
+__attribute__((noinline)) size_t op__contours_mark_whole(const op_chf *chf, const uint16_t *reg,
+                                                         uint8_t *mask)
 {
     const uint32_t(*const links)[4] = chf->links;
     size_t total = 0;
-    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
-        uint32_t r = reg[s];
-        if (r == 0) {
-            mask[s] = 0;
-            continue;
-        }
-        total += mark_span(links, reg, s, r, mask);
+    const uint32_t ns = chf->span_count;
+    uint32_t s = 0;
+#if defined(__SSE2__) && !defined(OP_CONTOURS_SCALAR)
+    /* Span 0 alone (a row's -x link is s - 1), then eight spans of a row of one-span cells at
+     * once, any other eight span by span; the last few below. */
+    if (ns >= 9) {
+        total += mark_one(links, reg, 0, mask);
+        for (s = 1; ns - s >= 8; s += 8)
+            if (!mark_row8(links, reg, s, mask, &total))
+                for (uint32_t e = s + 8, t = s; t < e; t++)
+                    total += mark_one(links, reg, t, mask);
     }
+#endif
+    for (; s < ns; s++)
+        total += mark_one(links, reg, s, mask);
     return total;
 }
 
@@ -202,15 +310,32 @@ size_t op__contours_mark_except(const op_chf *chf, const uint16_t *reg, const ui
 {
     const uint32_t(*const links)[4] = chf->links;
     size_t total = 0;
-    for (uint32_t s = 0, ns = chf->span_count; s < ns; s++) {
-        uint32_t r = reg[s];
-        /* Copied regions first: most spans are theirs, and their links are not read. */
-        if (skip[r] || r == 0) {
-            mask[s] = 0;
-            continue;
+    const uint32_t ns = chf->span_count;
+    uint32_t s = 0;
+#if defined(__SSE2__) && !defined(OP_CONTOURS_SCALAR)
+    /* Eight spans of one id at once: a copied region's (or none) get no marks, a traced
+     * region's in a row of one-span cells mark_row8's; any other eight span by span. (Eight
+     * of several ids through a per-span skip lookup, or three ids compared, cost more on
+     * terrain:512 than the span by span test: docs/benchmarks.md, rbc19.) */
+    if (ns >= 9) {
+        total += mark_unless(links, reg, skip, 0, mask);
+        for (s = 1; ns - s >= 8; s += 8) {
+            uint32_t r = reg[s];
+            if (ids8_same(reg, s)) {
+                if (skip[r] || r == 0) {
+                    memset(mask + s, 0, 8);
+                    continue;
+                }
+                if (mark_row8(links, reg, s, mask, &total))
+                    continue;
+            }
+            for (uint32_t e = s + 8, t = s; t < e; t++)
+                total += mark_unless(links, reg, skip, t, mask);
         }
-        total += mark_span(links, reg, s, r, mask);
     }
+#endif
+    for (; s < ns; s++)
+        total += mark_unless(links, reg, skip, s, mask);
     return total;
 }
 
@@ -271,7 +396,7 @@ size_t op__contours_mark_regions(const op_chf *chf, const uint16_t *reg, const u
 static size_t mark_boundaries(const view *v, uint8_t *mask)
 {
     if (!v->key)
-        return mark_whole(v->chf, v->reg, mask);
+        return op__contours_mark_whole(v->chf, v->reg, mask);
     const op_chf *chf = v->chf;
     const uint32_t *const cells = chf->cells;
     const uint16_t *const reg = v->reg;
@@ -398,7 +523,7 @@ static op_status trace(const op_chf *chf, const op_regions *regs, const op_conto
     if (skip && total + 4 * skipped > INT_MAX) {
         /* The limit is the whole field's: count the skipped regions' edges too (their spans
          * are marked again, then cleared). */
-        size_t all = mark_whole(chf, reg, mask);
+        size_t all = op__contours_mark_whole(chf, reg, mask);
         for (uint32_t s = 0; s < chf->span_count; s++)
             if (skip[reg[s]])
                 mask[s] = 0;

@@ -12,6 +12,8 @@
  * so that runs of eight spans whose links are their row neighbours' and the rows beside
  * (the eight-span path of mark_whole and mark_except) meet every kind of break: a missing
  * or moved link in any of the eight, a cell of two spans or none, a row's end, an id change.
+ * Grids of mostly two-span cells (stacked floors, ids alternating span by span) send most
+ * eights to the span by span marks of a refused eight, at every offset in the field.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -353,6 +355,25 @@ Test(contour_marks, marks_follow_the_rule_on_grids_of_one_span_cells)
                         check_pairs(&f);
                         free_field(&f);
                     }
+}
+
+/* Stacked floors: mostly cells of two spans (each floor's ids copied from the cells beside, so
+ * that ids alternate span by span), with runs of one-span cells and empty cells, so that
+ * refused eights (mixed ids, or one id without a row's links) lie next to accepted ones and
+ * the field's end falls at many offsets in an eight (random cells, several widths and depths). */
+Test(contour_marks, marks_follow_the_rule_on_grids_of_stacked_floors)
+{
+    uint32_t seed = 1000;
+    static const int two[] = {16, 40, 60};
+    for (size_t ti = 0; ti < sizeof two / sizeof *two; ti++)
+        for (int w = 5; w <= 21; w += 4)
+            for (int miss = 0; miss <= 4; miss += 4)
+                for (int rep = 0; rep < 4; rep++) {
+                    field f;
+                    make_grid(&f, w, 3 + rep * 3, 2, two[ti], miss, rep & 1, 9, seed++);
+                    check_pairs(&f);
+                    free_field(&f);
+                }
 }
 
 /* One long run of one-span cells of one region: every eight-span block takes the vector

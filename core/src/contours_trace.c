@@ -238,6 +238,12 @@ static inline int mark_row8(const uint32_t (*links)[4], const uint16_t *reg, uin
     return 1;
 }
 
+/* The span by span marks of an eight the vector marks refused go unrolled: as an inner loop,
+ * its setup and a count and branch a span cost about as much again as the refused test itself
+ * (multifloor:64, whose eights mostly hold cells of several spans and are refused:
+ * docs/benchmarks.md, rbc20). */
+#define OP_UNROLL8 _Pragma("GCC unroll 8")
+
 /* Whether the eight ids at reg[s .. s + 7] all equal reg[s]. */
 static inline int ids8_same(const uint16_t *reg, uint32_t s)
 {
@@ -266,9 +272,11 @@ __attribute__((noinline)) size_t op__contours_mark_whole(const op_chf *chf, cons
     if (ns >= 9) {
         total += mark_one(links, reg, 0, mask);
         for (s = 1; ns - s >= 8; s += 8)
-            if (!mark_row8(links, reg, s, mask, &total))
-                for (uint32_t e = s + 8, t = s; t < e; t++)
-                    total += mark_one(links, reg, t, mask);
+            if (!mark_row8(links, reg, s, mask, &total)) {
+                OP_UNROLL8
+                for (uint32_t i = 0; i < 8; i++)
+                    total += mark_one(links, reg, s + i, mask);
+            }
     }
 #endif
     for (; s < ns; s++)
@@ -329,8 +337,9 @@ size_t op__contours_mark_except(const op_chf *chf, const uint16_t *reg, const ui
                 if (mark_row8(links, reg, s, mask, &total))
                     continue;
             }
-            for (uint32_t e = s + 8, t = s; t < e; t++)
-                total += mark_unless(links, reg, skip, t, mask);
+            OP_UNROLL8
+            for (uint32_t i = 0; i < 8; i++)
+                total += mark_unless(links, reg, skip, s + i, mask);
         }
     }
 #endif
